@@ -1,0 +1,1 @@
+"""The `joulesim` command line: run, simulate, decide."""

@@ -1,0 +1,35 @@
+"""Turn command-line options into a SimulationConfig: load and check every input file."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from joulesim.simulator.external_events import load_external_events
+from joulesim.simulator.platform_loader import load_platform
+from joulesim.simulator.simulation_config import SimulationConfig
+from joulesim.simulator.workload_loader import load_workload
+
+
+def build_config(options: dict[str, Any]) -> SimulationConfig:
+    platform = load_platform(options["platform"], options["master_host"])
+    workloads = [load_workload(path, f"w{i}") for i, path in enumerate(options["workloads"])]
+    nb_hosts = options["mmax"] or platform.nb_compute
+    events = load_external_events(options["events_path"], nb_hosts) if options["events_path"] else []
+    progress = options["progress"]
+    if progress is None:
+        progress = sys.stderr.isatty()
+    return SimulationConfig(
+        platform=platform,
+        workloads=workloads,
+        external_events=events,
+        has_events_file=bool(options["events_path"]),
+        export_prefix=options["export_prefix"],
+        energy=options["energy"],
+        mmax=options["mmax"],
+        dynamic_jobs=options["enable_dynamic_jobs"],
+        acknowledge_dynamic_jobs=options["acknowledge_dynamic_jobs"],
+        forward_profiles=options["forward_profiles_on_submission"],
+        timeout_s=options["timeout_s"],
+        progress=progress,
+    )

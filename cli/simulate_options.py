@@ -1,0 +1,70 @@
+"""Options shared by `joulesim simulate` and `joulesim run`, with Batsim's flag names."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import click
+
+from joulesim.simulator.simulation_config import DEFAULT_TIMEOUT_S
+
+
+def simulate_options(platform_default: str | None, workload_default: tuple[str, ...] | None) -> Callable:
+    def decorate(command: Callable) -> Callable:
+        options = [
+            click.option("-p", "--platform", required=platform_default is None, default=platform_default,
+                         show_default=True,
+                         help="Platform file (SimGrid XML or joulesim JSON), or a shipped platform name."),
+            click.option("-w", "--workload", "workloads", multiple=True,
+                         default=workload_default or (), show_default=bool(workload_default),
+                         help="Workload file (Batsim JSON), or a shipped workload name. Repeatable: "
+                              "workload i is named w<i>."),
+            click.option("-e", "--export", "export_prefix", default="out", show_default=True,
+                         help="Output prefix: writes PREFIX_jobs.csv, PREFIX_schedule.csv, ..."),
+            click.option("-m", "--master-host", default=None,
+                         help="Name of the master host, when no host has role=master."),
+            click.option("--mmax", default=0, show_default=True, type=click.IntRange(min=0),
+                         help="Use only the first N compute hosts (0: all)."),
+            click.option("--events", "events_path", default=None,
+                         help="External events file (JSON lines), e.g. machines becoming unavailable."),
+            click.option("-E", "--energy", is_flag=True,
+                         help="Enable energy accounting (accepted; power states come in a later version)."),
+            click.option("--enable-dynamic-jobs", is_flag=True,
+                         help="Let the decider register jobs and profiles during the run."),
+            click.option("--acknowledge-dynamic-jobs", is_flag=True,
+                         help="Send JOB_SUBMITTED back for each job the decider registers."),
+            click.option("--forward-profiles-on-submission", is_flag=True,
+                         help="Put each job's profile in its JOB_SUBMITTED event."),
+            click.option("--timeout", "timeout_s", default=DEFAULT_TIMEOUT_S, show_default=True,
+                         type=click.FloatRange(min=0, min_open=True),
+                         help="Seconds to wait for each decider reply before giving up."),
+            click.option("--progress/--no-progress", default=None,
+                         help="Show a progress bar (default: when stderr is a terminal)."),
+        ]
+        for option in reversed(options):
+            command = option(command)
+        return command
+    return decorate
+
+
+SIMULATE_KEYS = ("platform", "workloads", "export_prefix", "master_host", "mmax", "events_path", "energy",
+                 "enable_dynamic_jobs", "acknowledge_dynamic_jobs", "forward_profiles_on_submission",
+                 "timeout_s", "progress")
+
+
+def split_simulate_kwargs(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    simulate = {k: kwargs.pop(k) for k in SIMULATE_KEYS}
+    return simulate, kwargs
+
+
+def parse_key_values(pairs: tuple[str, ...]) -> dict[str, str]:
+    result = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{pair!r} is not key=value (e.g. --option t_idle=300)",
+                                     param_hint="--option")
+        result[key] = value
+    return result
+
+

@@ -1,0 +1,90 @@
+"""Scheduling policies ("deciders") shipped with joulesim, and how to load one by name.
+
+Each decider runs in its own process and sees only protocol messages, through
+`joulesim.protocol.decider.Decider`. Modules are imported lazily, on load.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from joulesim.protocol.errors import JoulesimError
+
+if TYPE_CHECKING:
+    from joulesim.protocol.decider import Decider
+
+#: Registered decider names -> "module:Class".
+DECIDERS: dict[str, str] = {
+    "fcfs": "joulesim.deciders.fcfs:FCFS",
+    "sjf": "joulesim.deciders.sjf:SJF",
+    "easy": "joulesim.deciders.easy:EasyBackfilling",
+    "conservative": "joulesim.deciders.conservative:ConservativeBackfilling",
+    "rejecter": "joulesim.deciders.rejecter:Rejecter",
+}
+
+__all__ = ["DECIDERS", "load_decider", "load_decider_class", "describe_deciders"]
+
+
+def _known() -> str:
+    return ", ".join(sorted(DECIDERS))
+
+
+def load_decider_class(name_or_path: str) -> type:
+    """The Decider subclass for a registered name or a "package.module:ClassName" path."""
+    from joulesim.protocol.decider import Decider
+
+    target = DECIDERS.get(name_or_path, name_or_path)
+    module_name, sep, class_name = target.partition(":")
+    if not sep or not module_name or not class_name:
+        raise JoulesimError(
+            f"unknown decider {name_or_path!r}: use one of {_known()}, "
+            f"or 'package.module:ClassName' for a decider of your own"
+        )
+    if name_or_path not in DECIDERS and os.getcwd() not in sys.path:
+        # User deciders are usually modules of the current directory, which is not on
+        # sys.path when joulesim runs as a console script.
+        sys.path.append(os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise JoulesimError(f"cannot import decider module {module_name!r} (from {name_or_path!r}): {exc}") from exc
+    cls = getattr(module, class_name, None)
+    if cls is None:
+        raise JoulesimError(f"module {module_name!r} has no class {class_name!r} (from {name_or_path!r})")
+    if not (isinstance(cls, type) and issubclass(cls, Decider)):
+        raise JoulesimError(
+            f"{target} is not a subclass of joulesim.protocol.decider.Decider"
+        )
+    return cls
+
+
+def load_decider(name_or_path: str, options: dict[str, str] | None = None) -> "Decider":
+    """Instantiate a decider from a registered name or "package.module:ClassName".
+
+    When the class declares `OPTIONS` (a dict name -> description), options it does not
+    list are refused with a JoulesimError.
+    """
+    options = dict(options or {})
+    cls = load_decider_class(name_or_path)
+    accepted = getattr(cls, "OPTIONS", None)
+    if isinstance(accepted, dict):
+        unknown = sorted(set(options) - set(accepted))
+        if unknown:
+            listed = ", ".join(sorted(accepted)) or "none"
+            raise JoulesimError(
+                f"decider {name_or_path!r} does not accept option(s) {', '.join(unknown)} "
+                f"(accepted: {listed})"
+            )
+    return cls(options)
+
+
+def describe_deciders() -> dict[str, str]:
+    """Registered name -> first line of the decider class's docstring."""
+    result = {}
+    for name in DECIDERS:
+        doc = (load_decider_class(name).__doc__ or "").strip()
+        result[name] = doc.splitlines()[0].strip() if doc else ""
+    return result

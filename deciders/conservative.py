@@ -1,0 +1,156 @@
+"""Conservative backfilling, basic variant (Batsim thesis, section 5.5.2)."""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+
+from procset import ProcSet
+
+from joulesim.deciders.queue_policy import (
+    QueuePolicy,
+    lowest_bits,
+    mask_to_procset,
+    procset_to_mask,
+)
+
+
+class ConservativeBackfilling(QueuePolicy):
+    """Conservative backfilling: every waiting job gets a reservation that later jobs never delay.
+
+    At each call the availability profile is rebuilt from the running jobs (freed at their
+    estimated end, start + walltime, at least `now`; never for jobs without walltime, nor
+    machines that became unavailable); then every waiting job, in queue order, is inserted
+    at the earliest time where enough machines stay free for its whole walltime (until
+    infinity without walltime). Within that hole, `choose_machines` picks the machines; the
+    basic variant takes the lowest ids (minimal sum of ids). Jobs whose reservation starts
+    now are started.
+
+    The profile is machine-level: `self.times[k]` is the start of slice k (slice k ends at
+    `self.times[k + 1]`, the last one never ends) and `self.masks[k]` the set of machines
+    free during it, as a bitmask (see `profile()` for ProcSets). Slice 0 always starts now.
+
+    Placement variants override `choose_machines(hole, n)` (ProcSet in, ProcSet or None
+    out); the default variant uses a bitmask fast path with the same result.
+    """
+
+    def __init__(self, options: dict[str, str] | None = None):
+        super().__init__(options)
+        self.times: list[float] = []
+        self.masks: list[int] = []
+        # job id -> (start time, machines bitmask) of the jobs reserved later than now, as
+        # computed by the last call (once no machine is left free now, the remaining jobs
+        # are not inserted: they could not start now anyway; see schedule()).
+        self.reservations: dict[str, tuple[float, int]] = {}
+
+    # ---------------------------------------------------------------- placement hook
+    def choose_machines(self, hole: ProcSet, n: int) -> ProcSet | None:
+        """The machines a job needing `n` gets in `hole` (free machines for its whole duration).
+
+        `hole` has at least `n` machines. Return exactly `n` of them, or None to refuse this
+        hole (the search then tries the next start time). Basic variant: the n lowest ids.
+        """
+        return mask_to_procset(lowest_bits(procset_to_mask(hole), n))
+
+    def _choose_mask(self, hole: int, n: int) -> int | None:
+        if self._default_choice:
+            return lowest_bits(hole, n)
+        chosen = self.choose_machines(mask_to_procset(hole), n)
+        if chosen is None:
+            return None
+        mask = procset_to_mask(chosen)
+        if mask.bit_count() != n or mask & ~hole:
+            raise ValueError(
+                f"{type(self).__name__}.choose_machines returned {chosen} for {n} machines in hole "
+                f"{mask_to_procset(hole)}: it must return exactly {n} machines of the hole"
+            )
+        return mask
+
+    @property
+    def _default_choice(self) -> bool:
+        return type(self).choose_machines is ConservativeBackfilling.choose_machines
+
+    # ---------------------------------------------------------------- profile
+    def build_profile(self) -> None:
+        """Rebuild the profile from the free machines and the running jobs' estimated ends."""
+        now = self.now
+        usable = self.all_mask & ~self.unavailable_mask
+        releases = sorted(
+            (max(record.estimated_end, now), record.mask & usable)
+            for record in self.running.values()
+            if record.estimated_end != math.inf
+        )
+        times = [now]
+        masks = [self.free_mask]
+        current = self.free_mask
+        for end, mask in releases:
+            current |= mask
+            if end == times[-1] and len(times) > 1:
+                masks[-1] = current
+            else:  # slice 0 (now) stays apart even when a release is due now
+                times.append(end)
+                masks.append(current)
+        self.times = times
+        self.masks = masks
+
+    def profile(self) -> list[tuple[float, float, ProcSet]]:
+        """The current profile as (start, end, free machines) slices."""
+        times = self.times
+        ends = times[1:] + [math.inf]
+        return [(t, e, mask_to_procset(m)) for t, e, m in zip(times, ends, self.masks)]
+
+    def insert(self, n: int, walltime: float) -> tuple[int, int] | None:
+        """Reserve `n` machines for `walltime` at the earliest possible slice.
+
+        Returns (slice index of the start, machines mask), or None when no hole exists.
+        """
+        times = self.times
+        masks = self.masks
+        nb = len(times)
+        for k in range(nb):
+            hole = masks[k]
+            if hole.bit_count() < n:
+                continue
+            end = times[k] + walltime
+            j = k + 1
+            while j < nb and times[j] < end:
+                hole &= masks[j]
+                if hole.bit_count() < n:
+                    break
+                j += 1
+            else:
+                chosen = self._choose_mask(hole, n)
+                if chosen is None:
+                    continue
+                # Occupy slices k .. j-1; split at `end` when it falls inside a slice.
+                if walltime <= 0:
+                    j = k + 1
+                elif end != math.inf and (j == nb or times[j] != end):
+                    times.insert(j, end)
+                    masks.insert(j, masks[j - 1])
+                keep = ~chosen
+                for i in range(k, j):
+                    masks[i] &= keep
+                return k, chosen
+        return None
+
+    # ---------------------------------------------------------------- scheduling
+    def schedule(self) -> None:
+        self.build_profile()
+        self.reservations = {}
+        masks = self.masks
+        to_start = []
+        for job in self.queue:
+            if masks[0] == 0:
+                break  # nothing can start now: later reservations cannot change this call
+            walltime = job.walltime if job.walltime >= 0 else math.inf
+            placed = self.insert(job.res, walltime)
+            if placed is None:
+                continue  # no hole now or ever (unavailable machines): wait
+            k, mask = placed
+            if k == 0:
+                to_start.append((job, mask))
+            else:
+                self.reservations[job.id] = (self.times[k], mask)
+        for job, mask in to_start:
+            self.start_job(job, mask)

@@ -1,0 +1,313 @@
+"""What the queue-based scheduling policies (FCFS, SJF, EASY, conservative) share.
+
+`QueuePolicy` keeps, from protocol messages only:
+
+- the waiting queue, in submission order (`self.queue`, a `WaitingQueue`);
+- the machines usable now (`self.free_mask`): every compute resource announced at
+  SIMULATION_BEGINS (except those already `unavailable` there), minus the machines of
+  running jobs, minus the machines made unavailable by NOTIFY `event_machine_unavailable`,
+  plus those made available again. A machine that becomes unavailable while a job runs on
+  it stays out of the pool when the job ends;
+- the running jobs (`self.running`: job id -> `RunningJob` with alloc, start time and
+  estimated end = start + walltime, or `math.inf` without walltime).
+
+Machine sets are kept internally as Python integers used as bitmasks (bit i = machine i),
+which makes unions, intersections and counts cheap; a `ProcSet` is built once per
+allocation. Jobs that can never fit (more machines than the platform has compute
+resources, or fewer than one) are rejected at submission.
+
+Subclasses implement `schedule()`, called from `decide()` when something that can change a
+decision happened since the last call (a submission, a job end, an availability change).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from procset import ProcInt, ProcSet
+
+from joulesim.protocol.decider import Decider, SubmittedJob
+
+__all__ = [
+    "QueuePolicy",
+    "RunningJob",
+    "WaitingQueue",
+    "mask_to_procset",
+    "procset_to_mask",
+    "lowest_bits",
+    "mask_runs",
+]
+
+
+# --------------------------------------------------------------------------- bitmasks
+def mask_runs(mask: int) -> list[tuple[int, int]]:
+    """The maximal runs of set bits of `mask`, as closed intervals (first, last), ascending."""
+    if mask <= 0:
+        return []
+    bits = bin(mask)[:1:-1]  # little-endian string of the bits: bits[i] is machine i
+    runs = []
+    find = bits.find
+    end = len(bits)
+    pos = find("1")
+    while pos != -1:
+        stop = find("0", pos)
+        if stop == -1:
+            runs.append((pos, end - 1))
+            break
+        runs.append((pos, stop - 1))
+        pos = find("1", stop)
+    return runs
+
+
+def _procset_from_runs_public(runs: list[tuple[int, int]]) -> ProcSet:
+    return ProcSet(*runs)
+
+
+def _procset_from_runs_fast(runs: list[tuple[int, int]]) -> ProcSet:
+    # The public constructor merges interval by interval (about 10 us for a few intervals);
+    # our runs are already disjoint, maximal and sorted, which is procset's internal form.
+    result = ProcSet()
+    new = tuple.__new__
+    result._itvs = [new(ProcInt, run) for run in runs]
+    return result
+
+
+def _pick_procset_builder():
+    sample = [(0, 3), (5, 5), (7, 130)]
+    try:
+        fast = _procset_from_runs_fast(sample)
+        if fast == ProcSet(*sample) and str(fast) == "0-3 5 7-130" and len(fast) == 129:
+            return _procset_from_runs_fast
+    except Exception:  # pragma: no cover - another procset version
+        pass
+    return _procset_from_runs_public  # pragma: no cover
+
+
+_procset_from_runs = _pick_procset_builder()
+
+
+def mask_to_procset(mask: int) -> ProcSet:
+    """The ProcSet of the machines whose bit is set in `mask`."""
+    return _procset_from_runs(mask_runs(mask))
+
+
+def procset_to_mask(resources: ProcSet) -> int:
+    """The bitmask of a ProcSet (bit i set when machine i is in it)."""
+    mask = 0
+    for itv in resources.intervals():
+        mask |= ((1 << (itv.sup - itv.inf + 1)) - 1) << itv.inf
+    return mask
+
+
+def lowest_bits(mask: int, n: int) -> int:
+    """The n lowest set bits of `mask` (all of them when it has fewer than n)."""
+    result = 0
+    if n <= 0:
+        return 0
+    for first, last in mask_runs(mask):
+        size = last - first + 1
+        if size >= n:
+            return result | (((1 << n) - 1) << first)
+        result |= ((1 << size) - 1) << first
+        n -= size
+    return result
+
+
+# --------------------------------------------------------------------------- structures
+@dataclass(slots=True)
+class RunningJob:
+    job: SubmittedJob
+    alloc: ProcSet
+    mask: int
+    start: float
+    estimated_end: float  # start + walltime; math.inf without walltime
+
+
+class WaitingQueue:
+    """Waiting jobs in submission order, with O(1) append and removal anywhere.
+
+    Removal leaves a hole that iteration skips; `compact()` (called by QueuePolicy after
+    each schedule) drops the holes when they outnumber the jobs. Removing jobs while
+    iterating is allowed.
+    """
+
+    __slots__ = ("_items", "_index", "_head")
+
+    def __init__(self) -> None:
+        self._items: list[SubmittedJob | None] = []
+        self._index: dict[str, int] = {}
+        self._head = 0
+
+    def append(self, job: SubmittedJob) -> None:
+        self._index[job.id] = len(self._items)
+        self._items.append(job)
+
+    def remove(self, job_id: str) -> SubmittedJob:
+        i = self._index.pop(job_id)
+        items = self._items
+        job = items[i]
+        items[i] = None
+        if i == self._head:
+            head = i + 1
+            end = len(items)
+            while head < end and items[head] is None:
+                head += 1
+            self._head = head
+        return job  # type: ignore[return-value]
+
+    def first(self) -> SubmittedJob | None:
+        items = self._items
+        return items[self._head] if self._head < len(items) else None
+
+    def __iter__(self) -> Iterator[SubmittedJob]:
+        items = self._items
+        for i in range(self._head, len(items)):
+            job = items[i]
+            if job is not None:
+                yield job
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __bool__(self) -> bool:
+        return bool(self._index)
+
+    def __contains__(self, job_id: object) -> bool:
+        return job_id in self._index
+
+    def ids(self) -> list[str]:
+        return [job.id for job in self]
+
+    def compact(self) -> None:
+        holes = len(self._items) - len(self._index)
+        if holes > 64 and holes > len(self._index):
+            self._items = [job for job in self._items[self._head:] if job is not None]
+            self._index = {job.id: i for i, job in enumerate(self._items)}
+            self._head = 0
+
+
+# --------------------------------------------------------------------------- the policy
+class QueuePolicy(Decider):
+    """Base of the queue policies: waiting queue, usable machines, running jobs."""
+
+    #: Options the decider accepts (name -> description); `load_decider` rejects others.
+    OPTIONS: dict[str, str] = {}
+
+    def __init__(self, options: dict[str, str] | None = None):
+        super().__init__(options)
+        self.queue = WaitingQueue()
+        self.running: dict[str, RunningJob] = {}
+        self.all_mask = 0  # every compute resource
+        self.unavailable_mask = 0  # made unavailable by NOTIFY (or at SIMULATION_BEGINS)
+        self.busy_mask = 0  # given to running jobs
+        self.free_mask = 0  # usable now: all & ~busy & ~unavailable
+        self.nb_machines = 0
+        self.needs_schedule = False
+
+    # ---------------------------------------------------------------- state queries
+    @property
+    def nb_free(self) -> int:
+        return self.free_mask.bit_count()
+
+    @property
+    def free_machines(self) -> ProcSet:
+        return mask_to_procset(self.free_mask)
+
+    @property
+    def unavailable_machines(self) -> ProcSet:
+        return mask_to_procset(self.unavailable_mask)
+
+    @staticmethod
+    def walltime_of(job: SubmittedJob) -> float:
+        """The requested walltime; `math.inf` when the job has none (Batsim: -1, any negative)."""
+        return math.inf if job.walltime < 0 else job.walltime
+
+    # ---------------------------------------------------------------- decisions
+    def allocate(self, n: int) -> ProcSet:
+        """The n lowest-id free machines (fewer when not enough are free)."""
+        return mask_to_procset(lowest_bits(self.free_mask, n))
+
+    def start_job(self, job: SubmittedJob, mask: int | None = None) -> RunningJob:
+        """Execute a waiting job now, on `mask` (default: its res lowest-id free machines)."""
+        if mask is None:
+            mask = lowest_bits(self.free_mask, job.res)
+        alloc = mask_to_procset(mask)
+        self.queue.remove(job.id)
+        self.execute_job(job.id, alloc)
+        self.busy_mask |= mask
+        self.free_mask &= ~mask
+        walltime = job.walltime
+        record = RunningJob(job, alloc, mask, self.now, self.now + walltime if walltime >= 0 else math.inf)
+        self.running[job.id] = record
+        return record
+
+    def _release(self, job_id: str, alloc: ProcSet | None = None) -> None:
+        record = self.running.pop(job_id, None)
+        if record is not None:
+            mask = record.mask
+        elif alloc is not None and len(alloc):
+            mask = procset_to_mask(alloc) & self.busy_mask  # a job we did not start ourselves
+        else:
+            return
+        self.busy_mask &= ~mask
+        self.free_mask |= mask & ~self.unavailable_mask
+        self.needs_schedule = True
+
+    # ---------------------------------------------------------------- callbacks
+    def on_simulation_begins(self, data: dict[str, Any]) -> None:
+        resources = self.compute_resources
+        if resources:
+            ids = [int(r["id"]) for r in resources]
+            down = [int(r["id"]) for r in resources if r.get("state") == "unavailable"]
+        else:
+            ids = list(range(self.nb_resources))
+            down = []
+        self.all_mask = 0
+        for i in ids:
+            self.all_mask |= 1 << i
+        self.unavailable_mask = 0
+        for i in down:
+            self.unavailable_mask |= 1 << i
+        self.nb_machines = self.all_mask.bit_count()
+        self.busy_mask = 0
+        self.free_mask = self.all_mask & ~self.unavailable_mask
+        self.needs_schedule = True
+
+    def on_job_submitted(self, job: SubmittedJob) -> None:
+        if job.res < 1 or job.res > self.nb_machines:
+            self.reject_job(job.id)
+            return
+        self.queue.append(job)
+        self.needs_schedule = True
+
+    def on_job_completed(self, job: SubmittedJob, state: str, return_code: int, alloc: ProcSet) -> None:
+        self._release(job.id, alloc)
+
+    def on_job_killed(self, job_ids: list[str], progress: dict[str, Any]) -> None:
+        for job_id in job_ids:
+            self._release(job_id)
+
+    def on_machine_unavailable(self, resources: ProcSet) -> None:
+        mask = procset_to_mask(resources) & self.all_mask
+        self.unavailable_mask |= mask
+        self.free_mask &= ~mask
+        self.needs_schedule = True
+
+    def on_machine_available(self, resources: ProcSet) -> None:
+        mask = procset_to_mask(resources) & self.all_mask
+        self.unavailable_mask &= ~mask
+        self.free_mask |= mask & ~self.busy_mask
+        self.needs_schedule = True
+
+    def decide(self) -> None:
+        if self.needs_schedule:
+            self.needs_schedule = False
+            if self.queue:
+                self.schedule()
+                self.queue.compact()
+
+    def schedule(self) -> None:
+        """Start (or reject) waiting jobs; called from `decide()`."""
+        raise NotImplementedError

@@ -1,0 +1,1 @@
+"""The wire contract (Batsim 4 JSON over ZeroMQ) and the decider-side library."""

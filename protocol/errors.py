@@ -1,0 +1,28 @@
+"""Errors that end a run with a readable message and a non-zero exit status."""
+
+
+class JoulesimError(Exception):
+    """Base of every error joulesim reports to a user without a traceback.
+
+    `exit_code` is the process exit status the CLI uses for it.
+    """
+
+    exit_code = 1
+
+
+class ProtocolError(JoulesimError):
+    """A message on the wire breaks the Batsim 4 protocol (shape, type or value)."""
+
+    exit_code = 3
+
+
+class DecisionError(JoulesimError):
+    """A well-formed decision that cannot be applied (unknown job, busy host, ...)."""
+
+    exit_code = 4
+
+
+class DeciderUnavailableError(JoulesimError):
+    """The decider crashed, exited, or did not answer within the timeout."""
+
+    exit_code = 5

@@ -1,0 +1,87 @@
+"""ZeroMQ request-reply transport, Batsim 4 style.
+
+The simulator holds REQ and connects; the decider holds REP and binds. Every wait has a
+timeout, so a decider that dies or falls silent ends the run with a clear error instead
+of a hang.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import zmq
+
+from joulesim.protocol.errors import DeciderUnavailableError
+
+DEFAULT_ENDPOINT = "tcp://127.0.0.1:28000"
+
+# How often a waiting simulator asks whether the decider process is still alive.
+_LIVENESS_PERIOD_S = 0.2
+
+
+class ZmqRequester:
+    """Simulator side: send one message, wait for one reply."""
+
+    def __init__(self, endpoint: str, timeout_s: float,
+                 is_alive: Callable[[], str | None] | None = None):
+        self.endpoint = endpoint
+        self.timeout_s = timeout_s
+        # Returns None while the decider lives, or a sentence saying why it is gone.
+        self.is_alive = is_alive
+        self._context = zmq.Context()
+        self._socket = self._context.socket(zmq.REQ)
+        self._socket.setsockopt(zmq.LINGER, 0)
+        self._socket.connect(endpoint)
+
+    def exchange(self, payload: bytes) -> bytes:
+        self._socket.send(payload)
+        deadline = time.monotonic() + self.timeout_s
+        period_ms = _LIVENESS_PERIOD_S * 1000 if self.is_alive else None
+        while True:
+            remaining_ms = (deadline - time.monotonic()) * 1000
+            if remaining_ms <= 0:
+                raise DeciderUnavailableError(
+                    f"the decider at {self.endpoint} did not answer within {self.timeout_s:g} s "
+                    "(is it running and bound to that endpoint? give it more time with --timeout)")
+            wait_ms = remaining_ms if period_ms is None else min(remaining_ms, period_ms)
+            if self._socket.poll(max(1, int(wait_ms)), zmq.POLLIN):
+                return self._socket.recv()
+            if self.is_alive is not None:
+                reason = self.is_alive()
+                if reason:
+                    raise DeciderUnavailableError(reason)
+
+    def close(self) -> None:
+        self._socket.close(linger=0)
+        self._context.term()
+
+
+class ZmqReplier:
+    """Decider side: bind, receive one message, send one reply."""
+
+    def __init__(self, endpoint: str):
+        self.endpoint = endpoint
+        self._context = zmq.Context()
+        self._socket = self._context.socket(zmq.REP)
+        self._socket.setsockopt(zmq.LINGER, 1000)
+        try:
+            self._socket.bind(endpoint)
+        except zmq.ZMQError as exc:
+            self.close()
+            raise DeciderUnavailableError(
+                f"cannot bind the decider to {endpoint}: {exc} "
+                "(is another decider already using it? pick another endpoint with -s)") from exc
+
+    def receive(self, timeout_s: float | None) -> bytes | None:
+        """The next message, or None when none came within `timeout_s` seconds."""
+        if timeout_s is not None and not self._socket.poll(max(1, int(timeout_s * 1000)), zmq.POLLIN):
+            return None
+        return self._socket.recv()
+
+    def send(self, payload: bytes) -> None:
+        self._socket.send(payload)
+
+    def close(self) -> None:
+        self._socket.close(linger=1000)
+        self._context.term()

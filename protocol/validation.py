@@ -1,0 +1,355 @@
+"""Validate protocol messages in both directions, fast, with readable errors.
+
+`validate_decider_message(msg, call_now)` checks a decider's reply to a call made at
+simulated time `call_now`; `validate_simulator_message(msg)` checks what the simulator
+sends. Both raise `ProtocolError` whose message names the sender, the event (index, type,
+timestamp), the field path, what was expected, what was received and how to fix it.
+
+Speed: this runs on every message. The envelope is checked by hand; each event's `data` goes
+through one fastjsonschema validator compiled at import and picked by a dict lookup on `type`;
+interval sets go through a regular-expression fast path before the authoritative
+`parse_interval_set`. The detailed error message is built only once something failed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Callable
+
+import fastjsonschema
+from fastjsonschema import JsonSchemaValueException
+
+from joulesim.protocol.errors import ProtocolError
+from joulesim.protocol.interval_set import parse_interval_set
+from joulesim.protocol.schemas import (
+    DECISION_SCHEMAS,
+    INTERVAL_SET_FIELDS,
+    SIMULATOR_EVENT_SCHEMAS,
+)
+
+__all__ = ["validate_decider_message", "validate_simulator_message"]
+
+DECIDER = "decider reply"
+SIMULATOR = "simulator message"
+
+_DECISION_VALIDATORS: dict[str, Callable[[Any], Any]] = {
+    name: fastjsonschema.compile(schema) for name, schema in DECISION_SCHEMAS.items()
+}
+_EVENT_VALIDATORS: dict[str, Callable[[Any], Any]] = {
+    name: fastjsonschema.compile(schema) for name, schema in SIMULATOR_EVENT_SCHEMAS.items()
+}
+_DECISION_INTERVAL_FIELDS = {t: f for (side, t), f in INTERVAL_SET_FIELDS.items() if side == "decider"}
+_EVENT_INTERVAL_FIELDS = {t: f for (side, t), f in INTERVAL_SET_FIELDS.items() if side == "simulator"}
+
+_KNOWN_DECISIONS = ", ".join(sorted(DECISION_SCHEMAS))
+_KNOWN_EVENTS = ", ".join(sorted(SIMULATOR_EVENT_SCHEMAS))
+
+# A strict subset of what parse_interval_set accepts; anything else takes the slow path.
+_INTERVAL_FAST = re.compile(r"[0-9]+(?:-[0-9]+)?(?: [0-9]+(?:-[0-9]+)?)*").fullmatch
+_RANGE = re.compile(r"([0-9]+)-([0-9]+)").findall
+
+_TIME_DILATION = (
+    "time dilation allows call_now <= timestamp <= reply now: ignoring thinking time "
+    "stamps every decision and the reply's now at call_now; applying all at the end stamps "
+    "them at the reply's now (> call_now); applying on the fly stamps each decision between the two"
+)
+
+
+# --------------------------------------------------------------------------- helpers
+def _got(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return text
+
+
+def _t(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return repr(value)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _where(index: int, event: Any) -> str:
+    """`events[2] (EXECUTE_JOB at t=12)` with what is known of the event."""
+    if not isinstance(event, dict):
+        return f"events[{index}]"
+    kind = event.get("type")
+    ts = event.get("timestamp")
+    label = kind if isinstance(kind, str) else "type ?"
+    if _is_number(ts):
+        return f"events[{index}] ({label} at t={_t(ts)})"
+    return f"events[{index}] ({label})"
+
+
+def _fail(who: str, where: str, text: str) -> ProtocolError:
+    prefix = f"{who}: {where}: " if where else f"{who}: "
+    return ProtocolError(prefix + text)
+
+
+def _interval_ok(text: Any) -> bool:
+    if type(text) is not str:
+        return False
+    if _INTERVAL_FAST(text):
+        if "-" in text:
+            for a, b in _RANGE(text):
+                if int(a) > int(b):
+                    break
+            else:
+                return True
+        else:
+            return True
+    try:
+        parse_interval_set(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _schema_error(who: str, where: str, data: Any, exc: JsonSchemaValueException) -> ProtocolError:
+    """Turn a fastjsonschema failure into a message naming path, expectation, value, fix."""
+    definition = exc.definition if isinstance(exc.definition, dict) else {}
+    path = exc.name or "data"
+    rule = exc.rule
+    fix = definition.get("x-fix")
+    if rule == "required":
+        value = exc.value
+        required = definition.get("required", [])
+        missing = [k for k in required if not (isinstance(value, dict) and k in value)]
+        first = missing[0] if missing else "?"
+        prop = (definition.get("properties") or {}).get(first) or {}
+        expected = prop.get("description") or "a value"
+        text = (
+            f"{path}.{first} is missing (required: {', '.join(required)}); got {_got(value)}"
+            f"; fix: add \"{first}\": {expected}"
+        )
+        if fix:
+            text += f" ({fix})"
+        return _fail(who, where, text)
+    expected = definition.get("description")
+    if not expected:
+        if rule == "enum":
+            expected = "one of " + ", ".join(map(str, definition.get("enum", [])))
+        elif rule == "type":
+            expected = f"of JSON type {definition.get('type')}"
+        else:
+            # minItems, minimum, pattern, propertyNames ... : fastjsonschema's own words
+            msg = exc.message
+            expected = msg.split(" must ", 1)[1] if " must " in msg else msg
+    elif rule == "enum":
+        expected += " (one of " + ", ".join(map(str, definition.get("enum", []))) + ")"
+    elif rule in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        expected += f" ({exc.message.split(' must ', 1)[-1]})"
+    text = f"{path} must be {expected}; got {_got(exc.value)}"
+    if fix:
+        text += f"; fix: {fix}"
+    return _fail(who, where, text)
+
+
+def _check_envelope(who: str, msg: Any) -> tuple[Any, list]:
+    if type(msg) is not dict:
+        if not isinstance(msg, dict):
+            raise _fail(
+                who, "",
+                f"the message must be a JSON object {{\"now\": <number>, \"events\": [...]}}; got {_got(msg)}",
+            )
+    try:
+        now = msg["now"]
+    except KeyError:
+        raise _fail(
+            who, "",
+            f"now is missing; the message must be {{\"now\": <number>, \"events\": [...]}}; got keys {_got(list(msg))}",
+        ) from None
+    try:
+        events = msg["events"]
+    except KeyError:
+        raise _fail(
+            who, "",
+            "events is missing; the message must be {\"now\": <number>, \"events\": [...]}"
+            f"; got keys {_got(list(msg))}; fix: send \"events\": [] when there is nothing to say",
+        ) from None
+    if not (type(now) is float or type(now) is int):
+        if not _is_number(now):
+            raise _fail(who, "", f"now must be a number (int or float, not a boolean); got {_got(now)}")
+    if not math.isfinite(now):
+        raise _fail(who, "", f"now must be a finite number; got {_got(now)}")
+    if type(events) is not list:
+        raise _fail(who, "", f"events must be a list of events {{\"timestamp\", \"type\", \"data\"}}; got {_got(events)}")
+    return now, events
+
+
+def _check_event_fields(who: str, index: int, event: Any) -> None:
+    """Slow path: say exactly what is wrong with an event's own fields."""
+    where = f"events[{index}]"
+    if not isinstance(event, dict):
+        raise _fail(who, where, f"must be an object {{\"timestamp\", \"type\", \"data\"}}; got {_got(event)}")
+    where = _where(index, event)
+    for key in ("timestamp", "type", "data"):
+        if key not in event:
+            raise _fail(
+                who, where,
+                f"{key} is missing; every event needs \"timestamp\", \"type\" and \"data\"; got keys {_got(list(event))}",
+            )
+    if not _is_number(event["timestamp"]):
+        raise _fail(who, where, f"timestamp must be a number (int or float, not a boolean); got {_got(event['timestamp'])}")
+    if not isinstance(event["type"], str):
+        raise _fail(who, where, f"type must be a string naming the event; got {_got(event['type'])}")
+    if not isinstance(event["data"], dict):
+        raise _fail(who, where, f"data must be an object ({{}} when empty); got {_got(event['data'])}")
+
+
+# ---------------------------------------------------------------------- public API
+def validate_decider_message(msg: Any, call_now: float) -> None:
+    """Check a decider's reply to a call made at simulated time `call_now`.
+
+    Raises ProtocolError on the first violation.
+    """
+    who = DECIDER
+    now, events = _check_envelope(who, msg)
+    if now < call_now:
+        raise _fail(
+            who, "",
+            f"now: the reply's now ({_t(now)}) is before the time of the call ({_t(call_now)}); the reply's now is "
+            f"when the decider finished thinking, so it must be >= {_t(call_now)}; fix: reply with "
+            f"now = {_t(call_now)} (the message's now) to ignore thinking time",
+        )
+    validators = _DECISION_VALIDATORS
+    interval_fields = _DECISION_INTERVAL_FIELDS
+    previous = call_now
+    for index, event in enumerate(events):
+        try:
+            ts = event["timestamp"]
+            kind = event["type"]
+            data = event["data"]
+        except (KeyError, TypeError):
+            _check_event_fields(who, index, event)
+            raise  # pragma: no cover - _check_event_fields always raises here
+        validator = validators.get(kind) if type(kind) is str else None
+        if validator is None:
+            _check_event_fields(who, index, event)
+            where = _where(index, event)
+            if kind in SIMULATOR_EVENT_SCHEMAS:
+                raise _fail(
+                    who, where,
+                    f"type {kind!r} is an event the simulator sends, not a decision; "
+                    f"a decider may send: {_KNOWN_DECISIONS}",
+                )
+            raise _fail(who, where, f"unknown decision type {_got(kind)}; known decision types: {_KNOWN_DECISIONS}")
+        if not (type(ts) is float or type(ts) is int) and not _is_number(ts):
+            _check_event_fields(who, index, event)
+        if not (previous <= ts <= now):
+            where = _where(index, event)
+            if ts != ts or math.isinf(ts):
+                raise _fail(who, where, f"timestamp must be a finite number; got {_got(ts)}")
+            if ts < call_now:
+                raise _fail(
+                    who, where,
+                    f"timestamp {_t(ts)} is before the call's now ({_t(call_now)}): a decision cannot take effect "
+                    f"before the simulator's call; {_TIME_DILATION}; fix: stamp it at {_t(call_now)} or later",
+                )
+            if ts > now:
+                raise _fail(
+                    who, where,
+                    f"timestamp {_t(ts)} is after the reply's now ({_t(now)}); {_TIME_DILATION}; fix: set the "
+                    f"reply's now to the decider's clock at the end of the call (>= {_t(ts)})",
+                )
+            raise _fail(
+                who, where,
+                f"timestamp {_t(ts)} is before the previous decision's ({_t(previous)}, events[{index - 1}]); "
+                "decisions apply in order, so timestamps must be non-decreasing; fix: sort the decisions by timestamp",
+            )
+        previous = ts
+        try:
+            validator(data)
+        except JsonSchemaValueException as exc:
+            if not isinstance(data, dict):
+                _check_event_fields(who, index, event)
+            raise _schema_error(who, _where(index, event), data, exc) from None
+        fields = interval_fields.get(kind)
+        if fields is not None:
+            for name in fields:
+                value = data.get(name)
+                if value is not None and not _interval_ok(value):
+                    raise _fail(
+                        who, _where(index, event),
+                        f"data.{name} must be an interval set string like \"0-3 5\"; got {_got(value)}; fix: list "
+                        "closed integer intervals a-b (a <= b) or single ids separated by single spaces",
+                    )
+        if kind == "CALL_ME_LATER":
+            when = data["timestamp"]
+            if not when > ts:
+                raise _fail(
+                    who, _where(index, event),
+                    f"data.timestamp must be strictly after the decision's own timestamp ({_t(ts)}); "
+                    f"got {_got(when)}; fix: ask for a call at a later time (e.g. {_t(ts)} + delay), "
+                    "or do the work now",
+                )
+
+
+def validate_simulator_message(msg: Any) -> None:
+    """Check a message the simulator sends (decider side, and simulator tests).
+
+    Raises ProtocolError on the first violation.
+    """
+    who = SIMULATOR
+    now, events = _check_envelope(who, msg)
+    validators = _EVENT_VALIDATORS
+    interval_fields = _EVENT_INTERVAL_FIELDS
+    previous = -math.inf
+    for index, event in enumerate(events):
+        try:
+            ts = event["timestamp"]
+            kind = event["type"]
+            data = event["data"]
+        except (KeyError, TypeError):
+            _check_event_fields(who, index, event)
+            raise  # pragma: no cover
+        validator = validators.get(kind) if type(kind) is str else None
+        if validator is None:
+            _check_event_fields(who, index, event)
+            where = _where(index, event)
+            if kind in DECISION_SCHEMAS:
+                raise _fail(
+                    who, where,
+                    f"type {kind!r} is a decision a decider sends, not a simulator event; "
+                    f"the simulator sends: {_KNOWN_EVENTS}",
+                )
+            raise _fail(who, where, f"unknown event type {_got(kind)}; known event types: {_KNOWN_EVENTS}")
+        if not (type(ts) is float or type(ts) is int) and not _is_number(ts):
+            _check_event_fields(who, index, event)
+        if not (previous <= ts <= now):
+            where = _where(index, event)
+            if ts != ts or math.isinf(ts):
+                raise _fail(who, where, f"timestamp must be a finite number; got {_got(ts)}")
+            if ts > now:
+                raise _fail(
+                    who, where,
+                    f"timestamp {_t(ts)} is after the message's now ({_t(now)}); every event must have happened "
+                    "by the time it is sent; fix: send it in a later message, or set now to the current time",
+                )
+            raise _fail(
+                who, where,
+                f"timestamp {_t(ts)} is before the previous event's ({_t(previous)}, events[{index - 1}]); "
+                "events must be in non-decreasing timestamp order; fix: sort the events by timestamp",
+            )
+        previous = ts
+        try:
+            validator(data)
+        except JsonSchemaValueException as exc:
+            if not isinstance(data, dict):
+                _check_event_fields(who, index, event)
+            raise _schema_error(who, _where(index, event), data, exc) from None
+        fields = interval_fields.get(kind)
+        if fields is not None:
+            for name in fields:
+                value = data.get(name)
+                if value is not None and not _interval_ok(value):
+                    raise _fail(
+                        who, _where(index, event),
+                        f"data.{name} must be an interval set string like \"0-3 5\"; got {_got(value)}; fix: list "
+                        "closed integer intervals a-b (a <= b) or single ids separated by single spaces",
+                    )

@@ -1,0 +1,1 @@
+"""The simulator process: platform, jobs and profiles, simulated time, energy, outputs."""

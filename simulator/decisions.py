@@ -1,0 +1,227 @@
+"""Apply one decision of the decider to the simulation, or explain why it cannot be applied.
+
+The shape of every decision was validated already (protocol.validation); what is checked
+here needs the simulation's state: which jobs exist, which hosts are free, and so on. A
+decision that cannot be applied ends the run with a DecisionError naming the decision,
+the job or host, and the fix.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from joulesim.protocol.errors import DecisionError
+from joulesim.protocol.interval_set import parse_interval_set
+from joulesim.simulator.input_error import InputError
+from joulesim.simulator.job_record import COMPLETED_STATES, NOT_SUBMITTED, RUNNING, SUBMITTED, JobRecord
+from joulesim.simulator.profiles import check_profile_references, validate_profile
+from joulesim.simulator.workload_loader import parse_job
+
+if TYPE_CHECKING:
+    from joulesim.simulator.simulation import Simulation
+
+
+class DecisionApplier:
+    def __init__(self, sim: "Simulation"):
+        self.sim = sim
+        self._handlers = {
+            "EXECUTE_JOB": self._execute_job,
+            "REJECT_JOB": self._reject_job,
+            "KILL_JOB": self._kill_job,
+            "CALL_ME_LATER": self._call_me_later,
+            "SET_RESOURCE_STATE": self._set_resource_state,
+            "QUERY": self._query,
+            "REGISTER_PROFILE": self._register_profile,
+            "REGISTER_JOB": self._register_job,
+            "NOTIFY": self._notify,
+            "SET_JOB_METADATA": self._set_job_metadata,
+            "CHANGE_JOB_STATE": self._change_job_state,
+        }
+
+    def apply(self, decision: dict[str, Any], context: str) -> None:
+        self._handlers[decision["type"]](decision["data"], context)
+
+    # ------------------------------------------------------------------ jobs
+    def _waiting_record(self, job_id: str, context: str, what: str) -> JobRecord:
+        record = self.sim.record_of(job_id, context)
+        if record.state != SUBMITTED:
+            raise DecisionError(f"{context}: cannot {what} job {job_id}: it is {record.describe_state()} "
+                                "(only submitted, waiting jobs can be)")
+        return record
+
+    def _execute_job(self, data: dict[str, Any], context: str) -> None:
+        sim = self.sim
+        job_id = data["job_id"]
+        record = self._waiting_record(job_id, context, "execute")
+        job = record.job
+        alloc_set = parse_interval_set(data["alloc"])
+        alloc = list(alloc_set)
+        if alloc and (alloc[0] < 0 or alloc[-1] >= sim.nb_hosts):
+            raise DecisionError(f"{context}: job {job_id}: alloc '{data['alloc']}' names hosts outside "
+                                f"0-{sim.nb_hosts - 1} (the platform has {sim.nb_hosts} compute hosts)")
+        mapping = data.get("mapping")
+        if mapping is None:
+            if len(alloc) != job.res:
+                raise DecisionError(f"{context}: job {job_id} requests {job.res} host(s) but alloc "
+                                    f"'{data['alloc']}' has {len(alloc)}: give exactly {job.res} hosts, "
+                                    "or a mapping of its executors onto the alloc")
+            executors = alloc
+        else:
+            executors = self._map_executors(mapping, alloc, job.res, job_id, context)
+        for host in alloc:
+            running = sim.host_job[host]
+            if running is not None:
+                raise DecisionError(f"{context}: job {job_id}: host {host} is busy running job "
+                                    f"{running.job.id} (started at t={running.start:g}): choose idle hosts")
+            if sim.host_unavailable[host]:
+                raise DecisionError(f"{context}: job {job_id}: host {host} is unavailable (an external "
+                                    "event took it away): choose available hosts")
+        sim.start_job(record, alloc, str(alloc_set), executors)
+
+    @staticmethod
+    def _map_executors(mapping: dict[str, Any], alloc: list[int], res: int, job_id: str, context: str) -> list[int]:
+        if len(mapping) != res:
+            raise DecisionError(f"{context}: job {job_id} requests {res} executor(s) but the mapping has "
+                                f"{len(mapping)}: map each executor 0..{res - 1} onto an index of the alloc")
+        executors = []
+        for executor in range(res):
+            target = mapping.get(str(executor), mapping.get(executor))  # keys may be int or str
+            if target is None:
+                raise DecisionError(f"{context}: job {job_id}: mapping has no entry for executor {executor}")
+            target = int(target)
+            if not 0 <= target < len(alloc):
+                raise DecisionError(f"{context}: job {job_id}: mapping sends executor {executor} to alloc "
+                                    f"index {target}, outside 0..{len(alloc) - 1}")
+            executors.append(alloc[target])
+        return executors
+
+    def _reject_job(self, data: dict[str, Any], context: str) -> None:
+        record = self._waiting_record(data["job_id"], context, "reject")
+        self.sim.reject_job(record)
+
+    def _kill_job(self, data: dict[str, Any], context: str) -> None:
+        sim = self.sim
+        progress: dict[str, Any] = {}
+        for job_id in data["job_ids"]:
+            record = sim.record_of(job_id, context)
+            if record.state in (NOT_SUBMITTED, SUBMITTED):
+                raise DecisionError(f"{context}: cannot kill job {job_id}: it is {record.describe_state()}, "
+                                    "not running (use REJECT_JOB for a job that has not started)")
+            if record.state == RUNNING:
+                progress[job_id] = sim.kill_job(record)
+            # A job that already finished got its JOB_COMPLETED: killing it does nothing.
+        sim.emit("JOB_KILLED", {"job_ids": list(data["job_ids"]), "job_progress": progress})
+
+    def _set_job_metadata(self, data: dict[str, Any], context: str) -> None:
+        self.sim.record_of(data["job_id"], context).metadata = data["metadata"]
+
+    def _change_job_state(self, data: dict[str, Any], context: str) -> None:
+        record = self.sim.record_of(data["job_id"], context)
+        state = data["job_state"]
+        if record.state != SUBMITTED:
+            raise DecisionError(f"{context}: CHANGE_JOB_STATE on job {record.job.id}: it is "
+                                f"{record.describe_state()}; only waiting jobs can change state this way "
+                                "(use KILL_JOB for running ones)")
+        if state not in COMPLETED_STATES and state != "REJECTED":
+            raise DecisionError(f"{context}: CHANGE_JOB_STATE to {state!r}: a waiting job can only be "
+                                f"moved to a final state: {', '.join(COMPLETED_STATES)} or REJECTED")
+        self.sim.reject_job(record, state)
+
+    # ------------------------------------------------------------------ time and machines
+    def _call_me_later(self, data: dict[str, Any], context: str) -> None:
+        sim = self.sim
+        sim.pending_calls += 1
+        sim.at(float(data["timestamp"]), self._requested_call)
+
+    def _requested_call(self, _: Any) -> None:
+        self.sim.pending_calls -= 1
+        self.sim.emit("REQUESTED_CALL", {})
+
+    def _set_resource_state(self, data: dict[str, Any], context: str) -> None:
+        sim = self.sim
+        hosts = list(parse_interval_set(data["resources"]))
+        state = int(data["state"])
+        if hosts and (hosts[0] < 0 or hosts[-1] >= sim.nb_hosts):
+            raise DecisionError(f"{context}: resources '{data['resources']}' name hosts outside "
+                                f"0-{sim.nb_hosts - 1}")
+        for host in hosts:
+            platform_host = sim.hosts[host]
+            if not 0 <= state < len(platform_host.speeds):
+                raise DecisionError(f"{context}: host {host} ({platform_host.name}) has no pstate {state}: "
+                                    f"its pstates are 0-{len(platform_host.speeds) - 1}")
+            sleeping = {s.sleep for s in platform_host.sleep_pstates} | \
+                {s.switch_on for s in platform_host.sleep_pstates} | \
+                {s.switch_off for s in platform_host.sleep_pstates}
+            if state in sleeping:
+                raise DecisionError(f"{context}: pstate {state} of host {host} is a sleep or switching pstate; "
+                                    "switching machines off and on is not simulated by this joulesim version "
+                                    "(only computation pstates can be set)")
+        for host in hosts:
+            sim.host_pstate[host] = state
+            sim.host_speed[host] = sim.hosts[host].speeds[state]
+        sim.emit("RESOURCE_STATE_CHANGED", {"resources": data["resources"], "state": str(state)})
+
+    def _query(self, data: dict[str, Any], context: str) -> None:
+        if not self.sim.config.energy:
+            raise DecisionError(f"{context}: QUERY consumed_energy needs energy accounting: run the "
+                                "simulator with -E/--energy")
+        raise DecisionError(f"{context}: QUERY consumed_energy: energy accounting is not simulated by "
+                            "this joulesim version")
+
+    # ------------------------------------------------------------------ dynamic jobs
+    def _require_registration(self, context: str) -> None:
+        if not self.sim.config.dynamic_jobs:
+            raise DecisionError(f"{context}: dynamic job registration is disabled: run the simulator with "
+                                "--enable-dynamic-jobs")
+        if not self.sim.registration_open:
+            raise DecisionError(f"{context}: registration was finished (NOTIFY registration_finished); "
+                                "send NOTIFY continue_registration first")
+
+    def _register_profile(self, data: dict[str, Any], context: str) -> None:
+        self._require_registration(context)
+        sim = self.sim
+        workload, name = data["workload_name"], data["profile_name"]
+        profiles = sim.profiles.setdefault(workload, {})
+        if name in profiles:
+            raise DecisionError(f"{context}: profile {name!r} already exists in workload {workload!r}: "
+                                "give the new profile another name")
+        try:
+            validate_profile(name, data["profile"], f"profile {name!r}", context)
+            check_profile_references({**profiles, name: data["profile"]}, context)
+        except InputError as exc:
+            raise DecisionError(f"REGISTER_PROFILE rejected: {exc}") from None
+        profiles[name] = data["profile"]
+
+    def _register_job(self, data: dict[str, Any], context: str) -> None:
+        self._require_registration(context)
+        sim = self.sim
+        job_id = data["job_id"]
+        workload, _, local_id = job_id.partition("!")
+        if job_id in sim.records:
+            raise DecisionError(f"{context}: job {job_id} already exists: give the new job another id")
+        profiles = sim.profiles.get(workload)
+        if profiles is None:
+            raise DecisionError(f"{context}: job {job_id}: workload {workload!r} has no profiles; "
+                                "REGISTER_PROFILE one first")
+        raw = dict(data["job"])
+        raw["id"] = local_id
+        raw.setdefault("subtime", sim.env.now)
+        try:
+            job = parse_job(raw, 0, workload, profiles, context)
+        except InputError as exc:
+            raise DecisionError(f"REGISTER_JOB rejected: {exc}") from None
+        job.subtime = sim.env.now  # a registered job is submitted when registered
+        job.json["subtime"] = sim.env.now
+        record = JobRecord(job, profiles)
+        sim.records[job_id] = record
+        sim.submit(record, announce=sim.config.acknowledge_dynamic_jobs)
+
+    def _notify(self, data: dict[str, Any], context: str) -> None:
+        kind = data["type"]
+        if kind == "registration_finished":
+            self._require_registration(context)
+            self.sim.registration_open = False
+        elif kind == "continue_registration":
+            if not self.sim.config.dynamic_jobs:
+                raise DecisionError(f"{context}: continue_registration needs --enable-dynamic-jobs")
+            self.sim.registration_open = True

@@ -1,0 +1,70 @@
+"""Running totals over finished and rejected jobs, for the schedule output and summaries."""
+
+from __future__ import annotations
+
+import math
+
+BOUNDED_SLOWDOWN_TAU = 10.0  # seconds, the usual bound (Batsim thesis, eq. 2.2)
+
+
+class JobStatistics:
+    def __init__(self) -> None:
+        self.nb_jobs = 0
+        self.nb_finished = 0
+        self.nb_success = 0
+        self.nb_killed = 0
+        self.nb_rejected = 0
+        self.makespan = 0.0
+        self.sum_waiting = self.max_waiting = 0.0
+        self.sum_turnaround = self.max_turnaround = 0.0
+        self.sum_slowdown = self.max_slowdown = 0.0
+        self.sum_bounded_slowdown = self.max_bounded_slowdown = 0.0
+
+    def record_finished(self, state: str, subtime: float, start: float, finish: float) -> None:
+        self.nb_jobs += 1
+        self.nb_finished += 1
+        if state == "COMPLETED_SUCCESSFULLY":
+            self.nb_success += 1
+        elif state in ("COMPLETED_KILLED", "COMPLETED_WALLTIME_REACHED"):
+            self.nb_killed += 1
+        waiting = start - subtime
+        execution = finish - start
+        turnaround = finish - subtime
+        slowdown = turnaround / execution if execution > 0 else 1.0
+        bounded = max(turnaround / max(execution, BOUNDED_SLOWDOWN_TAU), 1.0)
+        self.makespan = max(self.makespan, finish)
+        self.sum_waiting += waiting
+        self.max_waiting = max(self.max_waiting, waiting)
+        self.sum_turnaround += turnaround
+        self.max_turnaround = max(self.max_turnaround, turnaround)
+        self.sum_slowdown += slowdown
+        self.max_slowdown = max(self.max_slowdown, slowdown)
+        self.sum_bounded_slowdown += bounded
+        self.max_bounded_slowdown = max(self.max_bounded_slowdown, bounded)
+
+    def record_rejected(self) -> None:
+        self.nb_jobs += 1
+        self.nb_rejected += 1
+
+    def _mean(self, total: float) -> float:
+        return total / self.nb_finished if self.nb_finished else 0.0
+
+    @property
+    def mean_waiting(self) -> float:
+        return self._mean(self.sum_waiting)
+
+    @property
+    def mean_turnaround(self) -> float:
+        return self._mean(self.sum_turnaround)
+
+    @property
+    def mean_slowdown(self) -> float:
+        return self._mean(self.sum_slowdown)
+
+    @property
+    def mean_bounded_slowdown(self) -> float:
+        return self._mean(self.sum_bounded_slowdown)
+
+    @property
+    def success_rate(self) -> float:
+        return self.nb_success / self.nb_jobs if self.nb_jobs else math.nan

@@ -1,0 +1,41 @@
+"""`out_jobs.csv`: one row per job, written when the job finishes or is rejected."""
+
+from __future__ import annotations
+
+import csv
+from typing import TextIO
+
+from joulesim.simulator.output_format import fmt
+
+JOBS_COLUMNS = [
+    "job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
+    "requested_time", "success", "final_state", "starting_time", "execution_time", "finish_time",
+    "waiting_time", "turnaround_time", "stretch", "allocated_resources", "consumed_energy", "metadata",
+]
+
+
+class JobsOutput:
+    def __init__(self, out: TextIO):
+        self._out = out
+        self._writer = csv.writer(out, lineterminator="\n")
+        self._writer.writerow(JOBS_COLUMNS)
+
+    def write_finished(self, local_id: str, workload: str, profile: str, subtime: float, res: int,
+                       walltime: float, state: str, start: float, finish: float, alloc: str,
+                       energy: float, metadata: str) -> None:
+        execution = finish - start
+        turnaround = finish - subtime
+        stretch = turnaround / execution if execution > 0 else 1.0
+        self._writer.writerow((
+            local_id, workload, profile, fmt(subtime), res, fmt(walltime),
+            1 if state == "COMPLETED_SUCCESSFULLY" else 0, state, fmt(start), fmt(execution),
+            fmt(finish), fmt(start - subtime), fmt(turnaround), fmt(stretch), alloc, fmt(energy),
+            metadata,
+        ))
+
+    def write_rejected(self, local_id: str, workload: str, profile: str, subtime: float, res: int,
+                       walltime: float, metadata: str, state: str = "REJECTED") -> None:
+        self._writer.writerow((
+            local_id, workload, profile, fmt(subtime), res, fmt(walltime), 0, state,
+            "", "", "", "", "", "", "", "", metadata,
+        ))

@@ -1,0 +1,271 @@
+"""The part of platform loading that does not depend on the file format.
+
+Both loaders (:mod:`platform_xml`, :mod:`platform_json`) turn their file into a list of
+:class:`RawHost` (a name, speeds, an initial pstate and Batsim-style string properties) and hand
+it to :func:`build_platform`, which checks the semantics (pstates, power model, roles), chooses
+the master host and numbers the hosts. Every problem is reported as an :class:`InputError`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from natsort import natsort_keygen
+
+from joulesim.simulator.input_error import InputError
+from joulesim.simulator.platform_model import Host, Platform, SleepPstate
+
+ROLES = ("master", "compute_node", "storage")
+DEFAULT_MASTER_NAME = "master_host"  # Batsim's default for -m/--master-host
+
+# SimGrid's speed units (xbt parse_speed), flop/s.
+SPEED_UNITS = {
+    "": 1.0,
+    "f": 1.0,
+    "flops": 1.0,
+    "kf": 1e3,
+    "kiloflops": 1e3,
+    "Mf": 1e6,
+    "megaflops": 1e6,
+    "Gf": 1e9,
+    "gigaflops": 1e9,
+    "Tf": 1e12,
+    "teraflops": 1e12,
+    "Pf": 1e15,
+    "petaflops": 1e15,
+    "Ef": 1e18,
+    "exaflops": 1e18,
+    "Zf": 1e21,
+    "zettaflops": 1e21,
+    "Yf": 1e24,
+    "yottaflops": 1e24,
+}
+_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+_SPEED_RE = re.compile(rf"^\s*({_NUMBER})\s*([A-Za-z]*)\s*$")
+_SPEED_FIX = "write one speed per pstate, comma-separated, with a SimGrid unit, e.g. speed=\"1Gf, 500Mf\" (units: f, kf, Mf, Gf, Tf, Pf, Ef, Zf)"
+
+
+@dataclass
+class RawHost:
+    """A host as read from a file, before semantic checks.
+
+    `where` names it in error messages (e.g. "host 'h0'" or "cluster 'c0' host 'node-3'").
+    """
+
+    name: str
+    where: str
+    speeds: list[float]
+    pstate: int = 0
+    properties: dict[str, str] = field(default_factory=dict)
+    zone_properties: dict[str, str] = field(default_factory=dict)
+
+
+def parse_number(path: str, where: str, text: str, what: str, fix: str = "") -> float:
+    """A finite float from `text`, or InputError naming `what`."""
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise InputError(path, where, f"{what} {text!r} is not a finite number", fix or "write a decimal number such as 9.75")
+    return value
+
+
+def parse_int(path: str, where: str, text: str, what: str, fix: str = "") -> int:
+    """A non-negative int from `text`, or InputError naming `what`."""
+    s = str(text).strip()
+    if not s.isdigit():
+        raise InputError(path, where, f"{what} {text!r} is not a non-negative integer", fix or "write an integer such as 0")
+    return int(s)
+
+
+def parse_speed(path: str, where: str, text: str | float | int) -> float:
+    """One speed in flop/s: a number, or a string with an optional SimGrid unit ("100.0Mf")."""
+    if isinstance(text, bool):
+        raise InputError(path, where, f"speed {text!r} is not a speed", _SPEED_FIX)
+    if isinstance(text, (int, float)):
+        value = float(text)
+    else:
+        m = _SPEED_RE.match(str(text))
+        if not m:
+            raise InputError(path, where, f"speed {text!r} is not a number with a unit", _SPEED_FIX)
+        unit = m.group(2)
+        if unit not in SPEED_UNITS:
+            raise InputError(path, where, f"speed {text!r} has an unknown unit {unit!r}", _SPEED_FIX)
+        value = float(m.group(1)) * SPEED_UNITS[unit]
+    if not math.isfinite(value) or value < 0:
+        raise InputError(path, where, f"speed {text!r} must be a finite non-negative number", _SPEED_FIX)
+    return value
+
+
+def parse_speeds(path: str, where: str, text: str | list) -> list[float]:
+    """Speeds of all pstates: "1Gf, 500Mf" or a list of numbers/strings."""
+    items = text if isinstance(text, list) else str(text).split(",")
+    if not items or (len(items) == 1 and isinstance(items[0], str) and not items[0].strip()):
+        raise InputError(path, where, "speed is empty", _SPEED_FIX)
+    return [parse_speed(path, where, item) for item in items]
+
+
+def parse_radical(path: str, where: str, radical: str | list[int]) -> list[int]:
+    """Cluster host numbers: "0-31,40" (numbers or ranges a-b, comma-separated) or a list of ints."""
+    if isinstance(radical, list):
+        return list(radical)
+    fix = 'write comma-separated numbers or ranges, e.g. radical="0-31,40"'
+    result: list[int] = []
+    for part in str(radical).split(","):
+        bounds = part.split("-")
+        if len(bounds) > 2:
+            raise InputError(path, where, f"radical part {part.strip()!r} is not a number or a range a-b", fix)
+        lo = parse_int(path, where, bounds[0], "radical", fix)
+        hi = parse_int(path, where, bounds[-1], "radical", fix)
+        if hi < lo:
+            raise InputError(path, where, f"radical range {part.strip()!r} is empty (end < start)", fix)
+        result.extend(range(lo, hi + 1))
+    return result
+
+
+def parse_wattage_per_state(path: str, where: str, text: str) -> list[tuple[float, float]]:
+    """"idle:max, idle:max" (or SimGrid's "idle:epsilon:max") -> [(idle, max), ...]."""
+    fix = 'write one "idle:max" pair of watts per pstate, comma-separated, e.g. value="95:190.74, 9.75:9.75"'
+    result = []
+    for i, part in enumerate(str(text).split(",")):
+        values = part.split(":")
+        if len(values) not in (2, 3):
+            raise InputError(path, where, f"wattage_per_state part {i} {part.strip()!r} must be idle:max or idle:epsilon:max", fix)
+        numbers = [parse_number(path, where, v, f"wattage_per_state part {i} value", fix) for v in values]
+        if any(n < 0 for n in numbers):
+            raise InputError(path, where, f"wattage_per_state part {i} {part.strip()!r} has a negative wattage", fix)
+        result.append((numbers[0], numbers[-1]))
+    return result
+
+
+def parse_sleep_pstates(path: str, where: str, text: str, nb_pstates: int) -> list[SleepPstate]:
+    """"S:OFF:ON, ..." -> [SleepPstate], checking ranges and pstate kinds (as Batsim does)."""
+    fix = 'write "sleep:switch_off:switch_on" pstate indices, e.g. value="1:2:3"; several are comma-separated'
+    result: list[SleepPstate] = []
+    sleeps: set[int] = set()
+    virtuals: set[int] = set()
+    for part in str(text).split(","):
+        values = part.split(":")
+        if len(values) != 3:
+            raise InputError(path, where, f"sleep_pstates part {part.strip()!r} must be three colon-separated pstates", fix)
+        s, off, on = (parse_int(path, where, v, "sleep_pstates pstate", fix) for v in values)
+        for p in (s, off, on):
+            if p >= nb_pstates:
+                raise InputError(
+                    path, where,
+                    f"sleep_pstates part {part.strip()!r} refers to pstate {p}, but the host has {nb_pstates} pstate(s) (0..{nb_pstates - 1})",
+                    "use pstate indices of the host's speed list, or add speeds",
+                )
+        if len({s, off, on}) != 3:
+            raise InputError(path, where, f"sleep_pstates part {part.strip()!r} uses the same pstate twice", "the sleep, switch-off and switch-on pstates must be three different pstates")
+        if s in sleeps or s in virtuals or off in sleeps or on in sleeps:
+            dup = s if (s in sleeps or s in virtuals) else (off if off in sleeps else on)
+            raise InputError(path, where, f"sleep_pstates uses pstate {dup} twice (as a sleep pstate and again)", "a sleep pstate must appear once and must not also be a switch-off/switch-on pstate")
+        sleeps.add(s)
+        virtuals.update((off, on))
+        result.append(SleepPstate(sleep=s, switch_off=off, switch_on=on))
+    return result
+
+
+def _check_host(path: str, raw: RawHost) -> Host:
+    where = raw.where
+    props = raw.properties
+    nb = len(raw.speeds)
+    if nb == 0:
+        raise InputError(path, where, "has no speed", _SPEED_FIX)
+    if not 0 <= raw.pstate < nb:
+        raise InputError(path, f"{where}, pstate", f"initial pstate {raw.pstate} is out of range: the host has {nb} pstate(s) (0..{nb - 1})", "set pstate to an index of the speed list")
+
+    role = props.get("role", "compute_node")
+    if role not in ROLES:
+        raise InputError(path, f"{where}, property 'role'", f"unknown role {role!r}", "use one of: " + ", ".join(ROLES))
+
+    wattage = None
+    key = "wattage_per_state" if "wattage_per_state" in props else ("watt_per_state" if "watt_per_state" in props else None)
+    if key:
+        wattage = parse_wattage_per_state(path, f"{where}, property '{key}'", props[key])
+        if len(wattage) != nb:
+            raise InputError(path, f"{where}, property '{key}'", f"gives {len(wattage)} wattage(s) but the host has {nb} pstate(s) (speeds)", "give exactly one idle:max pair per speed")
+
+    wattage_off = None
+    key = "wattage_off" if "wattage_off" in props else ("watt_off" if "watt_off" in props else None)
+    if key:
+        wattage_off = parse_number(path, f"{where}, property '{key}'", props[key], key)
+        if wattage_off < 0:
+            raise InputError(path, f"{where}, property '{key}'", f"{key} {props[key]!r} is negative", "give the power of a switched-off machine in watts (>= 0)")
+
+    sleep = []
+    if "sleep_pstates" in props:
+        sleep = parse_sleep_pstates(path, f"{where}, property 'sleep_pstates'", props["sleep_pstates"], nb)
+    sleep_ids = {sp.sleep for sp in sleep}
+    virtual_ids = {p for sp in sleep for p in (sp.switch_off, sp.switch_on)}
+    for i, speed in enumerate(raw.speeds):
+        if speed <= 0 and i not in sleep_ids:
+            kind = "virtual switch" if i in virtual_ids else "computation"
+            raise InputError(path, f"{where}, speed", f"{kind} pstate {i} has speed {speed:g} flop/s; it must be > 0", "give every non-sleep pstate a positive speed")
+    if raw.pstate in virtual_ids:
+        raise InputError(path, f"{where}, pstate", f"initial pstate {raw.pstate} is a virtual switch-off/switch-on pstate", "start the host in a computation or sleep pstate")
+
+    return Host(
+        id=-1,
+        name=raw.name,
+        speeds=list(raw.speeds),
+        pstate=raw.pstate,
+        role=role,
+        properties=dict(props),
+        zone_properties=dict(raw.zone_properties),
+        wattage_per_state=wattage,
+        wattage_off=wattage_off,
+        sleep_pstates=sleep,
+    )
+
+
+def build_platform(path: str, raw_hosts: list[RawHost], master_host: str | None = None) -> Platform:
+    """Check hosts, choose the master, number compute then storage hosts in natural name order.
+
+    The master is the host named `master_host` (Batsim's --master-host) if given, otherwise the
+    host whose role property is "master", otherwise a host named "master_host". Its id is -1
+    (as in Batsim). Compute hosts get ids 0..n-1 and storage hosts n..n+m-1.
+    """
+    path = str(path)
+    seen: dict[str, RawHost] = {}
+    for raw in raw_hosts:
+        if raw.name in seen:
+            raise InputError(path, raw.where, f"host name {raw.name!r} is already used by {seen[raw.name].where}", "give every host a unique name")
+        seen[raw.name] = raw
+
+    hosts = [_check_host(path, raw) for raw in raw_hosts]
+    by_name = {h.name: h for h in hosts}
+    wheres = {raw.name: raw.where for raw in raw_hosts}
+    role_masters = [h for h in hosts if h.role == "master"]
+    master_fix = 'add <prop id="role" value="master"/> to exactly one host (or "role": "master" in JSON), or name it with --master-host'
+
+    if master_host is not None:
+        if master_host not in by_name:
+            raise InputError(path, "--master-host", f"no host named {master_host!r} in the platform", "give the name of an existing host, or drop --master-host and mark the master with the role property")
+        master = by_name[master_host]
+        others = [h for h in role_masters if h is not master]
+        if others:
+            raise InputError(path, wheres[others[0].name], f"two master hosts: {master.name!r} (--master-host) and {others[0].name!r} (role=master)", "keep a single master: remove the role=master property or change --master-host")
+    elif len(role_masters) > 1:
+        names = ", ".join(repr(h.name) for h in role_masters)
+        raise InputError(path, wheres[role_masters[1].name], f"several master hosts: {names}", "keep role=master on exactly one host")
+    elif role_masters:
+        master = role_masters[0]
+    elif DEFAULT_MASTER_NAME in by_name:
+        master = by_name[DEFAULT_MASTER_NAME]
+    else:
+        raise InputError(path, "platform", "no master host: no host has role=master and none is named 'master_host'", master_fix)
+    master.role = "master"
+
+    key = natsort_keygen(key=lambda h: h.name)
+    compute = sorted((h for h in hosts if h is not master and h.role == "compute_node"), key=key)
+    storage = sorted((h for h in hosts if h is not master and h.role == "storage"), key=key)
+    if not compute:
+        raise InputError(path, "platform", "has no compute host (every host is the master or a storage host)", 'add hosts without a role property or with <prop id="role" value="compute_node"/>')
+    for i, h in enumerate(compute + storage):
+        h.id = i
+    return Platform(source=path, master=master, compute_hosts=compute, storage_hosts=storage)

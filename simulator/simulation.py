@@ -1,0 +1,370 @@
+"""The orchestrator: simulated time, the job life cycle, calls to the decider, outputs.
+
+Time is a simpy environment used as an event calendar (callbacks on timeouts: cheaper
+than one generator process per job). The main loop processes every event of the current
+time, then — if anything happened and the decider is not still "thinking" — sends all
+those events in ONE message. Decisions stamped with the call's time apply at once;
+later ones are put on the calendar at their timestamps. While the decider thinks (its
+reply's `now` is later than the call's), new events queue and go in the next call.
+This core knows no scheduling policy: it only applies decisions and checks them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import simpy
+
+from joulesim.protocol.errors import DecisionError, JoulesimError
+from joulesim.protocol.interval_set import format_interval_set
+from joulesim.simulator.decisions import DecisionApplier
+from joulesim.simulator.decider_link import DeciderLink
+from joulesim.simulator.job_execution import profile_duration, profile_progress, profile_return_code
+from joulesim.simulator.job_record import RUNNING, SUBMITTED, JobRecord
+from joulesim.simulator.job_statistics import JobStatistics
+from joulesim.simulator.jobs_output import JobsOutput
+from joulesim.simulator.machine_states import MachineStates
+from joulesim.simulator.schedule_output import write_schedule
+from joulesim.simulator.simulation_config import SimulationConfig
+
+
+@dataclass
+class SimulationResult:
+    schedule: dict[str, str]
+    stats: JobStatistics
+    outputs: list[str]
+    decider_calls: int
+    wall_time: float
+
+
+def output_paths(prefix: str) -> dict[str, str]:
+    return {name: f"{prefix}_{name}.csv" for name in ("jobs", "schedule", "machine_states")}
+
+
+class Simulation:
+    def __init__(self, config: SimulationConfig, link: DeciderLink):
+        self.config = config
+        self.link = link
+        self.env = simpy.Environment()
+        hosts = config.platform.compute_hosts
+        if config.mmax:
+            if config.mmax > len(hosts):
+                raise JoulesimError(
+                    f"--mmax {config.mmax} is larger than the {len(hosts)} compute hosts of "
+                    f"{config.platform.source} (use at most {len(hosts)}, or 0 for all)")
+            hosts = hosts[: config.mmax]
+        self.hosts = hosts
+        self.nb_hosts = len(hosts)
+        self.host_speed = [h.speed for h in hosts]
+        self.host_pstate = [h.pstate for h in hosts]
+        self.host_job: list[JobRecord | None] = [None] * self.nb_hosts
+        self.host_unavailable = [False] * self.nb_hosts
+
+        self.profiles: dict[str, dict[str, dict[str, Any]]] = {}
+        self.records: dict[str, JobRecord] = {}
+        for workload in config.workloads:
+            self.profiles[workload.name] = workload.profiles
+            for job in workload.jobs:
+                self.records[job.id] = JobRecord(job, workload.profiles)
+
+        self.pending: list[dict[str, Any]] = []  # events for the next decider call
+        self.decider_free = True
+        self.scheduled_decisions = 0
+        self.pending_calls = 0  # CALL_ME_LATER not yet answered
+        self.nb_unfinished = 0  # submitted, not yet finished or rejected
+        self.submitters_left = len(config.workloads)
+        self.event_submitter_done = not config.external_events
+        self.registration_open = config.dynamic_jobs
+        self.stats = JobStatistics()
+        self.applier = DecisionApplier(self)
+        self._progress = None
+        self._files: list[Any] = []
+        self.paths = output_paths(config.export_prefix)
+
+    # ------------------------------------------------------------------ calendar
+    def at(self, when: float, callback: Callable[[Any], None], value: Any = None) -> None:
+        """Call `callback(value)` at simulated time `when` (>= now)."""
+        event = self.env.timeout(when - self.env.now, value)
+        event.callbacks.append(lambda ev: callback(ev.value))
+
+    def emit(self, kind: str, data: dict[str, Any]) -> None:
+        self.pending.append({"timestamp": self.env.now, "type": kind, "data": data})
+
+    # ------------------------------------------------------------------ run
+    def run(self) -> SimulationResult:
+        started = time.perf_counter()
+        directory = os.path.dirname(self.config.export_prefix)
+        if directory:
+            os.makedirs(directory, exist_ok=True)
+        jobs_file = open(self.paths["jobs"], "w", newline="")
+        states_file = open(self.paths["machine_states"], "w", newline="")
+        self._files = [jobs_file, states_file]
+        self.jobs_out = JobsOutput(jobs_file)
+        self.machines = MachineStates(states_file, self.nb_hosts)
+        if self.config.progress:
+            from tqdm import tqdm
+            total = sum(len(w.jobs) for w in self.config.workloads)
+            self._progress = tqdm(total=total, unit="job", file=sys.stderr, mininterval=0.5,
+                                  desc="simulating", leave=False)
+        try:
+            self._start()
+            self._loop()
+            self.machines.close(self.env.now)
+        finally:
+            for handle in self._files:
+                handle.close()
+            if self._progress is not None:
+                self._progress.close()
+        wall = time.perf_counter() - started
+        schedule = write_schedule(self.paths["schedule"], self.stats, self.machines, self.nb_hosts,
+                                  self.link.scheduling_time, wall)
+        return SimulationResult(schedule, self.stats, list(self.paths.values()), self.link.calls, wall)
+
+    def _start(self) -> None:
+        self.emit("SIMULATION_BEGINS", self._simulation_begins_data())
+        for index, workload in enumerate(self.config.workloads):
+            if workload.jobs:
+                self.at(workload.jobs[0].subtime, self._submit_from, (index, 0))
+            else:
+                self._submitter_done()
+        if self.submitters_left == 0 and not self.config.workloads:
+            self.emit("NOTIFY", {"type": "no_more_static_job_to_submit"})
+        if self.config.external_events:
+            self.at(self.config.external_events[0].timestamp, self._external_from, 0)
+        elif self.config.has_events_file:
+            self.emit("NOTIFY", {"type": "no_more_external_event_to_occur"})
+
+    def _loop(self) -> None:
+        env = self.env
+        queue = env._queue  # simpy's calendar; peeking it avoids an exception per step
+        while True:
+            now = env.now
+            while queue and queue[0][0] <= now:
+                env.step()
+            if self.pending and self.decider_free:
+                self._call_decider()
+                continue
+            if self._finished():
+                self._end()
+                return
+            if not queue:
+                raise JoulesimError(self._stuck_reason())
+            env.step()
+
+    def _finished(self) -> bool:
+        return (self.submitters_left == 0 and self.event_submitter_done and not self.registration_open
+                and self.nb_unfinished == 0 and self.pending_calls == 0 and self.decider_free
+                and self.scheduled_decisions == 0)
+
+    def _stuck_reason(self) -> str:
+        now = self.env.now
+        if self.registration_open:
+            return (f"at t={now:g} nothing is left to simulate, but dynamic job registration is still "
+                    "open: the decider must send NOTIFY registration_finished once it registers no more "
+                    "jobs (or run without --enable-dynamic-jobs)")
+        waiting = [r.job.id for r in self.records.values() if r.state == SUBMITTED]
+        shown = ", ".join(waiting[:5]) + (", ..." if len(waiting) > 5 else "")
+        return (f"at t={now:g} the decider left {len(waiting)} submitted job(s) waiting ({shown}) and "
+                "nothing else can happen: it must EXECUTE_JOB or REJECT_JOB each of them, or ask to be "
+                "called again with CALL_ME_LATER")
+
+    def _call_decider(self) -> None:
+        now = self.env.now
+        message = {"now": now, "events": self.pending}
+        self.pending = []
+        reply = self.link.call(message)
+        for index, decision in enumerate(reply["events"]):
+            context = (f"decider reply to the call at t={now:g}, events[{index}] "
+                       f"({decision['type']} at t={decision['timestamp']:g})")
+            if decision["timestamp"] <= now:
+                self.applier.apply(decision, context)
+            else:
+                self.scheduled_decisions += 1
+                self.at(decision["timestamp"], self._apply_later, (decision, context))
+        reply_now = float(reply["now"])
+        if reply_now > now:
+            self.decider_free = False
+            self.at(reply_now, self._decider_ready)
+
+    def _apply_later(self, item: tuple[dict[str, Any], str]) -> None:
+        self.scheduled_decisions -= 1
+        self.applier.apply(*item)
+
+    def _decider_ready(self, _: Any) -> None:
+        self.decider_free = True
+
+    def _end(self) -> None:
+        now = self.env.now
+        reply = self.link.call({"now": now, "events": [{"timestamp": now, "type": "SIMULATION_ENDS", "data": {}}]})
+        if reply["events"]:
+            print(f"joulesim: warning: the decider answered SIMULATION_ENDS with {len(reply['events'])} "
+                  "decision(s); they are ignored (the simulation is over)", file=sys.stderr)
+
+    # ------------------------------------------------------------------ messages
+    def _simulation_begins_data(self) -> dict[str, Any]:
+        config = self.config
+        storage = config.platform.storage_hosts
+        return {
+            "nb_resources": self.nb_hosts + len(storage),
+            "nb_compute_resources": self.nb_hosts,
+            "nb_storage_resources": len(storage),
+            "allow_compute_sharing": False,
+            "allow_storage_sharing": True,
+            "config": {
+                "redis-enabled": False,
+                "redis-hostname": "127.0.0.1",
+                "redis-port": 6379,
+                "redis-prefix": "default",
+                "profiles-forwarded-on-submission": config.forward_profiles,
+                "dynamic-jobs-enabled": config.dynamic_jobs,
+                "dynamic-jobs-acknowledged": config.acknowledge_dynamic_jobs,
+                "profile-reuse-enabled": False,
+                "sched-config": "",
+                "forward-unknown-events": False,
+            },
+            "compute_resources": [
+                {"id": h.id, "name": h.name, "state": "idle", "properties": h.properties,
+                 "zone_properties": h.zone_properties} for h in self.hosts],
+            "storage_resources": [
+                {"id": self.nb_hosts + i, "name": h.name, "state": "idle", "properties": h.properties,
+                 "zone_properties": h.zone_properties} for i, h in enumerate(storage)],
+            "workloads": {w.name: w.path for w in config.workloads},
+            "profiles": {w.name: w.profiles for w in config.workloads},
+        }
+
+    # ------------------------------------------------------------------ submission
+    def _submit_from(self, cursor: tuple[int, int]) -> None:
+        index, position = cursor
+        jobs = self.config.workloads[index].jobs
+        now = self.env.now
+        while position < len(jobs) and jobs[position].subtime <= now:
+            self.submit(self.records[jobs[position].id])
+            position += 1
+        if position < len(jobs):
+            self.at(jobs[position].subtime, self._submit_from, (index, position))
+        else:
+            self._submitter_done()
+
+    def _submitter_done(self) -> None:
+        self.submitters_left -= 1
+        if self.submitters_left == 0:
+            self.emit("NOTIFY", {"type": "no_more_static_job_to_submit"})
+
+    def submit(self, record: JobRecord, announce: bool = True) -> None:
+        record.state = SUBMITTED
+        self.nb_unfinished += 1
+        if announce:
+            data: dict[str, Any] = {"job_id": record.job.id, "job": record.job.json}
+            if self.config.forward_profiles:
+                data["profile"] = record.profiles[record.job.profile]
+            self.emit("JOB_SUBMITTED", data)
+
+    # ------------------------------------------------------------------ external events
+    def _external_from(self, position: int) -> None:
+        events = self.config.external_events
+        now = self.env.now
+        while position < len(events) and events[position].timestamp <= now:
+            event = events[position]
+            self._set_availability(event.resources, available=event.type == "machine_available")
+            self.emit("NOTIFY", {"type": "event_" + event.type, "resources": format_interval_set(event.resources)})
+            position += 1
+        if position < len(events):
+            self.at(events[position].timestamp, self._external_from, position)
+        else:
+            self.event_submitter_done = True
+            if self.config.has_events_file:
+                self.emit("NOTIFY", {"type": "no_more_external_event_to_occur"})
+
+    def _set_availability(self, resources, available: bool) -> None:
+        now = self.env.now
+        for host in resources:
+            if self.host_unavailable[host] != available:
+                continue  # already in the requested state
+            self.host_unavailable[host] = not available
+            if self.host_job[host] is None:
+                delta = 1 if available else -1
+                self.machines.change(now, idle=delta, unavailable=-delta)
+
+    # ------------------------------------------------------------------ execution
+    def start_job(self, record: JobRecord, alloc: list[int], alloc_str: str, executors: list[int]) -> None:
+        now = self.env.now
+        job = record.job
+        record.state = RUNNING
+        record.start = now
+        record.alloc = alloc
+        record.alloc_str = alloc_str
+        record.speeds = [self.host_speed[h] for h in executors]
+        for host in alloc:
+            self.host_job[host] = record
+        self.machines.change(now, idle=-len(alloc), computing=len(alloc))
+        duration = profile_duration(job.profile, record.profiles, record.speeds)
+        if 0 < job.walltime < duration:
+            record.end_state = "COMPLETED_WALLTIME_REACHED"
+            duration = job.walltime
+        elif profile_return_code(job.profile, record.profiles) != 0:
+            record.end_state = "COMPLETED_FAILED"
+        else:
+            record.end_state = "COMPLETED_SUCCESSFULLY"
+        self.at(now + duration, self._job_ends, record)
+
+    def _job_ends(self, record: JobRecord) -> None:
+        if record.state != RUNNING:
+            return  # killed earlier: this end no longer happens
+        state = record.end_state
+        self._finish(record, state)
+        self.emit("JOB_COMPLETED", {
+            "job_id": record.job.id,
+            "job_state": state,
+            "return_code": profile_return_code(record.job.profile, record.profiles)
+            if state != "COMPLETED_WALLTIME_REACHED" else -1,
+            "alloc": record.alloc_str,
+        })
+
+    def kill_job(self, record: JobRecord) -> dict[str, Any]:
+        """Kill a running job now; returns its Batsim `job_progress` entry."""
+        progress = profile_progress(record.job.profile, record.profiles, record.speeds,
+                                    self.env.now - record.start)
+        self._finish(record, "COMPLETED_KILLED")
+        return progress
+
+    def _finish(self, record: JobRecord, state: str) -> None:
+        now = self.env.now
+        job = record.job
+        record.state = state
+        record.finish = now
+        self.nb_unfinished -= 1
+        freed_idle = 0
+        for host in record.alloc:
+            self.host_job[host] = None
+            if not self.host_unavailable[host]:
+                freed_idle += 1
+        self.machines.change(now, idle=freed_idle, computing=-len(record.alloc),
+                             unavailable=len(record.alloc) - freed_idle)
+        self.jobs_out.write_finished(job.local_id, job.workload, job.profile, job.subtime, job.res,
+                                     job.walltime, state, record.start, now, record.alloc_str, 0.0,
+                                     record.metadata)
+        self.stats.record_finished(state, job.subtime, record.start, now)
+        if self._progress is not None:
+            self._progress.update()
+
+    def reject_job(self, record: JobRecord, state: str = "REJECTED") -> None:
+        job = record.job
+        record.state = state
+        record.finish = self.env.now
+        self.nb_unfinished -= 1
+        self.jobs_out.write_rejected(job.local_id, job.workload, job.profile, job.subtime, job.res,
+                                     job.walltime, record.metadata, state)
+        self.stats.record_rejected()
+        if self._progress is not None:
+            self._progress.update()
+
+    def record_of(self, job_id: str, context: str) -> JobRecord:
+        record = self.records.get(job_id)
+        if record is None:
+            raise DecisionError(f"{context}: unknown job {job_id!r}: no workload has it (job ids look like "
+                                f"'w0!1'; register dynamic jobs with REGISTER_JOB first)")
+        return record

@@ -1,0 +1,27 @@
+"""Everything one simulation run needs besides the decider link."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from joulesim.simulator.external_events import ExternalEvent
+from joulesim.simulator.platform_model import Platform
+from joulesim.simulator.workload_model import Workload
+
+DEFAULT_TIMEOUT_S = 120.0
+
+
+@dataclass
+class SimulationConfig:
+    platform: Platform
+    workloads: list[Workload]
+    external_events: list[ExternalEvent] = field(default_factory=list)
+    has_events_file: bool = False
+    export_prefix: str = "out"
+    energy: bool = False
+    mmax: int = 0  # 0: every compute host
+    dynamic_jobs: bool = False
+    acknowledge_dynamic_jobs: bool = False
+    forward_profiles: bool = False
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    progress: bool = False
