@@ -243,14 +243,12 @@ class QueuePolicy(Decider):
         self.running[job.id] = record
         return record
 
-    def _release(self, job_id: str, alloc: ProcSet | None = None) -> None:
+    def _release(self, job_id: str) -> None:
+        # Idempotent: a job both killed and completed, or unknown, frees nothing twice.
         record = self.running.pop(job_id, None)
-        if record is not None:
-            mask = record.mask
-        elif alloc is not None and len(alloc):
-            mask = procset_to_mask(alloc) & self.busy_mask  # a job we did not start ourselves
-        else:
+        if record is None:
             return
+        mask = record.mask
         self.busy_mask &= ~mask
         self.free_mask |= mask & ~self.unavailable_mask
         self.needs_schedule = True
@@ -283,7 +281,7 @@ class QueuePolicy(Decider):
         self.needs_schedule = True
 
     def on_job_completed(self, job: SubmittedJob, state: str, return_code: int, alloc: ProcSet) -> None:
-        self._release(job.id, alloc)
+        self._release(job.id)
 
     def on_job_killed(self, job_ids: list[str], progress: dict[str, Any]) -> None:
         for job_id in job_ids:

@@ -1,0 +1,84 @@
+"""Shared test fixtures: write small inputs, run a simulation in-process, read outputs."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))  # tests import their helpers by module name
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """../shared/data beside the checkout; tests that need it skip clearly when absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"{SHARED_DATA} is absent: the real traces live in ../shared/data beside the checkout")
+    return SHARED_DATA
+
+
+def write_platform(tmp_path: Path, speeds: list[str] | int, name: str = "platform.xml") -> str:
+    """A platform of compute hosts h0..h{n-1} (speed strings like '1Gf') plus a master host."""
+    if isinstance(speeds, int):
+        speeds = ["1Gf"] * speeds
+    hosts = "\n".join(f'    <host id="h{i}" speed="{s}"/>' for i, s in enumerate(speeds))
+    path = tmp_path / name
+    path.write_text(
+        "<?xml version='1.0'?>\n<platform version=\"4.1\">\n  <zone id=\"z\" routing=\"Full\">\n"
+        f"{hosts}\n    <host id=\"master\" speed=\"1Gf\"><prop id=\"role\" value=\"master\"/></host>\n"
+        "  </zone>\n</platform>\n")
+    return str(path)
+
+
+def write_workload(tmp_path: Path, jobs: list[dict[str, Any]], profiles: dict[str, Any] | None = None,
+                   name: str = "workload.json") -> str:
+    """Jobs given as dicts; a job with 'delay' and no 'profile' gets a delay profile of its own."""
+    profiles = dict(profiles or {})
+    out_jobs = []
+    for job in jobs:
+        job = dict(job)
+        if "profile" not in job:
+            delay = job.pop("delay")
+            job["profile"] = f"delay_{delay:g}"
+            profiles[job["profile"]] = {"type": "delay", "delay": delay}
+        out_jobs.append(job)
+    path = tmp_path / name
+    path.write_text(json.dumps({"jobs": out_jobs, "profiles": profiles}))
+    return str(path)
+
+
+def read_csv(path: str) -> list[dict[str, str]]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def jobs_by_id(prefix: str) -> dict[str, dict[str, str]]:
+    return {row["job_id"]: row for row in read_csv(f"{prefix}_jobs.csv")}
+
+
+def run_in_process(decider, platform: str, workloads: list[str], prefix: str, **config: Any):
+    """Run one simulation with `decider` in this process; returns the SimulationResult."""
+    from joulesim.protocol.transport_inprocess import InProcessRequester
+    from joulesim.simulator.decider_link import DeciderLink
+    from joulesim.simulator.external_events import load_external_events
+    from joulesim.simulator.platform_loader import load_platform
+    from joulesim.simulator.simulation import Simulation
+    from joulesim.simulator.simulation_config import SimulationConfig
+    from joulesim.simulator.workload_loader import load_workload
+
+    platform_model = load_platform(platform)
+    events_path = config.pop("events_path", None)
+    events = load_external_events(events_path, platform_model.nb_compute) if events_path else []
+    sim_config = SimulationConfig(
+        platform=platform_model,
+        workloads=[load_workload(w, f"w{i}") for i, w in enumerate(workloads)],
+        external_events=events, has_events_file=events_path is not None,
+        export_prefix=prefix, **config)
+    return Simulation(sim_config, DeciderLink(InProcessRequester(decider))).run()

@@ -1,0 +1,36 @@
+"""A decider for tests: records every message and answers with a test-provided script."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from joulesim.protocol.decider import Decider
+
+
+class ScriptedDecider(Decider):
+    """`script(decider, message)` is called for each message and emits decisions."""
+
+    def __init__(self, script: Callable[["ScriptedDecider", dict[str, Any]], None] | None = None):
+        super().__init__()
+        self.script = script
+        self.messages: list[dict[str, Any]] = []
+
+    def handle(self, message: dict[str, Any]) -> dict[str, Any]:
+        self.messages.append(message)
+        self._message = message
+        return super().handle(message)
+
+    def decide(self) -> None:
+        if self.script is not None:
+            self.script(self, self._message)
+
+    def events_of(self, kind: str) -> list[tuple[float, dict[str, Any]]]:
+        """(message now, event) of every received event of type `kind`."""
+        return [(m["now"], e) for m in self.messages for e in m["events"] if e["type"] == kind]
+
+    def types_per_message(self) -> list[tuple[float, list[str]]]:
+        return [(m["now"], [e["type"] for e in m["events"]]) for m in self.messages]
+
+
+def submitted(message: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e["data"] for e in message["events"] if e["type"] == "JOB_SUBMITTED"]

@@ -1,0 +1,495 @@
+"""Unit tests of the shipped deciders, driven with hand-written simulator messages."""
+
+from __future__ import annotations
+
+import math
+import sys
+import textwrap
+
+import pytest
+from procset import ProcSet
+
+from joulesim.deciders import DECIDERS, describe_deciders, load_decider
+from joulesim.deciders.conservative import ConservativeBackfilling
+from joulesim.deciders.easy import EasyBackfilling
+from joulesim.deciders.fcfs import FCFS
+from joulesim.deciders.queue_policy import (
+    QueuePolicy,
+    WaitingQueue,
+    lowest_bits,
+    mask_runs,
+    mask_to_procset,
+    procset_to_mask,
+)
+from joulesim.deciders.rejecter import Rejecter
+from joulesim.deciders.sjf import SJF
+from joulesim.protocol.decider import SubmittedJob
+from joulesim.protocol.errors import JoulesimError
+
+QUEUE_POLICIES = ["fcfs", "sjf", "easy", "conservative"]
+
+
+# --------------------------------------------------------------------------- message helpers
+def begins(n: int, unavailable: tuple[int, ...] = ()) -> dict:
+    return {
+        "timestamp": 0.0,
+        "type": "SIMULATION_BEGINS",
+        "data": {
+            "nb_resources": n,
+            "nb_compute_resources": n,
+            "nb_storage_resources": 0,
+            "allow_compute_sharing": False,
+            "allow_storage_sharing": False,
+            "config": {},
+            "compute_resources": [
+                {"id": i, "name": f"h{i}", "state": "unavailable" if i in unavailable else "idle",
+                 "properties": {}, "zone_properties": {}}
+                for i in range(n)
+            ],
+            "storage_resources": [],
+            "workloads": {"w0": "w.json"},
+            "profiles": {},
+        },
+    }
+
+
+def submitted(now: float, name: str, res: int, walltime: float) -> dict:
+    job_id = f"w0!{name}"
+    return {
+        "timestamp": now,
+        "type": "JOB_SUBMITTED",
+        "data": {"job_id": job_id,
+                 "job": {"id": job_id, "subtime": now, "res": res, "walltime": walltime, "profile": "p"}},
+    }
+
+
+def completed(now: float, name: str, alloc: str) -> dict:
+    return {
+        "timestamp": now,
+        "type": "JOB_COMPLETED",
+        "data": {"job_id": f"w0!{name}", "job_state": "COMPLETED_SUCCESSFULLY", "return_code": 0, "alloc": alloc},
+    }
+
+
+def killed(now: float, *names: str) -> dict:
+    return {"timestamp": now, "type": "JOB_KILLED",
+            "data": {"job_ids": [f"w0!{n}" for n in names], "job_progress": {}}}
+
+
+def notify(now: float, kind: str, resources: str | None = None) -> dict:
+    data = {"type": kind}
+    if resources is not None:
+        data["resources"] = resources
+    return {"timestamp": now, "type": "NOTIFY", "data": data}
+
+
+def send(decider, now: float, *events: dict) -> list[tuple]:
+    """Send one message; return the decisions as ("EXECUTE", name, alloc) / ("REJECT", name) / ..."""
+    reply = decider.handle({"now": now, "events": list(events)})
+    assert reply["now"] == now
+    out = []
+    for event in reply["events"]:
+        assert event["timestamp"] == now
+        data = event["data"]
+        if event["type"] == "EXECUTE_JOB":
+            out.append(("EXECUTE", data["job_id"].split("!")[1], data["alloc"]))
+        elif event["type"] == "REJECT_JOB":
+            out.append(("REJECT", data["job_id"].split("!")[1]))
+        else:
+            out.append((event["type"], data))
+    return out
+
+
+def start(name: str, n: int, *, unavailable: tuple[int, ...] = ()):
+    decider = load_decider(name, {})
+    assert send(decider, 0.0, begins(n, unavailable)) == []
+    return decider
+
+
+# --------------------------------------------------------------------------- registry
+def test_registry_loads_every_decider_class():
+    expected = {"fcfs": FCFS, "sjf": SJF, "easy": EasyBackfilling,
+                "conservative": ConservativeBackfilling, "rejecter": Rejecter}
+    assert set(DECIDERS) == set(expected)
+    for name, cls in expected.items():
+        assert type(load_decider(name, {})) is cls
+
+
+def test_unknown_decider_lists_known_names():
+    with pytest.raises(JoulesimError) as info:
+        load_decider("nonexistent", {})
+    for name in DECIDERS:
+        assert name in str(info.value)
+
+
+def test_bad_user_paths_are_joulesim_errors():
+    with pytest.raises(JoulesimError, match="cannot import"):
+        load_decider("no_such_module_xyz:Foo", {})
+    with pytest.raises(JoulesimError, match="no class"):
+        load_decider("joulesim.deciders.fcfs:Nope", {})
+    with pytest.raises(JoulesimError, match="not a subclass"):
+        load_decider("joulesim.deciders.queue_policy:WaitingQueue", {})
+
+
+def test_user_decider_by_module_path(tmp_path, monkeypatch):
+    (tmp_path / "my_user_decider.py").write_text(textwrap.dedent("""
+        from joulesim.protocol.decider import Decider
+
+        class Mine(Decider):
+            '''My decider.'''
+            def on_job_submitted(self, job):
+                self.reject_job(job.id)
+    """))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    decider = load_decider("my_user_decider:Mine", {"anything": "goes"})
+    assert type(decider).__name__ == "Mine"
+    assert decider.options == {"anything": "goes"}
+    send(decider, 0.0, begins(2))
+    assert send(decider, 1.0, submitted(1.0, "1", 1, 10)) == [("REJECT", "1")]
+
+
+def test_unknown_option_refused_for_registered_deciders():
+    with pytest.raises(JoulesimError, match="bogus"):
+        load_decider("easy", {"bogus": "1"})
+
+
+def test_describe_deciders_gives_first_docstring_lines():
+    described = describe_deciders()
+    assert set(described) == set(DECIDERS)
+    assert described["fcfs"].startswith("Strict first-come-first-served")
+    assert "EASY" in described["easy"]
+    assert all(line and "\n" not in line for line in described.values())
+
+
+# --------------------------------------------------------------------------- bitmask helpers
+def test_bitmask_helpers():
+    mask = procset_to_mask(ProcSet((0, 3), 5, (7, 9)))
+    assert mask == 0b1110101111
+    assert mask_runs(mask) == [(0, 3), (5, 5), (7, 9)]
+    assert mask_to_procset(mask) == ProcSet((0, 3), 5, (7, 9))
+    assert str(mask_to_procset(mask)) == "0-3 5 7-9"
+    assert mask_to_procset(0) == ProcSet()
+    assert lowest_bits(mask, 5) == procset_to_mask(ProcSet((0, 3), 5))
+    assert lowest_bits(mask, 2) == 0b11
+    assert lowest_bits(mask, 100) == mask
+    big = procset_to_mask(ProcSet((3, 200)))
+    assert mask_to_procset(lowest_bits(big, 150)) == ProcSet((3, 152))
+
+
+def test_waiting_queue_order_and_removal():
+    queue = WaitingQueue()
+    jobs = [SubmittedJob(f"w0!{i}", 0.0, 1, 10, "p") for i in range(200)]
+    for job in jobs:
+        queue.append(job)
+    for i in range(0, 150):
+        if i % 3:
+            queue.remove(f"w0!{i}")
+    queue.remove("w0!0")
+    queue.compact()
+    expected = [f"w0!{i}" for i in range(1, 200) if i >= 150 or i % 3 == 0]
+    assert queue.ids() == expected
+    assert len(queue) == len(expected)
+    assert queue.first().id == "w0!3"
+    assert "w0!3" in queue and "w0!4" not in queue
+
+
+# --------------------------------------------------------------------------- common behaviour
+@pytest.mark.parametrize("name", QUEUE_POLICIES)
+def test_too_big_jobs_rejected_at_submission(name):
+    decider = start(name, 4)
+    assert send(decider, 0.0, submitted(0.0, "big", 5, 10), submitted(0.0, "zero", 0, 10),
+                submitted(0.0, "ok", 4, 10)) == [("REJECT", "big"), ("REJECT", "zero"), ("EXECUTE", "ok", "0-3")]
+
+
+@pytest.mark.parametrize("name", QUEUE_POLICIES)
+def test_lowest_ids_and_release_on_completion(name):
+    decider = start(name, 4)
+    assert send(decider, 0.0, submitted(0.0, "a", 1, 10), submitted(0.0, "b", 2, 10)) == [
+        ("EXECUTE", "a", "0"), ("EXECUTE", "b", "1-2")]
+    assert send(decider, 1.0, submitted(1.0, "c", 2, 10)) == []
+    assert send(decider, 5.0, completed(5.0, "a", "0")) == [("EXECUTE", "c", "0 3")]
+    assert set(decider.running) == {"w0!b", "w0!c"}
+    assert decider.free_mask == 0
+
+
+@pytest.mark.parametrize("name", QUEUE_POLICIES)
+def test_job_killed_frees_machines(name):
+    decider = start(name, 4)
+    assert send(decider, 0.0, submitted(0.0, "a", 2, 100), submitted(0.0, "b", 2, 100)) == [
+        ("EXECUTE", "a", "0-1"), ("EXECUTE", "b", "2-3")]
+    assert send(decider, 1.0, submitted(1.0, "c", 4, 100)) == []
+    # A kill answer lists every killed job; a later JOB_COMPLETED for one of them is harmless.
+    assert send(decider, 2.0, killed(2.0, "a", "b")) == [("EXECUTE", "c", "0-3")]
+    assert send(decider, 2.0, completed(2.0, "a", "0-1")) == []
+    assert decider.free_mask == 0
+
+
+@pytest.mark.parametrize("name", QUEUE_POLICIES)
+def test_unavailable_machines_are_not_allocated(name):
+    decider = start(name, 4)
+    assert send(decider, 0.0, notify(0.0, "event_machine_unavailable", "0-1"),
+                submitted(0.0, "a", 2, 100), submitted(0.0, "b", 1, 100)) == [("EXECUTE", "a", "2-3")]
+    # Machine 0 comes back: b goes there; machine 1 is still out.
+    assert send(decider, 10.0, notify(10.0, "event_machine_available", "0")) == [("EXECUTE", "b", "0")]
+    assert send(decider, 11.0, submitted(11.0, "c", 1, 100)) == []
+    # Machine 3 becomes unavailable while a runs on it: it stays out when a ends.
+    assert send(decider, 12.0, notify(12.0, "event_machine_unavailable", "3")) == []
+    assert send(decider, 100.0, completed(100.0, "a", "2-3")) == [("EXECUTE", "c", "2")]
+    assert send(decider, 101.0, submitted(101.0, "d", 1, 100)) == []
+    assert send(decider, 102.0, notify(102.0, "event_machine_available", "1 3")) == [("EXECUTE", "d", "1")]
+    assert decider.free_machines == ProcSet(3)
+
+
+@pytest.mark.parametrize("name", QUEUE_POLICIES)
+def test_unavailable_at_simulation_begins(name):
+    decider = start(name, 3, unavailable=(0,))
+    assert send(decider, 0.0, submitted(0.0, "a", 2, 100), submitted(0.0, "b", 1, 100)) == [
+        ("EXECUTE", "a", "1-2")]
+
+
+# --------------------------------------------------------------------------- where the policies differ
+def scenario_backfill_one(name):
+    """4 machines, a (2 x 100 s) runs; queue b needs 4 (blocked), c needs 2 for 50 s."""
+    decider = start(name, 4)
+    assert send(decider, 0.0, submitted(0.0, "a", 2, 100)) == [("EXECUTE", "a", "0-1")]
+    return decider, send(decider, 1.0, submitted(1.0, "b", 4, 100), submitted(1.0, "c", 2, 50))
+
+
+def test_fcfs_does_not_backfill():
+    decider, decisions = scenario_backfill_one("fcfs")
+    assert decisions == []
+    assert send(decider, 100.0, completed(100.0, "a", "0-1")) == [("EXECUTE", "b", "0-3")]
+    assert send(decider, 200.0, completed(200.0, "b", "0-3")) == [("EXECUTE", "c", "0-1")]
+
+
+@pytest.mark.parametrize("name", ["easy", "conservative"])
+def test_backfilling_policies_backfill_short_job(name):
+    decider, decisions = scenario_backfill_one(name)
+    assert decisions == [("EXECUTE", "c", "2-3")]
+    assert send(decider, 51.0, completed(51.0, "c", "2-3")) == []
+    assert send(decider, 100.0, completed(100.0, "a", "0-1")) == [("EXECUTE", "b", "0-3")]
+
+
+def test_sjf_takes_the_shortest_job_first():
+    decider, decisions = scenario_backfill_one("sjf")
+    assert decisions == [("EXECUTE", "c", "2-3")]  # c (50 s) is shorter than b (100 s)
+
+
+def scenario_order(name):
+    """4 machines, a (2 x 100 s) runs; queue b (2 x 300 s), then c (2 x 50 s)."""
+    decider = start(name, 4)
+    assert send(decider, 0.0, submitted(0.0, "a", 2, 100)) == [("EXECUTE", "a", "0-1")]
+    return send(decider, 1.0, submitted(1.0, "b", 2, 300), submitted(1.0, "c", 2, 50))
+
+
+@pytest.mark.parametrize("name,expected", [("fcfs", "b"), ("easy", "b"), ("conservative", "b"), ("sjf", "c")])
+def test_sjf_reorders_where_others_keep_submission_order(name, expected):
+    assert scenario_order(name) == [("EXECUTE", expected, "2-3")]
+
+
+def test_sjf_is_strict_and_no_walltime_is_infinitely_long():
+    decider = start("sjf", 4)
+    assert send(decider, 0.0, submitted(0.0, "a", 3, 100)) == [("EXECUTE", "a", "0-2")]
+    # Order y (10 s), z (500 s), x (no walltime: last); y needs 2 and is blocked: strict, so
+    # z does not start although it fits.
+    assert send(decider, 1.0, submitted(1.0, "x", 1, -1), submitted(1.0, "z", 1, 500),
+                submitted(1.0, "y", 2, 10)) == []
+    assert send(decider, 100.0, completed(100.0, "a", "0-2")) == [
+        ("EXECUTE", "y", "0-1"), ("EXECUTE", "z", "2"), ("EXECUTE", "x", "3")]
+
+
+def test_sjf_ties_by_submission_order():
+    decider = start("sjf", 1)
+    assert send(decider, 0.0, submitted(0.0, "a", 1, 10)) == [("EXECUTE", "a", "0")]
+    assert send(decider, 1.0, submitted(1.0, "p", 1, 20), submitted(1.0, "q", 1, 20),
+                submitted(1.0, "r", 1, 5)) == []
+    assert send(decider, 10.0, completed(10.0, "a", "0")) == [("EXECUTE", "r", "0")]
+    assert send(decider, 15.0, completed(15.0, "r", "0")) == [("EXECUTE", "p", "0")]
+    assert send(decider, 35.0, completed(35.0, "p", "0")) == [("EXECUTE", "q", "0")]
+
+
+def scenario_second_job_protected(name):
+    """4 machines, a (2 x 100 s) runs; queue b (3 x 100 s), c (4 x 10 s), d (1 x 250 s).
+
+    EASY only protects b (shadow 100 s, 1 extra machine): d uses the extra machine now.
+    Conservative also protects c (reserved at 200 s on all machines): d would delay it.
+    """
+    decider = start(name, 4)
+    assert send(decider, 0.0, submitted(0.0, "a", 2, 100)) == [("EXECUTE", "a", "0-1")]
+    return decider, send(decider, 1.0, submitted(1.0, "b", 3, 100), submitted(1.0, "c", 4, 10),
+                         submitted(1.0, "d", 1, 250))
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("fcfs", []),
+    ("sjf", []),
+    ("easy", [("EXECUTE", "d", "2")]),
+    ("conservative", []),
+])
+def test_easy_backfills_what_conservative_protects(name, expected):
+    decider, decisions = scenario_second_job_protected(name)
+    assert decisions == expected
+
+
+def test_conservative_reservations_of_second_scenario():
+    decider, _ = scenario_second_job_protected("conservative")
+    res = {job_id.split("!")[1]: (t, str(mask_to_procset(m))) for job_id, (t, m) in decider.reservations.items()}
+    assert res == {"b": (100.0, "0-2"), "c": (200.0, "0-3"), "d": (210.0, "0")}
+    # The profile: machines 2-3 free until a ends, then 3 until b ends, nothing during c.
+    assert [(t, e, str(p)) for t, e, p in decider.profile()] == [
+        (1.0, 100.0, "2-3"), (100.0, 200.0, "3"), (200.0, 210.0, ""), (210.0, 460.0, "1-3"), (460.0, math.inf, "0-3")]
+    # a ends early: b starts at once (and nothing else, c is still blocked).
+    assert send(decider, 50.0, completed(50.0, "a", "0-1")) == [("EXECUTE", "b", "0-2")]
+
+
+def test_easy_extra_machines_are_consumed():
+    decider = start("easy", 6)
+    assert send(decider, 0.0, submitted(0.0, "a", 4, 100)) == [("EXECUTE", "a", "0-3")]
+    # b needs 5: shadow 100 s, 6 machines free then, 1 extra.
+    assert send(decider, 1.0, submitted(1.0, "b", 5, 100), submitted(1.0, "c", 1, 500),
+                submitted(1.0, "d", 1, 500), submitted(1.0, "e", 1, 50)) == [
+        ("EXECUTE", "c", "4"), ("EXECUTE", "e", "5")]
+    assert send(decider, 51.0, completed(51.0, "e", "5")) == []  # d would delay b: no extra left
+    assert send(decider, 100.0, completed(100.0, "a", "0-3")) == [("EXECUTE", "b", "0-3 5")]
+    assert send(decider, 501.0, completed(501.0, "c", "4")) == [("EXECUTE", "d", "4")]
+
+
+def test_easy_picks_lowest_free_conservative_the_hole():
+    """5 machines; a (2 x 50 s) on 1-2, x (1 x 1000 s) on 3; 0 and 4 free; b needs 3 (blocked).
+
+    EASY: c uses the single extra machine, the lowest free one (0).
+    Conservative: b is reserved at 50 s on 0-2, so c's hole is machine 4 only.
+    """
+    for name, alloc in [("easy", "0"), ("conservative", "4")]:
+        decider = start(name, 5)
+        assert send(decider, 0.0, submitted(0.0, "z", 1, 1)) == [("EXECUTE", "z", "0")]
+        assert send(decider, 0.0, submitted(0.0, "a", 2, 50)) == [("EXECUTE", "a", "1-2")]
+        assert send(decider, 0.0, submitted(0.0, "x", 1, 1000)) == [("EXECUTE", "x", "3")]
+        assert send(decider, 1.0, completed(1.0, "z", "0")) == []
+        assert send(decider, 2.0, submitted(2.0, "b", 3, 100), submitted(2.0, "c", 1, 200)) == [
+            ("EXECUTE", "c", alloc)], name
+
+
+def test_easy_jobs_without_walltime_only_use_extra_machines():
+    decider = start("easy", 4)
+    assert send(decider, 0.0, submitted(0.0, "a", 2, 100)) == [("EXECUTE", "a", "0-1")]
+    # b needs 4: no extra machine; c has no walltime: not backfilled although it fits.
+    assert send(decider, 1.0, submitted(1.0, "b", 4, 100), submitted(1.0, "c", 1, -1)) == []
+    decider = start("easy", 4)
+    assert send(decider, 0.0, submitted(0.0, "a", 2, 100)) == [("EXECUTE", "a", "0-1")]
+    # b needs 3: one extra machine, which c may use forever.
+    assert send(decider, 1.0, submitted(1.0, "b", 3, 100), submitted(1.0, "c", 1, -1)) == [("EXECUTE", "c", "2")]
+
+
+def test_easy_running_job_without_walltime_never_frees():
+    decider = start("easy", 4)
+    assert send(decider, 0.0, submitted(0.0, "inf", 2, -1), submitted(0.0, "a", 1, 100)) == [
+        ("EXECUTE", "inf", "0-1"), ("EXECUTE", "a", "2")]
+    # b needs 3: at a's end only 2 machines are free: no shadow time, so c (long) fits now.
+    assert send(decider, 1.0, submitted(1.0, "b", 3, 10), submitted(1.0, "c", 1, 10_000)) == [("EXECUTE", "c", "3")]
+    decider = start("easy", 4)
+    assert send(decider, 0.0, submitted(0.0, "inf", 1, -1), submitted(0.0, "a", 1, 100)) == [
+        ("EXECUTE", "inf", "0"), ("EXECUTE", "a", "1")]
+    # b needs 3: shadow 100 s with no extra machine: c (long) must wait.
+    assert send(decider, 1.0, submitted(1.0, "b", 3, 10), submitted(1.0, "c", 1, 10_000)) == []
+
+
+def test_easy_unavailable_machines_do_not_count_at_shadow_time():
+    decider = start("easy", 4)
+    assert send(decider, 0.0, submitted(0.0, "a", 2, 100)) == [("EXECUTE", "a", "0-1")]
+    assert send(decider, 0.0, notify(0.0, "event_machine_unavailable", "1")) == []
+    # b needs 3; when a ends only machine 0 comes back: 3 free, no extra. c (long) must wait.
+    assert send(decider, 1.0, submitted(1.0, "b", 3, 10), submitted(1.0, "c", 1, 10_000)) == []
+    assert decider.shadow(3) == (100.0, 0)
+
+
+def test_conservative_jobs_without_walltime_reserve_forever():
+    decider = start("conservative", 5)
+    assert send(decider, 0.0, submitted(0.0, "a", 2, 100)) == [("EXECUTE", "a", "0-1")]
+    # b (no walltime) fits on 2-3 forever; c (3 x 10 s) is reserved when a ends, on 0-1 4;
+    # d (4 machines) never fits again.
+    assert send(decider, 1.0, submitted(1.0, "b", 2, -1), submitted(1.0, "c", 3, 10),
+                submitted(1.0, "d", 4, 10)) == [("EXECUTE", "b", "2-3")]
+    # e would fit on 4 now, but not for 200 s without delaying c.
+    assert send(decider, 2.0, submitted(2.0, "e", 1, 200)) == []
+    res = {job_id.split("!")[1]: (t, str(mask_to_procset(m))) for job_id, (t, m) in decider.reservations.items()}
+    assert res == {"c": (100.0, "0-1 4"), "e": (110.0, "0")}
+
+
+def test_conservative_respects_machine_unavailable_while_running():
+    decider = start("conservative", 4)
+    assert send(decider, 0.0, submitted(0.0, "a", 2, 100)) == [("EXECUTE", "a", "0-1")]
+    assert send(decider, 0.0, notify(0.0, "event_machine_unavailable", "1")) == []
+    # b needs 3: at a's end only 0 returns (1 stays out): b reserved at 100 on 0 2 3, so
+    # c (1 x 500 s) cannot start now.
+    assert send(decider, 1.0, submitted(1.0, "b", 3, 10), submitted(1.0, "c", 1, 500)) == []
+    assert decider.reservations["w0!b"] == (100.0, procset_to_mask(ProcSet(0, 2, 3)))
+
+
+class HighestIds(ConservativeBackfilling):
+    def choose_machines(self, hole: ProcSet, n: int) -> ProcSet | None:
+        return ProcSet(*list(hole)[-n:])
+
+
+class NeedsMachineZero(ConservativeBackfilling):
+    def choose_machines(self, hole: ProcSet, n: int) -> ProcSet | None:
+        if 0 not in hole:
+            return None
+        return super().choose_machines(hole, n)
+
+
+class Broken(ConservativeBackfilling):
+    def choose_machines(self, hole: ProcSet, n: int) -> ProcSet | None:
+        return hole
+
+
+def test_conservative_choose_machines_hook():
+    decider = HighestIds()
+    send(decider, 0.0, begins(4))
+    assert send(decider, 0.0, submitted(0.0, "a", 1, 100), submitted(0.0, "b", 2, 100)) == [
+        ("EXECUTE", "a", "3"), ("EXECUTE", "b", "1-2")]
+
+    decider = NeedsMachineZero()
+    send(decider, 0.0, begins(4))
+    # a takes 0; b's hole now is 1-3 (refused), at 100 s it is 0-3.
+    assert send(decider, 0.0, submitted(0.0, "a", 1, 100), submitted(0.0, "b", 2, 100)) == [("EXECUTE", "a", "0")]
+    assert decider.reservations["w0!b"] == (100.0, 0b11)
+    assert send(decider, 100.0, completed(100.0, "a", "0")) == [("EXECUTE", "b", "0-1")]
+
+    decider = Broken()
+    send(decider, 0.0, begins(4))
+    with pytest.raises(ValueError, match="exactly 1"):
+        send(decider, 0.0, submitted(0.0, "a", 1, 100))
+
+
+def test_conservative_early_end_moves_reservations_forward():
+    decider = start("conservative", 2)
+    assert send(decider, 0.0, submitted(0.0, "a", 2, 100)) == [("EXECUTE", "a", "0-1")]
+    assert send(decider, 1.0, submitted(1.0, "b", 1, 50), submitted(1.0, "c", 2, 10),
+                submitted(1.0, "d", 1, 40)) == []
+    # a ends early at 20: b starts; c (2 machines) must wait for b; d fits beside b before c.
+    assert send(decider, 20.0, completed(20.0, "a", "0-1")) == [("EXECUTE", "b", "0"), ("EXECUTE", "d", "1")]
+
+
+# --------------------------------------------------------------------------- rejecter and misc
+def test_rejecter_rejects_everything():
+    decider = load_decider("rejecter", {})
+    send(decider, 0.0, begins(4))
+    assert send(decider, 0.0, submitted(0.0, "a", 1, 10), submitted(0.0, "b", 4, -1)) == [
+        ("REJECT", "a"), ("REJECT", "b")]
+
+
+@pytest.mark.parametrize("name", QUEUE_POLICIES + ["rejecter"])
+def test_simulation_ends_gets_an_empty_reply(name):
+    decider = start(name, 2)
+    send(decider, 0.0, submitted(0.0, "a", 1, 10))
+    assert send(decider, 10.0, completed(10.0, "a", "0"), {"timestamp": 10.0, "type": "SIMULATION_ENDS", "data": {}}) == []
+    assert decider.finished
+
+
+def test_queue_policy_requires_schedule():
+    decider = QueuePolicy()
+    send(decider, 0.0, begins(2))
+    with pytest.raises(NotImplementedError):
+        send(decider, 0.0, submitted(0.0, "a", 1, 10))
