@@ -1,19 +1,74 @@
-"""Batsim interval sets ("1-3 5 7") on top of procset, the library pybatsim uses."""
+"""Batsim interval sets ("1-3 5 7") on top of procset, the library pybatsim uses.
 
-from procset import ProcSet
+Interval sets are parsed on every EXECUTE_JOB and JOB_COMPLETED, so the common case — a
+string already in canonical form — takes a fast path that builds procset's internal form
+directly; anything else goes through procset's own (slower, general) constructor.
+"""
+
+from __future__ import annotations
+
+from procset import ProcInt, ProcSet
+
+
+def parse_runs(text: str) -> list[tuple[int, int]]:
+    """The closed intervals of `text` as written, e.g. "0-3 5" -> [(0, 3), (5, 5)].
+
+    Raises ValueError on a malformed string or an interval whose bounds are reversed.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"expected an interval set string like '0-3 5', got {text!r}")
+    runs = []
+    try:
+        for part in text.split():
+            low, dash, high = part.partition("-")
+            a = int(low)
+            b = int(high) if dash else a
+            if a < 0 or b < a:
+                raise ValueError
+            runs.append((a, b))
+    except ValueError:
+        raise ValueError(f"malformed interval set {text!r}: expected closed integer intervals like "
+                         "'0-3 5 7' (non-negative, low-high)") from None
+    return runs
+
+
+def is_canonical(runs: list[tuple[int, int]]) -> bool:
+    """Sorted, disjoint and maximal (no two intervals touch)."""
+    return all(runs[i][1] + 1 < runs[i + 1][0] for i in range(len(runs) - 1))
+
+
+def _from_canonical_runs_fast(runs: list[tuple[int, int]]) -> ProcSet:
+    result = ProcSet()
+    new = tuple.__new__
+    result._itvs = [new(ProcInt, run) for run in runs]  # procset's own internal form
+    return result
+
+
+def _from_canonical_runs_public(runs: list[tuple[int, int]]) -> ProcSet:
+    return ProcSet(*runs)
+
+
+def _pick_builder():
+    """Use the fast path only if this procset version still has the same internals."""
+    sample = [(0, 3), (5, 5), (7, 130)]
+    try:
+        fast = _from_canonical_runs_fast(sample)
+        if fast == ProcSet(*sample) and str(fast) == "0-3 5 7-130" and len(fast) == 129:
+            return _from_canonical_runs_fast
+    except Exception:  # pragma: no cover - another procset version
+        pass
+    return _from_canonical_runs_public  # pragma: no cover
+
+
+procset_from_canonical_runs = _pick_builder()
 
 
 def parse_interval_set(text: str) -> ProcSet:
     """Parse any valid form ("3 1-2", "1-3"); raises ValueError on a malformed string."""
-    if not isinstance(text, str):
-        raise ValueError(f"expected an interval set string like '0-3 5', got {text!r}")
-    text = text.strip()
-    if not text:
-        return ProcSet()
-    try:
-        return ProcSet.from_str(text)
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"malformed interval set {text!r}: expected closed integer intervals like '0-3 5 7'") from exc
+    runs = parse_runs(text)
+    if is_canonical(runs):
+        return procset_from_canonical_runs(runs)
+    return ProcSet(*runs)
 
 
 def format_interval_set(resources: "ProcSet | str | list[int] | range") -> str:
@@ -23,3 +78,14 @@ def format_interval_set(resources: "ProcSet | str | list[int] | range") -> str:
     if not isinstance(resources, ProcSet):
         resources = ProcSet(*resources)
     return str(resources)
+
+
+def hosts_of(text: str) -> tuple[list[int], str]:
+    """The sorted distinct host ids of an interval set, and its canonical string."""
+    runs = parse_runs(text)
+    if not is_canonical(runs):
+        runs = [(itv.inf, itv.sup) for itv in ProcSet(*runs).intervals()]
+    hosts: list[int] = []
+    for a, b in runs:
+        hosts.extend(range(a, b + 1))
+    return hosts, " ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)

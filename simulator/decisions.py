@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from joulesim.protocol.errors import DecisionError
-from joulesim.protocol.interval_set import parse_interval_set
+from joulesim.protocol.interval_set import hosts_of, parse_interval_set
 from joulesim.simulator.input_error import InputError
 from joulesim.simulator.job_record import COMPLETED_STATES, NOT_SUBMITTED, RUNNING, SUBMITTED, JobRecord
 from joulesim.simulator.profiles import check_profile_references, validate_profile
@@ -19,6 +19,21 @@ from joulesim.simulator.workload_loader import parse_job
 
 if TYPE_CHECKING:
     from joulesim.simulator.simulation import Simulation
+
+
+class DecisionContext:
+    """Where a decision came from, for error messages; formatted only when one is raised."""
+
+    __slots__ = ("call_now", "index", "decision")
+
+    def __init__(self, call_now: float, index: int, decision: dict[str, Any]):
+        self.call_now = call_now
+        self.index = index
+        self.decision = decision
+
+    def __str__(self) -> str:
+        return (f"decider reply to the call at t={self.call_now:g}, events[{self.index}] "
+                f"({self.decision['type']} at t={self.decision['timestamp']:g})")
 
 
 class DecisionApplier:
@@ -38,24 +53,23 @@ class DecisionApplier:
             "CHANGE_JOB_STATE": self._change_job_state,
         }
 
-    def apply(self, decision: dict[str, Any], context: str) -> None:
+    def apply(self, decision: dict[str, Any], context: DecisionContext) -> None:
         self._handlers[decision["type"]](decision["data"], context)
 
     # ------------------------------------------------------------------ jobs
-    def _waiting_record(self, job_id: str, context: str, what: str) -> JobRecord:
+    def _waiting_record(self, job_id: str, context: DecisionContext, what: str) -> JobRecord:
         record = self.sim.record_of(job_id, context)
         if record.state != SUBMITTED:
             raise DecisionError(f"{context}: cannot {what} job {job_id}: it is {record.describe_state()} "
                                 "(only submitted, waiting jobs can be)")
         return record
 
-    def _execute_job(self, data: dict[str, Any], context: str) -> None:
+    def _execute_job(self, data: dict[str, Any], context: DecisionContext) -> None:
         sim = self.sim
         job_id = data["job_id"]
         record = self._waiting_record(job_id, context, "execute")
         job = record.job
-        alloc_set = parse_interval_set(data["alloc"])
-        alloc = list(alloc_set)
+        alloc, alloc_str = hosts_of(data["alloc"])
         if alloc and (alloc[0] < 0 or alloc[-1] >= sim.nb_hosts):
             raise DecisionError(f"{context}: job {job_id}: alloc '{data['alloc']}' names hosts outside "
                                 f"0-{sim.nb_hosts - 1} (the platform has {sim.nb_hosts} compute hosts)")
@@ -76,10 +90,10 @@ class DecisionApplier:
             if sim.host_unavailable[host]:
                 raise DecisionError(f"{context}: job {job_id}: host {host} is unavailable (an external "
                                     "event took it away): choose available hosts")
-        sim.start_job(record, alloc, str(alloc_set), executors)
+        sim.start_job(record, alloc, alloc_str, executors)
 
     @staticmethod
-    def _map_executors(mapping: dict[str, Any], alloc: list[int], res: int, job_id: str, context: str) -> list[int]:
+    def _map_executors(mapping: dict[str, Any], alloc: list[int], res: int, job_id: str, context: DecisionContext) -> list[int]:
         if len(mapping) != res:
             raise DecisionError(f"{context}: job {job_id} requests {res} executor(s) but the mapping has "
                                 f"{len(mapping)}: map each executor 0..{res - 1} onto an index of the alloc")
@@ -95,11 +109,11 @@ class DecisionApplier:
             executors.append(alloc[target])
         return executors
 
-    def _reject_job(self, data: dict[str, Any], context: str) -> None:
+    def _reject_job(self, data: dict[str, Any], context: DecisionContext) -> None:
         record = self._waiting_record(data["job_id"], context, "reject")
         self.sim.reject_job(record)
 
-    def _kill_job(self, data: dict[str, Any], context: str) -> None:
+    def _kill_job(self, data: dict[str, Any], context: DecisionContext) -> None:
         sim = self.sim
         progress: dict[str, Any] = {}
         for job_id in data["job_ids"]:
@@ -112,10 +126,10 @@ class DecisionApplier:
             # A job that already finished got its JOB_COMPLETED: killing it does nothing.
         sim.emit("JOB_KILLED", {"job_ids": list(data["job_ids"]), "job_progress": progress})
 
-    def _set_job_metadata(self, data: dict[str, Any], context: str) -> None:
+    def _set_job_metadata(self, data: dict[str, Any], context: DecisionContext) -> None:
         self.sim.record_of(data["job_id"], context).metadata = data["metadata"]
 
-    def _change_job_state(self, data: dict[str, Any], context: str) -> None:
+    def _change_job_state(self, data: dict[str, Any], context: DecisionContext) -> None:
         record = self.sim.record_of(data["job_id"], context)
         state = data["job_state"]
         if record.state != SUBMITTED:
@@ -128,7 +142,7 @@ class DecisionApplier:
         self.sim.reject_job(record, state)
 
     # ------------------------------------------------------------------ time and machines
-    def _call_me_later(self, data: dict[str, Any], context: str) -> None:
+    def _call_me_later(self, data: dict[str, Any], context: DecisionContext) -> None:
         sim = self.sim
         sim.pending_calls += 1
         sim.at(float(data["timestamp"]), self._requested_call)
@@ -137,7 +151,7 @@ class DecisionApplier:
         self.sim.pending_calls -= 1
         self.sim.emit("REQUESTED_CALL", {})
 
-    def _set_resource_state(self, data: dict[str, Any], context: str) -> None:
+    def _set_resource_state(self, data: dict[str, Any], context: DecisionContext) -> None:
         sim = self.sim
         hosts = list(parse_interval_set(data["resources"]))
         state = int(data["state"])
@@ -161,7 +175,7 @@ class DecisionApplier:
             sim.host_speed[host] = sim.hosts[host].speeds[state]
         sim.emit("RESOURCE_STATE_CHANGED", {"resources": data["resources"], "state": str(state)})
 
-    def _query(self, data: dict[str, Any], context: str) -> None:
+    def _query(self, data: dict[str, Any], context: DecisionContext) -> None:
         if not self.sim.config.energy:
             raise DecisionError(f"{context}: QUERY consumed_energy needs energy accounting: run the "
                                 "simulator with -E/--energy")
@@ -169,7 +183,7 @@ class DecisionApplier:
                             "this joulesim version")
 
     # ------------------------------------------------------------------ dynamic jobs
-    def _require_registration(self, context: str) -> None:
+    def _require_registration(self, context: DecisionContext) -> None:
         if not self.sim.config.dynamic_jobs:
             raise DecisionError(f"{context}: dynamic job registration is disabled: run the simulator with "
                                 "--enable-dynamic-jobs")
@@ -177,7 +191,7 @@ class DecisionApplier:
             raise DecisionError(f"{context}: registration was finished (NOTIFY registration_finished); "
                                 "send NOTIFY continue_registration first")
 
-    def _register_profile(self, data: dict[str, Any], context: str) -> None:
+    def _register_profile(self, data: dict[str, Any], context: DecisionContext) -> None:
         self._require_registration(context)
         sim = self.sim
         workload, name = data["workload_name"], data["profile_name"]
@@ -192,7 +206,7 @@ class DecisionApplier:
             raise DecisionError(f"REGISTER_PROFILE rejected: {exc}") from None
         profiles[name] = data["profile"]
 
-    def _register_job(self, data: dict[str, Any], context: str) -> None:
+    def _register_job(self, data: dict[str, Any], context: DecisionContext) -> None:
         self._require_registration(context)
         sim = self.sim
         job_id = data["job_id"]
@@ -216,7 +230,7 @@ class DecisionApplier:
         sim.records[job_id] = record
         sim.submit(record, announce=sim.config.acknowledge_dynamic_jobs)
 
-    def _notify(self, data: dict[str, Any], context: str) -> None:
+    def _notify(self, data: dict[str, Any], context: DecisionContext) -> None:
         kind = data["type"]
         if kind == "registration_finished":
             self._require_registration(context)

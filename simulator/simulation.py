@@ -21,7 +21,7 @@ import simpy
 
 from joulesim.protocol.errors import DecisionError, JoulesimError
 from joulesim.protocol.interval_set import format_interval_set
-from joulesim.simulator.decisions import DecisionApplier
+from joulesim.simulator.decisions import DecisionApplier, DecisionContext
 from joulesim.simulator.decider_link import DeciderLink
 from joulesim.simulator.job_execution import profile_duration, profile_progress, profile_return_code
 from joulesim.simulator.job_record import RUNNING, SUBMITTED, JobRecord
@@ -178,8 +178,7 @@ class Simulation:
         self.pending = []
         reply = self.link.call(message)
         for index, decision in enumerate(reply["events"]):
-            context = (f"decider reply to the call at t={now:g}, events[{index}] "
-                       f"({decision['type']} at t={decision['timestamp']:g})")
+            context = DecisionContext(now, index, decision)
             if decision["timestamp"] <= now:
                 self.applier.apply(decision, context)
             else:
@@ -190,7 +189,7 @@ class Simulation:
             self.decider_free = False
             self.at(reply_now, self._decider_ready)
 
-    def _apply_later(self, item: tuple[dict[str, Any], str]) -> None:
+    def _apply_later(self, item: tuple[dict[str, Any], DecisionContext]) -> None:
         self.scheduled_decisions -= 1
         self.applier.apply(*item)
 
@@ -297,15 +296,21 @@ class Simulation:
         record.start = now
         record.alloc = alloc
         record.alloc_str = alloc_str
-        record.speeds = [self.host_speed[h] for h in executors]
+        host_job = self.host_job
         for host in alloc:
-            self.host_job[host] = record
+            host_job[host] = record
         self.machines.change(now, idle=-len(alloc), computing=len(alloc))
-        duration = profile_duration(job.profile, record.profiles, record.speeds)
+        profile = record.profiles[job.profile]
+        if profile["type"] == "delay":  # the common case: no speeds involved
+            duration = profile["delay"]
+        else:
+            host_speed = self.host_speed
+            record.speeds = [host_speed[h] for h in executors]
+            duration = profile_duration(job.profile, record.profiles, record.speeds)
         if 0 < job.walltime < duration:
             record.end_state = "COMPLETED_WALLTIME_REACHED"
             duration = job.walltime
-        elif profile_return_code(job.profile, record.profiles) != 0:
+        elif profile.get("ret", 0) != 0:
             record.end_state = "COMPLETED_FAILED"
         else:
             record.end_state = "COMPLETED_SUCCESSFULLY"

@@ -1,0 +1,152 @@
+"""Speed of the simulator core: 20,000 delay jobs on 128 hosts with EASY backfilling.
+
+Input: 20,000 delay jobs, Poisson arrivals, about 70% offered load, sizes 1-128 (mostly
+small, powers of two common), runtimes log-uniform from 10 s to 10 h, walltime = 2 x runtime;
+generated with a fixed seed. Platform: the shipped cluster128 (128 hosts at 1 Gflop/s).
+
+Three measurements, each in a fresh child process so that peak memory is its own:
+  - inproc: `easy` in the simulator's process (in-process transport);
+  - zmq:    `easy` in its own process (`joulesim decide easy`), over ZeroMQ ipc://;
+  - floor:  the bare ZeroMQ ipc round trip of an empty message between two processes.
+Prints jobs/s and decider calls/s per run, peak memory, and the ratio of the ZeroMQ run's
+time to (calls x floor).
+
+    python benchmarks/bench_easy_delay.py [--jobs 20000] [--energy]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+HOSTS = 128
+
+
+def make_workload(path: str, nb_jobs: int, load: float, seed: int = 1) -> None:
+    rng = random.Random(seed)
+    jobs, profiles = [], {}
+    sizes, runtimes = [], []
+    for _ in range(nb_jobs):
+        size = 2 ** rng.randint(0, 7) if rng.random() < 0.6 else rng.randint(1, HOSTS)
+        sizes.append(size)
+        runtimes.append(round(math.exp(rng.uniform(math.log(10), math.log(36000)))))
+    work = sum(s * r for s, r in zip(sizes, runtimes))
+    mean_interarrival = work / (load * HOSTS) / nb_jobs
+    t = 0.0
+    for i, (size, runtime) in enumerate(zip(sizes, runtimes)):
+        t += rng.expovariate(1 / mean_interarrival)
+        name = f"d{runtime}"
+        profiles[name] = {"type": "delay", "delay": runtime}
+        jobs.append({"id": i, "subtime": round(t, 3), "res": size, "walltime": 2 * runtime, "profile": name})
+    with open(path, "w") as f:
+        json.dump({"nb_res": HOSTS, "jobs": jobs, "profiles": profiles}, f)
+
+
+def peak_memory_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def child_simulation(mode: str, workload: str, prefix: str, energy: bool) -> dict:
+    from joulesim.deciders import load_decider
+    from joulesim.protocol.transport_inprocess import InProcessRequester
+    from joulesim.protocol.transport_zmq import ZmqRequester
+    from joulesim.simulator.decider_link import DeciderLink
+    from joulesim.simulator.platform_loader import load_platform
+    from joulesim.simulator.simulation import Simulation
+    from joulesim.simulator.simulation_config import SimulationConfig
+    from joulesim.simulator.workload_loader import load_workload
+
+    config = SimulationConfig(platform=load_platform("cluster128"), workloads=[load_workload(workload, "w0")],
+                              export_prefix=prefix, energy=energy)
+    decider_process = None
+    if mode == "inproc":
+        transport = InProcessRequester(load_decider("easy", {}))
+    else:
+        endpoint = f"ipc://{prefix}.sock"
+        decider_process = subprocess.Popen([sys.executable, "-m", "joulesim.cli.main", "decide", "easy",
+                                            "-s", endpoint], stdin=subprocess.DEVNULL)
+        transport = ZmqRequester(endpoint, 60, lambda: None if decider_process.poll() is None else "decider died")
+    link = DeciderLink(transport)
+    started = time.perf_counter()
+    result = Simulation(config, link).run()
+    elapsed = time.perf_counter() - started
+    link.close()
+    if decider_process is not None:
+        decider_process.wait(30)
+    return {"seconds": elapsed, "jobs": result.stats.nb_jobs, "calls": result.decider_calls,
+            "peak_mb": peak_memory_mb(), "makespan": result.stats.makespan}
+
+
+def child_floor(round_trips: int) -> dict:
+    import zmq
+
+    directory = tempfile.mkdtemp(prefix="joulesim-floor-")
+    endpoint = f"ipc://{directory}/floor.sock"
+    echo = subprocess.Popen([sys.executable, "-c", (
+        "import sys, zmq\n"
+        "s = zmq.Context().socket(zmq.REP); s.bind(sys.argv[1])\n"
+        f"for _ in range({round_trips} + 100): s.send(s.recv())\n"), endpoint])
+    socket = zmq.Context().socket(zmq.REQ)
+    socket.connect(endpoint)
+    for _ in range(100):  # warm-up, and wait for the echo process to be bound
+        socket.send(b"")
+        socket.recv()
+    started = time.perf_counter()
+    for _ in range(round_trips):
+        socket.send(b"")
+        socket.recv()
+    elapsed = time.perf_counter() - started
+    echo.wait(30)
+    return {"floor_us": elapsed / round_trips * 1e6}
+
+
+def run_child(*args: str) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=20000)
+    parser.add_argument("--load", type=float, default=0.7)
+    parser.add_argument("--energy", action="store_true", help="simulate with -E")
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        mode, *rest = args.child
+        if mode == "floor":
+            print(json.dumps(child_floor(int(rest[0]))))
+        else:
+            print(json.dumps(child_simulation(mode, rest[0], rest[1], rest[2] == "1")))
+        return
+
+    directory = tempfile.mkdtemp(prefix="joulesim-bench-")
+    workload = os.path.join(directory, "workload.json")
+    make_workload(workload, args.jobs, args.load)
+    energy = "1" if args.energy else "0"
+    print(f"input: {args.jobs} delay jobs, Poisson arrivals, {args.load:.0%} offered load, {HOSTS} hosts, "
+          f"decider easy{', energy on' if args.energy else ''}")
+    inproc = run_child("inproc", workload, os.path.join(directory, "inproc"), energy)
+    zmq_run = run_child("zmq", workload, os.path.join(directory, "zmq"), energy)
+    floor = run_child("floor", "20000")
+    for name, r in (("in-process", inproc), ("zeromq ipc", zmq_run)):
+        print(f"{name:11} {r['seconds']:7.2f} s  {r['jobs'] / r['seconds']:9.0f} jobs/s  "
+              f"{r['calls'] / r['seconds']:9.0f} decider calls/s  ({r['calls']} calls)  "
+              f"peak memory {r['peak_mb']:.0f} MB")
+    floor_total = zmq_run["calls"] * floor["floor_us"] / 1e6
+    print(f"floor       {floor['floor_us']:.1f} us per empty ZeroMQ ipc round trip; "
+          f"calls x floor = {floor_total:.2f} s")
+    print(f"ratio       zeromq run time / (calls x floor) = {zmq_run['seconds'] / floor_total:.2f}")
+    assert inproc["makespan"] == zmq_run["makespan"], "the two transports must give the same schedule"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,31 @@
+"""The README's decider example runs as written, through the CLI, in its own process."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import read_csv
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def python_blocks() -> dict[str, str]:
+    """README code blocks that start with a '# file.py' comment, by file name."""
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    return {block.splitlines()[0][2:].strip(): block for block in blocks if block.startswith("# ")}
+
+
+def test_the_readme_decider_runs_as_written(tmp_path):
+    source = python_blocks()["my_fcfs.py"]
+    (tmp_path / "my_fcfs.py").write_text(source)
+    command = re.search(r"PYTHONPATH=\. joulesim (run .*)", README.read_text()).group(1).split()
+    result = subprocess.run([sys.executable, "-m", "joulesim.cli.main", *command], cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": str(tmp_path)}, capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, timeout=120)
+    assert result.returncode == 0, result.stderr
+    rows = read_csv(str(tmp_path / "out_jobs.csv"))
+    assert len(rows) == 4 and all(r["final_state"] == "COMPLETED_SUCCESSFULLY" for r in rows)
