@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
 
 from procset import ProcSet
 
@@ -32,16 +31,28 @@ class ConservativeBackfilling(QueuePolicy):
 
     Placement variants override `choose_machines(hole, n)` (ProcSet in, ProcSet or None
     out); the default variant uses a bitmask fast path with the same result.
+
+    When only submissions happened since the last call (no job ended, no availability
+    change, no reservation became due), the previous plan is kept and only the new jobs are
+    inserted: a rebuild would give the same reservations. `incremental = False` disables
+    this.
     """
+
+    incremental = True
 
     def __init__(self, options: dict[str, str] | None = None):
         super().__init__(options)
+        self._default_choice = type(self).choose_machines is ConservativeBackfilling.choose_machines
         self.times: list[float] = []
         self.masks: list[int] = []
         # job id -> (start time, machines bitmask) of the jobs reserved later than now, as
-        # computed by the last call (once no machine is left free now, the remaining jobs
-        # are not inserted: they could not start now anyway; see schedule()).
+        # computed by the last call (once too few machines are left free now for any waiting
+        # job, the remaining jobs are not inserted: they could not start now; see schedule()).
         self.reservations: dict[str, tuple[float, int]] = {}
+        # The plan (profile + reservations) of the last call, and the first waiting job not
+        # in it. The plan is reused when only submissions happened since (see schedule()).
+        self._plan_valid = False
+        self._unplanned: str | None = None
 
     # ---------------------------------------------------------------- placement hook
     def choose_machines(self, hole: ProcSet, n: int) -> ProcSet | None:
@@ -53,8 +64,6 @@ class ConservativeBackfilling(QueuePolicy):
         return mask_to_procset(lowest_bits(procset_to_mask(hole), n))
 
     def _choose_mask(self, hole: int, n: int) -> int | None:
-        if self._default_choice:
-            return lowest_bits(hole, n)
         chosen = self.choose_machines(mask_to_procset(hole), n)
         if chosen is None:
             return None
@@ -65,10 +74,6 @@ class ConservativeBackfilling(QueuePolicy):
                 f"{mask_to_procset(hole)}: it must return exactly {n} machines of the hole"
             )
         return mask
-
-    @property
-    def _default_choice(self) -> bool:
-        return type(self).choose_machines is ConservativeBackfilling.choose_machines
 
     # ---------------------------------------------------------------- profile
     def build_profile(self) -> None:
@@ -107,9 +112,11 @@ class ConservativeBackfilling(QueuePolicy):
         times = self.times
         masks = self.masks
         nb = len(times)
-        for k in range(nb):
+        k = 0
+        while k < nb:
             hole = masks[k]
             if hole.bit_count() < n:
+                k += 1
                 continue
             end = times[k] + walltime
             j = k + 1
@@ -119,8 +126,9 @@ class ConservativeBackfilling(QueuePolicy):
                     break
                 j += 1
             else:
-                chosen = self._choose_mask(hole, n)
+                chosen = lowest_bits(hole, n) if self._default_choice else self._choose_mask(hole, n)
                 if chosen is None:
+                    k += 1
                     continue
                 # Occupy slices k .. j-1; split at `end` when it falls inside a slice.
                 if walltime <= 0:
@@ -132,17 +140,35 @@ class ConservativeBackfilling(QueuePolicy):
                 for i in range(k, j):
                     masks[i] &= keep
                 return k, chosen
+            # Slice j cut the hole. If it alone is too small, no start up to j can work.
+            k = j + 1 if masks[j].bit_count() < n else k + 1
         return None
 
     # ---------------------------------------------------------------- scheduling
     def schedule(self) -> None:
-        self.build_profile()
-        self.reservations = {}
+        queue = self.queue
+        if (self.incremental and not self.resources_changed and self._plan_valid
+                and (len(self.times) == 1 or self.times[1] > self.now)):
+            # Only submissions since the last call: rebuilding would give every job already
+            # in the plan the same reservation, so keep them and insert the others.
+            self.times[0] = self.now
+            if self._unplanned is None:
+                return
+            jobs = queue.iter_from(self._unplanned)
+        else:
+            self.build_profile()
+            self.reservations = {}
+            jobs = iter(queue)
         masks = self.masks
         to_start = []
-        for job in self.queue:
-            if masks[0] == 0:
-                break  # nothing can start now: later reservations cannot change this call
+        self._unplanned = None
+        # Once fewer machines are free now than any waiting job needs, no later job can
+        # start now whatever its reservation: stop there (the decisions are the same).
+        smallest = queue.min_res()
+        for job in jobs:
+            if masks[0].bit_count() < smallest:
+                self._unplanned = job.id
+                break
             walltime = job.walltime if job.walltime >= 0 else math.inf
             placed = self.insert(job.res, walltime)
             if placed is None:
@@ -152,5 +178,11 @@ class ConservativeBackfilling(QueuePolicy):
                 to_start.append((job, mask))
             else:
                 self.reservations[job.id] = (self.times[k], mask)
+        self._plan_valid = True
         for job, mask in to_start:
             self.start_job(job, mask)
+
+    def on_job_submitted(self, job) -> None:
+        super().on_job_submitted(job)
+        if job.id in self.queue and self._unplanned is None:
+            self._unplanned = job.id  # the first job not in the plan yet

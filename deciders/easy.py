@@ -57,10 +57,11 @@ class EasyBackfilling(QueuePolicy):
         # 3. Backfilling.
         free = self.free_mask.bit_count()
         now = self.now
+        smallest = queue.min_res()  # no waiting job fits in fewer machines
         candidates = iter(queue)
         next(candidates)  # the blocked job itself
         for job in candidates:
-            if free == 0:
+            if free < smallest:
                 break
             res = job.res
             if res > free:

@@ -26,9 +26,10 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from procset import ProcInt, ProcSet
+from procset import ProcSet
 
 from joulesim.protocol.decider import Decider, SubmittedJob
+from joulesim.protocol.interval_set import procset_from_canonical_runs as _procset_from_runs
 
 __all__ = [
     "QueuePolicy",
@@ -61,33 +62,6 @@ def mask_runs(mask: int) -> list[tuple[int, int]]:
     return runs
 
 
-def _procset_from_runs_public(runs: list[tuple[int, int]]) -> ProcSet:
-    return ProcSet(*runs)
-
-
-def _procset_from_runs_fast(runs: list[tuple[int, int]]) -> ProcSet:
-    # The public constructor merges interval by interval (about 10 us for a few intervals);
-    # our runs are already disjoint, maximal and sorted, which is procset's internal form.
-    result = ProcSet()
-    new = tuple.__new__
-    result._itvs = [new(ProcInt, run) for run in runs]
-    return result
-
-
-def _pick_procset_builder():
-    sample = [(0, 3), (5, 5), (7, 130)]
-    try:
-        fast = _procset_from_runs_fast(sample)
-        if fast == ProcSet(*sample) and str(fast) == "0-3 5 7-130" and len(fast) == 129:
-            return _procset_from_runs_fast
-    except Exception:  # pragma: no cover - another procset version
-        pass
-    return _procset_from_runs_public  # pragma: no cover
-
-
-_procset_from_runs = _pick_procset_builder()
-
-
 def mask_to_procset(mask: int) -> ProcSet:
     """The ProcSet of the machines whose bit is set in `mask`."""
     return _procset_from_runs(mask_runs(mask))
@@ -103,9 +77,17 @@ def procset_to_mask(resources: ProcSet) -> int:
 
 def lowest_bits(mask: int, n: int) -> int:
     """The n lowest set bits of `mask` (all of them when it has fewer than n)."""
-    result = 0
     if n <= 0:
         return 0
+    if n <= 8:  # a few bit tricks beat the string scan for small jobs
+        result = 0
+        while n and mask:
+            low = mask & -mask
+            result |= low
+            mask ^= low
+            n -= 1
+        return result
+    result = 0
     for first, last in mask_runs(mask):
         size = last - first + 1
         if size >= n:
@@ -133,22 +115,31 @@ class WaitingQueue:
     iterating is allowed.
     """
 
-    __slots__ = ("_items", "_index", "_head")
+    __slots__ = ("_items", "_index", "_head", "_res_count")
 
     def __init__(self) -> None:
         self._items: list[SubmittedJob | None] = []
         self._index: dict[str, int] = {}
         self._head = 0
+        self._res_count: dict[int, int] = {}  # res -> number of waiting jobs asking for it
 
     def append(self, job: SubmittedJob) -> None:
         self._index[job.id] = len(self._items)
         self._items.append(job)
+        counts = self._res_count
+        counts[job.res] = counts.get(job.res, 0) + 1
 
     def remove(self, job_id: str) -> SubmittedJob:
         i = self._index.pop(job_id)
         items = self._items
         job = items[i]
         items[i] = None
+        counts = self._res_count
+        left = counts[job.res] - 1  # type: ignore[union-attr]
+        if left:
+            counts[job.res] = left  # type: ignore[union-attr]
+        else:
+            del counts[job.res]  # type: ignore[union-attr]
         if i == self._head:
             head = i + 1
             end = len(items)
@@ -161,9 +152,21 @@ class WaitingQueue:
         items = self._items
         return items[self._head] if self._head < len(items) else None
 
+    def min_res(self) -> int:
+        """The smallest number of machines a waiting job asks for (0 when the queue is empty)."""
+        return min(self._res_count) if self._res_count else 0
+
     def __iter__(self) -> Iterator[SubmittedJob]:
         items = self._items
         for i in range(self._head, len(items)):
+            job = items[i]
+            if job is not None:
+                yield job
+
+    def iter_from(self, job_id: str) -> Iterator[SubmittedJob]:
+        """The waiting jobs from `job_id` (which must be waiting) on, in order."""
+        items = self._items
+        for i in range(self._index[job_id], len(items)):
             job = items[i]
             if job is not None:
                 yield job
@@ -204,7 +207,8 @@ class QueuePolicy(Decider):
         self.busy_mask = 0  # given to running jobs
         self.free_mask = 0  # usable now: all & ~busy & ~unavailable
         self.nb_machines = 0
-        self.needs_schedule = False
+        self.needs_schedule = False  # something happened that can change a decision
+        self.resources_changed = True  # a job ended or availability changed since schedule()
 
     # ---------------------------------------------------------------- state queries
     @property
@@ -252,6 +256,7 @@ class QueuePolicy(Decider):
         self.busy_mask &= ~mask
         self.free_mask |= mask & ~self.unavailable_mask
         self.needs_schedule = True
+        self.resources_changed = True
 
     # ---------------------------------------------------------------- callbacks
     def on_simulation_begins(self, data: dict[str, Any]) -> None:
@@ -272,6 +277,7 @@ class QueuePolicy(Decider):
         self.busy_mask = 0
         self.free_mask = self.all_mask & ~self.unavailable_mask
         self.needs_schedule = True
+        self.resources_changed = True
 
     def on_job_submitted(self, job: SubmittedJob) -> None:
         if job.res < 1 or job.res > self.nb_machines:
@@ -292,18 +298,21 @@ class QueuePolicy(Decider):
         self.unavailable_mask |= mask
         self.free_mask &= ~mask
         self.needs_schedule = True
+        self.resources_changed = True
 
     def on_machine_available(self, resources: ProcSet) -> None:
         mask = procset_to_mask(resources) & self.all_mask
         self.unavailable_mask &= ~mask
         self.free_mask |= mask & ~self.busy_mask
         self.needs_schedule = True
+        self.resources_changed = True
 
     def decide(self) -> None:
         if self.needs_schedule:
             self.needs_schedule = False
             if self.queue:
                 self.schedule()
+                self.resources_changed = False
                 self.queue.compact()
 
     def schedule(self) -> None:

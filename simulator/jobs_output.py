@@ -26,12 +26,19 @@ class JobsOutput:
         execution = finish - start
         turnaround = finish - subtime
         stretch = turnaround / execution if execution > 0 else 1.0
-        self._writer.writerow((
-            local_id, workload, profile, fmt(subtime), res, fmt(walltime),
-            1 if state == "COMPLETED_SUCCESSFULLY" else 0, state, fmt(start), fmt(execution),
-            fmt(finish), fmt(start - subtime), fmt(turnaround), fmt(stretch), alloc, fmt(energy),
-            metadata,
-        ))
+        if metadata or _needs_quoting(local_id) or _needs_quoting(profile):
+            self._writer.writerow((
+                local_id, workload, profile, fmt(subtime), res, fmt(walltime),
+                1 if state == "COMPLETED_SUCCESSFULLY" else 0, state, fmt(start), fmt(execution),
+                fmt(finish), fmt(start - subtime), fmt(turnaround), fmt(stretch), alloc, fmt(energy),
+                metadata,
+            ))
+            return
+        # The common row needs no quoting: one f-string is several times faster than csv.
+        self._out.write(
+            f"{local_id},{workload},{profile},{subtime:.6f},{res},{walltime:.6f},"
+            f"{1 if state == 'COMPLETED_SUCCESSFULLY' else 0},{state},{start:.6f},{execution:.6f},"
+            f"{finish:.6f},{start - subtime:.6f},{turnaround:.6f},{stretch:.6f},{alloc},{energy:.6f},\n")
 
     def write_rejected(self, local_id: str, workload: str, profile: str, subtime: float, res: int,
                        walltime: float, metadata: str, state: str = "REJECTED") -> None:
@@ -39,3 +46,7 @@ class JobsOutput:
             local_id, workload, profile, fmt(subtime), res, fmt(walltime), 0, state,
             "", "", "", "", "", "", "", "", metadata,
         ))
+
+
+def _needs_quoting(text: str) -> bool:
+    return "," in text or '"' in text or "\n" in text or "\r" in text

@@ -61,7 +61,8 @@ def test_simulate_and_decide_by_hand_in_two_processes(tmp_path):
     decider = subprocess.Popen([*JOULESIM, "decide", "fcfs", "-s", endpoint, "--timeout", "60"],
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        result = joulesim("simulate", "-p", "small4", "-w", "tiny", "-e", str(tmp_path / "out"), "-s", endpoint)
+        result = joulesim("simulate", "-p", "small4", "-w", "tiny", "-e", str(tmp_path / "out"), "-s", endpoint,
+                          "--timeout", "30")
         assert result.returncode == 0, result.stderr
         assert decider.wait(30) == 0
     finally:

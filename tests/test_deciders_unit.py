@@ -242,6 +242,17 @@ def test_unavailable_machines_are_not_allocated(name):
 
 
 @pytest.mark.parametrize("name", QUEUE_POLICIES)
+def test_machine_available_again_while_its_job_runs(name):
+    decider = start(name, 2)
+    assert send(decider, 0.0, submitted(0.0, "a", 1, 100)) == [("EXECUTE", "a", "0")]
+    assert send(decider, 1.0, notify(1.0, "event_machine_unavailable", "0-1")) == []
+    assert send(decider, 2.0, notify(2.0, "event_machine_available", "0-1")) == []
+    # Machine 0 still runs a: only machine 1 may be used.
+    assert send(decider, 3.0, submitted(3.0, "b", 1, 10), submitted(3.0, "c", 1, 10)) == [("EXECUTE", "b", "1")]
+    assert decider.free_mask == 0
+
+
+@pytest.mark.parametrize("name", QUEUE_POLICIES)
 def test_unavailable_at_simulation_begins(name):
     decider = start(name, 3, unavailable=(0,))
     assert send(decider, 0.0, submitted(0.0, "a", 2, 100), submitted(0.0, "b", 1, 100)) == [
@@ -395,6 +406,15 @@ def test_easy_running_job_without_walltime_never_frees():
     assert send(decider, 1.0, submitted(1.0, "b", 3, 10), submitted(1.0, "c", 1, 10_000)) == []
 
 
+def test_easy_without_possible_reservation_jobs_without_walltime_still_wait():
+    decider = start("easy", 4)
+    assert send(decider, 0.0, submitted(0.0, "inf", 2, -1), submitted(0.0, "a", 1, 100)) == [
+        ("EXECUTE", "inf", "0-1"), ("EXECUTE", "a", "2")]
+    # b needs 3 and no shadow time exists; c (no walltime) gets no extra machine.
+    assert send(decider, 1.0, submitted(1.0, "b", 3, 10), submitted(1.0, "c", 1, -1)) == []
+    assert decider.shadow(3) == (math.inf, 0)
+
+
 def test_easy_unavailable_machines_do_not_count_at_shadow_time():
     decider = start("easy", 4)
     assert send(decider, 0.0, submitted(0.0, "a", 2, 100)) == [("EXECUTE", "a", "0-1")]
@@ -425,6 +445,36 @@ def test_conservative_respects_machine_unavailable_while_running():
     # c (1 x 500 s) cannot start now.
     assert send(decider, 1.0, submitted(1.0, "b", 3, 10), submitted(1.0, "c", 1, 500)) == []
     assert decider.reservations["w0!b"] == (100.0, procset_to_mask(ProcSet(0, 2, 3)))
+
+
+def test_conservative_hole_search_window_boundaries():
+    """3 machines; x (2 x 10 s) on 1-2 until 10; machine 0 free now. At t=1:
+
+    r (2 x 10 s) is reserved at 10 on 0-1, leaving 2 free in [10, 20) and 0 in [1, 10);
+    c (1 x 15 s) cannot start now (0 is taken at 10) but can at 10 on 2 (a hole that does
+    not start at the first slice that cut the previous candidate window);
+    d (1 x 9.5 s) would end after 10: it waits until 20;
+    e (1 x 9 s) ends exactly at 10: it starts now on 0.
+    """
+    decider = start("conservative", 3)
+    assert send(decider, 0.0, submitted(0.0, "z", 1, 1)) == [("EXECUTE", "z", "0")]
+    assert send(decider, 0.0, submitted(0.0, "x", 2, 10)) == [("EXECUTE", "x", "1-2")]
+    assert send(decider, 1.0, completed(1.0, "z", "0")) == []
+    assert send(decider, 1.0, submitted(1.0, "r", 2, 10), submitted(1.0, "c", 1, 15),
+                submitted(1.0, "d", 1, 9.5), submitted(1.0, "e", 1, 9)) == [("EXECUTE", "e", "0")]
+    res = {job_id.split("!")[1]: (t, str(mask_to_procset(m))) for job_id, (t, m) in decider.reservations.items()}
+    assert res == {"r": (10.0, "0-1"), "c": (10.0, "2"), "d": (20.0, "0")}
+
+
+def test_conservative_job_running_past_its_walltime_is_expected_to_end_now():
+    decider = start("conservative", 2)
+    assert send(decider, 0.0, submitted(0.0, "a", 1, 10)) == [("EXECUTE", "a", "0")]
+    assert send(decider, 1.0, submitted(1.0, "b", 2, 5), submitted(1.0, "c", 1, 20)) == []
+    assert decider.reservations == {"w0!b": (10.0, 0b11), "w0!c": (15.0, 0b1)}
+    # At 20 a has not ended yet (walltime not enforced): no reservation may stay in the past.
+    assert send(decider, 20.0, submitted(20.0, "d", 1, 3)) == []
+    assert decider.reservations == {"w0!b": (20.0, 0b11), "w0!c": (25.0, 0b1), "w0!d": (25.0, 0b10)}
+    assert decider.profile()[0][:2] == (20.0, 20.0)
 
 
 class HighestIds(ConservativeBackfilling):
