@@ -93,7 +93,8 @@ class Decider:
         self._events.append({"timestamp": self.now, "type": kind, "data": data})
 
     def execute_job(self, job_id: str, alloc: ProcSet | str, mapping: dict[int, int] | None = None) -> None:
-        data: dict[str, Any] = {"job_id": job_id, "alloc": format_interval_set(alloc)}
+        # A string is sent as given (the simulator accepts any valid form and checks it).
+        data: dict[str, Any] = {"job_id": job_id, "alloc": alloc if isinstance(alloc, str) else format_interval_set(alloc)}
         if mapping is not None:
             data["mapping"] = {str(k): v for k, v in mapping.items()}
         self._emit("EXECUTE_JOB", data)

@@ -82,6 +82,13 @@ class DecisionApplier:
             executors = alloc
         else:
             executors = self._map_executors(mapping, alloc, job.res, job_id, context)
+        # Checked in C first (map/any); the slow loop only runs to explain a refusal.
+        if any(map(sim.host_job.__getitem__, alloc)) or any(map(sim.host_unavailable.__getitem__, alloc)):
+            self._explain_unusable_hosts(alloc, job_id, context)
+        sim.start_job(record, alloc, alloc_str, executors)
+
+    def _explain_unusable_hosts(self, alloc: list[int], job_id: str, context: DecisionContext) -> None:
+        sim = self.sim
         for host in alloc:
             running = sim.host_job[host]
             if running is not None:
@@ -90,7 +97,6 @@ class DecisionApplier:
             if sim.host_unavailable[host]:
                 raise DecisionError(f"{context}: job {job_id}: host {host} is unavailable (an external "
                                     "event took it away): choose available hosts")
-        sim.start_job(record, alloc, alloc_str, executors)
 
     @staticmethod
     def _map_executors(mapping: dict[str, Any], alloc: list[int], res: int, job_id: str, context: DecisionContext) -> list[int]:

@@ -125,7 +125,10 @@ class Simulation:
         return SimulationResult(schedule, self.stats, list(self.paths.values()), self.link.calls, wall)
 
     def _start(self) -> None:
+        # SIMULATION_BEGINS goes alone, as Batsim sends it: pybatsim reads this first message
+        # before its scheduler is initialised. Events of t=0 then come together in the next.
         self.emit("SIMULATION_BEGINS", self._simulation_begins_data())
+        self._call_decider()
         for index, workload in enumerate(self.config.workloads):
             if workload.jobs:
                 self.at(workload.jobs[0].subtime, self._submit_from, (index, 0))
@@ -342,13 +345,13 @@ class Simulation:
         record.state = state
         record.finish = now
         self.nb_unfinished -= 1
-        freed_idle = 0
-        for host in record.alloc:
-            self.host_job[host] = None
-            if not self.host_unavailable[host]:
-                freed_idle += 1
-        self.machines.change(now, idle=freed_idle, computing=-len(record.alloc),
-                             unavailable=len(record.alloc) - freed_idle)
+        alloc = record.alloc
+        host_job = self.host_job
+        for host in alloc:
+            host_job[host] = None
+        still_unavailable = sum(map(self.host_unavailable.__getitem__, alloc))
+        self.machines.change(now, idle=len(alloc) - still_unavailable, computing=-len(alloc),
+                             unavailable=still_unavailable)
         self.jobs_out.write_finished(job.local_id, job.workload, job.profile, job.subtime, job.res,
                                      job.walltime, state, record.start, now, record.alloc_str, 0.0,
                                      record.metadata)

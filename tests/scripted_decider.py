@@ -8,7 +8,7 @@ from joulesim.protocol.decider import Decider
 
 
 class ScriptedDecider(Decider):
-    """`script(decider, message)` is called for each message and emits decisions."""
+    """`script(decider, message)` is called for each message after the first and emits decisions."""
 
     def __init__(self, script: Callable[["ScriptedDecider", dict[str, Any]], None] | None = None):
         super().__init__()
@@ -21,7 +21,8 @@ class ScriptedDecider(Decider):
         return super().handle(message)
 
     def decide(self) -> None:
-        if self.script is not None:
+        # The first message holds SIMULATION_BEGINS alone; scripts start with the next one.
+        if self.script is not None and self._message["events"][0]["type"] != "SIMULATION_BEGINS":
             self.script(self, self._message)
 
     def events_of(self, kind: str) -> list[tuple[float, dict[str, Any]]]:

@@ -147,8 +147,10 @@ def test_same_time_events_come_in_one_message(tmp_path):
     decider = ScriptedDecider(script)
     run_in_process(decider, platform, [workload], str(tmp_path / "out"))
     messages = decider.types_per_message()
-    assert messages[0] == (0, ["SIMULATION_BEGINS", "JOB_SUBMITTED", "JOB_SUBMITTED", "JOB_SUBMITTED"])
-    assert messages[1] == (10, ["JOB_SUBMITTED", "NOTIFY", "JOB_COMPLETED", "JOB_COMPLETED", "JOB_COMPLETED"])
+    # SIMULATION_BEGINS comes alone, as from Batsim (pybatsim relies on it), then every t=0 event.
+    assert messages[0] == (0, ["SIMULATION_BEGINS"])
+    assert messages[1] == (0, ["JOB_SUBMITTED", "JOB_SUBMITTED", "JOB_SUBMITTED"])
+    assert messages[2] == (10, ["JOB_SUBMITTED", "NOTIFY", "JOB_COMPLETED", "JOB_COMPLETED", "JOB_COMPLETED"])
     assert messages[-1] == (11, ["SIMULATION_ENDS"])
 
 
@@ -199,7 +201,7 @@ def test_time_dilation_case_3_applies_decisions_on_the_fly_and_queues_events(tmp
     assert jobs["1"]["starting_time"] == "0.000000"
     assert jobs["2"]["starting_time"] == "3.000000"
     # The completion at t=2 and the submission at t=4 wait until the decider is free at t=6.
-    second = decider.messages[1]
+    second = decider.messages[2]  # after SIMULATION_BEGINS and the t=0 call
     assert second["now"] == 6
     assert [(e["timestamp"], e["type"]) for e in second["events"]] == [
         (2, "JOB_COMPLETED"), (4, "JOB_SUBMITTED"), (4, "NOTIFY")]
