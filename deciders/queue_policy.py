@@ -237,9 +237,11 @@ class QueuePolicy(Decider):
         """Execute a waiting job now, on `mask` (default: its res lowest-id free machines)."""
         if mask is None:
             mask = lowest_bits(self.free_mask, job.res)
-        alloc = mask_to_procset(mask)
+        runs = mask_runs(mask)
+        alloc = _procset_from_runs(runs)
         self.queue.remove(job.id)
-        self.execute_job(job.id, alloc)
+        # The canonical string straight from the runs: cheaper than formatting the ProcSet.
+        self.execute_job(job.id, " ".join([f"{a}-{b}" if a != b else str(a) for a, b in runs]))
         self.busy_mask |= mask
         self.free_mask &= ~mask
         walltime = job.walltime
