@@ -202,6 +202,35 @@ def _check_event_fields(who: str, index: int, event: Any) -> None:
         raise _fail(who, where, f"data must be an object ({{}} when empty); got {_got(event['data'])}")
 
 
+def _unpack(who: str, index: int, event: Any) -> tuple[Any, Any, Any]:
+    """(timestamp, type, data) of an event, or the ProtocolError saying which is missing."""
+    try:
+        return event["timestamp"], event["type"], event["data"]
+    except (KeyError, TypeError):
+        _check_event_fields(who, index, event)
+        raise  # pragma: no cover - _check_event_fields always raises here
+
+
+def _check_data(who: str, index: int, event: Any, data: Any, validator: Any,
+                interval_fields: Any) -> None:
+    """The event's data against its schema, then its interval-set fields."""
+    try:
+        validator(data)
+    except JsonSchemaValueException as exc:
+        if not isinstance(data, dict):
+            _check_event_fields(who, index, event)
+        raise _schema_error(who, _where(index, event), data, exc) from None
+    if interval_fields is not None:
+        for name in interval_fields:
+            value = data.get(name)
+            if value is not None and not _interval_ok(value):
+                raise _fail(
+                    who, _where(index, event),
+                    f"data.{name} must be an interval set string like \"0-3 5\"; got {_got(value)}; fix: list "
+                    "closed integer intervals a-b (a <= b) or single ids separated by single spaces",
+                )
+
+
 # ---------------------------------------------------------------------- public API
 def validate_decider_message(msg: Any, call_now: float) -> None:
     """Check a decider's reply to a call made at simulated time `call_now`.
@@ -221,13 +250,7 @@ def validate_decider_message(msg: Any, call_now: float) -> None:
     interval_fields = _DECISION_INTERVAL_FIELDS
     previous = call_now
     for index, event in enumerate(events):
-        try:
-            ts = event["timestamp"]
-            kind = event["type"]
-            data = event["data"]
-        except (KeyError, TypeError):
-            _check_event_fields(who, index, event)
-            raise  # pragma: no cover - _check_event_fields always raises here
+        ts, kind, data = _unpack(who, index, event)
         validator = validators.get(kind) if type(kind) is str else None
         if validator is None:
             _check_event_fields(who, index, event)
@@ -263,22 +286,7 @@ def validate_decider_message(msg: Any, call_now: float) -> None:
                 "decisions apply in order, so timestamps must be non-decreasing; fix: sort the decisions by timestamp",
             )
         previous = ts
-        try:
-            validator(data)
-        except JsonSchemaValueException as exc:
-            if not isinstance(data, dict):
-                _check_event_fields(who, index, event)
-            raise _schema_error(who, _where(index, event), data, exc) from None
-        fields = interval_fields.get(kind)
-        if fields is not None:
-            for name in fields:
-                value = data.get(name)
-                if value is not None and not _interval_ok(value):
-                    raise _fail(
-                        who, _where(index, event),
-                        f"data.{name} must be an interval set string like \"0-3 5\"; got {_got(value)}; fix: list "
-                        "closed integer intervals a-b (a <= b) or single ids separated by single spaces",
-                    )
+        _check_data(who, index, event, data, validator, interval_fields.get(kind))
         if kind == "CALL_ME_LATER":
             when = data["timestamp"]
             if not when > ts:
@@ -301,13 +309,7 @@ def validate_simulator_message(msg: Any) -> None:
     interval_fields = _EVENT_INTERVAL_FIELDS
     previous = -math.inf
     for index, event in enumerate(events):
-        try:
-            ts = event["timestamp"]
-            kind = event["type"]
-            data = event["data"]
-        except (KeyError, TypeError):
-            _check_event_fields(who, index, event)
-            raise  # pragma: no cover
+        ts, kind, data = _unpack(who, index, event)
         validator = validators.get(kind) if type(kind) is str else None
         if validator is None:
             _check_event_fields(who, index, event)
@@ -337,19 +339,4 @@ def validate_simulator_message(msg: Any) -> None:
                 "events must be in non-decreasing timestamp order; fix: sort the events by timestamp",
             )
         previous = ts
-        try:
-            validator(data)
-        except JsonSchemaValueException as exc:
-            if not isinstance(data, dict):
-                _check_event_fields(who, index, event)
-            raise _schema_error(who, _where(index, event), data, exc) from None
-        fields = interval_fields.get(kind)
-        if fields is not None:
-            for name in fields:
-                value = data.get(name)
-                if value is not None and not _interval_ok(value):
-                    raise _fail(
-                        who, _where(index, event),
-                        f"data.{name} must be an interval set string like \"0-3 5\"; got {_got(value)}; fix: list "
-                        "closed integer intervals a-b (a <= b) or single ids separated by single spaces",
-                    )
+        _check_data(who, index, event, data, validator, interval_fields.get(kind))
