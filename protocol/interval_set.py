@@ -80,12 +80,18 @@ def format_interval_set(resources: "ProcSet | str | list[int] | range") -> str:
     return str(resources)
 
 
-def hosts_of(text: str) -> tuple[list[int], str]:
-    """The sorted distinct host ids of an interval set, and its canonical string."""
+def canonical_runs(text: str) -> tuple[list[tuple[int, int]], str, int]:
+    """The canonical intervals of an interval set, its canonical string and its size."""
     runs = parse_runs(text)
     if not is_canonical(runs):
         runs = [(itv.inf, itv.sup) for itv in ProcSet(*runs).intervals()]
-    hosts: list[int] = []
+    size = sum(b - a + 1 for a, b in runs)
+    return runs, " ".join([str(a) if a == b else f"{a}-{b}" for a, b in runs]), size
+
+
+def expand_runs(runs: list[tuple[int, int]]) -> list[int]:
+    """Every id of the intervals, ascending."""
+    ids: list[int] = []
     for a, b in runs:
-        hosts.extend(range(a, b + 1))
-    return hosts, " ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+        ids.extend(range(a, b + 1))
+    return ids

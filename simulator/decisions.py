@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from joulesim.protocol.errors import DecisionError
-from joulesim.protocol.interval_set import hosts_of, parse_interval_set
+from joulesim.protocol.interval_set import canonical_runs, expand_runs, parse_interval_set
 from joulesim.simulator.input_error import InputError
 from joulesim.simulator.job_record import COMPLETED_STATES, NOT_SUBMITTED, RUNNING, SUBMITTED, JobRecord
 from joulesim.simulator.profiles import check_profile_references, validate_profile
@@ -69,23 +69,25 @@ class DecisionApplier:
         job_id = data["job_id"]
         record = self._waiting_record(job_id, context, "execute")
         job = record.job
-        alloc, alloc_str = hosts_of(data["alloc"])
-        if alloc and (alloc[0] < 0 or alloc[-1] >= sim.nb_hosts):
+        runs, alloc_str, size = canonical_runs(data["alloc"])
+        if runs and runs[-1][1] >= sim.nb_hosts:
             raise DecisionError(f"{context}: job {job_id}: alloc '{data['alloc']}' names hosts outside "
                                 f"0-{sim.nb_hosts - 1} (the platform has {sim.nb_hosts} compute hosts)")
         mapping = data.get("mapping")
+        executors = None  # one host per executor, in alloc order, unless a mapping says otherwise
         if mapping is None:
-            if len(alloc) != job.res:
+            if size != job.res:
                 raise DecisionError(f"{context}: job {job_id} requests {job.res} host(s) but alloc "
-                                    f"'{data['alloc']}' has {len(alloc)}: give exactly {job.res} hosts, "
+                                    f"'{data['alloc']}' has {size}: give exactly {job.res} hosts, "
                                     "or a mapping of its executors onto the alloc")
-            executors = alloc
         else:
-            executors = self._map_executors(mapping, alloc, job.res, job_id, context)
-        # Checked in C first (map/any); the slow loop only runs to explain a refusal.
-        if any(map(sim.host_job.__getitem__, alloc)) or any(map(sim.host_unavailable.__getitem__, alloc)):
-            self._explain_unusable_hosts(alloc, job_id, context)
-        sim.start_job(record, alloc, alloc_str, executors)
+            executors = self._map_executors(mapping, expand_runs(runs), job.res, job_id, context)
+        # Whole intervals are checked at C speed (slices); the slow loop only explains a refusal.
+        host_job, unavailable = sim.host_job, sim.host_unavailable
+        for a, b in runs:
+            if any(host_job[a:b + 1]) or any(unavailable[a:b + 1]):
+                self._explain_unusable_hosts(expand_runs(runs), job_id, context)
+        sim.start_job(record, runs, size, alloc_str, executors)
 
     def _explain_unusable_hosts(self, alloc: list[int], job_id: str, context: DecisionContext) -> None:
         sim = self.sim

@@ -25,7 +25,7 @@ class JobRecord:
         self.state = NOT_SUBMITTED
         self.start = -1.0
         self.finish = -1.0
-        self.alloc: list[int] = []
+        self.alloc: list[tuple[int, int]] = []  # canonical intervals of hosts
         self.alloc_str = ""
         self.speeds: list[float] = []  # speed of each executor's host at start
         self.metadata = ""

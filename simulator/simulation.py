@@ -20,7 +20,7 @@ from typing import Any, Callable
 import simpy
 
 from joulesim.protocol.errors import DecisionError, JoulesimError
-from joulesim.protocol.interval_set import format_interval_set
+from joulesim.protocol.interval_set import expand_runs, format_interval_set
 from joulesim.simulator.decisions import DecisionApplier, DecisionContext
 from joulesim.simulator.decider_link import DeciderLink
 from joulesim.simulator.job_execution import profile_duration, profile_progress, profile_return_code
@@ -292,23 +292,26 @@ class Simulation:
                 self.machines.change(now, idle=delta, unavailable=-delta)
 
     # ------------------------------------------------------------------ execution
-    def start_job(self, record: JobRecord, alloc: list[int], alloc_str: str, executors: list[int]) -> None:
+    def start_job(self, record: JobRecord, runs: list[tuple[int, int]], size: int, alloc_str: str,
+                  executors: list[int] | None) -> None:
+        """Run a job on the hosts of `runs` (canonical intervals); `executors` maps its executors
+        to hosts when a mapping was given (None: one executor per host, in order)."""
         now = self.env.now
         job = record.job
         record.state = RUNNING
         record.start = now
-        record.alloc = alloc
+        record.alloc = runs
         record.alloc_str = alloc_str
         host_job = self.host_job
-        for host in alloc:
-            host_job[host] = record
-        self.machines.change(now, idle=-len(alloc), computing=len(alloc))
+        for a, b in runs:
+            host_job[a:b + 1] = [record] * (b - a + 1)
+        self.machines.change(now, idle=-size, computing=size)
         profile = record.profiles[job.profile]
         if profile["type"] == "delay":  # the common case: no speeds involved
             duration = profile["delay"]
         else:
             host_speed = self.host_speed
-            record.speeds = [host_speed[h] for h in executors]
+            record.speeds = [host_speed[h] for h in (executors or expand_runs(runs))]
             duration = profile_duration(job.profile, record.profiles, record.speeds)
         if 0 < job.walltime < duration:
             record.end_state = "COMPLETED_WALLTIME_REACHED"
@@ -345,12 +348,13 @@ class Simulation:
         record.state = state
         record.finish = now
         self.nb_unfinished -= 1
-        alloc = record.alloc
-        host_job = self.host_job
-        for host in alloc:
-            host_job[host] = None
-        still_unavailable = sum(map(self.host_unavailable.__getitem__, alloc))
-        self.machines.change(now, idle=len(alloc) - still_unavailable, computing=-len(alloc),
+        host_job, unavailable = self.host_job, self.host_unavailable
+        size = still_unavailable = 0
+        for a, b in record.alloc:
+            host_job[a:b + 1] = [None] * (b - a + 1)
+            still_unavailable += sum(unavailable[a:b + 1])
+            size += b - a + 1
+        self.machines.change(now, idle=size - still_unavailable, computing=-size,
                              unavailable=still_unavailable)
         self.jobs_out.write_finished(job.local_id, job.workload, job.profile, job.subtime, job.res,
                                      job.walltime, state, record.start, now, record.alloc_str, 0.0,
