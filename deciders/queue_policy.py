@@ -240,8 +240,7 @@ class QueuePolicy(Decider):
         runs = mask_runs(mask)
         alloc = _procset_from_runs(runs)
         self.queue.remove(job.id)
-        # The canonical string straight from the runs: cheaper than formatting the ProcSet.
-        self.execute_job(job.id, " ".join([f"{a}-{b}" if a != b else str(a) for a, b in runs]))
+        self.execute_job(job.id, alloc)
         self.busy_mask |= mask
         self.free_mask &= ~mask
         walltime = job.walltime

@@ -50,6 +50,7 @@ class Decider:
         self.jobs: dict[str, SubmittedJob] = {}
         self.finished = False
         self._events: list[dict[str, Any]] = []
+        self._allocations: dict[str, ProcSet] = {}  # running jobs executed with a ProcSet
 
     # ------------------------------------------------------------------ callbacks
     def on_simulation_begins(self, data: dict[str, Any]) -> None: ...
@@ -92,9 +93,15 @@ class Decider:
     def _emit(self, kind: str, data: dict[str, Any]) -> None:
         self._events.append({"timestamp": self.now, "type": kind, "data": data})
 
-    def execute_job(self, job_id: str, alloc: ProcSet | str, mapping: dict[int, int] | None = None) -> None:
-        # A string is sent as given (the simulator accepts any valid form and checks it).
-        data: dict[str, Any] = {"job_id": job_id, "alloc": alloc if isinstance(alloc, str) else format_interval_set(alloc)}
+    def execute_job(self, job_id: str, alloc: "ProcSet | str | list[int]", mapping: dict[int, int] | None = None) -> None:
+        if isinstance(alloc, str):
+            text = alloc  # sent as given: the simulator accepts any valid form and checks it
+        else:
+            if isinstance(alloc, ProcSet):
+                # Kept so that JOB_COMPLETED need not parse the same set back.
+                self._allocations[job_id] = alloc
+            text = format_interval_set(alloc)
+        data: dict[str, Any] = {"job_id": job_id, "alloc": text}
         if mapping is not None:
             data["mapping"] = {str(k): v for k, v in mapping.items()}
         self._emit("EXECUTE_JOB", data)
@@ -163,9 +170,13 @@ class Decider:
             self.on_job_submitted(job)
         elif kind == "JOB_COMPLETED":
             job = self.jobs.get(data["job_id"]) or SubmittedJob(data["job_id"], 0.0, 0, -1, "")
-            self.on_job_completed(job, data["job_state"], int(data.get("return_code", 0)),
-                                  parse_interval_set(data.get("alloc", "")))
+            alloc = self._allocations.pop(job.id, None)
+            if alloc is None:
+                alloc = parse_interval_set(data.get("alloc", ""))
+            self.on_job_completed(job, data["job_state"], int(data.get("return_code", 0)), alloc)
         elif kind == "JOB_KILLED":
+            for job_id in data["job_ids"]:
+                self._allocations.pop(job_id, None)
             self.on_job_killed(list(data["job_ids"]), dict(data.get("job_progress", {})))
         elif kind == "REQUESTED_CALL":
             self.on_requested_call()

