@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, insort
 
-from joulesim.deciders.queue_policy import QueuePolicy
+from joulesim.deciders.queue_policy import QueuePolicy, RunningJob
+from joulesim.protocol.decider import SubmittedJob
+
+
+def _end_of(entry: tuple[float, int, RunningJob]) -> float:
+    return entry[0]
 
 
 class EasyBackfilling(QueuePolicy):
@@ -25,20 +31,38 @@ class EasyBackfilling(QueuePolicy):
     backfilled.
     """
 
+    def __init__(self, options: dict[str, str] | None = None):
+        super().__init__(options)
+        # Running jobs with a finite estimated end, kept sorted by (end, start order): the
+        # shadow time is found by walking it, without sorting at every call.
+        self._by_end: list[tuple[float, int, RunningJob]] = []
+        self._started = 0
+
+    def start_job(self, job: SubmittedJob, mask: int | None = None) -> RunningJob:
+        record = super().start_job(job, mask)
+        if record.estimated_end != math.inf:
+            self._started += 1
+            insort(self._by_end, (record.estimated_end, self._started, record))
+        return record
+
+    def _release(self, job_id: str) -> None:
+        record = self.running.get(job_id)
+        if record is not None and record.estimated_end != math.inf:
+            by_end = self._by_end
+            i = bisect_left(by_end, record.estimated_end, key=_end_of)
+            while by_end[i][2] is not record:
+                i += 1
+            del by_end[i]
+        super()._release(job_id)
+
     def shadow(self, needed: int) -> tuple[float, int]:
         """(shadow time, extra machines) for a job needing `needed` machines, blocked now."""
         available = self.free_mask.bit_count()
-        now = self.now
         usable = ~self.unavailable_mask
-        ends = sorted(
-            (record.estimated_end, (record.mask & usable).bit_count())
-            for record in self.running.values()
-            if record.estimated_end != math.inf
-        )
-        for end, count in ends:
-            available += count
+        for end, _, record in self._by_end:
+            available += (record.mask & usable).bit_count()
             if available >= needed:
-                return max(end, now), available - needed
+                return max(end, self.now), available - needed
         return math.inf, 0
 
     def schedule(self) -> None:
