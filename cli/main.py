@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import shutil
 import sys
+import traceback
 from typing import Any, Callable
 
 import click
@@ -138,7 +139,15 @@ def decide(name: str | None, endpoint: str, decider_options: tuple[str, ...], ti
             return
         return
     decider = load_decider(name, parse_key_values(decider_options))
-    serve(decider, endpoint, timeout_s)
+    try:
+        serve(decider, endpoint, timeout_s)
+    except (JoulesimError, KeyboardInterrupt):
+        raise
+    except Exception:  # a bug in the decider's own code: show where, with a readable header
+        click.echo(f"joulesim: error: decider {name} raised an exception at simulated time "
+                   f"t={decider.now:g}; the simulator will stop too. Its traceback:", err=True)
+        traceback.print_exc()
+        sys.exit(6)
 
 
 if __name__ == "__main__":

@@ -85,6 +85,8 @@ def test_a_crashing_decider_ends_the_run_with_a_clear_error(tmp_path):
     assert result.returncode == 5
     assert "the decider process (joulesim decide crashing_decider:Crasher) exited with status" in result.stderr
     assert "outputs written so far are kept" in result.stderr
+    assert "decider crashing_decider:Crasher raised an exception at simulated time t=0" in result.stderr
+    assert "RuntimeError: bug in my decider" in result.stderr
     assert (tmp_path / "out_jobs.csv").exists()
 
 
