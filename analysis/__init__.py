@@ -1,0 +1,1 @@
+"""Analysis of simulation outputs: metrics tables and plots."""

@@ -1,0 +1,1 @@
+"""Workload tools: convert real traces (SWF) and generate synthetic workloads."""
