@@ -98,8 +98,10 @@ def load_workload(path: str, name: str) -> Workload:
 
     jobs: list[Job] = []
     first_index: dict[str, int] = {}
+    # Computed once per profile, not once per job: traces have 100,000s of jobs.
+    executor_counts = {pname: leaf_executor_count(profiles, pname) for pname in profiles}
     for index, raw_job in enumerate(doc["jobs"]):
-        job = parse_job(raw_job, index, name, profiles, path)
+        job = parse_job(raw_job, index, name, profiles, path, executor_counts)
         if job.local_id in first_index:
             raise InputError(path, f"jobs[{index}] (id '{job.local_id}'): field 'id'",
                              f"duplicate id '{job.local_id}', also used by jobs[{first_index[job.local_id]}]",
@@ -111,7 +113,9 @@ def load_workload(path: str, name: str) -> Workload:
     return Workload(name=name, path=path, jobs=jobs, profiles=profiles, nb_res=nb_res)
 
 
-def parse_job(raw: Any, index: int, workload: str, profiles: dict[str, dict], path: str) -> Job:
+def parse_job(raw: Any, index: int, workload: str, profiles: dict[str, dict], path: str,
+              executor_counts: dict[str, int | None] | None = None) -> Job:
+    """Validate one job's JSON; `executor_counts` caches leaf_executor_count per profile."""
     where = f"jobs[{index}]"
     if not isinstance(raw, dict):
         raise InputError(path, where, f"is a {type(raw).__name__}, not an object",
@@ -156,7 +160,8 @@ def parse_job(raw: Any, index: int, workload: str, profiles: dict[str, dict], pa
         raise field("walltime", f"invalid value {walltime!r}",
                     "walltime must be a number > 0 (seconds after start), or -1 / left out for none")
 
-    executors = leaf_executor_count(profiles, profile)
+    executors = (executor_counts[profile] if executor_counts is not None
+                 else leaf_executor_count(profiles, profile))
     if executors is not None and executors != res:
         raise field("res", f"is {res} but profile '{profile}' needs exactly {executors} executors",
                     f"set res to {executors} or use a profile with {res} cpu values")
