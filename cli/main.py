@@ -12,6 +12,7 @@ import click
 
 from joulesim.cli.build_simulation import build_config
 from joulesim.cli.decider_process import DeciderProcess, free_ipc_endpoint
+from joulesim.cli.lazy_group import LazyGroup
 from joulesim.cli.simulate_options import parse_key_values, simulate_options, split_simulate_kwargs
 from joulesim.cli.summary import print_summary
 from joulesim.protocol.errors import JoulesimError
@@ -39,7 +40,11 @@ def reports_errors(command: Callable) -> Callable:
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, lazy_commands={
+    "workload": "joulesim.cli.workload_command:workload",
+    "analyze": "joulesim.cli.analyze_command:analyze",
+    "plot": "joulesim.cli.plot_command:plot",
+})
 @click.version_option(package_name="joulesim")
 def main() -> None:
     """joulesim: a fast, Batsim-4-compatible simulator of HPC job and resource management."""

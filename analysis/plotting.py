@@ -1,0 +1,35 @@
+"""Lazy matplotlib import (an optional extra) with the non-interactive Agg backend."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from joulesim.protocol.errors import JoulesimError
+
+
+def pyplot() -> Any:
+    """matplotlib.pyplot on the Agg backend; a readable error when matplotlib is not installed."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise JoulesimError("plotting needs matplotlib, which is not installed: "
+                            "pip install 'joulesim[plot]'") from None
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def save(fig: Any, path: str) -> str:
+    import os
+
+    plt = pyplot()
+    directory = os.path.dirname(path)
+    try:
+        if directory:
+            os.makedirs(directory, exist_ok=True)
+        fig.savefig(path, dpi=120)
+    except OSError as exc:
+        raise JoulesimError(f"{path}: cannot write the image: {exc.strerror or exc}") from None
+    finally:
+        plt.close(fig)
+    return path

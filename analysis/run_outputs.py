@@ -1,0 +1,201 @@
+"""One run's output files (Batsim 4 formats), read into pandas dataframes with checks.
+
+A run is named by its export prefix: `a/out` means `a/out_jobs.csv`, `a/out_schedule.csv`,
+`a/out_machine_states.csv` and, when energy was on, `a/out_consumed_energy.csv` and
+`a/out_pstate_changes.csv`. Each file is read on first use; the energy files may be absent.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from joulesim.protocol.errors import JoulesimError
+
+# Columns analysis needs (Batsim writes more; extra columns are fine).
+JOBS_REQUIRED = [
+    "job_id", "submission_time", "requested_number_of_resources", "final_state", "starting_time",
+    "execution_time", "finish_time", "waiting_time", "turnaround_time", "allocated_resources",
+]
+JOBS_NUMERIC = [
+    "submission_time", "requested_number_of_resources", "starting_time", "execution_time",
+    "finish_time", "waiting_time", "turnaround_time",
+]
+SCHEDULE_REQUIRED = ["makespan", "nb_computing_machines"]
+SCHEDULE_OPTIONAL_NUMERIC = ["consumed_joules", "nb_machine_switches"]
+MACHINE_STATES_REQUIRED = ["time", "nb_sleeping", "nb_switching_on", "nb_switching_off", "nb_idle",
+                           "nb_computing"]
+CONSUMED_ENERGY_REQUIRED = ["time", "energy", "event_type", "wattmin", "epower"]
+PSTATE_CHANGES_REQUIRED = ["time", "machine_id", "new_pstate"]
+
+_FILE_SUFFIXES = ("_jobs.csv", "_schedule.csv", "_machine_states.csv", "_consumed_energy.csv",
+                  "_pstate_changes.csv")
+
+
+class AnalysisError(JoulesimError):
+    """An output file to analyze is missing or malformed."""
+
+
+def normalize_prefix(prefix: str) -> str:
+    """Accept `a/out`, and also a path to one of its files (`a/out_jobs.csv`)."""
+    for suffix in _FILE_SUFFIXES:
+        if prefix.endswith(suffix):
+            return prefix[: -len(suffix)]
+    return prefix
+
+
+def read_csv_checked(path: str, required: list[str], numeric: list[str] | None = None,
+                     text: list[str] | None = None, what: str = "") -> pd.DataFrame:
+    """Read a CSV with pandas; raise AnalysisError naming the file when it is missing or wrong."""
+    if not os.path.exists(path):
+        raise AnalysisError(f"{path}: no such file{what}")
+    dtype = {c: str for c in text or []}
+    try:
+        frame = pd.read_csv(path, dtype=dtype, keep_default_na=False, na_values=[""])
+    except pd.errors.EmptyDataError:
+        raise AnalysisError(f"{path}: the file is empty (expected a header line with the columns "
+                            f"{', '.join(required)})") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        raise AnalysisError(f"{path}: not a readable CSV file: {str(exc).strip()}") from None
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise AnalysisError(f"{path}: missing column(s) {', '.join(missing)} (found: "
+                            f"{', '.join(map(str, frame.columns))})")
+    for column in numeric or []:
+        if column in frame.columns and not pd.api.types.is_numeric_dtype(frame[column]):
+            converted = pd.to_numeric(frame[column], errors="coerce")
+            bad = frame[column].notna() & converted.isna()
+            if bad.any():
+                row = int(np.flatnonzero(bad.to_numpy())[0])
+                raise AnalysisError(f"{path}: column {column} holds a non-number "
+                                    f"{frame[column].iloc[row]!r} (data row {row + 1})")
+            frame[column] = converted
+    return frame
+
+
+def parse_interval_set(text: Any) -> list[tuple[int, int]]:
+    """`'0-3 5 8-9'` -> [(0, 3), (5, 5), (8, 9)] (inclusive bounds); empty/NaN -> []."""
+    if not isinstance(text, str) or not text.strip():
+        return []
+    runs = []
+    for part in text.split():
+        lo, sep, hi = part.partition("-")
+        runs.append((int(lo), int(hi)) if sep else (int(lo), int(lo)))
+    return runs
+
+
+class RunOutputs:
+    """The output files of one run; dataframes are read on first access."""
+
+    def __init__(self, prefix: str):
+        self.prefix = normalize_prefix(prefix)
+        self._cache: dict[str, Any] = {}
+
+    @property
+    def name(self) -> str:
+        return self.prefix
+
+    def path(self, kind: str) -> str:
+        return f"{self.prefix}_{kind}.csv"
+
+    def _hint(self) -> str:
+        return f" (is {self.prefix!r} the export prefix -e of a run?)"
+
+    @property
+    def jobs(self) -> pd.DataFrame:
+        if "jobs" not in self._cache:
+            path = self.path("jobs")
+            frame = read_csv_checked(path, JOBS_REQUIRED, JOBS_NUMERIC,
+                                     text=["job_id", "final_state", "allocated_resources", "profile",
+                                           "workload_name", "metadata"], what=self._hint())
+            started = frame["starting_time"].notna()
+            incomplete = started & (frame["execution_time"].isna() | frame["finish_time"].isna())
+            if incomplete.any():
+                row = int(np.flatnonzero(incomplete.to_numpy())[0])
+                raise AnalysisError(f"{path}: job {frame['job_id'].iloc[row]} has a starting_time but no "
+                                    "execution_time or finish_time")
+            self._cache["jobs"] = frame
+        return self._cache["jobs"]
+
+    @property
+    def schedule(self) -> dict[str, Any]:
+        if "schedule" not in self._cache:
+            path = self.path("schedule")
+            frame = read_csv_checked(path, SCHEDULE_REQUIRED,
+                                     SCHEDULE_REQUIRED + SCHEDULE_OPTIONAL_NUMERIC, what=self._hint())
+            if len(frame) != 1:
+                raise AnalysisError(f"{path}: expected exactly one data row, found {len(frame)}")
+            self._cache["schedule"] = frame.iloc[0].to_dict()
+        return self._cache["schedule"]
+
+    @property
+    def nb_machines(self) -> int:
+        value = self.schedule["nb_computing_machines"]
+        if pd.isna(value) or value < 0:
+            raise AnalysisError(f"{self.path('schedule')}: nb_computing_machines is {value!r}")
+        return int(value)
+
+    @property
+    def machine_states(self) -> pd.DataFrame:
+        if "machine_states" not in self._cache:
+            self._cache["machine_states"] = read_csv_checked(
+                self.path("machine_states"), MACHINE_STATES_REQUIRED, MACHINE_STATES_REQUIRED,
+                what=self._hint())
+        return self._cache["machine_states"]
+
+    def _optional(self, kind: str, required: list[str], numeric: list[str],
+                  text: list[str]) -> pd.DataFrame | None:
+        if kind not in self._cache:
+            path = self.path(kind)
+            self._cache[kind] = (read_csv_checked(path, required, numeric, text)
+                                 if os.path.exists(path) else None)
+        return self._cache[kind]
+
+    @property
+    def consumed_energy(self) -> pd.DataFrame | None:
+        """`PREFIX_consumed_energy.csv`, or None when the run had energy off."""
+        return self._optional("consumed_energy", CONSUMED_ENERGY_REQUIRED,
+                              ["time", "energy", "wattmin", "epower"], ["event_type"])
+
+    @property
+    def pstate_changes(self) -> pd.DataFrame | None:
+        """`PREFIX_pstate_changes.csv`, or None when the run had energy off."""
+        return self._optional("pstate_changes", PSTATE_CHANGES_REQUIRED, ["time", "new_pstate"],
+                              ["machine_id"])
+
+    def allocation_runs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Contiguous host ranges of every started job: arrays (job row, first host, last host).
+
+        A job on hosts '0-3 8' gives two entries; cached, as the Gantt and utilization both use it.
+        """
+        if "allocation_runs" in self._cache:
+            return self._cache["allocation_runs"]
+        jobs = self.jobs
+        path = self.path("jobs")
+        positions = np.flatnonzero(jobs["starting_time"].notna().to_numpy())
+        allocs = jobs["allocated_resources"].to_numpy()[positions]
+        rows, lows, highs = [], [], []
+        for position, alloc in zip(positions.tolist(), allocs):
+            try:
+                runs = parse_interval_set(alloc)
+            except ValueError:
+                raise AnalysisError(f"{path}: job {jobs['job_id'].iloc[position]}: allocated_resources "
+                                    f"{alloc!r} is not an interval set like '0-3 5'") from None
+            for lo, hi in runs:
+                rows.append(position)
+                lows.append(lo)
+                highs.append(hi)
+        result = (np.asarray(rows, dtype=np.int64), np.asarray(lows, dtype=np.int64),
+                  np.asarray(highs, dtype=np.int64))
+        self._cache["allocation_runs"] = result
+        return result
+
+    def allocated_host_counts(self) -> np.ndarray:
+        """Number of allocated hosts per job row (0 for jobs that never started)."""
+        rows, lows, highs = self.allocation_runs()
+        counts = np.zeros(len(self.jobs), dtype=np.int64)
+        np.add.at(counts, rows, highs - lows + 1)
+        return counts
