@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
-from joulesim.protocol.errors import JoulesimError
+from joulesim.cli.error_reporting import reports_errors
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -14,6 +12,7 @@ from joulesim.protocol.errors import JoulesimError
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of objects, one per run.")
 @click.option("--tau", default=10.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
               help="Bound of the bounded slowdown, in seconds.")
+@reports_errors
 def analyze(prefixes: tuple[str, ...], as_json: bool, tau: float) -> None:
     """Metrics of the runs exported with prefix OUT_PREFIX (e.g. `out` for out_jobs.csv).
 
@@ -23,9 +22,5 @@ def analyze(prefixes: tuple[str, ...], as_json: bool, tau: float) -> None:
     """
     from joulesim.analysis.metrics import format_json, format_table, metrics_of
 
-    try:
-        rows = metrics_of(list(prefixes), tau)
-    except JoulesimError as exc:
-        click.echo(f"joulesim: error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+    rows = metrics_of(list(prefixes), tau)
     click.echo(format_json(rows) if as_json else format_table(rows))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import shutil
 import sys
 import traceback
@@ -12,6 +11,7 @@ import click
 
 from joulesim.cli.build_simulation import build_config
 from joulesim.cli.decider_process import DeciderProcess, free_ipc_endpoint
+from joulesim.cli.error_reporting import reports_errors
 from joulesim.cli.lazy_group import LazyGroup
 from joulesim.cli.simulate_options import parse_key_values, simulate_options, split_simulate_kwargs
 from joulesim.cli.summary import print_summary
@@ -21,23 +21,6 @@ from joulesim.protocol.transport_zmq import DEFAULT_ENDPOINT
 DEFAULT_PLATFORM = "cluster32"
 DEFAULT_WORKLOAD = ("default",)
 DEFAULT_DECIDER = "easy"
-
-
-def reports_errors(command: Callable) -> Callable:
-    """Turn joulesim errors into one readable line and a non-zero exit status."""
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except JoulesimError as exc:
-            click.echo(f"joulesim: error: {exc}", err=True)
-            sys.exit(exc.exit_code)
-        except KeyboardInterrupt:
-            click.echo("joulesim: interrupted", err=True)
-            sys.exit(130)
-
-    return wrapper
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, lazy_commands={

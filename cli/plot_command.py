@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
-import sys
 
 import click
 
-from joulesim.protocol.errors import JoulesimError
+from joulesim.cli.error_reporting import reports_errors
 
 METRIC_CHOICES = [
     "nb_jobs", "nb_jobs_finished", "nb_jobs_success", "nb_jobs_killed", "nb_jobs_rejected", "makespan",
@@ -29,6 +28,7 @@ METRIC_CHOICES = [
               type=click.Choice(METRIC_CHOICES), help="Metric on the y axis of --compare.")
 @click.option("--tau", default=10.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
               help="Bound of the bounded slowdown, in seconds (for --compare).")
+@reports_errors
 def plot(prefixes: tuple[str, ...], output: str | None, compare: bool, x_metric: str, y_metric: str,
          tau: float) -> None:
     """Plot the outputs of the run(s) exported with prefix OUT_PREFIX.
@@ -37,15 +37,11 @@ def plot(prefixes: tuple[str, ...], output: str | None, compare: bool, x_metric:
     energy on, power over time. With --compare: a trade-off scatter of the runs, x and y
     chosen among the metrics of `joulesim analyze`.
     """
-    try:
-        if compare:
-            _compare(list(prefixes), output or "compare.png", x_metric, y_metric, tau)
-        else:
-            for prefix in prefixes:
-                _plot_run(prefix, output)
-    except JoulesimError as exc:
-        click.echo(f"joulesim: error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+    if compare:
+        _compare(list(prefixes), output or "compare.png", x_metric, y_metric, tau)
+    else:
+        for prefix in prefixes:
+            _plot_run(prefix, output)
 
 
 def _compare(prefixes: list[str], path: str, x: str, y: str, tau: float) -> None:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
+from joulesim.cli.error_reporting import reports_errors
 from joulesim.protocol.errors import JoulesimError
 
 
@@ -61,6 +60,7 @@ def _missing_walltime(ctx: click.Context, param: click.Parameter, value: str) ->
               help="Skip bad lines (wrong field count, non-numeric field) and count them, instead of failing.")
 @click.option("--report-json", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Also write the conversion report as JSON.")
+@reports_errors
 def from_swf(trace: str, output: str, profile: str, speed: float | None, missing_walltime: str,
              fix_walltime: bool, procs_per_node: int, nb_res: int | None, time_from: float | None,
              time_to: float | None, week: int | None, mmax: int | None, keep_submit_times: bool,
@@ -71,17 +71,10 @@ def from_swf(trace: str, output: str, profile: str, speed: float | None, missing
     size <= 0, submit time < 0, jobs larger than the machine and duplicate ids; sorts by submit
     time and shifts it so that the first job is at 0.
     """
-    try:
-        _run(trace, output, report_json, dict(
-            profile=profile, speed=speed, missing_walltime=missing_walltime, fix_walltime=fix_walltime,
-            procs_per_node=procs_per_node, nb_res=nb_res, time_from=time_from, time_to=time_to,
-            week=week, mmax=mmax, keep_submit_times=keep_submit_times, lenient=lenient))
-    except JoulesimError as exc:
-        click.echo(f"joulesim: error: {exc}", err=True)
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        click.echo("joulesim: interrupted", err=True)
-        sys.exit(130)
+    _run(trace, output, report_json, dict(
+        profile=profile, speed=speed, missing_walltime=missing_walltime, fix_walltime=fix_walltime,
+        procs_per_node=procs_per_node, nb_res=nb_res, time_from=time_from, time_to=time_to,
+        week=week, mmax=mmax, keep_submit_times=keep_submit_times, lenient=lenient))
 
 
 def _run(trace: str, output: str, report_json: str | None, options: dict) -> None:

@@ -31,7 +31,6 @@ What we choose where the paper is silent:
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
