@@ -95,3 +95,12 @@ def test_gantt_of_ten_thousand_jobs(tmp_path):
     run_in_process(load_decider("easy", {}), platform, [workload], prefix)
     path = plot_gantt(RunOutputs(prefix), str(tmp_path / "gantt.png"))
     assert (tmp_path / "gantt.png").stat().st_size > 10_000 and path.endswith("gantt.png")
+
+
+def test_outputs_load_in_evalys(fcfs_run):
+    """evalys, the Batsim community's analysis package, reads our jobs file as it reads Batsim's."""
+    jobset = pytest.importorskip("evalys.jobset", reason="evalys is in the test extras").JobSet
+    js = jobset.from_csv(f"{fcfs_run}_jobs.csv")
+    assert sorted(js.df["jobID"].astype(str)) == ["A", "B", "C"]
+    assert js.MaxProcs == 4  # taken from the allocations
+    assert float(js.df["finish_time"].max()) == 1105
