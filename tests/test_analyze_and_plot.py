@@ -104,3 +104,15 @@ def test_outputs_load_in_evalys(fcfs_run):
     assert sorted(js.df["jobID"].astype(str)) == ["A", "B", "C"]
     assert js.MaxProcs == 4  # taken from the allocations
     assert float(js.df["finish_time"].max()) == 1105
+
+
+def test_power_plot_when_the_run_has_energy(fcfs_run, tmp_path):
+    """Batsim's out_consumed_energy.csv: cumulative joules at each event (here 100 W, then 50 W)."""
+    image = pytest.importorskip("matplotlib.image", reason="matplotlib is in the test extras")
+    with open(f"{fcfs_run}_consumed_energy.csv", "w") as f:
+        f.write("time,energy,event_type,wattmin,epower\n"
+                "0,0,s,40,100\n10,1000,e,40,50\n20,1500,s,40,50\n")
+    result = joulesim("plot", fcfs_run, "-o", str(tmp_path / "plots"))
+    assert result.returncode == 0, result.stderr
+    [power] = (tmp_path / "plots").glob("*power*.png")
+    assert image.imread(power).shape[1] >= 800
