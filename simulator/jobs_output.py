@@ -13,6 +13,9 @@ JOBS_COLUMNS = [
     "waiting_time", "turnaround_time", "stretch", "allocated_resources", "consumed_energy", "metadata",
 ]
 
+# The columns above, for a row whose text fields need no CSV quoting (metadata empty).
+_PLAIN_ROW = "%s,%s,%s,%.6f,%d,%.6f,%d,%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%s,%.6f,\n"
+
 
 class JobsOutput:
     def __init__(self, out: TextIO):
@@ -34,11 +37,11 @@ class JobsOutput:
                 metadata,
             ))
             return
-        # The common row needs no quoting: one f-string is several times faster than csv.
-        self._out.write(
-            f"{local_id},{workload},{profile},{subtime:.6f},{res},{walltime:.6f},"
-            f"{1 if state == 'COMPLETED_SUCCESSFULLY' else 0},{state},{start:.6f},{execution:.6f},"
-            f"{finish:.6f},{start - subtime:.6f},{turnaround:.6f},{stretch:.6f},{alloc},{energy:.6f},\n")
+        # The common row needs no quoting: one %-format is several times faster than csv.
+        self._out.write(_PLAIN_ROW % (
+            local_id, workload, profile, subtime, res, walltime,
+            1 if state == "COMPLETED_SUCCESSFULLY" else 0, state, start, execution,
+            finish, start - subtime, turnaround, stretch, alloc, energy))
 
     def write_rejected(self, local_id: str, workload: str, profile: str, subtime: float, res: int,
                        walltime: float, metadata: str, state: str = "REJECTED") -> None:
