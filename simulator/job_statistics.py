@@ -31,16 +31,24 @@ class JobStatistics:
         execution = finish - start
         turnaround = finish - subtime
         slowdown = turnaround / execution if execution > 0 else 1.0
-        bounded = max(turnaround / max(execution, BOUNDED_SLOWDOWN_TAU), 1.0)
-        self.makespan = max(self.makespan, finish)
+        bounded = turnaround / (execution if execution > BOUNDED_SLOWDOWN_TAU else BOUNDED_SLOWDOWN_TAU)
+        if bounded < 1.0:
+            bounded = 1.0
+        # Comparisons rather than max(): this runs once per job.
+        if finish > self.makespan:
+            self.makespan = finish
         self.sum_waiting += waiting
-        self.max_waiting = max(self.max_waiting, waiting)
+        if waiting > self.max_waiting:
+            self.max_waiting = waiting
         self.sum_turnaround += turnaround
-        self.max_turnaround = max(self.max_turnaround, turnaround)
+        if turnaround > self.max_turnaround:
+            self.max_turnaround = turnaround
         self.sum_slowdown += slowdown
-        self.max_slowdown = max(self.max_slowdown, slowdown)
+        if slowdown > self.max_slowdown:
+            self.max_slowdown = slowdown
         self.sum_bounded_slowdown += bounded
-        self.max_bounded_slowdown = max(self.max_bounded_slowdown, bounded)
+        if bounded > self.max_bounded_slowdown:
+            self.max_bounded_slowdown = bounded
 
     def record_rejected(self) -> None:
         self.nb_jobs += 1
