@@ -27,7 +27,8 @@ class MachineStates:
         self._last_row: tuple[int, int] | None = None
         out.write(",".join(MACHINE_STATES_COLUMNS) + "\n")
 
-    def change(self, now: float, idle: int = 0, computing: int = 0, unavailable: int = 0) -> None:
+    def change(self, now: float, idle: int, computing: int, unavailable: int) -> None:
+        """Add these (signed) numbers of machines to each state at time `now`."""
         if now != self._t:
             self.advance(now)
         self.idle += idle

@@ -289,7 +289,7 @@ class Simulation:
             self.host_unavailable[host] = not available
             if self.host_job[host] is None:
                 delta = 1 if available else -1
-                self.machines.change(now, idle=delta, unavailable=-delta)
+                self.machines.change(now, delta, 0, -delta)  # idle, computing, unavailable
 
     # ------------------------------------------------------------------ execution
     def start_job(self, record: JobRecord, runs: list[tuple[int, int]], size: int, alloc_str: str,
@@ -305,7 +305,7 @@ class Simulation:
         host_job = self.host_job
         for a, b in runs:
             host_job[a:b + 1] = [record] * (b - a + 1)
-        self.machines.change(now, idle=-size, computing=size)
+        self.machines.change(now, -size, size, 0)  # idle, computing, unavailable
         profile = record.profiles[job.profile]
         if profile["type"] == "delay":  # the common case: no speeds involved
             duration = profile["delay"]
@@ -354,8 +354,8 @@ class Simulation:
             host_job[a:b + 1] = [None] * (b - a + 1)
             still_unavailable += sum(unavailable[a:b + 1])
             size += b - a + 1
-        self.machines.change(now, idle=size - still_unavailable, computing=-size,
-                             unavailable=still_unavailable)
+        # Deltas of idle, computing and unavailable machines.
+        self.machines.change(now, size - still_unavailable, -size, still_unavailable)
         self.jobs_out.write_finished(job.local_id, job.workload, job.profile, job.subtime, job.res,
                                      job.walltime, state, record.start, now, record.alloc_str, 0.0,
                                      record.metadata)
