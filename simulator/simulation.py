@@ -41,6 +41,12 @@ class SimulationResult:
     wall_time: float
 
 
+def _fire(event: simpy.Event) -> None:
+    """The one simpy callback: calls what `Simulation.at` scheduled (no closure per event)."""
+    callback, value = event.value
+    callback(value)
+
+
 def output_paths(prefix: str) -> dict[str, str]:
     return {name: f"{prefix}_{name}.csv" for name in ("jobs", "schedule", "machine_states")}
 
@@ -88,8 +94,8 @@ class Simulation:
     # ------------------------------------------------------------------ calendar
     def at(self, when: float, callback: Callable[[Any], None], value: Any = None) -> None:
         """Call `callback(value)` at simulated time `when` (>= now)."""
-        event = self.env.timeout(when - self.env.now, value)
-        event.callbacks.append(lambda ev: callback(ev.value))
+        event = self.env.timeout(when - self.env.now, (callback, value))
+        event.callbacks.append(_fire)
 
     def emit(self, kind: str, data: dict[str, Any]) -> None:
         self.pending.append({"timestamp": self.env.now, "type": kind, "data": data})
