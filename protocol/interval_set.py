@@ -84,9 +84,17 @@ def format_interval_set(resources: "ProcSet | str | list[int] | range") -> str:
 def canonical_runs(text: str) -> tuple[list[tuple[int, int]], str, int]:
     """The canonical intervals of an interval set, its canonical string and its size."""
     runs = parse_runs(text)
-    if not is_canonical(runs):
+    size = 0
+    last = -2
+    canonical = True
+    for a, b in runs:  # one pass: size, and whether the intervals are sorted, disjoint, maximal
+        if a <= last + 1:
+            canonical = False
+        last = b
+        size += b - a + 1
+    if not canonical:
         runs = [(itv.inf, itv.sup) for itv in ProcSet(*runs).intervals()]
-    size = sum(b - a + 1 for a, b in runs)
+        size = sum(b - a + 1 for a, b in runs)
     return runs, " ".join([str(a) if a == b else f"{a}-{b}" for a, b in runs]), size
 
 

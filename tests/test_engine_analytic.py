@@ -324,3 +324,18 @@ def test_metadata_goes_to_the_jobs_output(tmp_path):
     assert jobs["2"]["final_state"] == "REJECTED" and jobs["2"]["starting_time"] == ""
     schedule = read_csv(str(tmp_path / "out_schedule.csv"))[0]
     assert (schedule["nb_jobs"], schedule["nb_jobs_rejected"], schedule["nb_jobs_success"]) == ("2", "1", "1")
+
+
+def test_an_alloc_in_any_valid_form_is_recorded_canonically(tmp_path):
+    platform = write_platform(tmp_path, 4)
+    workload = write_workload(tmp_path, [{"id": 1, "subtime": 0, "res": 3, "delay": 1}])
+
+    def script(d, message):
+        for data in submitted(message):
+            d.execute_job(data["job_id"], "3 0-0 1-1")
+
+    decider = ScriptedDecider(script)
+    run_in_process(decider, platform, [workload], str(tmp_path / "out"))
+    assert jobs_by_id(str(tmp_path / "out"))["1"]["allocated_resources"] == "0-1 3"
+    [(_, completed)] = decider.events_of("JOB_COMPLETED")
+    assert completed["data"]["alloc"] == "0-1 3"
