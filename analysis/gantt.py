@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from joulesim.analysis.plotting import pyplot, save
+from joulesim.analysis.plotting import plain_time_axis, pyplot, save
 from joulesim.analysis.run_outputs import RunOutputs
 
 LABEL_THRESHOLD = 60  # jobs: above this, rectangles carry no job id
@@ -67,6 +67,7 @@ def plot_gantt(run: RunOutputs, path: str, label_threshold: int = LABEL_THRESHOL
     if nb_machines <= 32:
         ax.set_yticks(range(max(nb_machines, 1)))
     ax.set_xlabel("time (s)")
+    plain_time_axis(ax.xaxis)
     ax.set_ylabel("hosts (machine id)")
     rejected = len(jobs) - nb_started
     extra = f", {rejected} rejected" if rejected else ""

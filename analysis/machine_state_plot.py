@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from joulesim.analysis.plotting import pyplot, save
+from joulesim.analysis.plotting import plain_time_axis, pyplot, save
 from joulesim.analysis.run_outputs import RunOutputs
 
 # Bottom to top of the stack, with a color each.
@@ -34,6 +34,7 @@ def plot_machine_states(run: RunOutputs, path: str) -> str:
         ax.set_xlim(time[0], time[-1] if time[-1] > time[0] else time[0] + 1)
     ax.set_ylim(0, max(float(base.max()) if len(base) else 1.0, 1.0) * 1.02)
     ax.set_xlabel("time (s)")
+    plain_time_axis(ax.xaxis)
     ax.set_ylabel("machines")
     ax.set_title(f"Machine states of {run.name} over time")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))

@@ -33,3 +33,10 @@ def save(fig: Any, path: str) -> str:
     finally:
         plt.close(fig)
     return path
+
+
+def plain_time_axis(axis) -> None:
+    """Seconds with thousands separators, no '1e7' offset text."""
+    from matplotlib.ticker import FuncFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:,.0f}"))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from joulesim.analysis.plotting import pyplot, save
+from joulesim.analysis.plotting import plain_time_axis, pyplot, save
 from joulesim.analysis.run_outputs import RunOutputs
 
 
@@ -42,6 +42,7 @@ def plot_power(run: RunOutputs, path: str) -> str | None:
     ax_energy.plot(time, energy / 1e6, color="tab:purple")
     ax_energy.set_ylabel("consumed energy (MJ)")
     ax_energy.set_xlabel("time (s)")
+    plain_time_axis(ax_energy.xaxis)
     ax_energy.grid(alpha=0.3)
     ax_energy.set_ylim(bottom=0)
     return save(fig, path)

@@ -157,15 +157,10 @@ class Decider:
         data = event["data"]
         if kind == "JOB_SUBMITTED":
             raw = data.get("job", {})
-            job = SubmittedJob(
-                id=data["job_id"],
-                subtime=float(raw.get("subtime", event["timestamp"])),
-                res=int(raw.get("res", 0)),
-                walltime=float(raw.get("walltime", -1)),
-                profile=str(raw.get("profile", "")),
-                json=raw,
-                profile_data=data.get("profile"),
-            )
+            # Positional: id, subtime, res, walltime, profile, json, profile_data (once per job).
+            job = SubmittedJob(data["job_id"], float(raw.get("subtime", event["timestamp"])),
+                               int(raw.get("res", 0)), float(raw.get("walltime", -1)),
+                               str(raw.get("profile", "")), raw, data.get("profile"))
             self.jobs[job.id] = job
             self.on_job_submitted(job)
         elif kind == "JOB_COMPLETED":
