@@ -83,29 +83,6 @@ def test_plot_writes_readable_pngs(fcfs_run, tmp_path):
     assert image.imread(compare).shape[1] >= 800
 
 
-def test_gantt_of_ten_thousand_jobs(tmp_path):
-    pytest.importorskip("matplotlib", reason="matplotlib is in the test extras")
-    from joulesim.analysis.gantt import plot_gantt
-    from joulesim.analysis.run_outputs import RunOutputs
-
-    platform = write_platform(tmp_path, 64)
-    jobs = [{"id": i, "subtime": i * 3, "res": 1 + i % 8, "delay": 20 + (i * 7) % 300} for i in range(10_000)]
-    workload = write_workload(tmp_path, jobs)
-    prefix = str(tmp_path / "big" / "out")
-    run_in_process(load_decider("easy", {}), platform, [workload], prefix)
-    path = plot_gantt(RunOutputs(prefix), str(tmp_path / "gantt.png"))
-    assert (tmp_path / "gantt.png").stat().st_size > 10_000 and path.endswith("gantt.png")
-
-
-def test_outputs_load_in_evalys(fcfs_run):
-    """evalys, the Batsim community's analysis package, reads our jobs file as it reads Batsim's."""
-    jobset = pytest.importorskip("evalys.jobset", reason="evalys is in the test extras").JobSet
-    js = jobset.from_csv(f"{fcfs_run}_jobs.csv")
-    assert sorted(js.df["jobID"].astype(str)) == ["A", "B", "C"]
-    assert js.MaxProcs == 4  # taken from the allocations
-    assert float(js.df["finish_time"].max()) == 1105
-
-
 def test_power_plot_when_the_run_has_energy(fcfs_run, tmp_path):
     """Batsim's out_consumed_energy.csv: cumulative joules at each event (here 100 W, then 50 W)."""
     image = pytest.importorskip("matplotlib.image", reason="matplotlib is in the test extras")
