@@ -123,8 +123,6 @@ def decide(name: str | None, endpoint: str, decider_options: tuple[str, ...], ti
     if list_deciders or not name:
         for decider_name, text in describe_deciders().items():
             click.echo(f"{decider_name:14} {text}")
-        if not name:
-            return
         return
     decider = load_decider(name, parse_key_values(decider_options))
     try:

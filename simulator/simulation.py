@@ -322,7 +322,7 @@ class Simulation:
         if 0 < job.walltime < duration:
             record.end_state = "COMPLETED_WALLTIME_REACHED"
             duration = job.walltime
-        elif profile.get("ret", 0) != 0:
+        elif profile_return_code(job.profile, record.profiles) != 0:
             record.end_state = "COMPLETED_FAILED"
         else:
             record.end_state = "COMPLETED_SUCCESSFULLY"
