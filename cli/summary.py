@@ -15,6 +15,13 @@ def print_summary(result: SimulationResult) -> None:
         f"makespan              {stats.makespan:.1f} s",
         f"mean waiting time     {stats.mean_waiting:.1f} s",
         f"mean bounded slowdown {stats.mean_bounded_slowdown:.2f} (tau = 10 s)",
+    ]
+    if result.energy_enabled:
+        schedule = result.schedule
+        lines.append(f"energy                {float(schedule['consumed_joules']) / 3.6e6:.3f} kWh "
+                     f"({float(schedule['consumed_joules']):.0f} J), {schedule['nb_machine_switches']} "
+                     "machine switches")
+    lines += [
         f"decider calls         {result.decider_calls} in {result.wall_time:.2f} s of wall-clock time",
         "outputs               " + ", ".join(result.outputs),
     ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from joulesim.protocol.errors import DecisionError
-from joulesim.protocol.interval_set import canonical_runs, expand_runs, parse_interval_set
+from joulesim.protocol.interval_set import canonical_runs, expand_runs
 from joulesim.simulator.input_error import InputError
 from joulesim.simulator.job_record import COMPLETED_STATES, NOT_SUBMITTED, RUNNING, SUBMITTED, JobRecord
 from joulesim.simulator.profiles import check_profile_references, validate_profile
@@ -83,9 +83,9 @@ class DecisionApplier:
         else:
             executors = self._map_executors(mapping, expand_runs(runs), job.res, job_id, context)
         # Whole intervals are checked at C speed (slices); the slow loop only explains a refusal.
-        host_job, unavailable = sim.host_job, sim.host_unavailable
+        host_job, unavailable, off = sim.host_job, sim.host_unavailable, sim.host_off
         for a, b in runs:
-            if any(host_job[a:b + 1]) or any(unavailable[a:b + 1]):
+            if any(host_job[a:b + 1]) or any(unavailable[a:b + 1]) or any(off[a:b + 1]):
                 self._explain_unusable_hosts(expand_runs(runs), job_id, context)
         sim.start_job(record, runs, size, alloc_str, executors)
 
@@ -99,6 +99,10 @@ class DecisionApplier:
             if sim.host_unavailable[host]:
                 raise DecisionError(f"{context}: job {job_id}: host {host} is unavailable (an external "
                                     "event took it away): choose available hosts")
+            if sim.host_off[host]:
+                raise DecisionError(f"{context}: job {job_id}: host {host} is {sim.switching.describe(host)}: "
+                                    "switch it on (SET_RESOURCE_STATE to a computation pstate) and wait "
+                                    "for RESOURCE_STATE_CHANGED before executing jobs on it")
 
     @staticmethod
     def _map_executors(mapping: dict[str, Any], alloc: list[int], res: int, job_id: str, context: DecisionContext) -> list[int]:
@@ -160,35 +164,14 @@ class DecisionApplier:
         self.sim.emit("REQUESTED_CALL", {})
 
     def _set_resource_state(self, data: dict[str, Any], context: DecisionContext) -> None:
-        sim = self.sim
-        hosts = list(parse_interval_set(data["resources"]))
-        state = int(data["state"])
-        if hosts and (hosts[0] < 0 or hosts[-1] >= sim.nb_hosts):
-            raise DecisionError(f"{context}: resources '{data['resources']}' name hosts outside "
-                                f"0-{sim.nb_hosts - 1}")
-        for host in hosts:
-            platform_host = sim.hosts[host]
-            if not 0 <= state < len(platform_host.speeds):
-                raise DecisionError(f"{context}: host {host} ({platform_host.name}) has no pstate {state}: "
-                                    f"its pstates are 0-{len(platform_host.speeds) - 1}")
-            sleeping = {s.sleep for s in platform_host.sleep_pstates} | \
-                {s.switch_on for s in platform_host.sleep_pstates} | \
-                {s.switch_off for s in platform_host.sleep_pstates}
-            if state in sleeping:
-                raise DecisionError(f"{context}: pstate {state} of host {host} is a sleep or switching pstate; "
-                                    "switching machines off and on is not simulated by this joulesim version "
-                                    "(only computation pstates can be set)")
-        for host in hosts:
-            sim.host_pstate[host] = state
-            sim.host_speed[host] = sim.hosts[host].speeds[state]
-        sim.emit("RESOURCE_STATE_CHANGED", {"resources": data["resources"], "state": str(state)})
+        self.sim.switching.request(data, context)
 
     def _query(self, data: dict[str, Any], context: DecisionContext) -> None:
-        if not self.sim.config.energy:
+        sim = self.sim
+        if sim.energy is None:
             raise DecisionError(f"{context}: QUERY consumed_energy needs energy accounting: run the "
                                 "simulator with -E/--energy")
-        raise DecisionError(f"{context}: QUERY consumed_energy: energy accounting is not simulated by "
-                            "this joulesim version")
+        sim.emit("ANSWER", {"consumed_energy": sim.energy.energy_at(sim.env.now)})
 
     # ------------------------------------------------------------------ dynamic jobs
     def _require_registration(self, context: DecisionContext) -> None:

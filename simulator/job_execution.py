@@ -56,3 +56,30 @@ def profile_progress(name: str, profiles: Profiles, speeds: Sequence[float], ela
 
 def profile_return_code(name: str, profiles: Profiles) -> int:
     return int(profiles[name].get("ret", 0))
+
+
+def profile_busy_seconds(name: str, profiles: Profiles, speeds: Sequence[float]) -> list[float]:
+    """Seconds each executor's CPU is busy over the whole profile: its flops / its speed.
+
+    The dynamic energy of a job is sum((max - idle) x busy) over its executors, whatever the
+    order of its tasks; a `delay` profile keeps CPUs idle.
+    """
+    profile = profiles[name]
+    kind = profile["type"]
+    n = len(speeds)
+    if kind == "delay" or n == 0:
+        return [0.0] * n
+    if kind == "parallel":
+        return [cpu / speed for cpu, speed in zip(profile["cpu"], speeds)]
+    if kind == "parallel_homogeneous":
+        return [float(profile["cpu"]) / speed for speed in speeds]
+    if kind == "parallel_homogeneous_total":
+        return [float(profile["cpu"]) / n / speed for speed in speeds]
+    if kind == "composed":
+        repeat = int(profile.get("repeat", 1))
+        total = [0.0] * n
+        for sub in profile["seq"]:
+            for i, busy in enumerate(profile_busy_seconds(sub, profiles, speeds)):
+                total[i] += busy
+        return [busy * repeat for busy in total]
+    raise ValueError(f"profile {name!r} has type {kind!r}, which this compute model does not run")

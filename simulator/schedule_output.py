@@ -6,7 +6,10 @@ import csv
 from importlib.metadata import PackageNotFoundError, version
 
 from joulesim.simulator.job_statistics import JobStatistics
-from joulesim.simulator.machine_states import MachineStates
+from joulesim.simulator.machine_states import (
+    COMPUTING, IDLE, SLEEPING, SWITCHING_OFF, SWITCHING_ON, UNAVAILABLE, MachineStates,
+)
+from joulesim.simulator.machine_switching import MachineSwitching
 from joulesim.simulator.output_format import fmt
 
 SCHEDULE_COLUMNS = [
@@ -27,11 +30,12 @@ def joulesim_version() -> str:
 
 
 def write_schedule(path: str, stats: JobStatistics, machines: MachineStates, nb_machines: int,
-                   scheduling_time: float, simulation_time: float) -> dict[str, str]:
+                   scheduling_time: float, simulation_time: float, consumed_joules: float,
+                   switching: MachineSwitching) -> dict[str, str]:
     """Write the schedule row; returns it as a dict (also used for the run summary)."""
     row = {
         "batsim_version": joulesim_version(),
-        "consumed_joules": fmt(0.0),
+        "consumed_joules": fmt(consumed_joules),
         "makespan": fmt(stats.makespan),
         "max_slowdown": fmt(stats.max_slowdown),
         "max_turnaround_time": fmt(stats.max_turnaround),
@@ -40,23 +44,23 @@ def write_schedule(path: str, stats: JobStatistics, machines: MachineStates, nb_
         "mean_turnaround_time": fmt(stats.mean_turnaround),
         "mean_waiting_time": fmt(stats.mean_waiting),
         "nb_computing_machines": str(nb_machines),
-        "nb_grouped_switches": "0",
+        "nb_grouped_switches": str(switching.nb_grouped_switches),
         "nb_jobs": str(stats.nb_jobs),
         "nb_jobs_finished": str(stats.nb_finished),
         "nb_jobs_killed": str(stats.nb_killed),
         "nb_jobs_rejected": str(stats.nb_rejected),
         "nb_jobs_success": str(stats.nb_success),
-        "nb_machine_switches": "0",
+        "nb_machine_switches": str(switching.nb_machine_switches),
         # Wall-clock figures: the only columns that differ between identical runs.
         "scheduling_time": fmt(scheduling_time),
         "simulation_time": fmt(simulation_time),
         "success_rate": fmt(stats.success_rate if stats.nb_jobs else 0.0),
-        "time_computing": fmt(machines.time_computing),
-        "time_idle": fmt(machines.time_idle),
-        "time_sleeping": fmt(0.0),
-        "time_switching_off": fmt(0.0),
-        "time_switching_on": fmt(0.0),
-        "time_unavailable": fmt(machines.time_unavailable),
+        "time_computing": fmt(machines.time_in(COMPUTING)),
+        "time_idle": fmt(machines.time_in(IDLE)),
+        "time_sleeping": fmt(machines.time_in(SLEEPING)),
+        "time_switching_off": fmt(machines.time_in(SWITCHING_OFF)),
+        "time_switching_on": fmt(machines.time_in(SWITCHING_ON)),
+        "time_unavailable": fmt(machines.time_in(UNAVAILABLE)),
     }
     with open(path, "w", newline="") as out:
         writer = csv.writer(out, lineterminator="\n")

@@ -23,11 +23,17 @@ from joulesim.protocol.errors import DecisionError, JoulesimError
 from joulesim.protocol.interval_set import expand_runs, format_interval_set
 from joulesim.simulator.decisions import DecisionApplier, DecisionContext
 from joulesim.simulator.decider_link import DeciderLink
-from joulesim.simulator.job_execution import profile_duration, profile_progress, profile_return_code
+from joulesim.simulator.energy_meter import EnergyMeter
+from joulesim.simulator.input_error import InputError
+from joulesim.simulator.job_execution import (
+    profile_busy_seconds, profile_duration, profile_progress, profile_return_code,
+)
 from joulesim.simulator.job_record import RUNNING, SUBMITTED, JobRecord
 from joulesim.simulator.job_statistics import JobStatistics
 from joulesim.simulator.jobs_output import JobsOutput
-from joulesim.simulator.machine_states import MachineStates
+from joulesim.simulator.machine_states import COMPUTING, IDLE, SLEEPING, UNAVAILABLE, MachineStates
+from joulesim.simulator.machine_switching import MachineSwitching
+from joulesim.simulator.pstate_changes_output import PstateChangesOutput
 from joulesim.simulator.schedule_output import write_schedule
 from joulesim.simulator.simulation_config import SimulationConfig
 
@@ -39,6 +45,7 @@ class SimulationResult:
     outputs: list[str]
     decider_calls: int
     wall_time: float
+    energy_enabled: bool = False
 
 
 def _fire(event: simpy.Event) -> None:
@@ -47,8 +54,11 @@ def _fire(event: simpy.Event) -> None:
     callback(value)
 
 
-def output_paths(prefix: str) -> dict[str, str]:
-    return {name: f"{prefix}_{name}.csv" for name in ("jobs", "schedule", "machine_states")}
+def output_paths(prefix: str, energy: bool = False) -> dict[str, str]:
+    names = ["jobs", "schedule", "machine_states"]
+    if energy:
+        names += ["consumed_energy", "pstate_changes"]
+    return {name: f"{prefix}_{name}.csv" for name in names}
 
 
 class Simulation:
@@ -69,6 +79,13 @@ class Simulation:
         self.host_pstate = [h.pstate for h in hosts]
         self.host_job: list[JobRecord | None] = [None] * self.nb_hosts
         self.host_unavailable = [False] * self.nb_hosts
+        self.switching = MachineSwitching(self)
+        # True while a host is not on (sleeping or switching): it cannot run jobs.
+        self.host_off = [self.switching.is_sleeping_initially(h) for h in range(self.nb_hosts)]
+        if config.energy:
+            self._check_power_model()
+        self.energy: EnergyMeter | None = None
+        self.pstate_out: PstateChangesOutput | None = None
 
         self.profiles: dict[str, dict[str, dict[str, Any]]] = {}
         self.records: dict[str, JobRecord] = {}
@@ -89,7 +106,15 @@ class Simulation:
         self.applier = DecisionApplier(self)
         self._progress = None
         self._files: list[Any] = []
-        self.paths = output_paths(config.export_prefix)
+        self.paths = output_paths(config.export_prefix, config.energy)
+
+    def _check_power_model(self) -> None:
+        for host in self.hosts:
+            if host.wattage_per_state is None:
+                raise InputError(self.config.platform.source, f"host {host.name}",
+                                 "has no wattage_per_state property, which energy accounting (-E) needs",
+                                 "give one idle:max pair per pstate, e.g. "
+                                 "<prop id=\"wattage_per_state\" value=\"95:190.74\"/>, or run without -E")
 
     # ------------------------------------------------------------------ calendar
     def at(self, when: float, callback: Callable[[Any], None], value: Any = None) -> None:
@@ -110,7 +135,17 @@ class Simulation:
         states_file = open(self.paths["machine_states"], "w", newline="")
         self._files = [jobs_file, states_file]
         self.jobs_out = JobsOutput(jobs_file)
-        self.machines = MachineStates(states_file, self.nb_hosts)
+        asleep = sum(self.host_off)
+        counts = [0] * 6
+        counts[SLEEPING], counts[IDLE] = asleep, self.nb_hosts - asleep
+        self.machines = MachineStates(states_file, counts)
+        if self.config.energy:
+            energy_file = open(self.paths["consumed_energy"], "w", newline="")
+            pstates_file = open(self.paths["pstate_changes"], "w", newline="")
+            self._files += [energy_file, pstates_file]
+            pstates = self.host_pstate
+            self.energy = EnergyMeter(energy_file, [h.wattage_per_state[p][0] for h, p in zip(self.hosts, pstates)])
+            self.pstate_out = PstateChangesOutput(pstates_file, pstates)
         if self.config.progress:
             from tqdm import tqdm
             total = sum(len(w.jobs) for w in self.config.workloads)
@@ -126,9 +161,11 @@ class Simulation:
             if self._progress is not None:
                 self._progress.close()
         wall = time.perf_counter() - started
+        consumed = self.energy.energy_at(self.env.now) if self.energy is not None else 0.0
         schedule = write_schedule(self.paths["schedule"], self.stats, self.machines, self.nb_hosts,
-                                  self.link.scheduling_time, wall)
-        return SimulationResult(schedule, self.stats, list(self.paths.values()), self.link.calls, wall)
+                                  self.link.scheduling_time, wall, consumed, self.switching)
+        return SimulationResult(schedule, self.stats, list(self.paths.values()), self.link.calls, wall,
+                                self.energy is not None)
 
     def _start(self) -> None:
         # SIMULATION_BEGINS goes alone, as Batsim sends it: pybatsim reads this first message
@@ -167,7 +204,7 @@ class Simulation:
     def _finished(self) -> bool:
         return (self.submitters_left == 0 and self.event_submitter_done and not self.registration_open
                 and self.nb_unfinished == 0 and self.pending_calls == 0 and self.decider_free
-                and self.scheduled_decisions == 0)
+                and self.scheduled_decisions == 0 and self.switching.in_progress == 0)
 
     def _stuck_reason(self) -> str:
         now = self.env.now
@@ -235,8 +272,9 @@ class Simulation:
                 "forward-unknown-events": False,
             },
             "compute_resources": [
-                {"id": h.id, "name": h.name, "state": "idle", "properties": h.properties,
-                 "zone_properties": h.zone_properties} for h in self.hosts],
+                {"id": h.id, "name": h.name, "state": "sleeping" if self.host_off[i] else "idle",
+                 "properties": h.properties, "zone_properties": h.zone_properties}
+                for i, h in enumerate(self.hosts)],
             "storage_resources": [
                 {"id": self.nb_hosts + i, "name": h.name, "state": "idle", "properties": h.properties,
                  "zone_properties": h.zone_properties} for i, h in enumerate(storage)],
@@ -294,8 +332,11 @@ class Simulation:
                 continue  # already in the requested state
             self.host_unavailable[host] = not available
             if self.host_job[host] is None:
-                delta = 1 if available else -1
-                self.machines.change(now, delta, 0, -delta)  # idle, computing, unavailable
+                power_category = self.switching.category(host)
+                if available:
+                    self.machines.move(now, UNAVAILABLE, power_category, 1)
+                else:
+                    self.machines.move(now, power_category, UNAVAILABLE, 1)
 
     # ------------------------------------------------------------------ execution
     def start_job(self, record: JobRecord, runs: list[tuple[int, int]], size: int, alloc_str: str,
@@ -311,14 +352,20 @@ class Simulation:
         host_job = self.host_job
         for a, b in runs:
             host_job[a:b + 1] = [record] * (b - a + 1)
-        self.machines.change(now, -size, size, 0)  # idle, computing, unavailable
+        self.machines.move(now, IDLE, COMPUTING, size)
         profile = record.profiles[job.profile]
+        dynamic_power = 0.0
         if profile["type"] == "delay":  # the common case: no speeds involved
             duration = profile["delay"]
         else:
             host_speed = self.host_speed
-            record.speeds = [host_speed[h] for h in (executors or expand_runs(runs))]
+            executor_hosts = executors or expand_runs(runs)
+            record.speeds = [host_speed[h] for h in executor_hosts]
             duration = profile_duration(job.profile, record.profiles, record.speeds)
+            if self.energy is not None and duration > 0:
+                dynamic_power = self._dynamic_power(record, executor_hosts, duration)
+        if self.energy is not None:
+            self.energy.job_started(now, record, runs, dynamic_power)
         if 0 < job.walltime < duration:
             record.end_state = "COMPLETED_WALLTIME_REACHED"
             duration = job.walltime
@@ -327,6 +374,20 @@ class Simulation:
         else:
             record.end_state = "COMPLETED_SUCCESSFULLY"
         self.at(now + duration, self._job_ends, record)
+
+    def _dynamic_power(self, record: JobRecord, executor_hosts: list[int], duration: float) -> float:
+        """Mean dynamic watts of a compute job: sum of (max - idle) x busy seconds / duration.
+
+        Exact for one parallel task; a composed job whose tasks load hosts differently gets
+        its mean over the whole profile (its total dynamic energy is exact either way).
+        """
+        busy = profile_busy_seconds(record.job.profile, record.profiles, record.speeds)
+        hosts, pstates = self.hosts, self.host_pstate
+        joules = 0.0
+        for host, seconds in zip(executor_hosts, busy):
+            idle, peak = hosts[host].wattage_per_state[pstates[host]]
+            joules += (peak - idle) * seconds
+        return joules / duration
 
     def _job_ends(self, record: JobRecord) -> None:
         if record.state != RUNNING:
@@ -360,10 +421,13 @@ class Simulation:
             host_job[a:b + 1] = [None] * (b - a + 1)
             still_unavailable += sum(unavailable[a:b + 1])
             size += b - a + 1
-        # Deltas of idle, computing and unavailable machines.
-        self.machines.change(now, size - still_unavailable, -size, still_unavailable)
+        machines = self.machines
+        machines.move(now, COMPUTING, IDLE, size - still_unavailable)
+        if still_unavailable:
+            machines.move(now, COMPUTING, UNAVAILABLE, still_unavailable)
+        energy = self.energy.job_ended(now, record) if self.energy is not None else 0.0
         self.jobs_out.write_finished(job.local_id, job.workload, job.profile, job.subtime, job.res,
-                                     job.walltime, state, record.start, now, record.alloc_str, 0.0,
+                                     job.walltime, state, record.start, now, record.alloc_str, energy,
                                      record.metadata)
         self.stats.record_finished(state, job.subtime, record.start, now)
         if self._progress is not None:

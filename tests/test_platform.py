@@ -40,10 +40,12 @@ def raises(path, *needles, master_host=None):
 
 
 def test_shipped_list():
-    assert set(list_shipped_platforms()) >= {"small4.xml", "cluster32.xml", "cluster32.json", "cluster128.xml", "energy2.xml"}
+    assert set(list_shipped_platforms()) >= {"small4.xml", "cluster32.xml", "cluster32.json", "cluster128.xml", "energy2.xml",
+                                               "homogeneous240.xml"}
 
 
-@pytest.mark.parametrize("name", ["small4.xml", "cluster32.xml", "cluster32.json", "cluster128.xml", "energy2.xml"])
+@pytest.mark.parametrize("name", ["small4.xml", "cluster32.xml", "cluster32.json", "cluster128.xml", "energy2.xml",
+                                  "homogeneous240.xml"])
 def test_each_shipped_platform_loads(name):
     p = load_platform(shipped_platform_path(name))
     assert p.master.name == "master_host" and p.master.role == "master" and p.master.id == -1
@@ -75,9 +77,13 @@ def test_cluster32_json_equals_xml():
     assert a.storage_hosts == b.storage_hosts == []
 
 
-def test_energy2():
-    p = load_platform("energy2")
-    assert p.nb_compute == 2
+@pytest.mark.parametrize("name, size", [("energy2", 2), ("homogeneous240", 240)])
+def test_taurus_energy_platforms(name, size):
+    """Seed 001 table 6.1: idle 95 W, computing 190.74 W, off 9.75 W, switch-on 151.52 s at
+    125.17 W, switch-off 6.10 s at 101 W."""
+    p = load_platform(name)
+    assert p.nb_compute == size
+    assert [h.name for h in p.compute_hosts] == [f"host{i}" for i in range(size)]
     for h in p.compute_hosts:
         assert h.speeds[0] == 1e9 and h.pstate == 0 and h.speed == 1e9
         assert h.wattage_per_state == [(95.0, 190.74), (9.75, 9.75), (101.0, 101.0), (125.17, 125.17)]

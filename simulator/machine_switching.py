@@ -1,0 +1,210 @@
+"""Power states of the compute machines and SET_RESOURCE_STATE, with Batsim's semantics.
+
+A machine is ON (idle or computing, in a computation pstate), SWITCHING_OFF, SLEEPING or
+SWITCHING_ON. Sleep pstates come with two virtual pstates (platform `sleep_pstates`
+"S:OFF:ON"): a switch-off passes through OFF and a switch-on through ON, each for one flop
+at that pstate's speed (1/speed seconds) at its wattage. Changes between computation
+pstates are instantaneous. RESOURCE_STATE_CHANGED is sent once, when every machine of a
+request has arrived. This module checks the request against the machines' state and
+explains any refusal; the shape of the decision was validated already.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from joulesim.protocol.errors import DecisionError
+from joulesim.protocol.interval_set import parse_interval_set
+from joulesim.simulator.input_error import InputError
+from joulesim.simulator.machine_states import (
+    COMPUTING, IDLE, SLEEPING, SWITCHING_OFF, SWITCHING_ON, UNAVAILABLE,
+)
+
+if TYPE_CHECKING:
+    from joulesim.simulator.decisions import DecisionContext
+    from joulesim.simulator.simulation import Simulation
+
+# Power states of one machine.
+ON, GOING_OFF, ASLEEP, GOING_ON = range(4)
+_CATEGORY_OF_POWER_STATE = {ON: IDLE, GOING_OFF: SWITCHING_OFF, ASLEEP: SLEEPING, GOING_ON: SWITCHING_ON}
+_DESCRIPTION = {ON: "on", GOING_OFF: "switching off", ASLEEP: "sleeping", GOING_ON: "switching on"}
+
+
+class _Request:
+    """One SET_RESOURCE_STATE: answered when its last machine arrives."""
+
+    __slots__ = ("resources", "state", "remaining")
+
+    def __init__(self, resources: str, state: int, remaining: int):
+        self.resources = resources
+        self.state = state
+        self.remaining = remaining
+
+
+class MachineSwitching:
+    def __init__(self, sim: "Simulation"):
+        self.sim = sim
+        hosts = sim.hosts
+        # Per host: sleep pstate -> (switch-off, switch-on) virtual pstates; all virtual pstates.
+        self._sleep = [{s.sleep: s for s in h.sleep_pstates} for h in hosts]
+        self._virtual = [{p for s in h.sleep_pstates for p in (s.switch_off, s.switch_on)} for h in hosts]
+        self.power_state = [ASLEEP if h.pstate in self._sleep[i] else ON for i, h in enumerate(hosts)]
+        for i, h in enumerate(hosts):
+            if h.pstate in self._virtual[i]:
+                raise InputError(sim.config.platform.source, f"host {h.name}, pstate",
+                                 f"starts in pstate {h.pstate}, a virtual switching pstate",
+                                 "start it in a computation or a sleep pstate")
+        self.arrival_time = [0.0] * len(hosts)  # when a switching machine arrives
+        self.in_progress = 0  # requests with machines still switching
+        self.nb_machine_switches = 0
+        self.nb_grouped_switches = 0
+
+    def is_sleeping_initially(self, host: int) -> bool:
+        return self.power_state[host] == ASLEEP
+
+    def describe(self, host: int) -> str:
+        state = self.power_state[host]
+        text = _DESCRIPTION[state]
+        if state in (GOING_OFF, GOING_ON):
+            text += f" until t={self.arrival_time[host]:g}"
+        return text
+
+    def category(self, host: int) -> int:
+        """The machine-state category of a host, availability and jobs aside."""
+        return _CATEGORY_OF_POWER_STATE[self.power_state[host]]
+
+    # ------------------------------------------------------------------ requests
+    def request(self, data: dict[str, Any], context: "DecisionContext") -> None:
+        sim = self.sim
+        hosts = list(parse_interval_set(data["resources"]))
+        target = int(data["state"])
+        if hosts and (hosts[0] < 0 or hosts[-1] >= sim.nb_hosts):
+            raise DecisionError(f"{context}: resources '{data['resources']}' name hosts outside "
+                                f"0-{sim.nb_hosts - 1}")
+        kinds = [self._check(host, target, context) for host in hosts]  # all checked before any change
+        now = sim.env.now
+        self.nb_grouped_switches += 1
+        self.nb_machine_switches += len(hosts)
+        request = _Request(data["resources"], target, len(hosts))
+        instant = [h for h, kind in zip(hosts, kinds) if kind == "instant"]
+        if instant:
+            self._arrive(instant, target, ON, request, notify=False)
+        # Transitions: into the virtual pstate now, grouped by duration for the arrival.
+        arrivals: dict[tuple[float, int, int], list[int]] = {}
+        moves: dict[tuple[int, int], int] = {}
+        virtual_rows: dict[int, list[int]] = {}
+        for host, kind in zip(hosts, kinds):
+            if kind == "instant":
+                continue
+            platform_host = sim.hosts[host]
+            if kind == "off":
+                virtual = self._sleep[host][target].switch_off
+                new_state, final_state = GOING_OFF, ASLEEP
+            else:
+                virtual = self._sleep[host][sim.host_pstate[host]].switch_on
+                new_state, final_state = GOING_ON, ON
+            before = self._visible_category(host)
+            sim.host_pstate[host] = virtual
+            self.power_state[host] = new_state
+            sim.host_off[host] = True
+            after = self._visible_category(host)
+            if before != after:
+                moves[(before, after)] = moves.get((before, after), 0) + 1
+            virtual_rows.setdefault(virtual, []).append(host)
+            duration = 1.0 / platform_host.speeds[virtual]
+            self.arrival_time[host] = now + duration
+            arrivals.setdefault((duration, final_state, target), []).append(host)
+        for (source, destination), n in moves.items():
+            sim.machines.move(now, source, destination, n)
+        self._record_pstates(now, virtual_rows)
+        if arrivals:
+            self.in_progress += 1
+            for (duration, final_state, final_pstate), group in arrivals.items():
+                sim.at(now + duration, self._transition_ends, (group, final_pstate, final_state, request))
+        elif request.remaining == 0:
+            self._notify(request)
+
+    def _check(self, host: int, target: int, context: "DecisionContext") -> str:
+        """'instant', 'off' or 'on' for this host, or a DecisionError explaining the refusal."""
+        sim = self.sim
+        platform_host = sim.hosts[host]
+        nb = len(platform_host.speeds)
+        if not 0 <= target < nb:
+            raise DecisionError(f"{context}: host {host} ({platform_host.name}) has no pstate {target}: "
+                                f"its pstates are 0-{nb - 1}")
+        if target in self._virtual[host]:
+            raise DecisionError(f"{context}: pstate {target} of host {host} is a virtual switching pstate: "
+                                "ask for the sleep pstate to switch a machine off, or for a computation "
+                                "pstate to switch it on")
+        state = self.power_state[host]
+        if state in (GOING_OFF, GOING_ON):
+            raise DecisionError(f"{context}: host {host} is {self.describe(host)}: wait for its "
+                                "RESOURCE_STATE_CHANGED before changing its state again")
+        sleeps = self._sleep[host]
+        if target in sleeps:
+            if state == ASLEEP:
+                raise DecisionError(f"{context}: host {host} is already sleeping (pstate "
+                                    f"{sim.host_pstate[host]}): sleep -> sleep is not allowed; switch "
+                                    "it on to a computation pstate first")
+            running = sim.host_job[host]
+            if running is not None:
+                raise DecisionError(f"{context}: cannot switch off host {host}: it is computing job "
+                                    f"{running.job.id} (started at t={running.start:g}); switch off "
+                                    "idle machines only, or kill the job first")
+            return "off"
+        if state == ASLEEP:
+            return "on"
+        return "instant"
+
+    # ------------------------------------------------------------------ arrivals
+    def _transition_ends(self, item: tuple[list[int], int, int, _Request]) -> None:
+        hosts, final_pstate, final_state, request = item
+        self._arrive(hosts, final_pstate, final_state, request, notify=True)
+
+    def _arrive(self, hosts: list[int], pstate: int, power_state: int, request: _Request, notify: bool) -> None:
+        sim = self.sim
+        now = sim.env.now
+        moves: dict[tuple[int, int], int] = {}
+        speeds = []
+        for host in hosts:
+            before = self._visible_category(host)
+            sim.host_pstate[host] = pstate
+            sim.host_speed[host] = sim.hosts[host].speeds[pstate]
+            self.power_state[host] = power_state
+            sim.host_off[host] = power_state != ON
+            after = self._visible_category(host)
+            if before != after:
+                moves[(before, after)] = moves.get((before, after), 0) + 1
+            speeds.append(sim.host_speed[host])
+        for (source, destination), n in moves.items():
+            sim.machines.move(now, source, destination, n)
+        self._record_pstates(now, {pstate: hosts})
+        request.remaining -= len(hosts)
+        if notify and request.remaining == 0:
+            self.in_progress -= 1
+            self._notify(request)
+
+    def _notify(self, request: _Request) -> None:
+        self.sim.emit("RESOURCE_STATE_CHANGED", {"resources": request.resources, "state": str(request.state)})
+
+    def _visible_category(self, host: int) -> int:
+        sim = self.sim
+        if sim.host_job[host] is not None:
+            return COMPUTING
+        if sim.host_unavailable[host]:
+            return UNAVAILABLE
+        return self.category(host)
+
+    def _record_pstates(self, now: float, by_pstate: dict[int, list[int]]) -> None:
+        """Energy and pstate outputs follow the hosts' new pstates (only with -E)."""
+        sim = self.sim
+        if sim.energy is None or not by_pstate:
+            return
+        changed: list[int] = []
+        watts: list[float] = []
+        for pstate, hosts in by_pstate.items():
+            sim.pstate_out.write(now, sorted(hosts), pstate)
+            for host in hosts:
+                changed.append(host)
+                watts.append(sim.hosts[host].wattage_per_state[pstate][0])
+        sim.energy.set_static_watts(now, changed, watts, sim.host_job)
