@@ -83,9 +83,10 @@ class DecisionApplier:
         else:
             executors = self._map_executors(mapping, expand_runs(runs), job.res, job_id, context)
         # Whole intervals are checked at C speed (slices); the slow loop only explains a refusal.
-        host_job, unavailable, off = sim.host_job, sim.host_unavailable, sim.host_off
+        host_job, unavailable, off, switching = sim.host_job, sim.host_unavailable, sim.host_off, sim.switching
         for a, b in runs:
-            if any(host_job[a:b + 1]) or any(unavailable[a:b + 1]) or any(off[a:b + 1]):
+            if (any(host_job[a:b + 1]) or any(unavailable[a:b + 1])
+                    or (switching.nb_off and any(off[a:b + 1]))):
                 self._explain_unusable_hosts(expand_runs(runs), job_id, context)
         sim.start_job(record, runs, size, alloc_str, executors)
 

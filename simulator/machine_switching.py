@@ -54,6 +54,7 @@ class MachineSwitching:
                 raise InputError(sim.config.platform.source, f"host {h.name}, pstate",
                                  f"starts in pstate {h.pstate}, a virtual switching pstate",
                                  "start it in a computation or a sleep pstate")
+        self.nb_off = self.power_state.count(ASLEEP)  # hosts not on: lets EXECUTE_JOB skip a check
         self.arrival_time = [0.0] * len(hosts)  # when a switching machine arrives
         self.in_progress = 0  # requests with machines still switching
         self.nb_machine_switches = 0
@@ -106,7 +107,9 @@ class MachineSwitching:
             before = self._visible_category(host)
             sim.host_pstate[host] = virtual
             self.power_state[host] = new_state
-            sim.host_off[host] = True
+            if not sim.host_off[host]:
+                sim.host_off[host] = True
+                self.nb_off += 1
             after = self._visible_category(host)
             if before != after:
                 moves[(before, after)] = moves.get((before, after), 0) + 1
@@ -171,7 +174,10 @@ class MachineSwitching:
             sim.host_pstate[host] = pstate
             sim.host_speed[host] = sim.hosts[host].speeds[pstate]
             self.power_state[host] = power_state
-            sim.host_off[host] = power_state != ON
+            off = power_state != ON
+            if off != sim.host_off[host]:
+                sim.host_off[host] = off
+                self.nb_off += 1 if off else -1
             after = self._visible_category(host)
             if before != after:
                 moves[(before, after)] = moves.get((before, after), 0) + 1
