@@ -48,13 +48,16 @@ def normalize_prefix(prefix: str) -> str:
 
 
 def read_csv_checked(path: str, required: list[str], numeric: list[str] | None = None,
-                     text: list[str] | None = None, what: str = "") -> pd.DataFrame:
-    """Read a CSV with pandas; raise AnalysisError naming the file when it is missing or wrong."""
+                     text: list[str] | None = None, what: str = "",
+                     missing_markers: tuple[str, ...] = ("",)) -> pd.DataFrame:
+    """Read a CSV with pandas; raise AnalysisError naming the file when it is missing or wrong.
+
+    `missing_markers` are the cell values read as missing (NaN)."""
     if not os.path.exists(path):
         raise AnalysisError(f"{path}: no such file{what}")
     dtype = {c: str for c in text or []}
     try:
-        frame = pd.read_csv(path, dtype=dtype, keep_default_na=False, na_values=[""])
+        frame = pd.read_csv(path, dtype=dtype, keep_default_na=False, na_values=list(missing_markers))
     except pd.errors.EmptyDataError:
         raise AnalysisError(f"{path}: the file is empty (expected a header line with the columns "
                             f"{', '.join(required)})") from None
@@ -147,18 +150,21 @@ class RunOutputs:
         return self._cache["machine_states"]
 
     def _optional(self, kind: str, required: list[str], numeric: list[str],
-                  text: list[str]) -> pd.DataFrame | None:
+                  text: list[str], missing_markers: tuple[str, ...] = ("",)) -> pd.DataFrame | None:
         if kind not in self._cache:
             path = self.path(kind)
-            self._cache[kind] = (read_csv_checked(path, required, numeric, text)
+            self._cache[kind] = (read_csv_checked(path, required, numeric, text,
+                                                  missing_markers=missing_markers)
                                  if os.path.exists(path) else None)
         return self._cache[kind]
 
     @property
     def consumed_energy(self) -> pd.DataFrame | None:
         """`PREFIX_consumed_energy.csv`, or None when the run had energy off."""
+        # epower is NA on a row at the same time as the previous one (Batsim's convention).
         return self._optional("consumed_energy", CONSUMED_ENERGY_REQUIRED,
-                              ["time", "energy", "wattmin", "epower"], ["event_type"])
+                              ["time", "energy", "wattmin", "epower"], ["event_type"],
+                              missing_markers=("", "NA"))
 
     @property
     def pstate_changes(self) -> pd.DataFrame | None:

@@ -38,6 +38,7 @@ __all__ = [
     "mask_to_procset",
     "procset_to_mask",
     "lowest_bits",
+    "lowest_bits_and_runs",
     "mask_runs",
 ]
 
@@ -95,6 +96,23 @@ def lowest_bits(mask: int, n: int) -> int:
         result |= ((1 << size) - 1) << first
         n -= size
     return result
+
+
+def lowest_bits_and_runs(mask: int, n: int) -> tuple[int, list[tuple[int, int]]]:
+    """`lowest_bits(mask, n)` and its runs, found run by run with integer operations
+    (an allocation is usually one to three runs: no need to scan the whole mask)."""
+    chosen = 0
+    runs = []
+    while n > 0 and mask:
+        first = (mask & -mask).bit_length() - 1
+        shifted = mask >> first
+        length = ((shifted + 1) & ~shifted).bit_length() - 1  # trailing ones: the run's length
+        take = length if length < n else n
+        runs.append((first, first + take - 1))
+        chosen |= ((1 << take) - 1) << first
+        mask ^= ((1 << length) - 1) << first
+        n -= take
+    return chosen, runs
 
 
 # --------------------------------------------------------------------------- structures
@@ -236,8 +254,9 @@ class QueuePolicy(Decider):
     def start_job(self, job: SubmittedJob, mask: int | None = None) -> RunningJob:
         """Execute a waiting job now, on `mask` (default: its res lowest-id free machines)."""
         if mask is None:
-            mask = lowest_bits(self.free_mask, job.res)
-        runs = mask_runs(mask)
+            mask, runs = lowest_bits_and_runs(self.free_mask, job.res)
+        else:
+            runs = mask_runs(mask)
         alloc = _procset_from_runs(runs)
         self.queue.remove(job.id)
         self.execute_job(job.id, alloc)

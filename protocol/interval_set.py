@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from procset import ProcInt, ProcSet
 
+_new_procset = object.__new__
+
 
 def parse_runs(text: str) -> list[tuple[int, int]]:
     """The closed intervals of `text` as written, e.g. "0-3 5" -> [(0, 3), (5, 5)].
@@ -38,7 +40,7 @@ def is_canonical(runs: list[tuple[int, int]]) -> bool:
 
 
 def _from_canonical_runs_fast(runs: list[tuple[int, int]]) -> ProcSet:
-    result = ProcSet()
+    result = _new_procset(ProcSet)  # skips __init__, which only parses constructor arguments
     new = tuple.__new__
     result._itvs = [new(ProcInt, run) for run in runs]  # procset's own internal form
     return result

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+from time import perf_counter
 from typing import Any
 
 from joulesim.protocol.codec import decode, encode
@@ -14,16 +14,17 @@ from joulesim.protocol.validation import validate_decider_message
 class DeciderLink:
     def __init__(self, transport: ZmqRequester | InProcessRequester):
         self.transport = transport
+        self._in_process = isinstance(transport, InProcessRequester)  # no encoding needed
         self.calls = 0
         self.scheduling_time = 0.0  # wall-clock seconds spent waiting for replies
 
     def call(self, message: dict[str, Any]) -> dict[str, Any]:
-        started = time.perf_counter()
-        if isinstance(self.transport, InProcessRequester):
+        started = perf_counter()
+        if self._in_process:
             reply = self.transport.exchange_message(message)
         else:
             reply = decode(self.transport.exchange(encode(message)), "the decider")
-        self.scheduling_time += time.perf_counter() - started
+        self.scheduling_time += perf_counter() - started
         self.calls += 1
         validate_decider_message(reply, message["now"])
         return reply

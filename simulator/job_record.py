@@ -17,7 +17,7 @@ COMPLETED_STATES = (
 
 class JobRecord:
     __slots__ = ("job", "state", "start", "finish", "alloc", "alloc_str", "speeds", "metadata",
-                 "end_state", "profiles", "power", "dynamic_power", "energy", "energy_t")
+                 "end_state", "return_code", "profiles", "power", "dynamic_power", "energy", "energy_t")
 
     def __init__(self, job: Job, profiles: dict):
         self.job = job
@@ -30,6 +30,7 @@ class JobRecord:
         self.speeds: list[float] = []  # speed of each executor's host at start
         self.metadata = ""
         self.end_state = ""  # the state the job will reach at its scheduled end
+        self.return_code = 0  # what JOB_COMPLETED will say (-1 when killed at its walltime)
         # Energy accounting (only with -E): watts of the job's hosts now, of which dynamic,
         # and joules settled up to energy_t.
         self.power = 0.0

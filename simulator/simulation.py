@@ -14,10 +14,12 @@ from __future__ import annotations
 import os
 import sys
 import time
+from heapq import heappush
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import simpy
+from simpy.events import NORMAL
 
 from joulesim.protocol.errors import DecisionError, JoulesimError
 from joulesim.protocol.interval_set import expand_runs, format_interval_set
@@ -48,10 +50,29 @@ class SimulationResult:
     energy_enabled: bool = False
 
 
-def _fire(event: simpy.Event) -> None:
+def _fire(event: "_Call") -> None:
     """The one simpy callback: calls what `Simulation.at` scheduled (no closure per event)."""
-    callback, value = event.value
-    callback(value)
+    event.callback(event.value)
+
+
+class _Call:
+    """A calendar entry: the least that simpy's `Environment.step()` processes.
+
+    step() pops (time, priority, id, event), swaps out `event.callbacks`, calls each with the
+    event, then checks `event._ok`. A full simpy Timeout per job event costs several Python
+    calls more; this entry costs one object.
+    """
+
+    __slots__ = ("callbacks", "_ok", "callback", "value")
+
+    def __init__(self, callback: Callable[[Any], None], value: Any):
+        self.callbacks = _FIRE
+        self._ok = True
+        self.callback = callback
+        self.value = value
+
+
+_FIRE = (_fire,)
 
 
 def output_paths(prefix: str, energy: bool = False) -> dict[str, str]:
@@ -66,6 +87,8 @@ class Simulation:
         self.config = config
         self.link = link
         self.env = simpy.Environment()
+        self._queue = self.env._queue
+        self._event_ids = self.env._eid
         hosts = config.platform.compute_hosts
         if config.mmax:
             if config.mmax > len(hosts):
@@ -118,12 +141,16 @@ class Simulation:
 
     # ------------------------------------------------------------------ calendar
     def at(self, when: float, callback: Callable[[Any], None], value: Any = None) -> None:
-        """Call `callback(value)` at simulated time `when` (>= now)."""
-        event = self.env.timeout(when - self.env.now, (callback, value))
-        event.callbacks.append(_fire)
+        """Call `callback(value)` at simulated time `when` (>= now).
+
+        The entry goes straight into simpy's calendar (`env._queue`, ordered by time, then
+        priority, then insertion), as `env.schedule` would put it; `env._now` is what the
+        `now` property returns. Both save Python calls on every event of every job.
+        """
+        heappush(self._queue, (when, NORMAL, next(self._event_ids), _Call(callback, value)))
 
     def emit(self, kind: str, data: dict[str, Any]) -> None:
-        self.pending.append({"timestamp": self.env.now, "type": kind, "data": data})
+        self.pending.append({"timestamp": self.env._now, "type": kind, "data": data})
 
     # ------------------------------------------------------------------ run
     def run(self) -> SimulationResult:
@@ -188,7 +215,7 @@ class Simulation:
         env = self.env
         queue = env._queue  # simpy's calendar; peeking it avoids an exception per step
         while True:
-            now = env.now
+            now = env._now
             while queue and queue[0][0] <= now:
                 env.step()
             if self.pending and self.decider_free:
@@ -207,7 +234,7 @@ class Simulation:
                 and self.scheduled_decisions == 0 and self.switching.in_progress == 0)
 
     def _stuck_reason(self) -> str:
-        now = self.env.now
+        now = self.env._now
         if self.registration_open:
             return (f"at t={now:g} nothing is left to simulate, but dynamic job registration is still "
                     "open: the decider must send NOTIFY registration_finished once it registers no more "
@@ -219,7 +246,7 @@ class Simulation:
                 "called again with CALL_ME_LATER")
 
     def _call_decider(self) -> None:
-        now = self.env.now
+        now = self.env._now
         message = {"now": now, "events": self.pending}
         self.pending = []
         reply = self.link.call(message)
@@ -243,7 +270,7 @@ class Simulation:
         self.decider_free = True
 
     def _end(self) -> None:
-        now = self.env.now
+        now = self.env._now
         reply = self.link.call({"now": now, "events": [{"timestamp": now, "type": "SIMULATION_ENDS", "data": {}}]})
         if reply["events"]:
             print(f"joulesim: warning: the decider answered SIMULATION_ENDS with {len(reply['events'])} "
@@ -286,7 +313,7 @@ class Simulation:
     def _submit_from(self, cursor: tuple[int, int]) -> None:
         index, position = cursor
         jobs = self.config.workloads[index].jobs
-        now = self.env.now
+        now = self.env._now
         while position < len(jobs) and jobs[position].subtime <= now:
             self.submit(self.records[jobs[position].id])
             position += 1
@@ -312,7 +339,7 @@ class Simulation:
     # ------------------------------------------------------------------ external events
     def _external_from(self, position: int) -> None:
         events = self.config.external_events
-        now = self.env.now
+        now = self.env._now
         while position < len(events) and events[position].timestamp <= now:
             event = events[position]
             self._set_availability(event.resources, available=event.type == "machine_available")
@@ -326,7 +353,7 @@ class Simulation:
                 self.emit("NOTIFY", {"type": "no_more_external_event_to_occur"})
 
     def _set_availability(self, resources, available: bool) -> None:
-        now = self.env.now
+        now = self.env._now
         for host in resources:
             if self.host_unavailable[host] != available:
                 continue  # already in the requested state
@@ -343,7 +370,7 @@ class Simulation:
                   executors: list[int] | None) -> None:
         """Run a job on the hosts of `runs` (canonical intervals); `executors` maps its executors
         to hosts when a mapping was given (None: one executor per host, in order)."""
-        now = self.env.now
+        now = self.env._now
         job = record.job
         record.state = RUNNING
         record.start = now
@@ -368,11 +395,11 @@ class Simulation:
             self.energy.job_started(now, record, runs, dynamic_power)
         if 0 < job.walltime < duration:
             record.end_state = "COMPLETED_WALLTIME_REACHED"
+            record.return_code = -1
             duration = job.walltime
-        elif profile_return_code(job.profile, record.profiles) != 0:
-            record.end_state = "COMPLETED_FAILED"
         else:
-            record.end_state = "COMPLETED_SUCCESSFULLY"
+            code = record.return_code = profile_return_code(job.profile, record.profiles)
+            record.end_state = "COMPLETED_FAILED" if code else "COMPLETED_SUCCESSFULLY"
         self.at(now + duration, self._job_ends, record)
 
     def _dynamic_power(self, record: JobRecord, executor_hosts: list[int], duration: float) -> float:
@@ -397,8 +424,7 @@ class Simulation:
         self.emit("JOB_COMPLETED", {
             "job_id": record.job.id,
             "job_state": state,
-            "return_code": profile_return_code(record.job.profile, record.profiles)
-            if state != "COMPLETED_WALLTIME_REACHED" else -1,
+            "return_code": record.return_code,
             "alloc": record.alloc_str,
         })
 
@@ -410,7 +436,7 @@ class Simulation:
         return progress
 
     def _finish(self, record: JobRecord, state: str) -> None:
-        now = self.env.now
+        now = self.env._now
         job = record.job
         record.state = state
         record.finish = now
@@ -436,7 +462,7 @@ class Simulation:
     def reject_job(self, record: JobRecord, state: str = "REJECTED") -> None:
         job = record.job
         record.state = state
-        record.finish = self.env.now
+        record.finish = self.env._now
         self.nb_unfinished -= 1
         self.jobs_out.write_rejected(job.local_id, job.workload, job.profile, job.subtime, job.res,
                                      job.walltime, record.metadata, state)

@@ -93,3 +93,24 @@ def test_power_plot_when_the_run_has_energy(fcfs_run, tmp_path):
     assert result.returncode == 0, result.stderr
     [power] = (tmp_path / "plots").glob("*power*.png")
     assert image.imread(power).shape[1] >= 800
+
+
+def test_analyze_and_plot_a_run_simulated_with_energy(tmp_path):
+    """A real -E run (its consumed-energy file has NA epower cells, as Batsim's has): two jobs of
+    10 s on the 95 W / 190.74 W hosts of energy2, so 2 x 190.74 x 10 J."""
+    pytest.importorskip("matplotlib", reason="matplotlib is in the test extras")
+    workload = write_workload(tmp_path, [
+        {"id": 1, "subtime": 0, "res": 1, "profile": "ten"},
+        {"id": 2, "subtime": 0, "res": 1, "profile": "ten"},
+    ], {"ten": {"type": "parallel_homogeneous", "cpu": 10e9, "com": 0}})
+    prefix = str(tmp_path / "energy" / "out")
+    run_in_process(load_decider("fcfs", {}), "energy2", [workload], prefix, energy=True)
+    with open(f"{prefix}_consumed_energy.csv") as f:
+        assert ",NA\n" in f.read()
+    result = joulesim("analyze", prefix, "--json")
+    assert result.returncode == 0, result.stderr
+    [metrics] = json.loads(result.stdout)
+    assert metrics["consumed_joules"] == pytest.approx(2 * 190.74 * 10)
+    plotted = joulesim("plot", prefix, "-o", str(tmp_path / "plots"))
+    assert plotted.returncode == 0, plotted.stderr
+    assert list((tmp_path / "plots").glob("*power*.png"))

@@ -543,3 +543,17 @@ def test_queue_policy_requires_schedule():
     send(decider, 0.0, begins(2))
     with pytest.raises(NotImplementedError):
         send(decider, 0.0, submitted(0.0, "a", 1, 10))
+
+
+def test_lowest_bits_and_runs_agrees_with_lowest_bits():
+    import random
+
+    from joulesim.deciders.queue_policy import lowest_bits, lowest_bits_and_runs, mask_runs
+
+    rng = random.Random(3)
+    for _ in range(5000):
+        mask = rng.getrandbits(rng.choice([8, 64, 200]))
+        n = rng.randint(0, 100)
+        chosen, runs = lowest_bits_and_runs(mask, n)
+        assert chosen == lowest_bits(mask, n) and runs == mask_runs(chosen)
+    assert lowest_bits_and_runs(0b1110111, 5) == (0b0110111, [(0, 2), (4, 5)])
