@@ -97,7 +97,7 @@ def canonical_runs(text: str) -> tuple[list[tuple[int, int]], str, int]:
     if not canonical:
         runs = [(itv.inf, itv.sup) for itv in ProcSet(*runs).intervals()]
         size = sum(b - a + 1 for a, b in runs)
-    return runs, " ".join([str(a) if a == b else f"{a}-{b}" for a, b in runs]), size
+    return runs, format_runs(runs), size
 
 
 def expand_runs(runs: list[tuple[int, int]]) -> list[int]:
@@ -106,3 +106,23 @@ def expand_runs(runs: list[tuple[int, int]]) -> list[int]:
     for a, b in runs:
         ids.extend(range(a, b + 1))
     return ids
+
+
+def runs_of_sorted_ids(ids: list[int]) -> list[tuple[int, int]]:
+    """The maximal runs of ascending, distinct ids: [0, 1, 2, 5] -> [(0, 2), (5, 5)]."""
+    runs: list[tuple[int, int]] = []
+    if not ids:
+        return runs
+    first = last = ids[0]
+    for i in ids[1:]:
+        if i != last + 1:
+            runs.append((first, last))
+            first = i
+        last = i
+    runs.append((first, last))
+    return runs
+
+
+def format_runs(runs: list[tuple[int, int]]) -> str:
+    """The text of canonical runs: [(0, 2), (5, 5)] -> "0-2 5"."""
+    return " ".join([str(a) if a == b else f"{a}-{b}" for a, b in runs])

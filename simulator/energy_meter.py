@@ -18,6 +18,7 @@ row (`epower`; NA when no time elapsed, as Batsim writes it).
 
 from __future__ import annotations
 
+from math import fsum
 from typing import TYPE_CHECKING, TextIO
 
 from joulesim.simulator.compensated_sum import CompensatedSum
@@ -32,12 +33,10 @@ class EnergyMeter:
     def __init__(self, out: TextIO | None, static_watts: list[float]):
         self._out = out
         self.static_watts = list(static_watts)  # per compute host, now
-        self._static = CompensatedSum()
-        for watts in static_watts:
-            self._static.add(watts)
+        self._static = fsum(self.static_watts)  # recomputed exactly at each change: no drift
         self._dynamic = CompensatedSum()  # sum of the running jobs' dynamic power
         self._energy = CompensatedSum()
-        self._power = self._static.value
+        self._power = self._static
         self._t = 0.0
         self._row_t = 0.0
         self._row_energy = 0.0
@@ -51,7 +50,7 @@ class EnergyMeter:
             self._t = now
 
     def _refresh_power(self) -> None:
-        self._power = self._static.value + self._dynamic.value
+        self._power = self._static + self._dynamic.value
 
     def energy_at(self, now: float) -> float:
         """Joules consumed by the compute hosts from t=0 to `now` (>= the last change)."""
@@ -67,7 +66,7 @@ class EnergyMeter:
         energy = self.energy_at(now)
         elapsed = now - self._row_t
         epower = f"{(energy - self._row_energy) / elapsed:.6f}" if elapsed > 0 else "NA"
-        self._out.write(f"{now:.6f},{energy:.6f},{kind},{self._static.value:.6f},{epower}\n")
+        self._out.write(f"{now:.6f},{energy:.6f},{kind},{self._static:.6f},{epower}\n")
         self._row_t = now
         self._row_energy = energy
 
@@ -82,11 +81,11 @@ class EnergyMeter:
             if new == old:
                 continue
             static[host] = new
-            self._static.add(new - old)
             record = running[host]
             if record is not None:
                 self._settle(record, now)
                 record.power += new - old
+        self._static = fsum(static)
         self._refresh_power()
         self._row(now, "p")
 

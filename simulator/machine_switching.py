@@ -14,11 +14,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from joulesim.protocol.errors import DecisionError
-from joulesim.protocol.interval_set import parse_interval_set
+from joulesim.protocol.interval_set import canonical_runs, expand_runs
 from joulesim.simulator.input_error import InputError
-from joulesim.simulator.machine_states import (
-    COMPUTING, IDLE, SLEEPING, SWITCHING_OFF, SWITCHING_ON, UNAVAILABLE,
-)
+from joulesim.simulator.machine_states import IDLE, SLEEPING, SWITCHING_OFF, SWITCHING_ON
 
 if TYPE_CHECKING:
     from joulesim.simulator.decisions import DecisionContext
@@ -77,55 +75,56 @@ class MachineSwitching:
     # ------------------------------------------------------------------ requests
     def request(self, data: dict[str, Any], context: "DecisionContext") -> None:
         sim = self.sim
-        hosts = list(parse_interval_set(data["resources"]))
+        runs, _, _ = canonical_runs(data["resources"])
+        hosts = expand_runs(runs)  # ascending, distinct
         target = int(data["state"])
-        if hosts and (hosts[0] < 0 or hosts[-1] >= sim.nb_hosts):
+        if hosts and hosts[-1] >= sim.nb_hosts:
             raise DecisionError(f"{context}: resources '{data['resources']}' name hosts outside "
                                 f"0-{sim.nb_hosts - 1}")
         kinds = [self._check(host, target, context) for host in hosts]  # all checked before any change
-        now = sim.env.now
+        now = sim.env._now
         self.nb_grouped_switches += 1
         self.nb_machine_switches += len(hosts)
         request = _Request(data["resources"], target, len(hosts))
         instant = [h for h, kind in zip(hosts, kinds) if kind == "instant"]
         if instant:
             self._arrive(instant, target, ON, request, notify=False)
-        # Transitions: into the virtual pstate now, grouped by duration for the arrival.
-        arrivals: dict[tuple[float, int, int], list[int]] = {}
-        moves: dict[tuple[int, int], int] = {}
-        virtual_rows: dict[int, list[int]] = {}
+        # Transitions: into the virtual pstate now, grouped by kind and duration for the arrival.
+        # Switching hosts run no job, so their category is their power state's (or unavailable).
+        groups: dict[tuple[str, int, float], list[int]] = {}
+        host_pstate, host_off, power_state = sim.host_pstate, sim.host_off, self.power_state
         for host, kind in zip(hosts, kinds):
             if kind == "instant":
                 continue
-            platform_host = sim.hosts[host]
             if kind == "off":
                 virtual = self._sleep[host][target].switch_off
-                new_state, final_state = GOING_OFF, ASLEEP
+                power_state[host] = GOING_OFF
             else:
-                virtual = self._sleep[host][sim.host_pstate[host]].switch_on
-                new_state, final_state = GOING_ON, ON
-            before = self._visible_category(host)
-            sim.host_pstate[host] = virtual
-            self.power_state[host] = new_state
-            if not sim.host_off[host]:
-                sim.host_off[host] = True
+                virtual = self._sleep[host][host_pstate[host]].switch_on
+                power_state[host] = GOING_ON
+            host_pstate[host] = virtual
+            if not host_off[host]:
+                host_off[host] = True
                 self.nb_off += 1
-            after = self._visible_category(host)
-            if before != after:
-                moves[(before, after)] = moves.get((before, after), 0) + 1
-            virtual_rows.setdefault(virtual, []).append(host)
-            duration = 1.0 / platform_host.speeds[virtual]
+            duration = 1.0 / sim.hosts[host].speeds[virtual]
             self.arrival_time[host] = now + duration
-            arrivals.setdefault((duration, final_state, target), []).append(host)
-        for (source, destination), n in moves.items():
-            sim.machines.move(now, source, destination, n)
-        self._record_pstates(now, virtual_rows)
-        if arrivals:
-            self.in_progress += 1
-            for (duration, final_state, final_pstate), group in arrivals.items():
-                sim.at(now + duration, self._transition_ends, (group, final_pstate, final_state, request))
-        elif request.remaining == 0:
-            self._notify(request)
+            groups.setdefault((kind, virtual, duration), []).append(host)
+        if not groups:
+            if request.remaining == 0:
+                self._notify(request)
+            return
+        self.in_progress += 1
+        unavailable = sim.host_unavailable
+        for (kind, virtual, duration), group in groups.items():
+            available = len(group) - sum([unavailable[h] for h in group])
+            if kind == "off":
+                sim.machines.move(now, IDLE, SWITCHING_OFF, available)
+                arrival = (group, target, ASLEEP, request)
+            else:
+                sim.machines.move(now, SLEEPING, SWITCHING_ON, available)
+                arrival = (group, target, ON, request)
+            self._record_pstates(now, virtual, group)
+            sim.at(now + duration, self._transition_ends, arrival)
 
     def _check(self, host: int, target: int, context: "DecisionContext") -> str:
         """'instant', 'off' or 'on' for this host, or a DecisionError explaining the refusal."""
@@ -165,26 +164,27 @@ class MachineSwitching:
         self._arrive(hosts, final_pstate, final_state, request, notify=True)
 
     def _arrive(self, hosts: list[int], pstate: int, power_state: int, request: _Request, notify: bool) -> None:
+        """`hosts` (ascending, all in the same power state) reach `pstate` and `power_state`."""
         sim = self.sim
-        now = sim.env.now
-        moves: dict[tuple[int, int], int] = {}
-        speeds = []
+        now = sim.env._now
+        before = self.power_state[hosts[0]]
+        speeds, host_pstate, host_speed, states = sim.hosts, sim.host_pstate, sim.host_speed, self.power_state
         for host in hosts:
-            before = self._visible_category(host)
-            sim.host_pstate[host] = pstate
-            sim.host_speed[host] = sim.hosts[host].speeds[pstate]
-            self.power_state[host] = power_state
+            host_pstate[host] = pstate
+            host_speed[host] = speeds[host].speeds[pstate]
+            states[host] = power_state
+        if before != power_state:  # the end of a switch-off or switch-on
             off = power_state != ON
-            if off != sim.host_off[host]:
-                sim.host_off[host] = off
-                self.nb_off += 1 if off else -1
-            after = self._visible_category(host)
-            if before != after:
-                moves[(before, after)] = moves.get((before, after), 0) + 1
-            speeds.append(sim.host_speed[host])
-        for (source, destination), n in moves.items():
-            sim.machines.move(now, source, destination, n)
-        self._record_pstates(now, {pstate: hosts})
+            host_off = sim.host_off
+            for host in hosts:
+                host_off[host] = off
+            if not off:
+                self.nb_off -= len(hosts)
+            unavailable = sim.host_unavailable
+            available = len(hosts) - sum([unavailable[h] for h in hosts])
+            sim.machines.move(now, _CATEGORY_OF_POWER_STATE[before], _CATEGORY_OF_POWER_STATE[power_state],
+                              available)
+        self._record_pstates(now, pstate, hosts)
         request.remaining -= len(hosts)
         if notify and request.remaining == 0:
             self.in_progress -= 1
@@ -193,24 +193,12 @@ class MachineSwitching:
     def _notify(self, request: _Request) -> None:
         self.sim.emit("RESOURCE_STATE_CHANGED", {"resources": request.resources, "state": str(request.state)})
 
-    def _visible_category(self, host: int) -> int:
+    def _record_pstates(self, now: float, pstate: int, hosts: list[int]) -> None:
+        """Energy and pstate outputs follow the hosts' new pstate (only with -E)."""
         sim = self.sim
-        if sim.host_job[host] is not None:
-            return COMPUTING
-        if sim.host_unavailable[host]:
-            return UNAVAILABLE
-        return self.category(host)
-
-    def _record_pstates(self, now: float, by_pstate: dict[int, list[int]]) -> None:
-        """Energy and pstate outputs follow the hosts' new pstates (only with -E)."""
-        sim = self.sim
-        if sim.energy is None or not by_pstate:
+        if sim.energy is None:
             return
-        changed: list[int] = []
-        watts: list[float] = []
-        for pstate, hosts in by_pstate.items():
-            sim.pstate_out.write(now, sorted(hosts), pstate)
-            for host in hosts:
-                changed.append(host)
-                watts.append(sim.hosts[host].wattage_per_state[pstate][0])
-        sim.energy.set_static_watts(now, changed, watts, sim.host_job)
+        sim.pstate_out.write(now, hosts, pstate)
+        platform_hosts = sim.hosts
+        sim.energy.set_static_watts(now, hosts, [platform_hosts[h].wattage_per_state[pstate][0] for h in hosts],
+                                    sim.host_job)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from joulesim.protocol.interval_set import format_interval_set
+from joulesim.protocol.interval_set import format_runs, runs_of_sorted_ids
 
 PSTATE_COLUMNS = ["time", "machine_id", "new_pstate"]
 
@@ -26,5 +26,6 @@ class PstateChangesOutput:
             self.write(0.0, by_pstate[pstate], pstate)
 
     def write(self, now: float, hosts: list[int], pstate: int) -> None:
+        """`hosts` ascending and distinct."""
         if hosts:
-            self._out.write(f"{now:.6f},{format_interval_set(hosts)},{pstate}\n")
+            self._out.write(f"{now:.6f},{format_runs(runs_of_sorted_ids(hosts))},{pstate}\n")
