@@ -1,0 +1,81 @@
+"""Reading a decider's `--option key=value` strings into typed values, with clear errors.
+
+Every error is a JoulesimError that names the decider, the option, the value given and the
+values accepted, so that a run with a mistyped option stops before the simulation starts.
+"""
+
+from __future__ import annotations
+
+import math
+
+from joulesim.protocol.errors import JoulesimError
+
+__all__ = ["bool_option", "choice_option", "float_option", "int_option"]
+
+
+def _invalid(decider: str, name: str, value: str, accepted: str) -> JoulesimError:
+    return JoulesimError(f"decider {decider}: option {name}={value!r} is invalid: accepted values are {accepted}")
+
+
+def float_option(decider: str, options: dict[str, str], name: str, default: float, *,
+                 minimum: float = -math.inf, maximum: float = math.inf,
+                 minimum_excluded: bool = False, allow_inf: bool = False) -> float:
+    """A number in [minimum, maximum] (]minimum, maximum] when minimum_excluded);
+    'inf' too when allow_inf."""
+    if name not in options:
+        return default
+    text = str(options[name]).strip()
+    low = "]" if minimum_excluded else "["
+    accepted = f"numbers in {low}{minimum:g}, {maximum:g}]" + (" or 'inf'" if allow_inf else "")
+    try:
+        value = float(text)
+    except ValueError:
+        raise _invalid(decider, name, text, accepted) from None
+    if math.isnan(value) or (math.isinf(value) and not (allow_inf and value > 0)):
+        raise _invalid(decider, name, text, accepted)
+    too_low = value <= minimum if minimum_excluded else value < minimum
+    if too_low or (value > maximum and not (allow_inf and math.isinf(value))):
+        raise _invalid(decider, name, text, accepted)
+    return value
+
+
+def int_option(decider: str, options: dict[str, str], name: str, default: int | None, *,
+               minimum: int = 0) -> int | None:
+    """An integer >= minimum."""
+    if name not in options:
+        return default
+    text = str(options[name]).strip()
+    try:
+        value = int(text)
+    except ValueError:
+        raise _invalid(decider, name, text, f"integers >= {minimum}") from None
+    if value < minimum:
+        raise _invalid(decider, name, text, f"integers >= {minimum}")
+    return value
+
+
+def choice_option(decider: str, options: dict[str, str], name: str, choices: tuple[str, ...],
+                  default: str) -> str:
+    """One of `choices`, exactly."""
+    if name not in options:
+        return default
+    text = str(options[name]).strip()
+    if text not in choices:
+        raise _invalid(decider, name, text, ", ".join(repr(c) for c in choices))
+    return text
+
+
+_TRUE = ("true", "1", "yes")
+_FALSE = ("false", "0", "no")
+
+
+def bool_option(decider: str, options: dict[str, str], name: str, default: bool) -> bool:
+    """true/false (also 1/0, yes/no; any case)."""
+    if name not in options:
+        return default
+    text = str(options[name]).strip()
+    if text.lower() in _TRUE:
+        return True
+    if text.lower() in _FALSE:
+        return False
+    raise _invalid(decider, name, text, "true, false")
