@@ -23,6 +23,23 @@ DECIDERS: dict[str, str] = {
     "easy": "joulesim.deciders.easy:EasyBackfilling",
     "conservative": "joulesim.deciders.conservative:ConservativeBackfilling",
     "rejecter": "joulesim.deciders.rejecter:Rejecter",
+    # Energy-aware policies (seed 001, chapters 6 and 7).
+    "proportional": "joulesim.deciders.proportional_shutdown:ProportionalShutdown",
+    "inertial": "joulesim.deciders.inertial_shutdown:InertialShutdown",
+    "powercap": "joulesim.deciders.power_capped_easy:PowerCappedEasy",
+    "energybud": "joulesim.deciders.energy_budget:EnergyBudget",
+    "reducepc": "joulesim.deciders.energy_budget:ReducePC",
+}
+
+#: Shutdown options: giving any of them to a decider below selects its variant with
+#: opportunistic shutdown, while the plain decider keeps its lean code path (`easy --option
+#: t_idle=300` is EASY with opportunistic shutdown; plain `easy` is untouched).
+SHUTDOWN_OPTION_NAMES = ("t_idle", "compute_pstate", "sleep_pstate")
+OPTION_VARIANTS: dict[str, str] = {
+    "easy": "joulesim.deciders.easy_shutdown:EasyWithShutdown",
+    "energybud": "joulesim.deciders.budgeted_easy_shutdown:EnergyBudgetWithShutdown",
+    "reducepc": "joulesim.deciders.budgeted_easy_shutdown:ReducePCWithShutdown",
+    "powercap": "joulesim.deciders.budgeted_easy_shutdown:PowerCappedEasyWithShutdown",
 }
 
 __all__ = ["DECIDERS", "load_decider", "load_decider_class", "describe_deciders"]
@@ -68,6 +85,8 @@ def load_decider(name_or_path: str, options: dict[str, str] | None = None) -> "D
     list are refused with a JoulesimError.
     """
     options = dict(options or {})
+    if name_or_path in OPTION_VARIANTS and any(name in options for name in SHUTDOWN_OPTION_NAMES):
+        name_or_path = OPTION_VARIANTS[name_or_path]
     cls = load_decider_class(name_or_path)
     accepted = getattr(cls, "OPTIONS", None)
     if isinstance(accepted, dict):
@@ -82,9 +101,16 @@ def load_decider(name_or_path: str, options: dict[str, str] | None = None) -> "D
 
 
 def describe_deciders() -> dict[str, str]:
-    """Registered name -> first line of the decider class's docstring."""
+    """Registered name -> first line of the decider class's docstring, and its options."""
     result = {}
     for name in DECIDERS:
-        doc = (load_decider_class(name).__doc__ or "").strip()
-        result[name] = doc.splitlines()[0].strip() if doc else ""
+        cls = load_decider_class(name)
+        doc = (cls.__doc__ or "").strip()
+        text = doc.splitlines()[0].strip() if doc else ""
+        options = list(getattr(cls, "OPTIONS", None) or {})
+        if name in OPTION_VARIANTS:
+            options += [o for o in SHUTDOWN_OPTION_NAMES if o not in options]
+        if options:
+            text += " Options: " + ", ".join(options) + "."
+        result[name] = text
     return result

@@ -189,7 +189,8 @@ def test_ctrl_c_stops_both_processes(tmp_path):
 def test_decide_lists_the_shipped_deciders():
     result = joulesim("decide", "--list")
     assert result.returncode == 0
-    for name in ("fcfs", "sjf", "easy", "conservative", "rejecter"):
+    for name in ("fcfs", "sjf", "easy", "conservative", "rejecter", "proportional", "inertial", "powercap",
+                 "energybud", "reducepc"):
         assert name in result.stdout
 
 

@@ -108,11 +108,29 @@ def start(name: str, n: int, *, unavailable: tuple[int, ...] = ()):
 
 # --------------------------------------------------------------------------- registry
 def test_registry_loads_every_decider_class():
+    from joulesim.deciders.energy_budget import EnergyBudget, ReducePC
+    from joulesim.deciders.inertial_shutdown import InertialShutdown
+    from joulesim.deciders.power_capped_easy import PowerCappedEasy
+    from joulesim.deciders.proportional_shutdown import ProportionalShutdown
+
     expected = {"fcfs": FCFS, "sjf": SJF, "easy": EasyBackfilling,
-                "conservative": ConservativeBackfilling, "rejecter": Rejecter}
+                "conservative": ConservativeBackfilling, "rejecter": Rejecter,
+                "proportional": ProportionalShutdown, "inertial": InertialShutdown,
+                "powercap": PowerCappedEasy, "energybud": EnergyBudget, "reducepc": ReducePC}
     assert set(DECIDERS) == set(expected)
     for name, cls in expected.items():
         assert type(load_decider(name, {})) is cls
+
+
+def test_a_shutdown_option_selects_the_variant_with_opportunistic_shutdown():
+    from joulesim.deciders.budgeted_easy_shutdown import EnergyBudgetWithShutdown
+    from joulesim.deciders.easy_shutdown import EasyWithShutdown
+
+    assert type(load_decider("easy", {"t_idle": "300"})) is EasyWithShutdown
+    assert type(load_decider("easy", {"sleep_pstate": "1"})) is EasyWithShutdown
+    assert type(load_decider("energybud", {"t_idle": "0"})) is EnergyBudgetWithShutdown
+    with pytest.raises(JoulesimError, match="does not accept option"):
+        load_decider("fcfs", {"t_idle": "300"})
 
 
 def test_unknown_decider_lists_known_names():
@@ -159,6 +177,8 @@ def test_describe_deciders_gives_first_docstring_lines():
     assert set(described) == set(DECIDERS)
     assert described["fcfs"].startswith("Strict first-come-first-served")
     assert "EASY" in described["easy"]
+    assert described["easy"].endswith("Options: t_idle, compute_pstate, sleep_pstate.")
+    assert "Options: " not in described["fcfs"]
     assert all(line and "\n" not in line for line in described.values())
 
 

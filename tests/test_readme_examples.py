@@ -29,3 +29,20 @@ def test_the_readme_decider_runs_as_written(tmp_path):
     assert result.returncode == 0, result.stderr
     rows = read_csv(str(tmp_path / "out_jobs.csv"))
     assert len(rows) == 4 and all(r["final_state"] == "COMPLETED_SUCCESSFULLY" for r in rows)
+
+
+def test_the_readme_energy_example_runs_as_written_and_saves_what_it_says(tmp_path):
+    text = README.read_text()
+    block = text[text.index("### Energy"):]
+    commands = re.findall(r"^(joulesim run .*)$", block, flags=re.M)[:3]
+    assert len(commands) == 3
+    for command in commands:
+        result = subprocess.run([sys.executable, "-m", "joulesim.cli.main", *command.split()[1:]], cwd=tmp_path,
+                                capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+        assert result.returncode == 0, result.stderr
+    claimed = re.search(r"\(([\d.]+) kWh -> ([\d.]+) kWh, ([\d,]+) machine switches\)", block)
+    easy = read_csv(str(tmp_path / "results/easy_schedule.csv"))[0]
+    shutdown = read_csv(str(tmp_path / "results/os_schedule.csv"))[0]
+    assert f"{float(easy['consumed_joules']) / 3.6e6:.1f}" == claimed.group(1)
+    assert f"{float(shutdown['consumed_joules']) / 3.6e6:.1f}" == claimed.group(2)
+    assert shutdown["nb_machine_switches"] == claimed.group(3).replace(",", "")
