@@ -67,7 +67,9 @@ class DecisionApplier:
     def _execute_job(self, data: dict[str, Any], context: DecisionContext) -> None:
         sim = self.sim
         job_id = data["job_id"]
-        record = self._waiting_record(job_id, context, "execute")
+        record = sim.records.get(job_id)
+        if record is None or record.state != SUBMITTED:
+            record = self._waiting_record(job_id, context, "execute")  # raises, explaining why
         job = record.job
         runs, alloc_str, size = canonical_runs(data["alloc"])
         if runs and runs[-1][1] >= sim.nb_hosts:

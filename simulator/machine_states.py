@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from joulesim.simulator.output_format import fmt
-
 MACHINE_STATES_COLUMNS = ["time", "nb_sleeping", "nb_switching_on", "nb_switching_off", "nb_idle", "nb_computing"]
 
 # Categories, in the column order of the output (unavailable is not a Batsim column).
 SLEEPING, SWITCHING_ON, SWITCHING_OFF, IDLE, COMPUTING, UNAVAILABLE = range(6)
 CATEGORY_NAMES = ("sleeping", "switching_on", "switching_off", "idle", "computing", "unavailable")
+
+_ROW = "%.6f,%d,%d,%d,%d,%d\n"  # the time as output_format.fmt writes it, then the counts
 
 
 class MachineStates:
@@ -67,7 +67,7 @@ class MachineStates:
     def _write_row(self) -> None:
         row = self.counts[:UNAVAILABLE]
         if row != self._last_row:
-            self._out.write(f"{fmt(self._t)},{row[0]},{row[1]},{row[2]},{row[3]},{row[4]}\n")
+            self._out.write(_ROW % (self._t, *row))
             self._last_row = row
 
     def time_in(self, category: int) -> float:

@@ -334,7 +334,7 @@ class Simulation:
             data: dict[str, Any] = {"job_id": record.job.id, "job": record.job.json}
             if self.config.forward_profiles:
                 data["profile"] = record.profiles[record.job.profile]
-            self.emit("JOB_SUBMITTED", data)
+            self.pending.append({"timestamp": self.env._now, "type": "JOB_SUBMITTED", "data": data})
 
     # ------------------------------------------------------------------ external events
     def _external_from(self, position: int) -> None:
@@ -400,7 +400,7 @@ class Simulation:
         else:
             code = record.return_code = profile_return_code(job.profile, record.profiles)
             record.end_state = "COMPLETED_FAILED" if code else "COMPLETED_SUCCESSFULLY"
-        self.at(now + duration, self._job_ends, record)
+        heappush(self._queue, (now + duration, NORMAL, next(self._event_ids), _Call(self._job_ends, record)))  # at()
 
     def _dynamic_power(self, record: JobRecord, executor_hosts: list[int], duration: float) -> float:
         """Mean dynamic watts of a compute job: sum of (max - idle) x busy seconds / duration.
@@ -421,12 +421,12 @@ class Simulation:
             return  # killed earlier: this end no longer happens
         state = record.end_state
         self._finish(record, state)
-        self.emit("JOB_COMPLETED", {
+        self.pending.append({"timestamp": self.env._now, "type": "JOB_COMPLETED", "data": {  # emit(), inlined
             "job_id": record.job.id,
             "job_state": state,
             "return_code": record.return_code,
             "alloc": record.alloc_str,
-        })
+        }})
 
     def kill_job(self, record: JobRecord) -> dict[str, Any]:
         """Kill a running job now; returns its Batsim `job_progress` entry."""

@@ -201,6 +201,10 @@ DECIDER_VIOLATIONS = [
     ("alloc not a string", msg(OK, OK, execute(alloc=12)), T, ['events[2] (EXECUTE_JOB at t=12): data.alloc must be an interval set string like "0-3 5"; got 12']),
     ("alloc malformed", msg(execute(alloc="0-3,5")), T, ["events[0] (EXECUTE_JOB at t=12)", "data.alloc must be an interval set", "'0-3,5'"]),
     ("alloc reversed", msg(execute(alloc="3-1")), T, ["data.alloc must be an interval set", "'3-1'"]),
+    # The everyday two-field EXECUTE_JOB has a fast check: it must refuse what the schema refuses.
+    ("job_id without workload", msg(ev("EXECUTE_JOB", {"job_id": "!1", "alloc": "0"})), T, ["data.job_id must be", "'!1'"]),
+    ("job_id without local id", msg(ev("EXECUTE_JOB", {"job_id": "w0!", "alloc": "0"})), T, ["data.job_id must be", "'w0!'"]),
+    ("job_id without '!'", msg(ev("EXECUTE_JOB", {"job_id": "7", "alloc": "0"})), T, ["data.job_id must be", "'7'"]),
     ("mapping bad key", msg(execute(mapping={"a": 0})), T, ["data.mapping must be", "{'a': 0}"]),
     ("mapping bad value", msg(execute(mapping={"0": "x"})), T, ["data.mapping.0 must be", "'x'"]),
     ("mapping bool value", msg(execute(mapping={"0": True})), T, ["data.mapping.0 must be", "True"]),
