@@ -7,6 +7,8 @@ directly; anything else goes through procset's own (slower, general) constructor
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from procset import ProcInt, ProcSet
 
 _new_procset = object.__new__
@@ -63,6 +65,9 @@ def _pick_builder():
 
 
 procset_from_canonical_runs = _pick_builder()
+# The (inf, sup) pairs of a ProcSet: its internal list when the fast path above holds.
+_intervals_of = attrgetter("_itvs") if procset_from_canonical_runs is _from_canonical_runs_fast \
+    else ProcSet.intervals
 
 
 def parse_interval_set(text: str) -> ProcSet:
@@ -75,12 +80,13 @@ def parse_interval_set(text: str) -> ProcSet:
 
 def format_interval_set(resources: "ProcSet | str | list[int] | range") -> str:
     """Canonical form: disjoint, maximal, ascending intervals separated by single spaces."""
-    if isinstance(resources, str):
-        resources = parse_interval_set(resources)
-    elif not isinstance(resources, ProcSet):
-        resources = ProcSet(*resources)
+    if type(resources) is not ProcSet:
+        if isinstance(resources, str):
+            resources = parse_interval_set(resources)
+        elif not isinstance(resources, ProcSet):
+            resources = ProcSet(*resources)
     # A ProcSet's intervals are canonical already; joining them beats str(ProcSet) threefold.
-    return " ".join([str(a) if a == b else f"{a}-{b}" for a, b in resources.intervals()])
+    return " ".join([str(a) if a == b else f"{a}-{b}" for a, b in _intervals_of(resources)])
 
 
 def canonical_runs(text: str) -> tuple[list[tuple[int, int]], str, int]:

@@ -251,7 +251,7 @@ class Simulation:
         self.pending = []
         reply = self.link.call(message)
         for index, decision in enumerate(reply["events"]):
-            context = DecisionContext(now, index, decision)
+            context = DecisionContext((now, index, decision))
             if decision["timestamp"] <= now:
                 self.applier.apply(decision, context)
             else:
