@@ -56,7 +56,7 @@ from procset import ProcSet
 
 from joulesim.deciders.decider_options import float_option, int_option
 from joulesim.deciders.easy import EasyBackfilling
-from joulesim.deciders.machine_power import MachinePower
+from joulesim.deciders.machine_power import MachinePower, machine_ids
 from joulesim.deciders.queue_policy import RunningJob, lowest_bits, mask_to_procset, procset_to_mask
 from joulesim.protocol.decider import SubmittedJob
 
@@ -294,13 +294,11 @@ class ShutdownMixin:
             return
         idle_since = self.power.idle_since
         heap = self._idle_expiries
-        while mask:
-            low = mask & -mask
-            mask ^= low
-            machine = low.bit_length() - 1
+        t_idle = self.t_idle
+        for machine in machine_ids(mask):
             since = idle_since.get(machine)
             if since is not None:
-                heapq.heappush(heap, (since + self.t_idle, machine, since))
+                heapq.heappush(heap, (since + t_idle, machine, since))
 
     def _arm_idle_timer(self) -> None:
         """One CALL_ME_LATER at the next idle expiry, unless an earlier call is pending."""

@@ -81,7 +81,7 @@ class MachineSwitching:
         if hosts and hosts[-1] >= sim.nb_hosts:
             raise DecisionError(f"{context}: resources '{data['resources']}' name hosts outside "
                                 f"0-{sim.nb_hosts - 1}")
-        kinds = [self._check(host, target, context) for host in hosts]  # all checked before any change
+        kinds = self._check_all(hosts, target, context)  # all checked before any change
         now = sim.env._now
         self.nb_grouped_switches += 1
         self.nb_machine_switches += len(hosts)
@@ -125,6 +125,23 @@ class MachineSwitching:
                 arrival = (group, target, ON, request)
             self._record_pstates(now, virtual, group)
             sim.at(now + duration, self._transition_ends, arrival)
+
+    def _check_all(self, hosts: list[int], target: int, context: "DecisionContext") -> list[str]:
+        """The kind of change of each host; the usual cases are decided inline, anything else
+        (including every refusal) goes through `_check`, which explains."""
+        power_state, host_job, sleeps_of, hosts_of = self.power_state, self.sim.host_job, self._sleep, self.sim.hosts
+        kinds = []
+        for host in hosts:
+            state = power_state[host]
+            if target in sleeps_of[host]:
+                if state == ON and host_job[host] is None:
+                    kinds.append("off")
+                    continue
+            elif state == ASLEEP and target < len(hosts_of[host].speeds) and target not in self._virtual[host]:
+                kinds.append("on")
+                continue
+            kinds.append(self._check(host, target, context))
+        return kinds
 
     def _check(self, host: int, target: int, context: "DecisionContext") -> str:
         """'instant', 'off' or 'on' for this host, or a DecisionError explaining the refusal."""
