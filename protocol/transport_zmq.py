@@ -32,11 +32,20 @@ class ZmqRequester:
         self._context = zmq.Context()
         self._socket = self._context.socket(zmq.REQ)
         self._socket.setsockopt(zmq.LINGER, 0)
+        self._first_wait_s = min(timeout_s, _LIVENESS_PERIOD_S)
+        self._socket.setsockopt(zmq.RCVTIMEO, max(1, int(self._first_wait_s * 1000)))
         self._socket.connect(endpoint)
 
     def exchange(self, payload: bytes) -> bytes:
-        self._socket.send(payload)
-        deadline = time.monotonic() + self.timeout_s
+        socket = self._socket
+        socket.send(payload)
+        # First wait: one blocking recv bounded by the socket's RCVTIMEO (cheaper than poll +
+        # recv); later waits check the deadline and the decider's liveness in between.
+        try:
+            return socket.recv()
+        except zmq.Again:
+            pass
+        deadline = time.monotonic() + self.timeout_s - self._first_wait_s
         period_ms = _LIVENESS_PERIOD_S * 1000 if self.is_alive else None
         while True:
             remaining_ms = (deadline - time.monotonic()) * 1000
@@ -65,6 +74,7 @@ class ZmqReplier:
         self._context = zmq.Context()
         self._socket = self._context.socket(zmq.REP)
         self._socket.setsockopt(zmq.LINGER, 1000)
+        self._timeout_s: float | None = None  # RCVTIMEO now (-1: wait forever)
         try:
             self._socket.bind(endpoint)
         except zmq.ZMQError as exc:
@@ -75,9 +85,13 @@ class ZmqReplier:
 
     def receive(self, timeout_s: float | None) -> bytes | None:
         """The next message, or None when none came within `timeout_s` seconds."""
-        if timeout_s is not None and not self._socket.poll(max(1, int(timeout_s * 1000)), zmq.POLLIN):
+        if timeout_s != self._timeout_s:  # one blocking recv bounded by RCVTIMEO: no poll call
+            self._socket.setsockopt(zmq.RCVTIMEO, -1 if timeout_s is None else max(1, int(timeout_s * 1000)))
+            self._timeout_s = timeout_s
+        try:
+            return self._socket.recv()
+        except zmq.Again:
             return None
-        return self._socket.recv()
 
     def send(self, payload: bytes) -> None:
         self._socket.send(payload)
