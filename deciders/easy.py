@@ -76,12 +76,14 @@ class EasyBackfilling(QueuePolicy):
                 break
             self.start_job(job)
         blocked = job
+        free = self.free_mask.bit_count()
+        smallest = queue.min_res()  # no waiting job fits in fewer machines
+        if free < smallest or len(queue) == 1:
+            return  # nothing can be backfilled: the reservation would not be used
         # 2. Reservation for the first blocked job.
         shadow, extra = self.shadow(blocked.res)
         # 3. Backfilling.
-        free = self.free_mask.bit_count()
         now = self.now
-        smallest = queue.min_res()  # no waiting job fits in fewer machines
         candidates = iter(queue)
         next(candidates)  # the blocked job itself
         for job in candidates:
