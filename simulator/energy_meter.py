@@ -102,6 +102,18 @@ class EnergyMeter:
             self._refresh_power()
         self._row(now, "s")
 
+    def set_dynamic_power(self, now: float, record: "JobRecord", dynamic_power: float) -> None:
+        """A running job's dynamic power changes (its tasks' rates were re-solved)."""
+        if dynamic_power == record.dynamic_power:
+            return
+        self._advance(now)
+        self._settle(record, now)
+        change = dynamic_power - record.dynamic_power
+        record.power += change
+        record.dynamic_power = dynamic_power
+        self._dynamic.add(change)
+        self._refresh_power()
+
     def job_ended(self, now: float, record: "JobRecord") -> float:
         """Settle and return the job's energy; its dynamic power leaves the platform."""
         self._advance(now)

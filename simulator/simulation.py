@@ -36,6 +36,7 @@ from joulesim.simulator.jobs_output import JobsOutput
 from joulesim.simulator.machine_states import COMPUTING, IDLE, SLEEPING, UNAVAILABLE, MachineStates
 from joulesim.simulator.machine_switching import MachineSwitching
 from joulesim.simulator.pstate_changes_output import PstateChangesOutput
+from joulesim.simulator.ptask_runner import ParallelTaskRunner
 from joulesim.simulator.schedule_output import write_schedule
 from joulesim.simulator.simulation_config import SimulationConfig
 
@@ -109,6 +110,8 @@ class Simulation:
             self._check_power_model()
         self.energy: EnergyMeter | None = None
         self.pstate_out: PstateChangesOutput | None = None
+        # Parallel tasks share CPUs and links when the platform describes a network.
+        self.runner: ParallelTaskRunner | None = None
 
         self.profiles: dict[str, dict[str, dict[str, Any]]] = {}
         self.records: dict[str, JobRecord] = {}
@@ -173,6 +176,13 @@ class Simulation:
             pstates = self.host_pstate
             self.energy = EnergyMeter(energy_file, [h.wattage_per_state[p][0] for h, p in zip(self.hosts, pstates)])
             self.pstate_out = PstateChangesOutput(pstates_file, pstates)
+        network = getattr(self.config.platform, "network", None)
+        if network is not None:
+            energy = self.energy
+            self.runner = ParallelTaskRunner(
+                network, self.nb_hosts, self.host_speed, self.at, lambda: self.env._now, self._tasks_done,
+                (lambda record, watts: energy.set_dynamic_power(self.env._now, record, watts)) if energy else None,
+                (lambda host: self.hosts[host].wattage_per_state[self.host_pstate[host]]) if energy else None)
         if self.config.progress:
             from tqdm import tqdm
             total = sum(len(w.jobs) for w in self.config.workloads)
@@ -382,6 +392,9 @@ class Simulation:
         self.machines.move(now, IDLE, COMPUTING, size)
         profile = record.profiles[job.profile]
         dynamic_power = 0.0
+        if self.runner is not None and profile["type"] != "delay":
+            self._start_on_network(record, runs, executors or expand_runs(runs))
+            return
         if profile["type"] == "delay":  # the common case: no speeds involved
             duration = profile["delay"]
         else:
@@ -401,6 +414,30 @@ class Simulation:
             code = record.return_code = profile_return_code(job.profile, record.profiles)
             record.end_state = "COMPLETED_FAILED" if code else "COMPLETED_SUCCESSFULLY"
         heappush(self._queue, (now + duration, NORMAL, next(self._event_ids), _Call(self._job_ends, record)))  # at()
+
+    def _start_on_network(self, record: JobRecord, runs: list[tuple[int, int]], executor_hosts: list[int]) -> None:
+        """Computations and transfers that share the platform: the runner decides when they end."""
+        now = self.env._now
+        record.speeds = [self.host_speed[h] for h in executor_hosts]
+        if self.energy is not None:
+            self.energy.job_started(now, record, runs, 0.0)  # the runner sets the dynamic part
+        walltime = record.job.walltime
+        if walltime > 0:
+            self.at(now + walltime, self._walltime_reached, record)
+        self.runner.start(record, executor_hosts)
+
+    def _tasks_done(self, record: JobRecord) -> None:
+        code = record.return_code = profile_return_code(record.job.profile, record.profiles)
+        record.end_state = "COMPLETED_FAILED" if code else "COMPLETED_SUCCESSFULLY"
+        self._job_ends(record)
+
+    def _walltime_reached(self, record: JobRecord) -> None:
+        if record.state != RUNNING or self.runner is None or id(record) not in self.runner.jobs:
+            return  # it finished (or was killed) first
+        self.runner.kill(record)
+        record.end_state = "COMPLETED_WALLTIME_REACHED"
+        record.return_code = -1
+        self._job_ends(record)
 
     def _dynamic_power(self, record: JobRecord, executor_hosts: list[int], duration: float) -> float:
         """Mean dynamic watts of a compute job: sum of (max - idle) x busy seconds / duration.
@@ -430,8 +467,11 @@ class Simulation:
 
     def kill_job(self, record: JobRecord) -> dict[str, Any]:
         """Kill a running job now; returns its Batsim `job_progress` entry."""
-        progress = profile_progress(record.job.profile, record.profiles, record.speeds,
-                                    self.env.now - record.start)
+        if self.runner is not None and id(record) in self.runner.jobs:
+            progress = self.runner.kill(record)
+        else:
+            progress = profile_progress(record.job.profile, record.profiles, record.speeds,
+                                        self.env.now - record.start)
         self._finish(record, "COMPLETED_KILLED")
         return progress
 

@@ -1,0 +1,186 @@
+"""Parallel tasks over a network: the flow-level model, with exact durations and energies.
+
+The topology here is a small stand-in with the engine's interface (resources with
+capacities, routes with latencies), so that these tests check the sharing model alone; the
+platform files that describe clusters are tested in test_network_topology.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import jobs_by_id, write_platform, write_workload
+from scripted_decider import ScriptedDecider
+
+from joulesim.deciders import load_decider
+from joulesim.protocol.transport_inprocess import InProcessRequester
+from joulesim.simulator.decider_link import DeciderLink
+from joulesim.simulator.platform_loader import load_platform
+from joulesim.simulator.ptask_sharing import max_min_periods
+from joulesim.simulator.simulation import Simulation
+from joulesim.simulator.simulation_config import SimulationConfig
+from joulesim.simulator.workload_loader import load_workload
+
+LATENCY = 5e-6 + 3e-6 + 5e-6  # host link, backbone, host link
+
+
+class StarCluster:
+    """Reference §11's cluster: each host has a private link (1 GB/s, 5 us); all routes
+    between two hosts go through one backbone (`backbone_bw`, 3 us)."""
+
+    def __init__(self, nb_hosts: int, link_bw: float = 1e9, backbone_bw: float = 1e9):
+        self.nb_resources = nb_hosts + 1
+        self.capacity = np.array([link_bw] * nb_hosts + [backbone_bw], dtype=float)
+        self.fatpipe = np.zeros(self.nb_resources, dtype=bool)
+        self.names = [f"link{i}" for i in range(nb_hosts)] + ["backbone"]
+
+    def route(self, src: int, dst: int) -> tuple[tuple[int, ...], float]:
+        return (src, self.nb_resources - 1, dst), LATENCY
+
+
+def simulate(tmp_path, jobs, profiles, decider=None, nb_hosts=4, network=None, energy=False, watts=None):
+    if watts:
+        path = tmp_path / "energy.xml"
+        host = '<host id="h{i}" speed="1Gf"><prop id="wattage_per_state" value="{w}"/></host>'
+        path.write_text("<?xml version='1.0'?><platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">"
+                        + "".join(host.format(i=i, w=watts) for i in range(nb_hosts))
+                        + '<host id="m" speed="1Gf"><prop id="role" value="master"/></host></zone></platform>')
+        platform = load_platform(str(path))
+    else:
+        platform = load_platform(write_platform(tmp_path, nb_hosts))
+    platform.network = network or StarCluster(nb_hosts)
+    config = SimulationConfig(platform=platform, workloads=[load_workload(write_workload(tmp_path, jobs, profiles), "w0")],
+                              export_prefix=str(tmp_path / "out"), energy=energy)
+    result = Simulation(config, DeciderLink(InProcessRequester(decider or load_decider("fcfs")))).run()
+    return result, jobs_by_id(str(tmp_path / "out"))
+
+
+def approx(value):
+    return pytest.approx(value, rel=1e-12, abs=1e-12)
+
+
+# ---------------------------------------------------------------- reference §11
+@pytest.mark.parametrize("profile, res, expected", [
+    ({"type": "parallel_homogeneous", "cpu": 10e9, "com": 0}, 1, 10.0),
+    ({"type": "parallel", "cpu": [0, 0], "com": [0, 10e9, 0, 0]}, 2, 10.000013),
+    ({"type": "parallel", "cpu": [5e9, 5e9], "com": [0, 2e9, 0, 0]}, 2, 5.000013),  # cpu-bound
+    ({"type": "parallel", "cpu": [2e9, 2e9], "com": [0, 4e9, 0, 0]}, 2, 4.000013),  # network-bound
+])
+def test_reference_section_11_numbers(tmp_path, profile, res, expected):
+    _, jobs = simulate(tmp_path, [{"id": 1, "subtime": 0, "res": res, "profile": "p"}], {"p": profile})
+    assert float(jobs["1"]["execution_time"]) == pytest.approx(expected, abs=1e-9)
+    assert jobs["1"]["execution_time"] == f"{expected:.6f}"
+
+
+def test_two_tasks_on_one_link_get_half_of_it_each(tmp_path):
+    # Jobs 1 (hosts 0-1) and 2 (hosts 2-3) each send 1e9 bytes through the backbone.
+    transfer = {"type": "parallel", "cpu": [0, 0], "com": [0, 1e9, 0, 0]}
+    _, jobs = simulate(tmp_path, [{"id": 1, "subtime": 0, "res": 2, "profile": "t"},
+                                  {"id": 2, "subtime": 0, "res": 2, "profile": "t"}], {"t": transfer})
+    for job in ("1", "2"):
+        assert float(jobs[job]["finish_time"]) == pytest.approx(2 + LATENCY, abs=1e-12)
+
+
+def test_a_cpu_bound_task_is_not_slowed_by_a_network_bound_neighbour(tmp_path):
+    # Job 1: 5 s of computation, 1e9 bytes (it needs 0.2 GB/s of the backbone).
+    # Job 2: 2e9 bytes, nothing to compute: it gets the other 0.8 GB/s, so 2.5 s.
+    profiles = {"cpu": {"type": "parallel", "cpu": [5e9, 5e9], "com": [0, 1e9, 0, 0]},
+                "net": {"type": "parallel", "cpu": [0, 0], "com": [0, 2e9, 0, 0]}}
+    _, jobs = simulate(tmp_path, [{"id": 1, "subtime": 0, "res": 2, "profile": "cpu"},
+                                  {"id": 2, "subtime": 0, "res": 2, "profile": "net"}], profiles)
+    assert float(jobs["1"]["finish_time"]) == pytest.approx(5 + LATENCY, abs=1e-12)
+    assert float(jobs["2"]["finish_time"]) == pytest.approx(2.5 + LATENCY, abs=1e-12)
+
+
+def test_rates_are_resolved_when_a_task_ends(tmp_path):
+    # Two 1e9-byte transfers share the backbone; the second also has 3e9 more bytes.
+    # Both run at 0.5 GB/s until the first ends (t = 2 s + latency); the second then has the
+    # backbone alone: 1e9 - ... it had sent 1e9 of 4e9 bytes (0.25 of its cursor)?
+    # No: equal *cursor* rates. Cursor rate x: 1e9 x + 4e9 x = 1e9 -> x = 0.2 /s, so job 1
+    # ends at 5 s; job 2 is then at 1.0 of 5 s... at 0.2 x 5 = 1.0? Its cursor is 1 too.
+    profiles = {"small": {"type": "parallel", "cpu": [0, 0], "com": [0, 1e9, 0, 0]},
+                "big": {"type": "parallel", "cpu": [0, 0], "com": [0, 4e9, 0, 0]}}
+    _, jobs = simulate(tmp_path, [{"id": 1, "subtime": 0, "res": 2, "profile": "small"},
+                                  {"id": 2, "subtime": 0, "res": 2, "profile": "big"}], profiles,
+                       network=StarCluster(4, link_bw=1e12))
+    # Cursor rates are equal on the shared backbone: x (1e9 + 4e9) = 1e9, x = 0.2/s: both
+    # cursors reach 1 together at 5 s (the big one uses 0.8 GB/s of it, the small 0.2).
+    assert float(jobs["1"]["finish_time"]) == pytest.approx(5 + LATENCY, abs=1e-9)
+    assert float(jobs["2"]["finish_time"]) == pytest.approx(5 + LATENCY, abs=1e-9)
+
+
+def test_a_later_arrival_slows_a_running_transfer(tmp_path):
+    # Job 1 sends 2e9 bytes from t=0, alone at 1 GB/s (period 2 s) after its latency L.
+    # Job 2 (1e9 bytes) is submitted at 1 s and joins at 1 + L, when job 1's cursor is at 0.5.
+    # Together, equal cursor rates x: (2e9 + 1e9) x = 1e9, x = 1/3 per second: job 1 needs
+    # 1.5 s more (ends at 2.5 + L); job 2 is then at 0.5 and, alone at 1 GB/s, needs 0.5 s.
+    profiles = {"two": {"type": "parallel", "cpu": [0, 0], "com": [0, 2e9, 0, 0]},
+                "one": {"type": "parallel", "cpu": [0, 0], "com": [0, 1e9, 0, 0]}}
+    _, jobs = simulate(tmp_path, [{"id": 1, "subtime": 0, "res": 2, "profile": "two"},
+                                  {"id": 2, "subtime": 1, "res": 2, "profile": "one"}], profiles,
+                       network=StarCluster(4, link_bw=1e12))
+    assert float(jobs["1"]["finish_time"]) == pytest.approx(2.5 + LATENCY, abs=1e-9)
+    assert float(jobs["2"]["finish_time"]) == pytest.approx(3 + LATENCY, abs=1e-9)
+
+
+def test_walltime_and_kill_progress_for_network_jobs(tmp_path):
+    transfer = {"type": "parallel", "cpu": [0, 0], "com": [0, 10e9, 0, 0]}
+
+    def script(d, message):
+        for event in message["events"]:
+            if event["type"] == "JOB_SUBMITTED":
+                first = event["data"]["job_id"] == "w0!1"
+                d.execute_job(event["data"]["job_id"], "0-1" if first else "2-3")
+                if first:
+                    d.call_me_later(4)
+            elif event["type"] == "REQUESTED_CALL" and message["now"] == 4:
+                d.kill_jobs(["w0!2"])
+
+    # Both transfers share the 1 GB/s backbone (period 20 s each) until job 1 reaches its
+    # walltime at 3 s; job 2 then runs alone (period 10 s) until the decider kills it at 4 s.
+    decider = ScriptedDecider(script)
+    _, jobs = simulate(tmp_path, [{"id": 1, "subtime": 0, "res": 2, "profile": "t", "walltime": 3},
+                                  {"id": 2, "subtime": 0, "res": 2, "profile": "t"}], {"t": transfer},
+                       decider=decider)
+    assert jobs["1"]["final_state"] == "COMPLETED_WALLTIME_REACHED"
+    assert float(jobs["1"]["finish_time"]) == pytest.approx(3)
+    assert jobs["2"]["final_state"] == "COMPLETED_KILLED"
+    assert float(jobs["2"]["finish_time"]) == pytest.approx(4)
+    [(_, killed)] = decider.events_of("JOB_KILLED")
+    progress = killed["data"]["job_progress"]["w0!2"]
+    assert progress["profile_name"] == "t"
+    assert progress["progress"] == pytest.approx((3 - LATENCY) / 20 + 1 / 10, abs=1e-12)
+
+
+def test_energy_follows_the_cursor_cpu_share(tmp_path):
+    # Network-bound: 2e9 flops per host but 4 s of transfer: each host is half loaded while
+    # the task progresses, and idle during the latency.
+    profile = {"type": "parallel", "cpu": [2e9, 2e9], "com": [0, 4e9, 0, 0]}
+    result, jobs = simulate(tmp_path, [{"id": 1, "subtime": 0, "res": 2, "profile": "p"}], {"p": profile},
+                            nb_hosts=2, energy=True, watts="100:200")
+    duration = 4 + LATENCY
+    expected_job = 2 * 100 * duration + 2 * (200 - 100) * 0.5 * 4
+    assert float(jobs["1"]["consumed_energy"]) == pytest.approx(expected_job, rel=1e-9)
+    assert float(result.schedule["consumed_joules"]) == pytest.approx(expected_job, rel=1e-9)
+
+
+def test_composed_profiles_run_their_tasks_in_sequence(tmp_path):
+    profiles = {"c": {"type": "composed", "repeat": 2, "seq": ["calc", "wait"]},
+                "calc": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0},
+                "wait": {"type": "delay", "delay": 3}}
+    _, jobs = simulate(tmp_path, [{"id": 1, "subtime": 0, "res": 2, "profile": "c"}], profiles)
+    assert float(jobs["1"]["execution_time"]) == pytest.approx(2 * (1 + 3))
+
+
+# ---------------------------------------------------------------- the solver alone
+def test_solver_max_min_with_bounds():
+    a = np.array
+    # t0 alone on its CPU: 10e9 flops at 1e9 -> 10 s.
+    assert max_min_periods(a([0]), a([0]), a([10e9]), a([1e9]), a([0.0])).tolist() == [10.0]
+    # t0 on L0; t1 on L0 and L1; t2 on L1; L0 = 1, L1 = 3: t0 = t1 = 1/2, t2 gets 3 - 1/2.
+    periods = max_min_periods(a([0, 1, 1, 2]), a([0, 0, 1, 1]), a([1.0, 1.0, 1.0, 1.0]), a([1.0, 3.0]),
+                              a([0.0, 0.0, 0.0]))
+    assert periods.tolist() == pytest.approx([2.0, 2.0, 0.4])
+    # An own period (FATPIPE, delay) bounds a task: t0 cannot go faster than 5 s.
+    periods = max_min_periods(a([0, 1]), a([0, 0]), a([1.0, 1.0]), a([1.0]), a([5.0, 0.0]))
+    assert periods.tolist() == pytest.approx([5.0, 1 / 0.8])
