@@ -54,25 +54,33 @@ def max_min_periods(task_index: np.ndarray, resource_index: np.ndarray, amount: 
         active = np.isnan(rate[s_task]) & open_resource[s_res]
         if not active.any():
             break
-        level, resource = _lowest_saturation_level(s_task[active], s_res[active], s_amount[active],
-                                                   bound, remaining)
+        a_task, a_res, a_amount = s_task[active], s_res[active], s_amount[active]
+        level = _saturation_levels(a_task, a_res, a_amount, bound, remaining)
+        entry_level = level[a_res]
+        # Each task's tightest resource: its rate can be no higher, now or later (fixing
+        # other tasks only frees capacity, so levels never go down).
+        task_min = np.full(nb_tasks, np.inf)
+        np.minimum.at(task_min, a_task, entry_level)
         unfixed = np.isnan(rate)
-        if not np.isfinite(level):
-            # No shared resource saturates: every remaining task runs at its own bound.
-            rate[unfixed] = bound[unfixed]
+        by_bound = unfixed & (bound <= task_min)
+        # A resource is a bottleneck of all its tasks when its level is the lowest among
+        # each of their resources: all of them stop at that level, in the same pass.
+        excess = np.full(capacity.shape[0], -np.inf)
+        with np.errstate(invalid="ignore"):  # inf - inf on never-saturating resources: ignored below
+            np.maximum.at(excess, a_res, entry_level - task_min[a_task])
+        saturated = np.isfinite(level) & (excess <= level * 1e-12)
+        on_saturated = np.zeros(nb_tasks, dtype=bool)
+        on_saturated[a_task[saturated[a_res]]] = True
+        on_saturated &= ~by_bound & unfixed
+        if not (by_bound.any() or on_saturated.any()):
+            rate[unfixed] = bound[unfixed]  # nothing saturates: every task at its own bound
             break
-        # Tasks bounded below the level stop at their bound; tasks on the saturated resource
-        # stop at the level.
-        by_bound = unfixed & (bound <= level)
         rate[by_bound] = bound[by_bound]
-        on_resource = np.zeros(nb_tasks, dtype=bool)
-        on_resource[s_task[active & (s_res == resource)]] = True
-        rate[on_resource & np.isnan(rate)] = level
-        newly = by_bound | on_resource
-        # Capacity used by the tasks fixed now.
-        fixed_entries = newly[s_task]
+        rate[on_saturated] = task_min[on_saturated]
+        newly = by_bound | on_saturated
+        fixed_entries = newly[s_task] & open_resource[s_res]
         np.subtract.at(remaining, s_res[fixed_entries], s_amount[fixed_entries] * rate[s_task[fixed_entries]])
-        open_resource[resource] = False
+        open_resource &= ~saturated
     unfixed = np.isnan(rate)
     rate[unfixed] = bound[unfixed]
     with np.errstate(divide="ignore"):
@@ -83,9 +91,9 @@ def max_min_periods(task_index: np.ndarray, resource_index: np.ndarray, amount: 
     return np.where(limited_by_sharing, shared_period, period)
 
 
-def _lowest_saturation_level(task: np.ndarray, resource: np.ndarray, amount: np.ndarray,
-                             bound: np.ndarray, remaining: np.ndarray) -> tuple[float, int]:
-    """The lowest common rate at which some shared resource saturates, and that resource.
+def _saturation_levels(task: np.ndarray, resource: np.ndarray, amount: np.ndarray,
+                       bound: np.ndarray, remaining: np.ndarray) -> np.ndarray:
+    """Per resource, the common rate of its unfixed tasks at which it saturates (inf if never).
 
     For one resource with entries sorted by their task's bound b_1 <= ... <= b_K, filling to
     level L uses sum_k amount_k * min(b_k, L). If the first k entries are bound-limited, the
@@ -103,16 +111,13 @@ def _lowest_saturation_level(task: np.ndarray, resource: np.ndarray, amount: np.
     # Within each group: sum of a*b before k, and sum of a from k on.
     cum_ab = np.cumsum(ab)
     cum_a = np.cumsum(a)
-    group_ab_before = cum_ab[starts] - ab[starts]
-    group_a_before = cum_a[starts] - a[starts]
-    ab_before = cum_ab - ab - group_ab_before[group]
+    ab_before = cum_ab - ab - (cum_ab[starts] - ab[starts])[group]
     total_a = np.add.reduceat(a, starts)
-    a_from = total_a[group] - (cum_a - a - group_a_before[group])
-    g = (remaining[res_sorted] - ab_before) / a_from
-    g = np.maximum(g, 0.0)
-    valid = g <= b
+    a_from = total_a[group] - (cum_a - a - (cum_a[starts] - a[starts])[group])
+    g = np.maximum((remaining[res_sorted] - ab_before) / a_from, 0.0)
     index = np.arange(res_sorted.size)
-    first_valid = np.minimum.reduceat(np.where(valid, index, res_sorted.size), starts)
-    levels = np.where(first_valid < res_sorted.size, g[np.minimum(first_valid, res_sorted.size - 1)], np.inf)
-    best = int(np.argmin(levels))
-    return float(levels[best]), int(res_sorted[starts[best]])
+    first_valid = np.minimum.reduceat(np.where(g <= b, index, res_sorted.size), starts)
+    found = first_valid < res_sorted.size
+    levels = np.full(remaining.shape[0], np.inf)
+    levels[res_sorted[starts[found]]] = g[first_valid[found]]
+    return levels

@@ -184,3 +184,56 @@ def test_solver_max_min_with_bounds():
     # An own period (FATPIPE, delay) bounds a task: t0 cannot go faster than 5 s.
     periods = max_min_periods(a([0, 1]), a([0, 0]), a([1.0, 1.0]), a([1.0]), a([5.0, 0.0]))
     assert periods.tolist() == pytest.approx([5.0, 1 / 0.8])
+
+
+def _reference_max_min(entries, capacity, own_period, nb_tasks):
+    """Textbook progressive filling, one bottleneck at a time, in plain Python (slow, obvious)."""
+    bound = [1 / p if p > 0 else float("inf") for p in own_period]
+    rate = [None] * nb_tasks
+    remaining = list(capacity)
+    by_task = {t: [(r, a) for (tt, r, a) in entries if tt == t] for t in range(nb_tasks)}
+    while any(r is None for r in rate):
+        # The level at which each resource saturates if every unfixed task rises together.
+        best, best_resource = float("inf"), None
+        for resource in range(len(capacity)):
+            users = [(t, a) for (t, r, a) in entries if r == resource and rate[t] is None]
+            if not users:
+                continue
+            lo, hi = 0.0, 1e30
+            for _ in range(200):  # bisection on the level
+                mid = (lo + hi) / 2
+                used = sum(a * min(bound[t], mid) for t, a in users)
+                lo, hi = (mid, hi) if used < remaining[resource] else (lo, mid)
+            if sum(a * bound[t] for t, a in users) <= remaining[resource]:
+                continue  # never saturates
+            if hi < best:
+                best, best_resource = hi, resource
+        unfixed = [t for t in range(nb_tasks) if rate[t] is None]
+        if best_resource is None:
+            for t in unfixed:
+                rate[t] = bound[t]
+            break
+        for t in unfixed:
+            on = any(r == best_resource for r, _ in by_task[t])
+            if bound[t] <= best or on:
+                rate[t] = min(bound[t], best)
+                for r, a in by_task[t]:
+                    remaining[r] -= a * rate[t]
+    return [1 / x if x > 0 and x != float("inf") else 0.0 for x in rate]
+
+
+def test_solver_agrees_with_textbook_progressive_filling_on_random_cases():
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        nb_tasks = int(rng.integers(1, 12))
+        nb_resources = int(rng.integers(1, 8))
+        entries = []
+        for t in range(nb_tasks):
+            for r in rng.choice(nb_resources, size=int(rng.integers(1, nb_resources + 1)), replace=False):
+                entries.append((t, int(r), float(rng.uniform(0.1, 5.0))))
+        capacity = rng.uniform(0.5, 10.0, nb_resources)
+        own = np.where(rng.random(nb_tasks) < 0.3, rng.uniform(0.1, 3.0, nb_tasks), 0.0)
+        got = max_min_periods(np.array([e[0] for e in entries]), np.array([e[1] for e in entries]),
+                              np.array([e[2] for e in entries]), capacity, own)
+        expected = _reference_max_min(entries, capacity.tolist(), own.tolist(), nb_tasks)
+        assert got.tolist() == pytest.approx(expected, rel=1e-7)
