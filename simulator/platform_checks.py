@@ -47,6 +47,59 @@ _SPEED_RE = re.compile(rf"^\s*({_NUMBER})\s*([A-Za-z]*)\s*$")
 _SPEED_FIX = "write one speed per pstate, comma-separated, with a SimGrid unit, e.g. speed=\"1Gf, 500Mf\" (units: f, kf, Mf, Gf, Tf, Pf, Ef, Zf)"
 
 
+def _bandwidth_units() -> dict[str, float]:
+    """SimGrid's bandwidth units (xbt unit_scale, simgrid.dtd), in bytes/s: Bps (bytes) and bps
+    (bits, 1/8 byte), with decimal (k, M, G...) or binary (Ki, Mi, Gi...) prefixes."""
+    units: dict[str, float] = {}
+    for unit, scale in (("Bps", 1.0), ("bps", 0.125)):
+        units[unit] = scale
+        for power, (decimal, binary) in enumerate(zip("kMGTPEZY", ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "Zi", "Yi")), start=1):
+            units[decimal + unit] = scale * 1000.0 ** power
+            units[binary + unit] = scale * 1024.0 ** power
+        units["K" + unit] = scale * 1000.0  # SimGrid's docs spell kilo "K" (KBps), its DTD "k" (kBps)
+    return units
+
+
+BANDWIDTH_UNITS = _bandwidth_units()
+# SimGrid's time units (simgrid.dtd), in seconds.
+LATENCY_UNITS = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+_BANDWIDTH_FIX = 'write a number with a SimGrid unit, e.g. "1.25GBps" (bytes/s) or "10Gbps" (bits/s); prefixes k, M, G, T (x1000) or Ki, Mi, Gi (x1024)'
+_LATENCY_FIX = 'write a number with a SimGrid unit, e.g. "24ns", "5us", "1ms" or "0s" (units: ps, ns, us, ms, s, m, h, d, w)'
+
+
+def _parse_with_units(path: str, where: str, text: str | float | int, what: str, units: dict[str, float], fix: str) -> float:
+    if isinstance(text, bool):
+        raise InputError(path, where, f"{what} {text!r} is not a {what}", fix)
+    if isinstance(text, (int, float)):
+        value = float(text)  # unit-less: bytes/s or seconds, as SimGrid reads them
+    else:
+        m = _SPEED_RE.match(str(text))
+        if not m:
+            raise InputError(path, where, f"{what} {text!r} is not a number with a unit", fix)
+        unit = m.group(2)
+        if unit and unit not in units:
+            near = [u for u in units if u.lower() == unit.lower()]
+            hint = f" (units are case-sensitive: did you mean {' or '.join(repr(u) for u in near)}?)" if near else ""
+            raise InputError(path, where, f"{what} {text!r} has an unknown unit {unit!r}{hint}", fix)
+        value = float(m.group(1)) * (units[unit] if unit else 1.0)
+    if not math.isfinite(value) or value < 0:
+        raise InputError(path, where, f"{what} {text!r} must be a finite non-negative number", fix)
+    return value
+
+
+def parse_bandwidth(path: str, where: str, text: str | float | int) -> float:
+    """A bandwidth in bytes/s: a number (bytes/s) or a string with a SimGrid unit ("10Gbps" is bits)."""
+    value = _parse_with_units(path, where, text, "bandwidth", BANDWIDTH_UNITS, _BANDWIDTH_FIX)
+    if value <= 0:
+        raise InputError(path, where, f"bandwidth {text!r} is zero: nothing could cross this link", _BANDWIDTH_FIX)
+    return value
+
+
+def parse_latency(path: str, where: str, text: str | float | int) -> float:
+    """A latency in seconds: a number (seconds) or a string with a SimGrid unit ("24ns", "5us")."""
+    return _parse_with_units(path, where, text, "latency", LATENCY_UNITS, _LATENCY_FIX)
+
+
 @dataclass
 class RawHost:
     """A host as read from a file, before semantic checks.
@@ -60,6 +113,7 @@ class RawHost:
     pstate: int = 0
     properties: dict[str, str] = field(default_factory=dict)
     zone_properties: dict[str, str] = field(default_factory=dict)
+    zone: str = ""  # id of the host's cluster ("" outside clusters)
 
 
 def parse_number(path: str, where: str, text: str, what: str, fix: str = "") -> float:
@@ -220,6 +274,7 @@ def _check_host(path: str, raw: RawHost) -> Host:
         wattage_per_state=wattage,
         wattage_off=wattage_off,
         sleep_pstates=sleep,
+        zone=raw.zone,
     )
 
 

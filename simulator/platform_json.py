@@ -14,10 +14,11 @@ A platform is an object with these keys (all optional, but at least one compute 
          "sleep_pstates": [{"sleep": 1, "switch_off": 2, "switch_on": 3}]}
       ],
       "clusters": [
-        {"id": "c0", "prefix": "node-", "radical": "0-31", "suffix": "", "speed": "1Gf",
-         "properties": {}, "zone_properties": {}, "bw": "10Gbps", "lat": "5us"}
+        {"id": "c0", "prefix": "c0-host", "count": 16, "speed": "1Gf",
+         "properties": {}, "zone_properties": {"cluster": "c0"},
+         "bw": "10Gbps", "lat": "24ns", "bb_bw": "1.25GBps", "bb_lat": 0}
       ],
-      "network": {}
+      "backbone": {"bw": "1.25GBps", "lat": "24ns"}
     }
 
 Host fields:
@@ -41,12 +42,25 @@ one both as a field and inside ``properties`` is an error.
 of ``hosts`` may have ``"role": "master"``, or a host may be named "master_host"; the
 ``master_host`` argument (``--master-host``) overrides, as for XML.
 
-Cluster fields: ``id`` (required), ``prefix``, ``suffix`` (default ""), ``radical`` (required:
-"0-31,40" or a list of integers) and the host fields above except ``name``; they apply to every
-generated host ``prefix + N + suffix``. Network fields (``bw``, ``lat``, ``bb_bw``, ``bb_lat``,
-``sharing_policy``, ``bb_sharing_policy``, ``topology``, ``topo_parameters``, ``loopback_bw``,
-``loopback_lat``, ``limiter_link``, ``router_id``) and the top-level ``network`` are accepted and
-ignored for now. Unknown keys are errors (they usually are typos).
+Cluster fields: ``id`` (required), ``prefix``, ``suffix`` (default ""), the host numbers as
+``radical`` ("0-31,40" or a list of integers) or ``count`` (N: 0..N-1), and the host fields above
+except ``name``; they apply to every generated host ``prefix + N + suffix``, whose ``Host.zone``
+is the cluster's id.
+
+Network (as SimGrid's ``<cluster>``; see :mod:`platform_xml_network`). A cluster with ``bw``
+has links: ``bw``, ``lat`` (default 0) and ``sharing_policy`` (SPLITDUPLEX by default; SHARED,
+FATPIPE) for each host's link to the cluster's switch; ``bb_bw``, ``bb_lat`` (default 0) and
+``bb_sharing_policy`` (SHARED or FATPIPE) for the switch itself (none without ``bb_bw``);
+``limiter_link`` and ``router_id`` as in SimGrid. Bandwidths are bytes/s or strings with a
+SimGrid unit ("1.25GBps", "10Gbps" is bits), latencies seconds or strings ("24ns").
+The top-level ``backbone`` (``bw``, ``lat`` default 0, ``sharing_policy`` SHARED or FATPIPE,
+``id`` default "backbone") joins the clusters: a route between two clusters goes up the source
+cluster to its router, through the backbone, and down the destination cluster. Once one
+cluster has links (or a backbone is given) all clusters need ``bw``, and several clusters need
+the backbone. Hosts outside clusters (the master, ``hosts``) have no link. ``topology`` (other
+than FLAT), ``topo_parameters``, ``loopback_bw`` and ``loopback_lat`` are refused. The top-level
+``network`` key is read and ignored (older files have it). Unknown keys are errors (they
+usually are typos).
 """
 
 from __future__ import annotations
@@ -58,7 +72,26 @@ from typing import Any
 import fastjsonschema
 
 from joulesim.simulator.input_error import InputError
-from joulesim.simulator.platform_checks import ROLES, RawHost, build_platform, parse_radical, parse_speeds
+from joulesim.simulator.network_topology import (
+    Link,
+    LinkRef,
+    NetworkDecl,
+    NetworkTopology,
+    Routing,
+    SharingPolicy,
+    StarPort,
+    ZoneDecl,
+    cluster_zone,
+)
+from joulesim.simulator.platform_checks import (
+    ROLES,
+    RawHost,
+    build_platform,
+    parse_bandwidth,
+    parse_latency,
+    parse_radical,
+    parse_speeds,
+)
 from joulesim.simulator.platform_model import Platform
 
 _STR_MAP = {"type": "object", "additionalProperties": {"type": "string"}, "description": "an object whose values are strings"}
@@ -104,10 +137,35 @@ _HOST_FIELDS = {
         "description": 'a list of {"sleep": 1, "switch_off": 2, "switch_on": 3} objects, or "1:2:3"',
     },
 }
-_NETWORK_KEYS = (
-    "bw", "lat", "bb_bw", "bb_lat", "sharing_policy", "bb_sharing_policy", "topology",
-    "topo_parameters", "loopback_bw", "loopback_lat", "limiter_link", "router_id",
-)
+_BANDWIDTH = {**_NUM_OR_STR, "description": 'a bandwidth: bytes/s, or a string with a SimGrid unit, e.g. "1.25GBps" or "10Gbps" (bits)'}
+_LATENCY = {**_NUM_OR_STR, "description": 'a latency: seconds, or a string with a SimGrid unit, e.g. "24ns" or "5us"'}
+_NETWORK_FIELDS = {
+    "bw": _BANDWIDTH,
+    "lat": _LATENCY,
+    "bb_bw": _BANDWIDTH,
+    "bb_lat": _LATENCY,
+    "sharing_policy": {"enum": ["SHARED", "SPLITDUPLEX", "FULLDUPLEX", "FATPIPE"], "description": "SHARED, SPLITDUPLEX (the default) or FATPIPE"},
+    "bb_sharing_policy": {"enum": ["SHARED", "FATPIPE"], "description": "SHARED (the default) or FATPIPE"},
+    "limiter_link": _BANDWIDTH,
+    "router_id": {"type": "string", "minLength": 1, "description": "a non-empty router name"},
+    # Accepted by the schema so that the loader can say why they are refused.
+    "topology": {"type": "string"},
+    "topo_parameters": {"type": "string"},
+    "loopback_bw": _BANDWIDTH,
+    "loopback_lat": _LATENCY,
+}
+_CLUSTER_NETWORK_KEYS = ("bw", "lat", "bb_bw", "bb_lat", "limiter_link", "loopback_bw", "loopback_lat")
+_BACKBONE = {
+    "type": "object",
+    "required": ["bw"],
+    "additionalProperties": False,
+    "properties": {
+        "id": {"type": "string", "minLength": 1, "description": "the backbone link's name (default \"backbone\")"},
+        "bw": _BANDWIDTH,
+        "lat": _LATENCY,
+        "sharing_policy": {"enum": ["SHARED", "FATPIPE"], "description": "SHARED (the default) or FATPIPE"},
+    },
+}
 _HOST = {
     "type": "object",
     "required": ["name", "speed"],
@@ -117,7 +175,7 @@ _HOST = {
 _MASTER = {**_HOST, "required": ["name"]}
 _CLUSTER = {
     "type": "object",
-    "required": ["id", "radical", "speed"],
+    "required": ["id", "speed"],
     "additionalProperties": False,
     "properties": {
         "id": {"type": "string", "description": "the cluster's name"},
@@ -127,8 +185,9 @@ _CLUSTER = {
             "anyOf": [{"type": "string"}, {"type": "array", "items": _NONNEG_INT}],
             "description": 'host numbers: "0-31,40" or a list of integers',
         },
+        "count": {"type": "integer", "minimum": 1, "description": "a number of hosts >= 1 (numbered 0..count-1)"},
         **_HOST_FIELDS,
-        **{k: {} for k in _NETWORK_KEYS},
+        **_NETWORK_FIELDS,
     },
 }
 SCHEMA = {
@@ -141,7 +200,8 @@ SCHEMA = {
         "master": _MASTER,
         "hosts": {"type": "array", "items": _HOST},
         "clusters": {"type": "array", "items": _CLUSTER},
-        "network": {},
+        "backbone": _BACKBONE,
+        "network": {},  # read and ignored (files written for earlier versions have it)
     },
 }
 _FIX_DOC = "see the JSON platform format in joulesim.simulator.platform_json's documentation"
@@ -234,13 +294,80 @@ def load_json_platform(path: str, master_host: str | None = None) -> Platform:
         where = f"$.hosts[{i}] ('{h['name']}')"
         speeds = parse_speeds(path, f"{where}.speed", h["speed"])
         raw.append(RawHost(h["name"], where, speeds, h.get("pstate", 0), _batsim_props(path, where, h), dict(h.get("zone_properties", {}))))
+    cluster_hosts: list[list[tuple[int, str]]] = []
     for i, c in enumerate(data.get("clusters", [])):
         cwhere = f"$.clusters[{i}] ('{c['id']}')"
         speeds = parse_speeds(path, f"{cwhere}.speed", c["speed"])
         props = _batsim_props(path, cwhere, c)
-        for n in parse_radical(path, f"{cwhere}.radical", c["radical"]):
-            name = f"{c.get('prefix', '')}{n}{c.get('suffix', '')}"
-            raw.append(RawHost(name, f"{cwhere} host '{name}'", list(speeds), c.get("pstate", 0), dict(props), dict(c.get("zone_properties", {}))))
+        hosts = [(n, f"{c.get('prefix', '')}{n}{c.get('suffix', '')}") for n in _cluster_numbers(path, cwhere, c)]
+        cluster_hosts.append(hosts)
+        for _, name in hosts:
+            raw.append(RawHost(name, f"{cwhere} host '{name}'", list(speeds), c.get("pstate", 0), dict(props),
+                               dict(c.get("zone_properties", {})), c["id"]))
     if not raw:
         raise InputError(path, "$", "declares no host", 'add "hosts" or "clusters"')
-    return build_platform(path, raw, master_host)
+    platform = build_platform(path, raw, master_host)
+    if "backbone" in data or any(k in c for c in data.get("clusters", []) for k in _CLUSTER_NETWORK_KEYS):
+        platform.network = _network(path, data, cluster_hosts, platform)
+    return platform
+
+
+def _cluster_numbers(path: str, where: str, cluster: dict) -> list[int]:
+    """Host numbers of a cluster: "radical" ("0-31,40" or a list), or "count" (0..count-1)."""
+    if ("radical" in cluster) == ("count" in cluster):
+        problem = "gives both 'radical' and 'count'" if "radical" in cluster else "missing field 'radical' (or 'count')"
+        raise InputError(path, where, problem, 'give either "radical": "0-15" or "count": 16')
+    if "count" in cluster:
+        return list(range(cluster["count"]))
+    return parse_radical(path, f"{where}.radical", cluster["radical"])
+
+
+def _network(path: str, data: dict, cluster_hosts: list[list[tuple[int, str]]], platform: Platform) -> NetworkTopology:
+    """Clusters as in SimGrid XML, joined by "backbone" (every route between two clusters goes
+    up the source cluster to its router, through the backbone, down the destination cluster)."""
+    links: list[Link] = []
+    clusters: list[ZoneDecl] = []
+    for i, (c, hosts) in enumerate(zip(data.get("clusters", []), cluster_hosts)):
+        where = f"$.clusters[{i}] ('{c['id']}')"
+        if "bw" not in c:
+            raise InputError(path, where, "missing field 'bw' (the bandwidth of the hosts' links)",
+                             'add "bw" (e.g. "1.25GBps") and "lat": the platform has a network, so every cluster needs them')
+        for key, fix in (("topology", 'drop "topology": only flat clusters (links, backbone) are supported'),
+                         ("topo_parameters", 'drop "topo_parameters"'),
+                         ("loopback_bw", "drop it: a host's transfers to itself are free"),
+                         ("loopback_lat", "drop it: a host's transfers to itself are free")):
+            if key in c and not (key == "topology" and c[key] == "FLAT"):
+                raise InputError(path, f"{where}.{key}", f"{key} is not supported", fix)
+        backbone = None
+        if "bb_bw" in c:
+            backbone = (parse_bandwidth(path, f"{where}.bb_bw", c["bb_bw"]), parse_latency(path, f"{where}.bb_lat", c.get("bb_lat", 0)),
+                        SharingPolicy(c.get("bb_sharing_policy", "SHARED")))
+        elif "bb_lat" in c:
+            raise InputError(path, f"{where}.bb_lat", "bb_lat is given without bb_bw", 'give the backbone\'s bandwidth too ("bb_bw"), or drop "bb_lat"')
+        policy = c.get("sharing_policy", "SPLITDUPLEX")
+        limiter = parse_bandwidth(path, f"{where}.limiter_link", c["limiter_link"]) if "limiter_link" in c else None
+        router = c.get("router_id") or f"{c.get('prefix', '')}{c['id']}_router{c.get('suffix', '')}"
+        zone, zone_links = cluster_zone(
+            c["id"], where, hosts, parse_bandwidth(path, f"{where}.bw", c["bw"]), parse_latency(path, f"{where}.lat", c.get("lat", 0)),
+            SharingPolicy.SPLITDUPLEX if policy == "FULLDUPLEX" else SharingPolicy(policy), backbone, limiter, router)
+        clusters.append(zone)
+        links += zone_links
+    # Hosts outside clusters (the master, "hosts") sit at the top, with no link.
+    root = ZoneDecl("", Routing.NONE, "the top level of the JSON platform (hosts outside \"clusters\" have no link)")
+    clustered = {name for hosts in cluster_hosts for _, name in hosts}
+    root.hosts = [h.name for h in [platform.master, *platform.compute_hosts, *platform.storage_hosts] if h.name not in clustered]
+    if "backbone" in data:
+        b = data["backbone"]
+        bid = b.get("id", "backbone")
+        where = f"$.backbone ('{bid}')"
+        links.append(Link(bid, parse_bandwidth(path, f"{where}.bw", b["bw"]), parse_latency(path, f"{where}.lat", b.get("lat", 0)),
+                          SharingPolicy(b.get("sharing_policy", "SHARED")), where))
+        star = ZoneDecl(bid, Routing.STAR, where, children=clusters, backbone=LinkRef(bid, None, where))
+        star.ports = {zone.id: StarPort(gateway=zone.routers[0]) for zone in clusters}
+        root.children = [star]
+    elif len(clusters) > 1:
+        raise InputError(path, "$", f"{len(clusters)} clusters with links but no \"backbone\" to join them",
+                         'add "backbone": {"bw": "1.25GBps", "lat": "24ns"}')
+    else:
+        root.children = clusters
+    return NetworkTopology(NetworkDecl(links, root), [h.name for h in platform.compute_hosts], path)

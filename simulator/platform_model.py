@@ -1,6 +1,12 @@
 """The simulated platform as the engine sees it, whatever file format it came from."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from joulesim.simulator.network_topology import NetworkTopology
 
 
 @dataclass(frozen=True)
@@ -27,6 +33,8 @@ class Host:
     wattage_per_state: list[tuple[float, float]] | None = None
     wattage_off: float | None = None
     sleep_pstates: list[SleepPstate] = field(default_factory=list)
+    # Id of the host's cluster (a <cluster>, or a <zone routing="Cluster">); "" outside clusters.
+    zone: str = ""
 
     @property
     def speed(self) -> float:
@@ -41,6 +49,8 @@ class Platform:
     master: Host
     compute_hosts: list[Host]
     storage_hosts: list[Host] = field(default_factory=list)
+    # Links and routes between compute hosts; None when the file describes no network.
+    network: NetworkTopology | None = None
 
     @property
     def nb_compute(self) -> int:

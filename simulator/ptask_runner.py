@@ -245,8 +245,8 @@ class ParallelTaskRunner:
                 if route_latency > latency:
                     latency = route_latency
                 for resource in resources:
-                    if fatpipe[resource]:
-                        fat_usage[resource] = fat_usage.get(resource, 0.0) + amount
+                    if fatpipe[resource]:  # no sharing: each flow has the whole link (SimGrid: max)
+                        fat_usage[resource] = max(fat_usage.get(resource, 0.0), amount)
                     else:
                         key = offset + resource
                         usage[key] = usage.get(key, 0.0) + amount

@@ -237,3 +237,42 @@ def test_solver_agrees_with_textbook_progressive_filling_on_random_cases():
                               np.array([e[2] for e in entries]), capacity, own)
         expected = _reference_max_min(entries, capacity.tolist(), own.tolist(), nb_tasks)
         assert got.tolist() == pytest.approx(expected, rel=1e-7)
+
+
+TWO_CLUSTERS = """<?xml version='1.0'?>
+<platform version="4.1">
+  <zone id="top" routing="Full">
+    <cluster id="c0" prefix="c0-h" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="1us"
+             bb_bw="1GBps" bb_lat="0" router_id="c0-router"/>
+    <cluster id="c1" prefix="c1-h" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="1us"
+             bb_bw="1GBps" bb_lat="0" router_id="c1-router"/>
+    <zone id="m" routing="None"><host id="master" speed="1Gf"><prop id="role" value="master"/></host></zone>
+    <link id="main" bandwidth="0.25GBps" latency="2us"/>
+    <link id="to_master" bandwidth="1GBps" latency="0"/>
+    <zoneRoute src="c0" dst="c1" gw_src="c0-router" gw_dst="c1-router"><link_ctn id="main"/></zoneRoute>
+    <zoneRoute src="m" dst="c0" gw_src="master" gw_dst="c0-router"><link_ctn id="to_master"/></zoneRoute>
+    <zoneRoute src="m" dst="c1" gw_src="master" gw_dst="c1-router"><link_ctn id="to_master"/></zoneRoute>
+  </zone>
+</platform>
+"""
+
+
+@pytest.mark.parametrize("alloc, expected", [
+    ("0-1", 1e9 / 1e9 + 2e-6),  # inside c0: host links and c0's switch, 1 GB/s; 1 us + 1 us
+    ("1-2", 1e9 / 0.25e9 + 4e-6),  # across: the 0.25 GB/s main link; 1 + 2 + 1 us
+])
+def test_a_job_across_clusters_runs_at_the_pace_of_the_link_between_them(tmp_path, alloc, expected):
+    path = tmp_path / "two_clusters.xml"
+    path.write_text(TWO_CLUSTERS)
+    workload = write_workload(tmp_path, [{"id": 1, "subtime": 0, "res": 2, "profile": "send"}],
+                              {"send": {"type": "parallel", "cpu": [0, 0], "com": [0, 1e9, 0, 0]}})
+
+    def script(d, message):
+        if any(e["type"] == "JOB_SUBMITTED" for e in message["events"]):
+            d.execute_job("w0!1", alloc)
+
+    config = SimulationConfig(platform=load_platform(str(path)), workloads=[load_workload(workload, "w0")],
+                              export_prefix=str(tmp_path / "out"))
+    Simulation(config, DeciderLink(InProcessRequester(ScriptedDecider(script)))).run()
+    jobs = jobs_by_id(str(tmp_path / "out"))
+    assert float(jobs["1"]["execution_time"]) == pytest.approx(expected, abs=1e-12)
