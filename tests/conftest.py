@@ -54,6 +54,12 @@ def write_workload(tmp_path: Path, jobs: list[dict[str, Any]], profiles: dict[st
     return str(path)
 
 
+def write_json(tmp_path: Path, data: Any, name: str = "input.json") -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
 def read_csv(path: str) -> list[dict[str, str]]:
     with open(path, newline="") as f:
         return list(csv.DictReader(f))

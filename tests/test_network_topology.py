@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import write_json
 
 from joulesim.platforms import make_cluster_platforms
 from joulesim.simulator.input_error import InputError
@@ -24,11 +25,6 @@ def xml(tmp_path, body, name="net.xml", routing="Full", master=MASTER):
     path.write_text(f"<?xml version='1.0'?>\n<platform version=\"4.1\">\n<zone id=\"top\" routing=\"{routing}\">\n{body}\n{master}\n</zone>\n</platform>\n")
     return str(path)
 
-
-def jsonfile(tmp_path, data, name="net.json"):
-    path = tmp_path / name
-    path.write_text(json.dumps(data))
-    return str(path)
 
 
 def raises(path, *needles):
@@ -417,7 +413,7 @@ def readme_json() -> dict:
 
 
 def test_readme_json_platform_routes_like_its_xml_twin(tmp_path):
-    p = load_platform(jsonfile(tmp_path, readme_json()))
+    p = load_platform(write_json(tmp_path, readme_json(), name="net.json"))
     net = p.network
     assert [h.name for h in p.compute_hosts][:2] == ["c0-host0", "c0-host1"] and p.nb_compute == 32
     assert [(h.zone, h.zone_properties) for h in p.compute_hosts[15:17]] == [("c0", {"cluster": "c0"}), ("c1", {"cluster": "c1"})]
@@ -443,7 +439,7 @@ def test_json_network_options(tmp_path):
             "clusters": [{"id": "c", "prefix": "n", "radical": "1-2", "speed": "1Gf", "bw": 1e9, "sharing_policy": "SHARED",
                           "bb_bw": "2GBps", "bb_lat": "1us", "bb_sharing_policy": "FATPIPE", "limiter_link": "3GBps", "router_id": "gw",
                           "topology": "FLAT"}]}
-    p = load_platform(jsonfile(tmp_path, data, name="opts.json"))
+    p = load_platform(write_json(tmp_path, data, name="opts.json"))
     net = p.network
     names = [h.name for h in p.compute_hosts]
     assert names == ["alone", "n1", "n2"]
@@ -474,7 +470,7 @@ def test_json_network_options(tmp_path):
 ])
 def test_json_network_errors(tmp_path, data, needles):
     data = {"master": {"name": "master_host"}, **data}
-    raises(jsonfile(tmp_path, data, name="bad.json"), *needles)
+    raises(write_json(tmp_path, data, name="bad.json"), *needles)
 
 
 # ---------------------------------------------------------------- shipped platforms (seed 001 §5.5)

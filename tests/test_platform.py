@@ -1,9 +1,9 @@
 """Platform loading: shipped platforms, XML and JSON formats, and readable errors."""
 
-import json
 import os
 
 import pytest
+from conftest import write_json
 
 from joulesim.simulator.input_error import InputError
 from joulesim.simulator.platform_json import load_json_platform
@@ -19,11 +19,6 @@ def xml(tmp_path, body, name="p.xml", master=MASTER, root='platform version="4.1
     path.write_text(f"<?xml version='1.0'?>\n<{root}>\n<zone id=\"z\" routing=\"Full\">\n{body}\n{master}\n</zone>\n</{root.split()[0]}>\n")
     return str(path)
 
-
-def jsonfile(tmp_path, data, name="p.json"):
-    path = tmp_path / name
-    path.write_text(json.dumps(data))
-    return str(path)
 
 
 def raises(path, *needles, master_host=None):
@@ -202,7 +197,7 @@ def test_several_sleep_pstates(tmp_path):
 
 
 def test_json_full_format(tmp_path):
-    path = jsonfile(tmp_path, {
+    path = write_json(tmp_path, {
         "hosts": [
             {"name": "h10", "speed": ["1Gf", "1e-9Mf", 0.5, 0.25], "pstate": 0,
              "wattage_per_state": [[95, 190.74], [9.75, 9.75], [101, 101], [125.17, 125.17]],
@@ -215,7 +210,7 @@ def test_json_full_format(tmp_path):
         "clusters": [{"id": "c", "prefix": "n", "radical": [3, 1], "speed": "1Gf", "bw": "1GBps",
                       "properties": {"rack": "r"}, "zone_properties": {"z": "1"}}],
         "network": {"anything": True},
-    })
+    }, name="p.json")
     p = load_json_platform(path)
     assert p.master.name == "boss"
     assert [(h.id, h.name) for h in p.compute_hosts] == [(0, "h2"), (1, "h10"), (2, "n1"), (3, "n3")]
@@ -232,11 +227,11 @@ def test_json_full_format(tmp_path):
 
 
 def test_json_batsim_strings_and_master_object(tmp_path):
-    path = jsonfile(tmp_path, {
+    path = write_json(tmp_path, {
         "master": {"name": "m"},
         "hosts": [{"name": "a", "speed": ["1Gf", "0f", "1f", "1f"], "wattage_per_state": "1:2, 0:0, 3:3, 4:4",
                    "sleep_pstates": [[1, 2, 3]], "wattage_off": "0"}],
-    })
+    }, name="p.json")
     p = load_platform(path)
     assert p.master.name == "m" and p.master.properties == {"role": "master"} and p.master.speeds == [1e9]
     h = p.compute_hosts[0]
@@ -370,7 +365,7 @@ def test_malformed_json_line_number(tmp_path):
     ({}, ["no host"]),
 ])
 def test_json_errors(tmp_path, data, needles):
-    raises(jsonfile(tmp_path, data, name="bad.json"), *needles)
+    raises(write_json(tmp_path, data, name="bad.json"), *needles)
 
 
 def test_json_not_utf8(tmp_path):
