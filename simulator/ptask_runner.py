@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from joulesim.simulator.job_record import JobRecord
     from joulesim.simulator.network_topology import NetworkTopology
 
-# A task whose remaining work takes less than this is complete (absorbs float noise in
-# the progress of tasks whose rate changed many times).
+# Tasks predicted to end within this of a completion event end with it (absorbs float noise
+# in the progress of tasks whose rate changed many times).
 _DONE_S = 1e-9
 
 
@@ -37,7 +37,7 @@ class _LeafTask:
     """The leaf task a job is executing now."""
 
     __slots__ = ("name", "resources", "amounts", "own_period", "latency", "cpu_hosts", "cpu_flops",
-                 "remaining", "period", "updated", "sharing")
+                 "remaining", "period", "updated", "sharing", "end")
 
     def __init__(self, name: str):
         self.name = name
@@ -51,6 +51,7 @@ class _LeafTask:
         self.period = 0.0  # seconds for the whole task at the current rate
         self.updated = 0.0
         self.sharing = False  # past its latency, progressing
+        self.end = float("inf")  # predicted at the last re-solve
 
 
 class _RunningJob:
@@ -161,7 +162,7 @@ class ParallelTaskRunner:
                 task.period = period
                 if self._dynamic_power_changed is not None:
                     self._dynamic_power_changed(job.record, self._dynamic_power(task))
-            end = now + task.remaining * period
+            end = task.end = now + task.remaining * period
             if end < next_end:
                 next_end = end
         if np.isfinite(next_end):
@@ -171,8 +172,10 @@ class ParallelTaskRunner:
         if generation != self._generation:
             return  # a later re-solve moved the next completion
         self._advance()
-        finished = [job for job in self._sharing_jobs()
-                    if job.task.remaining * job.task.period <= _DONE_S]
+        # The entry was set at the earliest predicted end: that task (at least) is done, even
+        # if its float progress says 1e-16 is left (periods reach 1e7 s: 1e-9 s of "work").
+        now = self._now()
+        finished = [job for job in self._sharing_jobs() if job.task.end <= now + _DONE_S]
         for job in finished:
             job.task.sharing = False
             job.task.remaining = 0.0

@@ -276,3 +276,17 @@ def test_a_job_across_clusters_runs_at_the_pace_of_the_link_between_them(tmp_pat
     Simulation(config, DeciderLink(InProcessRequester(ScriptedDecider(script)))).run()
     jobs = jobs_by_id(str(tmp_path / "out"))
     assert float(jobs["1"]["execution_time"]) == pytest.approx(expected, abs=1e-12)
+
+
+def test_long_tasks_with_many_rate_changes_complete(tmp_path):
+    """Periods of 1e7 s leave ~1e-9 s of float 'work' after many re-solves: the completion
+    must still happen at the predicted time (this once looped forever)."""
+    jobs = [{"id": i, "subtime": i * 1000.0, "res": 2, "profile": f"t{i}"} for i in range(6)]
+    profiles = {f"t{i}": {"type": "parallel", "cpu": [0, 0], "com": [0, 1e16 * (1 + i / 7), 0, 0]}
+                for i in range(6)}
+    _, out = simulate(tmp_path, jobs, profiles, nb_hosts=12)
+    assert len(out) == 6 and all(row["final_state"] == "COMPLETED_SUCCESSFULLY" for row in out.values())
+    # All six share the 1 GB/s backbone: together they move sum(volumes) bytes, so the last
+    # one ends when all bytes went through, at about sum / 1e9 seconds.
+    total = sum(1e16 * (1 + i / 7) for i in range(6))
+    assert max(float(row["finish_time"]) for row in out.values()) == pytest.approx(total / 1e9, rel=1e-6)
