@@ -32,6 +32,7 @@ from typing import Any
 
 from joulesim.deciders.queue_policy import mask_runs
 from joulesim.protocol.errors import JoulesimError
+from joulesim.protocol.interval_set import expand_runs
 
 __all__ = ["MachinePower", "machine_ids", "parse_sleep_pstates"]
 
@@ -186,7 +187,4 @@ class MachinePower:
 
 def machine_ids(mask: int) -> list[int]:
     """The machine ids of a bitmask, ascending (run by run: masks are mostly long runs)."""
-    ids: list[int] = []
-    for first, last in mask_runs(mask):
-        ids.extend(range(first, last + 1))
-    return ids
+    return expand_runs(mask_runs(mask))

@@ -86,7 +86,7 @@ def format_interval_set(resources: "ProcSet | str | list[int] | range") -> str:
         elif not isinstance(resources, ProcSet):
             resources = ProcSet(*resources)
     # A ProcSet's intervals are canonical already; joining them beats str(ProcSet) threefold.
-    return " ".join([str(a) if a == b else f"{a}-{b}" for a, b in _intervals_of(resources)])
+    return format_runs(_intervals_of(resources))
 
 
 def canonical_runs(text: str) -> tuple[list[tuple[int, int]], str, int]:
@@ -129,6 +129,6 @@ def runs_of_sorted_ids(ids: list[int]) -> list[tuple[int, int]]:
     return runs
 
 
-def format_runs(runs: list[tuple[int, int]]) -> str:
+def format_runs(runs: "list[tuple[int, int]]") -> str:
     """The text of canonical runs: [(0, 2), (5, 5)] -> "0-2 5"."""
     return " ".join([str(a) if a == b else f"{a}-{b}" for a, b in runs])
