@@ -176,7 +176,7 @@ class Simulation:
             pstates = self.host_pstate
             self.energy = EnergyMeter(energy_file, [h.wattage_per_state[p][0] for h, p in zip(self.hosts, pstates)])
             self.pstate_out = PstateChangesOutput(pstates_file, pstates)
-        network = getattr(self.config.platform, "network", None)
+        network = self.config.platform.network
         if network is not None:
             energy = self.energy
             self.runner = ParallelTaskRunner(
@@ -406,13 +406,10 @@ class Simulation:
                 dynamic_power = self._dynamic_power(record, executor_hosts, duration)
         if self.energy is not None:
             self.energy.job_started(now, record, runs, dynamic_power)
-        if 0 < job.walltime < duration:
-            record.end_state = "COMPLETED_WALLTIME_REACHED"
-            record.return_code = -1
+        walltime_reached = 0 < job.walltime < duration
+        if walltime_reached:
             duration = job.walltime
-        else:
-            code = record.return_code = profile_return_code(job.profile, record.profiles)
-            record.end_state = "COMPLETED_FAILED" if code else "COMPLETED_SUCCESSFULLY"
+        self._set_end_state(record, walltime_reached)
         heappush(self._queue, (now + duration, NORMAL, next(self._event_ids), _Call(self._job_ends, record)))  # at()
 
     def _start_on_network(self, record: JobRecord, runs: list[tuple[int, int]], executor_hosts: list[int]) -> None:
@@ -426,17 +423,25 @@ class Simulation:
             self.at(now + walltime, self._walltime_reached, record)
         self.runner.start(record, executor_hosts)
 
+    @staticmethod
+    def _set_end_state(record: JobRecord, walltime_reached: bool) -> None:
+        """What JOB_COMPLETED will say: the walltime, else the profile's return code."""
+        if walltime_reached:
+            record.end_state = "COMPLETED_WALLTIME_REACHED"
+            record.return_code = -1
+        else:
+            code = record.return_code = profile_return_code(record.job.profile, record.profiles)
+            record.end_state = "COMPLETED_FAILED" if code else "COMPLETED_SUCCESSFULLY"
+
     def _tasks_done(self, record: JobRecord) -> None:
-        code = record.return_code = profile_return_code(record.job.profile, record.profiles)
-        record.end_state = "COMPLETED_FAILED" if code else "COMPLETED_SUCCESSFULLY"
+        self._set_end_state(record, walltime_reached=False)
         self._job_ends(record)
 
     def _walltime_reached(self, record: JobRecord) -> None:
-        if record.state != RUNNING or self.runner is None or id(record) not in self.runner.jobs:
+        if record.state != RUNNING:
             return  # it finished (or was killed) first
         self.runner.kill(record)
-        record.end_state = "COMPLETED_WALLTIME_REACHED"
-        record.return_code = -1
+        self._set_end_state(record, walltime_reached=True)
         self._job_ends(record)
 
     def _dynamic_power(self, record: JobRecord, executor_hosts: list[int], duration: float) -> float:
