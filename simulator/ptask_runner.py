@@ -104,7 +104,9 @@ class ParallelTaskRunner:
             return leaf
         return {"profile_name": record.job.profile, "current_task_index": job.index, "current_task": leaf}
 
-    def _begin_task(self, job: _RunningJob) -> None:
+    def _begin_task(self, job: _RunningJob, resolve: bool = True) -> None:
+        """Start the job's next leaf task (or end the job). `resolve=False`: the caller
+        advanced every cursor to now already and re-solves once after a batch of starts."""
         now = self._now()
         if job.index >= len(job.sequence):
             del self.jobs[id(job.record)]
@@ -115,8 +117,10 @@ class ParallelTaskRunner:
         task.updated = now
         if task.latency > 0:
             self._at(now + task.latency, self._latency_over, job)
-        else:
+        elif resolve:
             self._join(job)
+        else:
+            task.sharing = True
 
     def _latency_over(self, job: _RunningJob) -> None:
         if self.jobs.get(id(job.record)) is job:  # not killed meanwhile
@@ -152,8 +156,8 @@ class ParallelTaskRunner:
         capacity = np.concatenate([np.asarray(self.host_speed, dtype=float), self.network.capacity])
         counts = [t.resources.size for t in tasks]
         task_index = np.repeat(np.arange(len(tasks)), counts)
-        resources = np.concatenate([t.resources for t in tasks]) if tasks else np.empty(0, np.int64)
-        amounts = np.concatenate([t.amounts for t in tasks]) if tasks else np.empty(0)
+        resources = np.concatenate([t.resources for t in tasks])
+        amounts = np.concatenate([t.amounts for t in tasks])
         own = np.array([t.own_period for t in tasks])
         periods = max_min_periods(task_index, resources, amounts, capacity, own)
         next_end = np.inf
@@ -181,10 +185,10 @@ class ParallelTaskRunner:
             job.task.remaining = 0.0
             if self._dynamic_power_changed is not None:
                 self._dynamic_power_changed(job.record, 0.0)
-        self._resolve()
         for job in finished:
             job.index += 1
-            self._begin_task(job)
+            self._begin_task(job, resolve=False)
+        self._resolve()  # once for every task that ended or joined now
 
     def _dynamic_power(self, task: _LeafTask) -> float:
         if task.period <= 0 or self._wattages is None:
