@@ -83,7 +83,7 @@ class DecisionApplier:
         else:
             executors = self._map_executors(mapping, expand_runs(runs), job.res, job_id, context)
         # Whole intervals are checked at C speed (slices); the slow loop only explains a refusal.
-        host_job, unavailable, off, switching = sim.host_job, sim.host_unavailable, sim.host_off, sim.switching
+        host_job, unavailable, off, switching = sim.host_job, sim.host_unavailable, sim.switching.host_off, sim.switching
         for a, b in runs:
             if (any(host_job[a:b + 1]) or any(unavailable[a:b + 1])
                     or (switching.nb_off and any(off[a:b + 1]))):
@@ -100,7 +100,7 @@ class DecisionApplier:
             if sim.host_unavailable[host]:
                 raise DecisionError(f"{context}: job {job_id}: host {host} is unavailable (an external "
                                     "event took it away): choose available hosts")
-            if sim.host_off[host]:
+            if sim.switching.host_off[host]:
                 raise DecisionError(f"{context}: job {job_id}: host {host} is {sim.switching.describe(host)}: "
                                     "switch it on (SET_RESOURCE_STATE to a computation pstate) and wait "
                                     "for RESOURCE_STATE_CHANGED before executing jobs on it")

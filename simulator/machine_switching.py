@@ -52,14 +52,15 @@ class MachineSwitching:
                 raise InputError(sim.config.platform.source, f"host {h.name}, pstate",
                                  f"starts in pstate {h.pstate}, a virtual switching pstate",
                                  "start it in a computation or a sleep pstate")
-        self.nb_off = self.power_state.count(ASLEEP)  # hosts not on: lets EXECUTE_JOB skip a check
+        # True while a host is not on (sleeping or switching): it cannot run jobs. A list beside
+        # power_state so that EXECUTE_JOB checks whole intervals with slices; nb_off lets it
+        # skip the check when every host is on.
+        self.host_off = [state != ON for state in self.power_state]
+        self.nb_off = self.host_off.count(True)
         self.arrival_time = [0.0] * len(hosts)  # when a switching machine arrives
         self.in_progress = 0  # requests with machines still switching
         self.nb_machine_switches = 0
         self.nb_grouped_switches = 0
-
-    def is_sleeping_initially(self, host: int) -> bool:
-        return self.power_state[host] == ASLEEP
 
     def describe(self, host: int) -> str:
         state = self.power_state[host]
@@ -92,7 +93,7 @@ class MachineSwitching:
         # Transitions: into the virtual pstate now, grouped by kind and duration for the arrival.
         # Switching hosts run no job, so their category is their power state's (or unavailable).
         groups: dict[tuple[str, int, float], list[int]] = {}
-        host_pstate, host_off, power_state = sim.host_pstate, sim.host_off, self.power_state
+        host_pstate, host_off, power_state = sim.host_pstate, self.host_off, self.power_state
         for host, kind in zip(hosts, kinds):
             if kind == "instant":
                 continue
@@ -192,7 +193,7 @@ class MachineSwitching:
             states[host] = power_state
         if before != power_state:  # the end of a switch-off or switch-on
             off = power_state != ON
-            host_off = sim.host_off
+            host_off = self.host_off
             for host in hosts:
                 host_off[host] = off
             if not off:

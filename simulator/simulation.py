@@ -104,8 +104,6 @@ class Simulation:
         self.host_job: list[JobRecord | None] = [None] * self.nb_hosts
         self.host_unavailable = [False] * self.nb_hosts
         self.switching = MachineSwitching(self)
-        # True while a host is not on (sleeping or switching): it cannot run jobs.
-        self.host_off = [self.switching.is_sleeping_initially(h) for h in range(self.nb_hosts)]
         if config.energy:
             self._check_power_model()
         self.energy: EnergyMeter | None = None
@@ -165,7 +163,7 @@ class Simulation:
         states_file = open(self.paths["machine_states"], "w", newline="")
         self._files = [jobs_file, states_file]
         self.jobs_out = JobsOutput(jobs_file)
-        asleep = sum(self.host_off)
+        asleep = self.switching.nb_off
         counts = [0] * 6
         counts[SLEEPING], counts[IDLE] = asleep, self.nb_hosts - asleep
         self.machines = MachineStates(states_file, counts)
@@ -309,7 +307,7 @@ class Simulation:
                 "forward-unknown-events": False,
             },
             "compute_resources": [
-                {"id": h.id, "name": h.name, "state": "sleeping" if self.host_off[i] else "idle",
+                {"id": h.id, "name": h.name, "state": "sleeping" if self.switching.host_off[i] else "idle",
                  "properties": h.properties, "zone_properties": h.zone_properties}
                 for i, h in enumerate(self.hosts)],
             "storage_resources": [
