@@ -7,6 +7,9 @@ platform files that describe clusters are tested in test_network_topology.py.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from conftest import jobs_by_id, write_platform, write_workload
@@ -290,3 +293,24 @@ def test_long_tasks_with_many_rate_changes_complete(tmp_path):
     # one ends when all bytes went through, at about sum / 1e9 seconds.
     total = sum(1e16 * (1 + i / 7) for i in range(6))
     assert max(float(row["finish_time"]) for row in out.values()) == pytest.approx(total / 1e9, rel=1e-6)
+
+
+@pytest.mark.parametrize("placement, alloc, duration", [
+    ("basic", "1-2", 1e9 / 0.25e9 + 4e-6),  # lowest free ids: across the clusters
+    ("local", "2-3", 1e9 / 1e9 + 2e-6),  # one cluster: the fast links only
+])
+def test_placement_changes_a_network_job_through_the_cli(tmp_path, placement, alloc, duration):
+    """End to end: `joulesim run`, the decider in its own process, on the two-cluster platform."""
+    (tmp_path / "two_clusters.xml").write_text(TWO_CLUSTERS)
+    workload = write_workload(tmp_path, [
+        {"id": "hold", "subtime": 0, "res": 1, "delay": 100},  # takes host 0
+        {"id": "send", "subtime": 0, "res": 2, "profile": "send"},
+    ], {"send": {"type": "parallel", "cpu": [0, 0], "com": [0, 1e9, 0, 0]}})
+    result = subprocess.run([sys.executable, "-m", "joulesim.cli.main", "run", "-p", "two_clusters.xml", "-w", workload,
+                             "-d", "conservative", "--option", f"placement={placement}", "--option", "cluster_size=2",
+                             "-e", "out"], cwd=tmp_path, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    job = jobs_by_id(str(tmp_path / "out"))["send"]
+    assert job["allocated_resources"] == alloc
+    assert job["execution_time"] == f"{duration:.6f}"
