@@ -88,3 +88,16 @@ def run_in_process(decider, platform: str, workloads: list[str], prefix: str, **
         external_events=events, has_events_file=events_path is not None,
         export_prefix=prefix, **config)
     return Simulation(sim_config, DeciderLink(InProcessRequester(decider))).run()
+
+
+# Property-based tests: deterministic in CI (same examples every run), no per-example deadline
+# (the machine's speed varies); `--hypothesis-profile dev` explores new examples.
+try:
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True,
+                              suppress_health_check=[HealthCheck.too_slow])
+    settings.register_profile("dev", deadline=None)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+except ImportError:  # pragma: no cover - hypothesis is in the test extras
+    pass
