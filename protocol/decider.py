@@ -18,7 +18,12 @@ from typing import Any
 
 from procset import ProcSet
 
-from joulesim.protocol.interval_set import format_interval_set, parse_interval_set
+from joulesim.protocol.errors import ProtocolError
+from joulesim.protocol.interval_set import canonical_runs, format_interval_set, procset_from_canonical_runs
+
+# More resources than any platform joulesim loads (the platform loaders' own limit is lower):
+# a SIMULATION_BEGINS announcing more is refused before a decider sizes anything by it.
+MAX_RESOURCES = 1 << 24
 
 
 @dataclass
@@ -32,6 +37,7 @@ class SubmittedJob:
     profile: str
     json: dict[str, Any] = field(default_factory=dict)
     profile_data: dict[str, Any] | None = None  # only when profiles are forwarded
+    completed: bool = False  # set when its JOB_COMPLETED arrives
 
     @property
     def workload(self) -> str:
@@ -49,6 +55,8 @@ class Decider:
         self.config: dict[str, Any] = {}
         self.jobs: dict[str, SubmittedJob] = {}
         self.finished = False
+        self._begun = False  # SIMULATION_BEGINS received
+        self._nb_all_resources = MAX_RESOURCES  # until SIMULATION_BEGINS says
         self._events: list[dict[str, Any]] = []
         self._allocations: dict[str, ProcSet] = {}  # running jobs executed with a ProcSet
 
@@ -141,16 +149,51 @@ class Decider:
 
     # ------------------------------------------------------------------ dispatch
     def handle(self, message: dict[str, Any]) -> dict[str, Any]:
-        """Answer one simulator message (already decoded and validated) with one reply."""
-        self.now = float(message["now"])
+        """Answer one simulator message (already decoded and validated) with one reply.
+
+        Raises ProtocolError when the message contradicts what the simulator said before (a
+        job submitted twice, a resource the platform does not have, time going backwards...):
+        a well-formed message can still be one no simulator would send.
+        """
+        now = float(message["now"])
+        if now < self.now:
+            raise self._contradiction(message, None, f"now {now:g} is before the previous message's now "
+                                      f"({self.now:g}): simulated time cannot go backwards")
+        self.now = now
         self._events = []
-        for event in message["events"]:
-            self._dispatch(event)
+        for index, event in enumerate(message["events"]):
+            if self.finished:
+                raise self._contradiction(message, index, "an event after SIMULATION_ENDS")
+            try:
+                self._dispatch(event)
+            except _Contradiction as exc:
+                raise self._contradiction(message, index, str(exc)) from None
         if not self.finished:
             self.decide()
         reply = {"now": self.now, "events": self._events}
         self._events = []
         return reply
+
+    @staticmethod
+    def _contradiction(message: dict[str, Any], index: int | None, text: str) -> ProtocolError:
+        where = "simulator message"
+        if index is not None:
+            event = message["events"][index]
+            where += f": events[{index}] ({event['type']} at t={event['timestamp']:g})"
+        return ProtocolError(f"{where}: {text}; the simulator and this decider disagree on the "
+                             "simulation's state (is the simulator a Batsim-4-compatible one?)")
+
+    def _resources(self, text: str) -> ProcSet:
+        """An interval set of resources the platform has (checked before it is expanded)."""
+        limit = self._nb_all_resources
+        try:
+            runs, _, _ = canonical_runs(text, limit)
+        except ValueError as exc:
+            raise _Contradiction(str(exc)) from None
+        if runs and runs[-1][1] >= limit:
+            raise _Contradiction(f"resources {text[:60]!r} name ids beyond the {limit} resources "
+                                 "announced in SIMULATION_BEGINS")
+        return procset_from_canonical_runs(runs)
 
     def _dispatch(self, event: dict[str, Any]) -> None:
         kind = event["type"]
@@ -161,13 +204,20 @@ class Decider:
             job = SubmittedJob(data["job_id"], float(raw.get("subtime", event["timestamp"])),
                                int(raw.get("res", 0)), float(raw.get("walltime", -1)),
                                str(raw.get("profile", "")), raw, data.get("profile"))
+            if job.id in self.jobs:
+                raise _Contradiction(f"job {job.id} was already submitted")
             self.jobs[job.id] = job
             self.on_job_submitted(job)
         elif kind == "JOB_COMPLETED":
-            job = self.jobs.get(data["job_id"]) or SubmittedJob(data["job_id"], 0.0, 0, -1, "")
+            job = self.jobs.get(data["job_id"])
+            if job is None:  # a dynamic job registered without acknowledgement
+                job = SubmittedJob(data["job_id"], 0.0, 0, -1, "")
+            elif job.completed:
+                raise _Contradiction(f"job {job.id} had already completed")
+            job.completed = True
             alloc = self._allocations.pop(job.id, None)
             if alloc is None:
-                alloc = parse_interval_set(data.get("alloc", ""))
+                alloc = self._resources(data.get("alloc", ""))
             self.on_job_completed(job, data["job_state"], int(data.get("return_code", 0)), alloc)
         elif kind == "JOB_KILLED":
             for job_id in data["job_ids"]:
@@ -176,19 +226,37 @@ class Decider:
         elif kind == "REQUESTED_CALL":
             self.on_requested_call()
         elif kind == "RESOURCE_STATE_CHANGED":
-            self.on_resource_state_changed(parse_interval_set(data["resources"]), str(data["state"]))
+            self.on_resource_state_changed(self._resources(data["resources"]), str(data["state"]))
         elif kind == "ANSWER":
             self.on_answer(data)
         elif kind == "NOTIFY":
             self._dispatch_notify(data)
         elif kind == "SIMULATION_BEGINS":
-            self.nb_resources = int(data.get("nb_compute_resources", data.get("nb_resources", 0)))
-            self.compute_resources = list(data.get("compute_resources", []))
-            self.config = dict(data.get("config", {}))
+            if self._begun:
+                raise _Contradiction("SIMULATION_BEGINS was already received")
+            self._begin(data)
             self.on_simulation_begins(data)
         elif kind == "SIMULATION_ENDS":
             self.finished = True
             self.on_simulation_ends()
+
+    def _begin(self, data: dict[str, Any]) -> None:
+        """Read and check the platform's size and resources, before any decider sizes by them."""
+        nb_all = data.get("nb_resources", 0)
+        nb_compute = data.get("nb_compute_resources", nb_all)
+        if not (type(nb_all) is int and type(nb_compute) is int and 0 <= nb_compute <= nb_all <= MAX_RESOURCES):
+            raise _Contradiction(f"nb_resources {nb_all!r} and nb_compute_resources {nb_compute!r} must be "
+                                 f"integers with 0 <= nb_compute_resources <= nb_resources <= {MAX_RESOURCES:,}")
+        resources = list(data.get("compute_resources", []))
+        ids = [r.get("id") if isinstance(r, dict) else None for r in resources]
+        if not all(type(i) is int and 0 <= i < nb_all for i in ids) or len(set(ids)) != len(ids):
+            raise _Contradiction(f"compute_resources must have distinct integer ids below nb_resources "
+                                 f"({nb_all}); got ids {str(ids[:8])[:60]}")
+        self._begun = True
+        self._nb_all_resources = nb_all
+        self.nb_resources = nb_compute
+        self.compute_resources = resources
+        self.config = dict(data.get("config", {}))
 
     def _dispatch_notify(self, data: dict[str, Any]) -> None:
         kind = data["type"]
@@ -197,8 +265,12 @@ class Decider:
         elif kind == "no_more_external_event_to_occur":
             self.on_no_more_external_event_to_occur()
         elif kind == "event_machine_unavailable":
-            self.on_machine_unavailable(parse_interval_set(data["resources"]))
+            self.on_machine_unavailable(self._resources(data["resources"]))
         elif kind == "event_machine_available":
-            self.on_machine_available(parse_interval_set(data["resources"]))
+            self.on_machine_available(self._resources(data["resources"]))
         else:
             self.on_notify(kind, data)
+
+
+class _Contradiction(Exception):
+    """A simulator event that contradicts the session so far (turned into a ProtocolError)."""

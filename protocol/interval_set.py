@@ -7,6 +7,7 @@ directly; anything else goes through procset's own (slower, general) constructor
 
 from __future__ import annotations
 
+import re
 from operator import attrgetter
 
 from procset import ProcInt, ProcSet
@@ -14,26 +15,50 @@ from procset import ProcInt, ProcSet
 _new_procset = object.__new__
 
 
-def parse_runs(text: str) -> list[tuple[int, int]]:
+# Batsim's interval-set syntax exactly: ids and low-high ranges of ASCII digits, separated by
+# single spaces ("0-3 5 7"); the empty string is the empty set. Python's int() alone would also
+# take "１２", "²", "1_0", "+1" and surrounding tabs or newlines, which no Batsim peer writes.
+_SYNTAX = re.compile(r"(?:[0-9]+(?:-[0-9]+)?(?: [0-9]+(?:-[0-9]+)?)*)?").fullmatch
+_SYNTAX_TEXT = ("expected ids and closed ranges low-high of ASCII digits separated by single spaces, "
+                "like '0-3 5 7' (low <= high)")
+# Ids beyond this many digits cannot name a machine of any platform (and int() of a long digit
+# string costs quadratic time).
+_MAX_ID_DIGITS = 18
+
+
+def parse_runs(text: str, max_intervals: int | None = None) -> list[tuple[int, int]]:
     """The closed intervals of `text` as written, e.g. "0-3 5" -> [(0, 3), (5, 5)].
 
-    Raises ValueError on a malformed string or an interval whose bounds are reversed.
+    Raises ValueError on a malformed string, an interval whose bounds are reversed, or (when
+    `max_intervals` is given) more intervals than that: a set of distinct ids among n
+    resources never needs more than n, so longer strings are refused before any work.
     """
     if not isinstance(text, str):
         raise ValueError(f"expected an interval set string like '0-3 5', got {text!r}")
+    if not text:
+        return []
+    if max_intervals is not None and text.count(" ") >= max_intervals:
+        raise ValueError(f"interval set {_head(text)} lists {text.count(' ') + 1:,} intervals, more than the "
+                         f"{max_intervals:,} resources it may name: ids repeat; list each id once")
+    if not _SYNTAX(text):
+        raise ValueError(f"malformed interval set {_head(text)}: {_SYNTAX_TEXT}")
     runs = []
-    try:
-        for part in text.split():
-            low, dash, high = part.partition("-")
-            a = int(low)
-            b = int(high) if dash else a
-            if a < 0 or b < a:
-                raise ValueError
-            runs.append((a, b))
-    except ValueError:
-        raise ValueError(f"malformed interval set {text!r}: expected closed integer intervals like "
-                         "'0-3 5 7' (non-negative, low-high)") from None
+    for part in text.split(" "):
+        low, dash, high = part.partition("-")
+        if len(low) > _MAX_ID_DIGITS or len(high) > _MAX_ID_DIGITS:
+            raise ValueError(f"interval set {_head(text)}: id {part[:30]!r} is far beyond any platform's size")
+        a = int(low)
+        b = int(high) if dash else a
+        if b < a:
+            raise ValueError(f"malformed interval set {_head(text)}: range {part!r} is reversed (write "
+                             f"{b}-{a})")
+        runs.append((a, b))
     return runs
+
+
+def _head(text: str, limit: int = 60) -> str:
+    """The start of a possibly huge string, for error messages."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text):,} characters)"
 
 
 def is_canonical(runs: list[tuple[int, int]]) -> bool:
@@ -70,9 +95,9 @@ _intervals_of = attrgetter("_itvs") if procset_from_canonical_runs is _from_cano
     else ProcSet.intervals
 
 
-def parse_interval_set(text: str) -> ProcSet:
+def parse_interval_set(text: str, max_intervals: int | None = None) -> ProcSet:
     """Parse any valid form ("3 1-2", "1-3"); raises ValueError on a malformed string."""
-    runs = parse_runs(text)
+    runs = parse_runs(text, max_intervals)
     if is_canonical(runs):
         return procset_from_canonical_runs(runs)
     return ProcSet(*runs)
@@ -89,9 +114,9 @@ def format_interval_set(resources: "ProcSet | str | list[int] | range") -> str:
     return format_runs(_intervals_of(resources))
 
 
-def canonical_runs(text: str) -> tuple[list[tuple[int, int]], str, int]:
+def canonical_runs(text: str, max_intervals: int | None = None) -> tuple[list[tuple[int, int]], str, int]:
     """The canonical intervals of an interval set, its canonical string and its size."""
-    runs = parse_runs(text)
+    runs = parse_runs(text, max_intervals)
     size = 0
     last = -2
     canonical = True

@@ -65,8 +65,8 @@ OBJECT: dict[str, Any] = {"type": "object", "description": "a JSON object"}
 EMPTY_OBJECT: dict[str, Any] = {"type": "object", "description": "a JSON object (usually {})"}
 DIGITS: dict[str, Any] = {
     "type": "string",
-    "pattern": "^[0-9]+$",
-    "description": 'a string of digits like "1"',
+    "pattern": "^[0-9]{1,18}$",  # ASCII only; 18 digits is far beyond any platform's ids
+    "description": 'a string of at most 18 ASCII digits like "1"',
 }
 INT_OR_DIGITS: dict[str, Any] = {
     "anyOf": [NON_NEGATIVE_INTEGER, DIGITS],

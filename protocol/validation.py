@@ -21,7 +21,8 @@ import fastjsonschema
 from fastjsonschema import JsonSchemaValueException
 
 from joulesim.protocol.errors import ProtocolError
-from joulesim.protocol.interval_set import parse_interval_set
+from joulesim.protocol.interval_set import parse_runs
+from joulesim.protocol.time_range import TIME_RANGE_TEXT, time_out_of_range
 from joulesim.protocol.schemas import (
     DECISION_SCHEMAS,
     INTERVAL_SET_FIELDS,
@@ -45,8 +46,8 @@ _EVENT_INTERVAL_FIELDS = {t: f for (side, t), f in INTERVAL_SET_FIELDS.items() i
 _KNOWN_DECISIONS = ", ".join(sorted(DECISION_SCHEMAS))
 _KNOWN_EVENTS = ", ".join(sorted(SIMULATOR_EVENT_SCHEMAS))
 
-# A strict subset of what parse_interval_set accepts; anything else takes the slow path.
-_INTERVAL_FAST = re.compile(r"[0-9]+(?:-[0-9]+)?(?: [0-9]+(?:-[0-9]+)?)*").fullmatch
+# A strict subset of what parse_runs accepts; anything else takes the slow path.
+_INTERVAL_FAST = re.compile(r"[0-9]{1,18}(?:-[0-9]{1,18})?(?: [0-9]{1,18}(?:-[0-9]{1,18})?)*").fullmatch
 _RANGE = re.compile(r"([0-9]+)-([0-9]+)").findall
 
 _TIME_DILATION = (
@@ -91,23 +92,24 @@ def _fail(who: str, where: str, text: str) -> ProtocolError:
     return ProtocolError(prefix + text)
 
 
-def _interval_ok(text: Any) -> bool:
+def _interval_problem(text: Any, max_intervals: int | None) -> str | None:
+    """None for a valid interval-set string; otherwise what is wrong with it."""
     if type(text) is not str:
-        return False
-    if _INTERVAL_FAST(text):
-        if "-" in text:
+        return f"expected a string, got {_got(text)}"
+    if max_intervals is None or text.count(" ") < max_intervals:
+        if _INTERVAL_FAST(text):
+            if "-" not in text:
+                return None
             for a, b in _RANGE(text):
                 if int(a) > int(b):
                     break
             else:
-                return True
-        else:
-            return True
+                return None
     try:
-        parse_interval_set(text)
-    except ValueError:
-        return False
-    return True
+        parse_runs(text, max_intervals)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def _schema_error(who: str, where: str, data: Any, exc: JsonSchemaValueException) -> ProtocolError:
@@ -175,8 +177,8 @@ def _check_envelope(who: str, msg: Any) -> tuple[Any, list]:
     if not (type(now) is float or type(now) is int):
         if not _is_number(now):
             raise _fail(who, "", f"now must be a number (int or float, not a boolean); got {_got(now)}")
-    if not math.isfinite(now):
-        raise _fail(who, "", f"now must be a finite number; got {_got(now)}")
+    if time_out_of_range(now):
+        raise _fail(who, "", f"now must be a finite number below 2^33 s; got {_got(now)} ({TIME_RANGE_TEXT})")
     if type(events) is not list:
         raise _fail(who, "", f"events must be a list of events {{\"timestamp\", \"type\", \"data\"}}; got {_got(events)}")
     return now, events
@@ -212,7 +214,7 @@ def _unpack(who: str, index: int, event: Any) -> tuple[Any, Any, Any]:
 
 
 def _check_data(who: str, index: int, event: Any, data: Any, validator: Any,
-                interval_fields: Any) -> None:
+                interval_fields: Any, max_intervals: int | None = None) -> None:
     """The event's data against its schema, then its interval-set fields."""
     try:
         validator(data)
@@ -223,15 +225,17 @@ def _check_data(who: str, index: int, event: Any, data: Any, validator: Any,
     if interval_fields is not None:
         for name in interval_fields:
             value = data.get(name)
-            if value is not None and not _interval_ok(value):
+            if value is None:
+                continue
+            problem = _interval_problem(value, max_intervals)
+            if problem is not None:
                 raise _fail(
                     who, _where(index, event),
-                    f"data.{name} must be an interval set string like \"0-3 5\"; got {_got(value)}; fix: list "
-                    "closed integer intervals a-b (a <= b) or single ids separated by single spaces",
+                    f"data.{name} must be an interval set string like \"0-3 5\": {problem}",
                 )
 
 
-def _execute_job_is_plain(data: Any) -> bool:
+def _execute_job_is_plain(data: Any, max_intervals: int | None) -> bool:
     """True for the everyday EXECUTE_JOB, {"job_id": "w!id", "alloc": "<interval set>"}, which
     the schema accepts: checked here without the generic validator (one per job). Anything
     else returns False and goes through the schema, which explains what is wrong."""
@@ -242,12 +246,15 @@ def _execute_job_is_plain(data: Any) -> bool:
     if type(job_id) is not str or type(alloc) is not str:
         return False
     bang = job_id.find("!")  # the schema's pattern "^[^!]+!."
-    return 0 < bang < len(job_id) - 1 and _interval_ok(alloc)
+    return 0 < bang < len(job_id) - 1 and _interval_problem(alloc, max_intervals) is None
 
 
 # ---------------------------------------------------------------------- public API
-def validate_decider_message(msg: Any, call_now: float) -> None:
+def validate_decider_message(msg: Any, call_now: float, nb_resources: int | None = None) -> None:
     """Check a decider's reply to a call made at simulated time `call_now`.
+
+    With `nb_resources`, an interval set listing more intervals than there are resources is
+    refused before it is parsed (its ids must repeat), which bounds the work a reply can cause.
 
     Raises ProtocolError on the first violation.
     """
@@ -300,11 +307,14 @@ def validate_decider_message(msg: Any, call_now: float) -> None:
                 "decisions apply in order, so timestamps must be non-decreasing; fix: sort the decisions by timestamp",
             )
         previous = ts
-        if kind == "EXECUTE_JOB" and _execute_job_is_plain(data):
+        if kind == "EXECUTE_JOB" and _execute_job_is_plain(data, nb_resources):
             continue
-        _check_data(who, index, event, data, validator, interval_fields.get(kind))
+        _check_data(who, index, event, data, validator, interval_fields.get(kind), nb_resources)
         if kind == "CALL_ME_LATER":
             when = data["timestamp"]
+            if time_out_of_range(when):
+                raise _fail(who, _where(index, event), f"data.timestamp must be a finite number below 2^33 s; "
+                            f"got {_got(when)} ({TIME_RANGE_TEXT})")
             if not when > ts:
                 raise _fail(
                     who, _where(index, event),

@@ -17,6 +17,8 @@ class DeciderLink:
         self._in_process = isinstance(transport, InProcessRequester)  # no encoding needed
         self.calls = 0
         self.scheduling_time = 0.0  # wall-clock seconds spent waiting for replies
+        # The platform's resource count, once known: bounds the interval sets a reply may hold.
+        self.nb_resources: int | None = None
 
     def call(self, message: dict[str, Any]) -> dict[str, Any]:
         started = perf_counter()
@@ -26,7 +28,7 @@ class DeciderLink:
             reply = decode(self.transport.exchange(encode(message)), "the decider")
         self.scheduling_time += perf_counter() - started
         self.calls += 1
-        validate_decider_message(reply, message["now"])
+        validate_decider_message(reply, message["now"], self.nb_resources)
         return reply
 
     def close(self) -> None:

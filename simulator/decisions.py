@@ -69,10 +69,16 @@ class DecisionApplier:
         if record is None or record.state != SUBMITTED:
             record = self._waiting_record(job_id, context, "execute")  # raises, explaining why
         job = record.job
-        runs, alloc_str, size = canonical_runs(data["alloc"])
-        if runs and runs[-1][1] >= sim.nb_hosts:
+        runs, alloc_str, size = canonical_runs(data["alloc"])  # the reply's validation bounded its length
+        if not runs:
+            raise DecisionError(f"{context}: job {job_id}: alloc is empty: give the {job.res} host(s) "
+                                "the job runs on, e.g. \"0-3\"")
+        if runs[-1][1] >= sim.nb_hosts:
             raise DecisionError(f"{context}: job {job_id}: alloc '{data['alloc']}' names hosts outside "
                                 f"0-{sim.nb_hosts - 1} (the platform has {sim.nb_hosts} compute hosts)")
+        storage_mapping = data.get("storage_mapping")
+        if storage_mapping:
+            self._check_storage_mapping(storage_mapping, job_id, context)
         mapping = data.get("mapping")
         executors = None  # one host per executor, in alloc order, unless a mapping says otherwise
         if mapping is None:
@@ -105,6 +111,18 @@ class DecisionApplier:
                                     "switch it on (SET_RESOURCE_STATE to a computation pstate) and wait "
                                     "for RESOURCE_STATE_CHANGED before executing jobs on it")
 
+    def _check_storage_mapping(self, storage_mapping: dict[str, Any], job_id: str, context: DecisionContext) -> None:
+        """Each storage label must name one of the platform's storage resources (ids after the
+        compute hosts, as SIMULATION_BEGINS lists them)."""
+        first = self.sim.nb_hosts
+        last = first + len(self.sim.config.platform.storage_hosts) - 1
+        for label, target in storage_mapping.items():
+            if not first <= int(target) <= last:  # an int or ASCII digits (schema)
+                where = f"ids {first}-{last}" if last >= first else "none: the platform has no storage host"
+                raise DecisionError(f"{context}: job {job_id}: storage_mapping sends {label!r} to resource "
+                                    f"{target!r}, which is not a storage resource of the platform (storage "
+                                    f"resources: {where}): map it to a storage resource's id")
+
     @staticmethod
     def _map_executors(mapping: dict[str, Any], alloc: list[int], res: int, job_id: str, context: DecisionContext) -> list[int]:
         if len(mapping) != res:
@@ -115,7 +133,7 @@ class DecisionApplier:
             target = mapping.get(str(executor), mapping.get(executor))  # keys may be int or str
             if target is None:
                 raise DecisionError(f"{context}: job {job_id}: mapping has no entry for executor {executor}")
-            target = int(target)
+            target = int(target)  # an int or ASCII digits (schema)
             if not 0 <= target < len(alloc):
                 raise DecisionError(f"{context}: job {job_id}: mapping sends executor {executor} to alloc "
                                     f"index {target}, outside 0..{len(alloc) - 1}")
@@ -140,7 +158,13 @@ class DecisionApplier:
         sim.emit("JOB_KILLED", {"job_ids": list(data["job_ids"]), "job_progress": progress})
 
     def _set_job_metadata(self, data: dict[str, Any], context: DecisionContext) -> None:
-        self.sim.record_of(data["job_id"], context).metadata = data["metadata"]
+        record = self.sim.record_of(data["job_id"], context)
+        if record.finish >= 0:
+            # Its row of the jobs output was written when it finished (joulesim streams that file).
+            raise DecisionError(f"{context}: SET_JOB_METADATA on job {record.job.id}: it is "
+                                f"{record.describe_state()} and its row of the jobs output is written; "
+                                "set a job's metadata before it finishes")
+        record.metadata = data["metadata"]
 
     def _change_job_state(self, data: dict[str, Any], context: DecisionContext) -> None:
         record = self.sim.record_of(data["job_id"], context)
@@ -231,3 +255,4 @@ class DecisionApplier:
             if not self.sim.config.dynamic_jobs:
                 raise DecisionError(f"{context}: continue_registration needs --enable-dynamic-jobs")
             self.sim.registration_open = True
+

@@ -76,12 +76,15 @@ class MachineSwitching:
     # ------------------------------------------------------------------ requests
     def request(self, data: dict[str, Any], context: "DecisionContext") -> None:
         sim = self.sim
-        runs, _, _ = canonical_runs(data["resources"])
-        hosts = expand_runs(runs)  # ascending, distinct
-        target = int(data["state"])
-        if hosts and hosts[-1] >= sim.nb_hosts:
+        runs, _, _ = canonical_runs(data["resources"])  # the reply's validation bounded its length
+        if not runs:
+            raise DecisionError(f"{context}: resources is empty: name the machines to switch, e.g. "
+                                "\"0-3\" (a request for no machine would never be answered)")
+        if runs[-1][1] >= sim.nb_hosts:  # before expanding: the ids may be huge
             raise DecisionError(f"{context}: resources '{data['resources']}' name hosts outside "
                                 f"0-{sim.nb_hosts - 1}")
+        hosts = expand_runs(runs)  # ascending, distinct
+        target = int(data["state"])
         kinds = self._check_all(hosts, target, context)  # all checked before any change
         now = sim.env._now
         self.nb_grouped_switches += 1

@@ -23,6 +23,7 @@ from simpy.events import NORMAL
 
 from joulesim.protocol.errors import DecisionError, JoulesimError
 from joulesim.protocol.interval_set import expand_runs, format_interval_set
+from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
 from joulesim.simulator.decisions import DecisionApplier, DecisionContext
 from joulesim.simulator.decider_link import DeciderLink
 from joulesim.simulator.energy_meter import EnergyMeter
@@ -99,6 +100,7 @@ class Simulation:
             hosts = hosts[: config.mmax]
         self.hosts = hosts
         self.nb_hosts = len(hosts)
+        link.nb_resources = self.nb_hosts + len(config.platform.storage_hosts)
         self.host_speed = [h.speed for h in hosts]
         self.host_pstate = [h.pstate for h in hosts]
         self.host_job: list[JobRecord | None] = [None] * self.nb_hosts
@@ -234,6 +236,8 @@ class Simulation:
                 return
             if not queue:
                 raise JoulesimError(self._stuck_reason())
+            if queue[0][0] >= MAX_SIMULATED_TIME:
+                raise JoulesimError(self._beyond_time_range(queue[0]))
             env.step()
 
     def _finished(self) -> bool:
@@ -252,6 +256,13 @@ class Simulation:
         return (f"at t={now:g} the decider left {len(waiting)} submitted job(s) waiting ({shown}) and "
                 "nothing else can happen: it must EXECUTE_JOB or REJECT_JOB each of them, or ask to be "
                 "called again with CALL_ME_LATER")
+
+    def _beyond_time_range(self, entry: tuple) -> str:
+        when, _, _, call = entry
+        what = getattr(getattr(call, "callback", None), "__name__", "an event").strip("_").replace("_", " ")
+        return (f"at t={self.env._now:g} the next event ({what}) is due at t={when:g}: {TIME_RANGE_TEXT}; "
+                "shorten the workload's times (submission times, walltimes, delays) or the decider's "
+                "requested calls")
 
     def _call_decider(self) -> None:
         now = self.env._now

@@ -163,8 +163,9 @@ def test_placement_rule_errors():
 
 # --------------------------------------------------------------------------- the decider
 def begins_with(resources: list[dict]) -> dict:
+    # Resource ids may have gaps (a test of holes): nb_resources covers the highest id.
     return {"timestamp": 0.0, "type": "SIMULATION_BEGINS", "data": {
-        "nb_resources": len(resources), "nb_compute_resources": len(resources), "nb_storage_resources": 0,
+        "nb_resources": max(r["id"] for r in resources) + 1, "nb_compute_resources": len(resources), "nb_storage_resources": 0,
         "allow_compute_sharing": False, "allow_storage_sharing": False, "config": {},
         "compute_resources": resources, "storage_resources": [], "workloads": {"w0": "w.json"}, "profiles": {}}}
 
