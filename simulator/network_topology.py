@@ -246,6 +246,7 @@ class NetworkTopology:
                 self._fail("platform", f"host {name!r} is in no zone of the network description", "this is a loader bug: please report it")
         self._cache: dict[tuple[int, int], tuple[tuple[int, ...], float]] = {}
         self._sub_routes: dict[tuple[str, str], tuple[int, ...]] = {}
+        self._sub_routes_under_way: set[tuple[str, str]] = set()  # to report gateways that route in a circle
 
     # ------------------------------------------------------------------ public API
     def route(self, src: int, dst: int) -> tuple[tuple[int, ...], float]:
@@ -484,8 +485,17 @@ class NetworkTopology:
         key = (src, dst)
         hit = self._sub_routes.get(key)
         if hit is None:
+            # The gateways between the hops of a shortest-path route are not checked to lie
+            # inside the zone (SimGrid does not either): the route to one may need itself.
+            if key in self._sub_routes_under_way:
+                raise _NoRoute(f"the route from {src!r} to {dst!r} (between two zoneRoutes) goes round in a circle: computing it needs itself",
+                               "check the gateways (gw_src, gw_dst) of the zoneRoutes: each should be inside the zone it names")
+            self._sub_routes_under_way.add(key)
             out: list[int] = []
-            self._global_route(src, dst, out)
+            try:
+                self._global_route(src, dst, out)
+            finally:
+                self._sub_routes_under_way.discard(key)
             hit = tuple(out)
             if len(self._sub_routes) >= _ROUTE_CACHE_LIMIT:
                 self._sub_routes.clear()

@@ -4,18 +4,41 @@ Both loaders (:mod:`platform_xml`, :mod:`platform_json`) turn their file into a 
 :class:`RawHost` (a name, speeds, an initial pstate and Batsim-style string properties) and hand
 it to :func:`build_platform`, which checks the semantics (pstates, power model, roles), chooses
 the master host and numbers the hosts. Every problem is reported as an :class:`InputError`.
+
+Numbers in files are read strictly: ASCII digits only, no underscores, nothing around them but
+spaces (Python's ``int()``/``float()`` would also take "²", "١", "１.５", "1_0", "inf" or "nan").
+The limits below are checked before anything is allocated, so that a mistyped or hostile file
+ends with an error instead of exhausting memory, the stack or the user's patience.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 
 from natsort import natsort_keygen
 
+from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
 from joulesim.simulator.input_error import InputError
 from joulesim.simulator.platform_model import Host, Platform, SleepPstate
+
+# A platform may have at most MAX_HOSTS hosts (the master and storage hosts included): ~6 times
+# Fugaku's 158,976 nodes; loading that many takes about 20 s and 2 GB (40 s and 3.5 GB with links).
+MAX_HOSTS = 1_000_000
+# A host may have at most MAX_PSTATES pstates (real ones have a few DVFS levels plus three
+# pstates per sleep state); the speeds of every host are kept, so this bounds memory too.
+MAX_PSTATES = 256
+# Cluster ids, prefixes and suffixes are copied into the name of each of its hosts and links.
+MAX_NAME_LENGTH = 1000
+# Zones nested deeper than this are refused (routes between zones recurse along the nesting).
+MAX_ZONE_DEPTH = 100
+# Integers (pstates, cores, radical numbers) have at most this many digits.
+_MAX_INT_DIGITS = 18
+# Platform files are read whole; 1M hosts with their power properties take about 300 MB.
+MAX_PLATFORM_FILE_BYTES = 1 << 30
 
 ROLES = ("master", "compute_node", "storage")
 DEFAULT_MASTER_NAME = "master_host"  # Batsim's default for -m/--master-host
@@ -42,8 +65,11 @@ SPEED_UNITS = {
     "Yf": 1e24,
     "yottaflops": 1e24,
 }
-_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
-_SPEED_RE = re.compile(rf"^\s*({_NUMBER})\s*([A-Za-z]*)\s*$")
+# ASCII only: \d and \s would also match other scripts' digits and spaces.
+_NUMBER = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_SPEED_RE = re.compile(rf"[ \t\r\n]*({_NUMBER})[ \t\r\n]*([A-Za-z]*)[ \t\r\n]*")
+_NUMBER_RE = re.compile(rf"[ \t\r\n]*{_NUMBER}[ \t\r\n]*")
+_INT_RE = re.compile(r"[ \t\r\n]*([0-9]+)[ \t\r\n]*")
 _SPEED_FIX = "write one speed per pstate, comma-separated, with a SimGrid unit, e.g. speed=\"1Gf, 500Mf\" (units: f, kf, Mf, Gf, Tf, Pf, Ef, Zf)"
 
 
@@ -67,23 +93,60 @@ _BANDWIDTH_FIX = 'write a number with a SimGrid unit, e.g. "1.25GBps" (bytes/s) 
 _LATENCY_FIX = 'write a number with a SimGrid unit, e.g. "24ns", "5us", "1ms" or "0s" (units: ps, ns, us, ms, s, m, h, d, w)'
 
 
+def read_platform_file(path: str) -> bytes:
+    """The bytes of a platform file or pipe, at most MAX_PLATFORM_FILE_BYTES; InputError for a
+    directory, a device (/dev/zero would be read forever) or an unreadable path."""
+    fix = "check the path and the file's permissions"
+    too_big = (f"is more than joulesim's limit of {MAX_PLATFORM_FILE_BYTES:,} bytes for a platform",
+               'describe identical hosts with <cluster> (or "clusters" in JSON) instead of one element each')
+    try:
+        info = os.stat(path)
+        if stat.S_ISDIR(info.st_mode):
+            raise InputError(path, "platform", "is a directory, not a platform file", "give a .xml or .json platform file")
+        if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode):
+            raise InputError(path, "platform", "is a device, not a file (it may never end)", "give a .xml or .json platform file")
+        if info.st_size > MAX_PLATFORM_FILE_BYTES:
+            raise InputError(path, "platform", *too_big)
+        with open(path, "rb") as f:
+            data = f.read(MAX_PLATFORM_FILE_BYTES + 1)  # a pipe has no size to check beforehand
+    except (OSError, ValueError) as e:  # ValueError: a NUL byte in the path
+        raise InputError(path, "file", f"cannot read: {getattr(e, 'strerror', None) or e}", fix) from None
+    if len(data) > MAX_PLATFORM_FILE_BYTES:
+        raise InputError(path, "platform", *too_big)
+    return data
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """repr(value), cut to about `limit` characters: a file's text may be megabytes long."""
+    text = repr(value) if not isinstance(value, str) or len(value) <= limit else repr(value[:limit]) + f"... ({len(value):,} characters)"
+    return text if len(text) <= limit + 40 else text[:limit] + "..."
+
+
+def _file_number(path: str, where: str, value: int | float, what: str, fix: str) -> float:
+    """A JSON number as a float (a JSON integer may be too large for a float)."""
+    try:
+        return float(value)
+    except OverflowError:
+        raise InputError(path, where, f"{what} {shown(value)} is too large", fix) from None
+
+
 def _parse_with_units(path: str, where: str, text: str | float | int, what: str, units: dict[str, float], fix: str) -> float:
     if isinstance(text, bool):
         raise InputError(path, where, f"{what} {text!r} is not a {what}", fix)
     if isinstance(text, (int, float)):
-        value = float(text)  # unit-less: bytes/s or seconds, as SimGrid reads them
+        value = _file_number(path, where, text, what, fix)  # unit-less: bytes/s or seconds, as SimGrid reads them
     else:
-        m = _SPEED_RE.match(str(text))
+        m = _SPEED_RE.fullmatch(str(text))
         if not m:
-            raise InputError(path, where, f"{what} {text!r} is not a number with a unit", fix)
+            raise InputError(path, where, f"{what} {shown(text)} is not a number with a unit", fix)
         unit = m.group(2)
         if unit and unit not in units:
             near = [u for u in units if u.lower() == unit.lower()]
             hint = f" (units are case-sensitive: did you mean {' or '.join(repr(u) for u in near)}?)" if near else ""
-            raise InputError(path, where, f"{what} {text!r} has an unknown unit {unit!r}{hint}", fix)
+            raise InputError(path, where, f"{what} {shown(text)} has an unknown unit {shown(unit)}{hint}", fix)
         value = float(m.group(1)) * (units[unit] if unit else 1.0)
     if not math.isfinite(value) or value < 0:
-        raise InputError(path, where, f"{what} {text!r} must be a finite non-negative number", fix)
+        raise InputError(path, where, f"{what} {shown(text)} must be a finite non-negative number", fix)
     return value
 
 
@@ -91,13 +154,16 @@ def parse_bandwidth(path: str, where: str, text: str | float | int) -> float:
     """A bandwidth in bytes/s: a number (bytes/s) or a string with a SimGrid unit ("10Gbps" is bits)."""
     value = _parse_with_units(path, where, text, "bandwidth", BANDWIDTH_UNITS, _BANDWIDTH_FIX)
     if value <= 0:
-        raise InputError(path, where, f"bandwidth {text!r} is zero: nothing could cross this link", _BANDWIDTH_FIX)
+        raise InputError(path, where, f"bandwidth {shown(text)} is zero: nothing could cross this link", _BANDWIDTH_FIX)
     return value
 
 
 def parse_latency(path: str, where: str, text: str | float | int) -> float:
     """A latency in seconds: a number (seconds) or a string with a SimGrid unit ("24ns", "5us")."""
-    return _parse_with_units(path, where, text, "latency", LATENCY_UNITS, _LATENCY_FIX)
+    value = _parse_with_units(path, where, text, "latency", LATENCY_UNITS, _LATENCY_FIX)
+    if value >= MAX_SIMULATED_TIME:
+        raise InputError(path, where, f"latency {shown(text)} is {value:g} s: {TIME_RANGE_TEXT}", _LATENCY_FIX)
+    return value
 
 
 @dataclass
@@ -117,22 +183,22 @@ class RawHost:
 
 
 def parse_number(path: str, where: str, text: str, what: str, fix: str = "") -> float:
-    """A finite float from `text`, or InputError naming `what`."""
-    try:
-        value = float(str(text).strip())
-    except ValueError:
-        value = math.nan
+    """A finite float from `text` (ASCII decimal notation), or InputError naming `what`."""
+    text = str(text)
+    value = float(text) if _NUMBER_RE.fullmatch(text) else math.nan
     if not math.isfinite(value):
-        raise InputError(path, where, f"{what} {text!r} is not a finite number", fix or "write a decimal number such as 9.75")
+        raise InputError(path, where, f"{what} {shown(text)} is not a finite decimal number", fix or "write a decimal number such as 9.75")
     return value
 
 
 def parse_int(path: str, where: str, text: str, what: str, fix: str = "") -> int:
-    """A non-negative int from `text`, or InputError naming `what`."""
-    s = str(text).strip()
-    if not s.isdigit():
-        raise InputError(path, where, f"{what} {text!r} is not a non-negative integer", fix or "write an integer such as 0")
-    return int(s)
+    """A non-negative int from `text` (ASCII digits), or InputError naming `what`."""
+    m = _INT_RE.fullmatch(str(text))
+    if not m:
+        raise InputError(path, where, f"{what} {shown(text)} is not a non-negative integer (ASCII digits 0-9)", fix or "write an integer such as 0")
+    if len(m.group(1)) > _MAX_INT_DIGITS:
+        raise InputError(path, where, f"{what} {shown(text)} is too large (more than {_MAX_INT_DIGITS} digits)", fix or "write an integer such as 0")
+    return int(m.group(1))
 
 
 def parse_speed(path: str, where: str, text: str | float | int) -> float:
@@ -140,57 +206,87 @@ def parse_speed(path: str, where: str, text: str | float | int) -> float:
     if isinstance(text, bool):
         raise InputError(path, where, f"speed {text!r} is not a speed", _SPEED_FIX)
     if isinstance(text, (int, float)):
-        value = float(text)
+        value = _file_number(path, where, text, "speed", _SPEED_FIX)
     else:
-        m = _SPEED_RE.match(str(text))
+        m = _SPEED_RE.fullmatch(str(text))
         if not m:
-            raise InputError(path, where, f"speed {text!r} is not a number with a unit", _SPEED_FIX)
+            raise InputError(path, where, f"speed {shown(text)} is not a number with a unit", _SPEED_FIX)
         unit = m.group(2)
         if unit not in SPEED_UNITS:
-            raise InputError(path, where, f"speed {text!r} has an unknown unit {unit!r}", _SPEED_FIX)
+            raise InputError(path, where, f"speed {shown(text)} has an unknown unit {shown(unit)}", _SPEED_FIX)
         value = float(m.group(1)) * SPEED_UNITS[unit]
     if not math.isfinite(value) or value < 0:
-        raise InputError(path, where, f"speed {text!r} must be a finite non-negative number", _SPEED_FIX)
+        raise InputError(path, where, f"speed {shown(text)} must be a finite non-negative number", _SPEED_FIX)
     return value
 
 
 def parse_speeds(path: str, where: str, text: str | list) -> list[float]:
     """Speeds of all pstates: "1Gf, 500Mf" or a list of numbers/strings."""
-    items = text if isinstance(text, list) else str(text).split(",")
+    items = text if isinstance(text, list) else [text] if isinstance(text, (int, float)) else str(text).split(",")
     if not items or (len(items) == 1 and isinstance(items[0], str) and not items[0].strip()):
         raise InputError(path, where, "speed is empty", _SPEED_FIX)
+    if len(items) > MAX_PSTATES:
+        raise InputError(path, where, f"gives {len(items):,} speeds (pstates), more than joulesim's limit of {MAX_PSTATES}",
+                         "give one speed per pstate: DVFS levels, then three pstates per sleep state")
     return [parse_speed(path, where, item) for item in items]
 
 
-def parse_radical(path: str, where: str, radical: str | list[int]) -> list[int]:
-    """Cluster host numbers: "0-31,40" (numbers or ranges a-b, comma-separated) or a list of ints."""
+def check_host_count(path: str, where: str, count: int, before: int) -> None:
+    """InputError if `count` more hosts after `before` ones would exceed MAX_HOSTS."""
+    if before + count > MAX_HOSTS:
+        earlier = f" (after {before:,} host(s) declared before)" if before else ""
+        raise InputError(path, where, f"declares {count:,} host(s){earlier}: more than joulesim's limit of {MAX_HOSTS:,} hosts per platform",
+                         f"check the numbers; a platform may have at most {MAX_HOSTS:,} hosts")
+
+
+def check_name_part(path: str, where: str, text: str, what: str) -> None:
+    """InputError if `text` (a cluster's id, prefix or suffix, copied into each host name) is too long."""
+    if len(text) > MAX_NAME_LENGTH:
+        raise InputError(path, where, f"{what} {shown(text)} is longer than joulesim's limit of {MAX_NAME_LENGTH:,} characters",
+                         "use a shorter name: it is copied into the name of every host of the cluster")
+
+
+def parse_radical(path: str, where: str, radical: str | list[int], before: int = 0) -> list[int]:
+    """Cluster host numbers: "0-31,40" (numbers or ranges a-b, comma-separated) or a list of ints.
+
+    `before` hosts are already declared: the count is checked against MAX_HOSTS before any
+    number is listed (a radical "0-100000000000" is a short string but a huge list)."""
     if isinstance(radical, list):
+        check_host_count(path, where, len(radical), before)
         return list(radical)
     fix = 'write comma-separated numbers or ranges, e.g. radical="0-31,40"'
-    result: list[int] = []
+    ranges: list[tuple[int, int]] = []
+    count = 0
     for part in str(radical).split(","):
         bounds = part.split("-")
         if len(bounds) > 2:
-            raise InputError(path, where, f"radical part {part.strip()!r} is not a number or a range a-b", fix)
+            raise InputError(path, where, f"radical part {shown(part.strip())} is not a number or a range a-b", fix)
         lo = parse_int(path, where, bounds[0], "radical", fix)
         hi = parse_int(path, where, bounds[-1], "radical", fix)
         if hi < lo:
-            raise InputError(path, where, f"radical range {part.strip()!r} is empty (end < start)", fix)
-        result.extend(range(lo, hi + 1))
-    return result
+            raise InputError(path, where, f"radical range {shown(part.strip())} is empty (end < start)", fix)
+        ranges.append((lo, hi))
+        count += hi - lo + 1
+        check_host_count(path, where, count, before)
+    return [n for lo, hi in ranges for n in range(lo, hi + 1)]
 
 
-def parse_wattage_per_state(path: str, where: str, text: str) -> list[tuple[float, float]]:
-    """"idle:max, idle:max" (or SimGrid's "idle:epsilon:max") -> [(idle, max), ...]."""
+def parse_wattage_per_state(path: str, where: str, text: str, nb_pstates: int | None = None) -> list[tuple[float, float]]:
+    """"idle:max, idle:max" (or SimGrid's "idle:epsilon:max") -> [(idle, max), ...].
+
+    With `nb_pstates`, a count other than one pair per pstate is refused before parsing."""
     fix = 'write one "idle:max" pair of watts per pstate, comma-separated, e.g. value="95:190.74, 9.75:9.75"'
+    parts = str(text).split(",")
+    if nb_pstates is not None and len(parts) != nb_pstates:
+        raise InputError(path, where, f"gives {len(parts):,} wattage(s) but the host has {nb_pstates} pstate(s) (speeds)", "give exactly one idle:max pair per speed")
     result = []
-    for i, part in enumerate(str(text).split(",")):
+    for i, part in enumerate(parts):
         values = part.split(":")
         if len(values) not in (2, 3):
-            raise InputError(path, where, f"wattage_per_state part {i} {part.strip()!r} must be idle:max or idle:epsilon:max", fix)
+            raise InputError(path, where, f"wattage_per_state part {i} {shown(part.strip())} must be idle:max or idle:epsilon:max", fix)
         numbers = [parse_number(path, where, v, f"wattage_per_state part {i} value", fix) for v in values]
         if any(n < 0 for n in numbers):
-            raise InputError(path, where, f"wattage_per_state part {i} {part.strip()!r} has a negative wattage", fix)
+            raise InputError(path, where, f"wattage_per_state part {i} {shown(part.strip())} has a negative wattage", fix)
         result.append((numbers[0], numbers[-1]))
     return result
 
@@ -204,17 +300,17 @@ def parse_sleep_pstates(path: str, where: str, text: str, nb_pstates: int) -> li
     for part in str(text).split(","):
         values = part.split(":")
         if len(values) != 3:
-            raise InputError(path, where, f"sleep_pstates part {part.strip()!r} must be three colon-separated pstates", fix)
+            raise InputError(path, where, f"sleep_pstates part {shown(part.strip())} must be three colon-separated pstates", fix)
         s, off, on = (parse_int(path, where, v, "sleep_pstates pstate", fix) for v in values)
         for p in (s, off, on):
             if p >= nb_pstates:
                 raise InputError(
                     path, where,
-                    f"sleep_pstates part {part.strip()!r} refers to pstate {p}, but the host has {nb_pstates} pstate(s) (0..{nb_pstates - 1})",
+                    f"sleep_pstates part {shown(part.strip())} refers to pstate {p}, but the host has {nb_pstates} pstate(s) (0..{nb_pstates - 1})",
                     "use pstate indices of the host's speed list, or add speeds",
                 )
         if len({s, off, on}) != 3:
-            raise InputError(path, where, f"sleep_pstates part {part.strip()!r} uses the same pstate twice", "the sleep, switch-off and switch-on pstates must be three different pstates")
+            raise InputError(path, where, f"sleep_pstates part {shown(part.strip())} uses the same pstate twice", "the sleep, switch-off and switch-on pstates must be three different pstates")
         if s in sleeps or s in virtuals or off in sleeps or on in sleeps:
             dup = s if (s in sleeps or s in virtuals) else (off if off in sleeps else on)
             raise InputError(path, where, f"sleep_pstates uses pstate {dup} twice (as a sleep pstate and again)", "a sleep pstate must appear once and must not also be a switch-off/switch-on pstate")
@@ -224,36 +320,55 @@ def parse_sleep_pstates(path: str, where: str, text: str, nb_pstates: int) -> li
     return result
 
 
-def _check_host(path: str, raw: RawHost) -> Host:
+class _ParsedProperties:
+    """Power properties parsed once per distinct text: a cluster's hosts share theirs, and
+    parsing them for each of 100,000 hosts was most of the loading time. Only successes are
+    kept, so a bad text still fails (with its host's name) at its first host."""
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[str, str, int], object] = {}
+
+    def get(self, kind: str, text: str, nb: int, parse):
+        key = (kind, text, nb)
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self._cache[key] = parse()
+        return hit
+
+
+def _check_host(path: str, raw: RawHost, parsed: _ParsedProperties) -> Host:
     where = raw.where
     props = raw.properties
     nb = len(raw.speeds)
     if nb == 0:
         raise InputError(path, where, "has no speed", _SPEED_FIX)
+    if nb > MAX_PSTATES:
+        raise InputError(path, f"{where}, speed", f"has {nb:,} pstates, more than joulesim's limit of {MAX_PSTATES}",
+                         "give one speed per pstate: DVFS levels, then three pstates per sleep state")
     if not 0 <= raw.pstate < nb:
         raise InputError(path, f"{where}, pstate", f"initial pstate {raw.pstate} is out of range: the host has {nb} pstate(s) (0..{nb - 1})", "set pstate to an index of the speed list")
 
     role = props.get("role", "compute_node")
     if role not in ROLES:
-        raise InputError(path, f"{where}, property 'role'", f"unknown role {role!r}", "use one of: " + ", ".join(ROLES))
+        raise InputError(path, f"{where}, property 'role'", f"unknown role {shown(role)}", "use one of: " + ", ".join(ROLES))
 
     wattage = None
     key = "wattage_per_state" if "wattage_per_state" in props else ("watt_per_state" if "watt_per_state" in props else None)
     if key:
-        wattage = parse_wattage_per_state(path, f"{where}, property '{key}'", props[key])
-        if len(wattage) != nb:
-            raise InputError(path, f"{where}, property '{key}'", f"gives {len(wattage)} wattage(s) but the host has {nb} pstate(s) (speeds)", "give exactly one idle:max pair per speed")
+        text = props[key]
+        wattage = list(parsed.get("wattage", text, nb, lambda: parse_wattage_per_state(path, f"{where}, property '{key}'", text, nb)))
 
     wattage_off = None
     key = "wattage_off" if "wattage_off" in props else ("watt_off" if "watt_off" in props else None)
     if key:
         wattage_off = parse_number(path, f"{where}, property '{key}'", props[key], key)
         if wattage_off < 0:
-            raise InputError(path, f"{where}, property '{key}'", f"{key} {props[key]!r} is negative", "give the power of a switched-off machine in watts (>= 0)")
+            raise InputError(path, f"{where}, property '{key}'", f"{key} {shown(props[key])} is negative", "give the power of a switched-off machine in watts (>= 0)")
 
     sleep = []
     if "sleep_pstates" in props:
-        sleep = parse_sleep_pstates(path, f"{where}, property 'sleep_pstates'", props["sleep_pstates"], nb)
+        text = props["sleep_pstates"]
+        sleep = list(parsed.get("sleep", text, nb, lambda: parse_sleep_pstates(path, f"{where}, property 'sleep_pstates'", text, nb)))
     sleep_ids = {sp.sleep for sp in sleep}
     virtual_ids = {p for sp in sleep for p in (sp.switch_off, sp.switch_on)}
     for i, speed in enumerate(raw.speeds):
@@ -286,13 +401,15 @@ def build_platform(path: str, raw_hosts: list[RawHost], master_host: str | None 
     (as in Batsim). Compute hosts get ids 0..n-1 and storage hosts n..n+m-1.
     """
     path = str(path)
+    check_host_count(path, "platform", len(raw_hosts), 0)  # the loaders check as they go; this is the backstop
     seen: dict[str, RawHost] = {}
     for raw in raw_hosts:
         if raw.name in seen:
-            raise InputError(path, raw.where, f"host name {raw.name!r} is already used by {seen[raw.name].where}", "give every host a unique name")
+            raise InputError(path, raw.where, f"host name {shown(raw.name)} is already used by {seen[raw.name].where}", "give every host a unique name")
         seen[raw.name] = raw
 
-    hosts = [_check_host(path, raw) for raw in raw_hosts]
+    parsed = _ParsedProperties()
+    hosts = [_check_host(path, raw, parsed) for raw in raw_hosts]
     by_name = {h.name: h for h in hosts}
     wheres = {raw.name: raw.where for raw in raw_hosts}
     role_masters = [h for h in hosts if h.role == "master"]

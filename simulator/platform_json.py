@@ -38,6 +38,11 @@ Host fields:
 host's ``properties`` as Batsim-style strings (that is what Batsim forwards to deciders); giving
 one both as a field and inside ``properties`` is an error.
 
+``version`` is 1, the only version so far (others are refused). Numbers are JSON numbers (NaN and Infinity, which Python's json module accepts, are refused;
+an integer field may be written 3.0) or, where a unit is allowed, strings. A key given twice
+in one object is an error (JSON parsers silently keep the last one). The limits of
+:mod:`platform_checks` apply (at most 1,000,000 hosts, 256 pstates per host...).
+
 ``master`` is a host (``speed`` defaults to "1Gf") that gets ``role`` "master". Instead, one entry
 of ``hosts`` may have ``"role": "master"``, or a host may be named "master_host"; the
 ``master_host`` argument (``--master-host``) overrides, as for XML.
@@ -87,17 +92,25 @@ from joulesim.simulator.platform_checks import (
     ROLES,
     RawHost,
     build_platform,
+    check_host_count,
+    check_name_part,
     parse_bandwidth,
     parse_latency,
     parse_radical,
     parse_speeds,
+    read_platform_file,
+    shown,
 )
 from joulesim.simulator.platform_model import Platform
 
 _STR_MAP = {"type": "object", "additionalProperties": {"type": "string"}, "description": "an object whose values are strings"}
-_NUM_OR_STR = {"anyOf": [{"type": "number"}, {"type": "string"}]}
+# Type lists rather than "anyOf": fastjsonschema tries anyOf branches by raising exceptions,
+# which made validating 5,000 hosts take a tenth of a second.
+_NUM_OR_STR = {"type": ["number", "string"]}
 _SPEED = {
-    "anyOf": [_NUM_OR_STR, {"type": "array", "minItems": 1, "items": _NUM_OR_STR}],
+    "type": ["number", "string", "array"],
+    "minItems": 1,  # for an array
+    "items": {**_NUM_OR_STR, "description": 'a speed: flop/s, or a string with a SimGrid unit, e.g. "1Gf"'},
     "description": 'one speed per pstate: a list of numbers (flop/s) or strings with a SimGrid unit, e.g. ["1Gf", "500Mf"]',
 }
 _NONNEG_INT = {"type": "integer", "minimum": 0, "description": "a non-negative integer"}
@@ -109,31 +122,26 @@ _HOST_FIELDS = {
     "properties": _STR_MAP,
     "zone_properties": _STR_MAP,
     "wattage_per_state": {
-        "anyOf": [
-            {"type": "string"},
-            {"type": "array", "items": {"type": "array", "minItems": 2, "maxItems": 3, "items": {"type": "number"}}},
-        ],
+        "type": ["string", "array"],
+        "items": {"type": "array", "minItems": 2, "maxItems": 3, "items": {"type": "number"},
+                  "description": "an [idle, max] (or [idle, epsilon, max]) list of watts, e.g. [95, 190.74]"},
         "description": 'a list of [idle, max] watts per pstate, e.g. [[95, 190.74], [9.75, 9.75]], or "95:190.74, 9.75:9.75"',
     },
     "wattage_off": {**_NUM_OR_STR, "description": "watts of a switched-off host, e.g. 9.75"},
     "sleep_pstates": {
-        "anyOf": [
-            {"type": "string"},
-            {
-                "type": "array",
-                "items": {
-                    "anyOf": [
-                        {
-                            "type": "object",
-                            "required": ["sleep", "switch_off", "switch_on"],
-                            "additionalProperties": False,
-                            "properties": {"sleep": _NONNEG_INT, "switch_off": _NONNEG_INT, "switch_on": _NONNEG_INT},
-                        },
-                        {"type": "array", "minItems": 3, "maxItems": 3, "items": _NONNEG_INT},
-                    ]
+        "type": ["string", "array"],
+        "items": {
+            "anyOf": [
+                {
+                    "type": "object",
+                    "required": ["sleep", "switch_off", "switch_on"],
+                    "additionalProperties": False,
+                    "properties": {"sleep": _NONNEG_INT, "switch_off": _NONNEG_INT, "switch_on": _NONNEG_INT},
                 },
-            },
-        ],
+                {"type": "array", "minItems": 3, "maxItems": 3, "items": _NONNEG_INT},
+            ],
+            "description": 'a {"sleep": 1, "switch_off": 2, "switch_on": 3} object or a [1, 2, 3] triple',
+        },
         "description": 'a list of {"sleep": 1, "switch_off": 2, "switch_on": 3} objects, or "1:2:3"',
     },
 }
@@ -178,11 +186,12 @@ _CLUSTER = {
     "required": ["id", "speed"],
     "additionalProperties": False,
     "properties": {
-        "id": {"type": "string", "description": "the cluster's name"},
+        "id": {"type": "string", "minLength": 1, "description": "the cluster's name, non-empty"},
         "prefix": {"type": "string"},
         "suffix": {"type": "string"},
         "radical": {
-            "anyOf": [{"type": "string"}, {"type": "array", "items": _NONNEG_INT}],
+            "type": ["string", "array"],
+            "items": _NONNEG_INT,
             "description": 'host numbers: "0-31,40" or a list of integers',
         },
         "count": {"type": "integer", "minimum": 1, "description": "a number of hosts >= 1 (numbered 0..count-1)"},
@@ -195,7 +204,7 @@ SCHEMA = {
     "additionalProperties": False,
     "properties": {
         "$schema": {"type": "string"},
-        "version": {"type": "integer"},
+        "version": {"type": "integer", "enum": [1], "description": "1, the only version of this format"},
         "description": {"type": "string"},
         "master": _MASTER,
         "hosts": {"type": "array", "items": _HOST},
@@ -231,7 +240,16 @@ def _schema_error(path: str, e: fastjsonschema.JsonSchemaValueException) -> Inpu
     else:
         problem = e.message.replace(e.name, "value", 1) if e.name else e.message
     fix = f"expected {definition['description']}" if "description" in definition else _FIX_DOC
-    return InputError(path, where, f"{problem} (got {json.dumps(e.value)[:80]})", fix)
+    return InputError(path, where, f"{problem} (got {_preview(e.value)})", fix)
+
+
+def _preview(value: Any, limit: int = 80) -> str:
+    """The start of `value` in JSON notation (it may be megabytes long, or nested deeply)."""
+    try:
+        text = json.dumps(value)
+    except (RecursionError, ValueError):
+        return "a value nested too deeply to show"
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _fmt(x: Any) -> str:
@@ -253,7 +271,7 @@ def _batsim_props(path: str, where: str, obj: dict) -> dict[str, str]:
         s = obj["sleep_pstates"]
         if not isinstance(s, str):
             s = ",".join(
-                f"{t['sleep']}:{t['switch_off']}:{t['switch_on']}" if isinstance(t, dict) else ":".join(map(str, t)) for t in s
+                f"{_whole(t['sleep'])}:{_whole(t['switch_off'])}:{_whole(t['switch_on'])}" if isinstance(t, dict) else ":".join(str(_whole(v)) for v in t) for t in s
             )
         fields["sleep_pstates"] = s
     for key, value in fields.items():
@@ -264,46 +282,103 @@ def _batsim_props(path: str, where: str, obj: dict) -> dict[str, str]:
 
 
 
+class _DuplicateKey(Exception):
+    """A key given twice in one JSON object (json.loads would keep the last value silently)."""
+
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+class _NotJsonNumber(Exception):
+    """NaN, Infinity or -Infinity, which json.loads accepts though JSON has no such numbers."""
+
+
+def _object_without_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return obj
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotJsonNumber(name)
+
+
+def read_json(path: str, data: bytes) -> Any:
+    """A JSON document, strictly: UTF-8 (a BOM is allowed), no NaN or Infinity, no key twice in
+    an object, no integer of thousands of digits, no nesting deeper than Python's recursion limit."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise InputError(path, f"line {line} (byte {e.start})", f"not UTF-8 text: {e.reason}", "save the file as UTF-8 JSON") from None
+    try:
+        return json.loads(text, object_pairs_hook=_object_without_duplicate_keys, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as e:
+        raise InputError(path, f"line {e.lineno}, column {e.colno}", f"malformed JSON: {e.msg}", "fix the JSON syntax (missing comma or quote, trailing comma...)") from None
+    except _DuplicateKey as e:
+        raise InputError(path, f"key {shown(e.key)}", "appears twice in the same JSON object (all but the last value would be silently dropped)",
+                         "keep the key once in each object") from None
+    except RecursionError:
+        raise InputError(path, "file", "JSON nested too deeply (arrays or objects inside each other about a thousand levels deep)",
+                         "a platform needs a few levels: check the file was written by a JSON writer") from None
+    except _NotJsonNumber as e:
+        raise InputError(path, "file", f"malformed JSON: {e} is not a JSON number", "write finite numbers, e.g. 1e9") from None
+    except ValueError:  # Python refuses to convert integers of more than 4,300 digits
+        raise InputError(path, "file", "malformed JSON: an integer has thousands of digits", "write numbers that fit a double, e.g. 1e9") from None
+
+
+def _whole(value: int | float) -> int:
+    """A JSON integer (JSON Schema counts 3.0 as one)."""
+    return int(value)
+
+
 def load_json_platform(path: str, master_host: str | None = None) -> Platform:
     """Read a native JSON platform file into a :class:`Platform` (InputError on bad input)."""
     path = str(path)
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except json.JSONDecodeError as e:
-        raise InputError(path, f"line {e.lineno}, column {e.colno}", f"malformed JSON: {e.msg}", "fix the JSON syntax (missing comma or quote, trailing comma...)") from None
-    except UnicodeDecodeError as e:
-        raise InputError(path, "file", f"not UTF-8 text: {e.reason}", "save the file as UTF-8 JSON") from None
-    except OSError as e:
-        raise InputError(path, "file", f"cannot read: {e.strerror or e}", "check the path and the file's permissions") from None
+    data = read_json(path, read_platform_file(path))
     try:
         _validator()(data)
     except fastjsonschema.JsonSchemaValueException as e:
         raise _schema_error(path, e) from None
 
+    check_host_count(path, "$.hosts", len(data.get("hosts", [])), 0)
     raw: list[RawHost] = []
     if "master" in data:
         m = data["master"]
-        where = f"$.master ('{m['name']}')"
+        where = f"$.master ({shown(m['name'])})"
         props = _batsim_props(path, where, m)
         if props.setdefault("role", "master") != "master":
-            raise InputError(path, f"{where}.role", f"the master host has role {props['role']!r}", 'drop the role or use "master"')
+            raise InputError(path, f"{where}.role", f"the master host has role {shown(props['role'])}", 'drop the role or use "master"')
         speeds = parse_speeds(path, f"{where}.speed", m.get("speed", "1Gf"))
-        raw.append(RawHost(m["name"], where, speeds, m.get("pstate", 0), props, dict(m.get("zone_properties", {}))))
+        raw.append(RawHost(m["name"], where, speeds, _whole(m.get("pstate", 0)), props, dict(m.get("zone_properties", {}))))
     for i, h in enumerate(data.get("hosts", [])):
-        where = f"$.hosts[{i}] ('{h['name']}')"
+        where = f"$.hosts[{i}] ({shown(h['name'])})"
         speeds = parse_speeds(path, f"{where}.speed", h["speed"])
-        raw.append(RawHost(h["name"], where, speeds, h.get("pstate", 0), _batsim_props(path, where, h), dict(h.get("zone_properties", {}))))
+        raw.append(RawHost(h["name"], where, speeds, _whole(h.get("pstate", 0)), _batsim_props(path, where, h), dict(h.get("zone_properties", {}))))
     cluster_hosts: list[list[tuple[int, str]]] = []
+    cluster_ids: dict[str, str] = {}
     for i, c in enumerate(data.get("clusters", [])):
-        cwhere = f"$.clusters[{i}] ('{c['id']}')"
+        cwhere = f"$.clusters[{i}] ({shown(c['id'])})"
+        if c["id"] in cluster_ids:
+            raise InputError(path, f"{cwhere}.id", f"the cluster id is already used by {cluster_ids[c['id']]}", "give every cluster a unique id")
+        cluster_ids[c["id"]] = cwhere
+        prefix, suffix = c.get("prefix", ""), c.get("suffix", "")
+        for key, text in (("id", c["id"]), ("prefix", prefix), ("suffix", suffix)):
+            check_name_part(path, f"{cwhere}.{key}", text, key)
         speeds = parse_speeds(path, f"{cwhere}.speed", c["speed"])
         props = _batsim_props(path, cwhere, c)
-        hosts = [(n, f"{c.get('prefix', '')}{n}{c.get('suffix', '')}") for n in _cluster_numbers(path, cwhere, c)]
+        pstate = _whole(c.get("pstate", 0))
+        hosts = [(n, f"{prefix}{n}{suffix}") for n in _cluster_numbers(path, cwhere, c, len(raw))]
         cluster_hosts.append(hosts)
+        zone_props = c.get("zone_properties", {})
         for _, name in hosts:
-            raw.append(RawHost(name, f"{cwhere} host '{name}'", list(speeds), c.get("pstate", 0), dict(props),
-                               dict(c.get("zone_properties", {})), c["id"]))
+            raw.append(RawHost(name, f"{cwhere} host '{name}'", list(speeds), pstate, dict(props), dict(zone_props), c["id"]))
     if not raw:
         raise InputError(path, "$", "declares no host", 'add "hosts" or "clusters"')
     platform = build_platform(path, raw, master_host)
@@ -312,14 +387,20 @@ def load_json_platform(path: str, master_host: str | None = None) -> Platform:
     return platform
 
 
-def _cluster_numbers(path: str, where: str, cluster: dict) -> list[int]:
-    """Host numbers of a cluster: "radical" ("0-31,40" or a list), or "count" (0..count-1)."""
+def _cluster_numbers(path: str, where: str, cluster: dict, before: int) -> list[int]:
+    """Host numbers of a cluster: "radical" ("0-31,40" or a list), or "count" (0..count-1);
+    `before` hosts are already declared (the total is checked before the list is made)."""
     if ("radical" in cluster) == ("count" in cluster):
         problem = "gives both 'radical' and 'count'" if "radical" in cluster else "missing field 'radical' (or 'count')"
         raise InputError(path, where, problem, 'give either "radical": "0-15" or "count": 16')
     if "count" in cluster:
-        return list(range(cluster["count"]))
-    return parse_radical(path, f"{where}.radical", cluster["radical"])
+        count = cluster["count"]
+        check_host_count(path, f"{where}.count", count, before)
+        return list(range(_whole(count)))
+    radical = cluster["radical"]
+    if isinstance(radical, list):
+        radical = [_whole(n) for n in radical]
+    return parse_radical(path, f"{where}.radical", radical, before)
 
 
 def _network(path: str, data: dict, cluster_hosts: list[list[tuple[int, str]]], platform: Platform) -> NetworkTopology:

@@ -3,6 +3,10 @@
 ``load_platform("my.xml")`` reads SimGrid XML (:mod:`platform_xml`), ``load_platform("my.json")``
 joulesim's native JSON (:mod:`platform_json`); ``load_platform("cluster32")`` (no such file)
 loads the shipped ``joulesim/platforms/cluster32.xml``.
+
+Every problem with the file (missing, a directory or device, malformed, hostile, too large,
+inconsistent) is an :class:`InputError` naming the file, the element and the fix; the limits on
+a platform's size are in :mod:`platform_checks`.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ from joulesim.simulator.network_topology import (
     ZoneDecl,
     cluster_zone,
 )
-from joulesim.simulator.platform_checks import parse_bandwidth, parse_latency, parse_radical
+from joulesim.simulator.platform_checks import parse_bandwidth, parse_latency, parse_radical, shown
 
 _ZONE_TAGS = ("zone", "AS")
 _NETWORK_TAGS = ("link", "backbone", "cabinet", "host_link")
@@ -70,17 +70,34 @@ _LINK_TRACE_KINDS = ("LINK_AVAIL", "BANDWIDTH", "LATENCY")
 
 
 def declares_network(root: ET.Element) -> bool:
-    for elem in root.iter():
-        if elem.tag in _NETWORK_TAGS:
+    for tag in _NETWORK_TAGS:
+        if next(root.iter(tag), None) is not None:
             return True
-        if elem.tag == "cluster" and any(a in elem.attrib for a in _CLUSTER_NETWORK_ATTRS):
-            return True
-    return False
+    return any(a in elem.attrib for elem in root.iter("cluster") for a in _CLUSTER_NETWORK_ATTRS)
+
+
+_ROUTE_TAGS = ("route", "zoneRoute", "ASroute", "bypassRoute", "bypassZoneRoute", "bypassASroute")
+
+
+def _refuse_routes_without_links(path: str, root: ET.Element) -> None:
+    """A route crosses links: in a file that declares none, it names links that do not exist."""
+    for route in root.iter():
+        if route.tag in _ROUTE_TAGS:
+            tag = route.tag
+            where = f"<{tag} src={shown(route.get('src', '?'))} dst={shown(route.get('dst', '?'))}>"
+            ctn = route.find("link_ctn")
+            if ctn is None:
+                raise InputError(path, where, "the route has no <link_ctn>, and the platform declares no link",
+                                 "remove the route (without links, transfers are free), or declare the links it crosses")
+            raise InputError(path, f"{where}, <link_ctn id={shown(ctn.get('id', ''))}>",
+                             f"no link named {shown(ctn.get('id', ''))}: the platform declares no link at all",
+                             'declare it with <link id="..." bandwidth="..." latency="..."/>, or remove the route (without links, transfers are free)')
 
 
 def read_xml_network(path: str, root: ET.Element, compute_host_names: list[str]) -> NetworkTopology | None:
     """The platform's network (None if the file describes none); InputError on bad input."""
     if not declares_network(root):
+        _refuse_routes_without_links(path, root)
         return None
     reader = _NetworkReader(path)
     return NetworkTopology(NetworkDecl(reader.links, reader.read_root(root)), compute_host_names, path)
