@@ -57,7 +57,8 @@ def _missing_walltime(ctx: click.Context, param: click.Parameter, value: str) ->
 @click.option("--keep-submit-times", is_flag=True,
               help="Keep the trace's submit times (default: shift so that the first job is at 0).")
 @click.option("--lenient", is_flag=True,
-              help="Skip bad lines (wrong field count, non-numeric field) and count them, instead of failing.")
+              help="Skip bad lines (wrong field count, a field not a number or out of range) and count them, "
+                   "instead of failing.")
 @click.option("--report-json", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Also write the conversion report as JSON.")
 @reports_errors

@@ -1,13 +1,13 @@
 """Loading Batsim external events files (one JSON object per line)."""
 
-import math
 from dataclasses import dataclass
 
-import orjson
 from procset import ProcSet
 
 from joulesim.protocol.interval_set import parse_interval_set
 from joulesim.simulator.input_error import InputError
+from joulesim.simulator.input_file import read_input_file
+from joulesim.simulator.json_input import clip, decode_json, is_time, shown, time_error
 
 EVENT_TYPES = ("machine_unavailable", "machine_available")
 
@@ -30,28 +30,16 @@ def load_external_events(path: str, nb_compute_hosts: int) -> list[ExternalEvent
     Blank lines are skipped. Raises InputError naming the line and field of any problem.
     """
     path = str(path)
-    try:
-        with open(path, "rb") as f:
-            lines = f.read().split(b"\n")
-    except FileNotFoundError as exc:
-        raise InputError(path, "file", "does not exist",
-                         "give the path of an external events file (one JSON object per line)") from exc
-    except OSError as exc:
-        raise InputError(path, "file", f"cannot be read: {exc.strerror or exc}",
-                         "check the path and its permissions") from exc
+    lines = read_input_file(path, "an external events file (one JSON object per line)").split(b"\n")
 
     events: list[ExternalEvent] = []
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
         where = f"line {number}"
-        try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            raise InputError(path, where, f"malformed JSON: {exc}",
-                             f"each line must be one JSON object like {_EXAMPLE}") from exc
+        obj = decode_json(path, raw, _EXAMPLE, number)
         if not isinstance(obj, dict):
-            raise InputError(path, where, f"is a {type(obj).__name__}, not an object",
+            raise InputError(path, where, f"is {shown(obj)}, not an object",
                              f"each line must be one JSON object like {_EXAMPLE}")
         for key in ("type", "timestamp", "resources"):
             if key not in obj:
@@ -60,26 +48,29 @@ def load_external_events(path: str, nb_compute_hosts: int) -> list[ExternalEvent
 
         etype = obj["type"]
         if etype not in EVENT_TYPES:
-            raise InputError(path, f"{where}: field 'type'", f"unknown event type {etype!r}",
+            raise InputError(path, f"{where}: field 'type'", f"unknown event type {shown(etype)}",
                              "type must be one of: " + ", ".join(EVENT_TYPES))
 
         timestamp = obj["timestamp"]
-        if (not isinstance(timestamp, (int, float)) or isinstance(timestamp, bool)
-                or not math.isfinite(timestamp) or timestamp < 0):
-            raise InputError(path, f"{where}: field 'timestamp'", f"invalid value {timestamp!r}",
+        if not is_time(timestamp):
+            raise time_error(path, f"{where}: field 'timestamp'", timestamp, "timestamp",
                              "timestamp must be a number >= 0 (seconds)")
 
+        if not isinstance(obj["resources"], str):
+            raise InputError(path, f"{where}: field 'resources'", f"invalid value {shown(obj['resources'])}",
+                             "resources must be an interval set string like '0-1 3'")
         try:
-            resources = parse_interval_set(obj["resources"])
+            # ids are distinct: a set among n hosts has at most n intervals, longer ones are refused
+            resources = parse_interval_set(obj["resources"], max(1, nb_compute_hosts))
         except ValueError as exc:
             raise InputError(path, f"{where}: field 'resources'", str(exc),
-                             "resources must be an interval set string like '0-1 3'") from exc
+                             "resources must be an interval set string like '0-1 3'") from None
         if not resources:
             raise InputError(path, f"{where}: field 'resources'", "is empty",
                              "resources must name at least one machine, like '0-1 3'")
         if resources.max > nb_compute_hosts - 1:
             raise InputError(path, f"{where}: field 'resources'",
-                             f"'{resources}' goes beyond the platform's {nb_compute_hosts} compute hosts",
+                             f"'{clip(str(resources))}' goes beyond the platform's {nb_compute_hosts} compute hosts",
                              f"resources must be within 0-{nb_compute_hosts - 1}")
 
         events.append(ExternalEvent(float(timestamp), etype, resources, number))

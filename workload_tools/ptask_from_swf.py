@@ -31,6 +31,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from joulesim.protocol.time_range import MAX_SIMULATED_TIME, check_time
 from joulesim.workload_tools.swf import SwfRecord, _num, _num_name, read_swf
 
 __all__ = ["PtaskParams", "EligibleJob", "eligible_jobs", "pick_jobs", "ptask_workload",
@@ -111,11 +112,17 @@ def ptask_workload(jobs: list[EligibleJob], params: PtaskParams = PtaskParams())
         # One profile per distinct run time: the amounts depend on nothing else.
         name = f"ptask_{_num_name(job.runtime)}"
         if name not in profiles:
-            profiles[name] = {"type": "parallel_homogeneous", "cpu": _num(job.runtime * params.f_comp),
-                              "com": _num(job.runtime * params.f_comm)}
+            cpu, com = job.runtime * params.f_comp, job.runtime * params.f_comm
+            if not (math.isfinite(cpu) and math.isfinite(com)):  # orjson would write null
+                raise ValueError(f"job {job.job}: run time {job.runtime:g} s x F_comp or F_comm overflows a "
+                                 "double: use smaller factors")
+            profiles[name] = {"type": "parallel_homogeneous", "cpu": _num(cpu), "com": _num(com)}
         walltime = max(job.requested_time, job.runtime * params.f_wall)
         if walltime <= 0:  # run time 0 with F_w = 0 and no request: Batsim needs walltime > 0
             walltime = 1
+        if walltime >= MAX_SIMULATED_TIME:
+            raise ValueError(f"job {job.job}: " + check_time(walltime, f"its walltime (max(requested time, "
+                             f"run time x F_w = {params.f_wall:g}))") + "; or use a smaller F_w")
         out_jobs.append({"id": job.job, "subtime": 0, "res": job.size, "walltime": _num(walltime),
                          "profile": name})
     workload: dict[str, Any] = {"jobs": out_jobs, "profiles": dict(sorted(profiles.items()))}

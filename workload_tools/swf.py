@@ -17,12 +17,16 @@ from __future__ import annotations
 import gzip
 import math
 import re
+import zlib
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import orjson
 
+from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT, check_time
 from joulesim.simulator.input_error import InputError
+from joulesim.simulator.input_file import check_input_file
+from joulesim.simulator.json_input import MAX_INT32
 
 FIELD_NAMES = (
     "job number", "submit time", "wait time", "run time", "allocated processors",
@@ -43,7 +47,27 @@ DROP_RULES = {
     "duplicate_id": "duplicate job number",
 }
 
-_LEADING_INT = re.compile(r"^\s*([+-]?\d+)")
+# An SWF number as the archive writes them: ASCII digits, an optional '-' (-1 is "unknown") and
+# decimals. int() and float() alone would also take '１２' (any Unicode digit), '1_000', '+5',
+# 'nan', 'inf' and '1e3', which no trace contains.
+_SWF_NUMBER = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)").fullmatch
+# The fields joulesim uses (0-based) and the value each must stay below: times within the
+# simulated range, processors a C int (Batsim's res), the job number (in magnitude) an integer
+# that stays exact in JSON (a double). The other fields are only checked to be numbers.
+_TIME_FIELDS = frozenset({1, 3, 8})  # submit time, run time, requested time
+_PROCESSOR_FIELDS = frozenset({4, 7})  # allocated and requested processors
+_FIELD_LIMITS = {0: 2.0 ** 53, 1: MAX_SIMULATED_TIME, 3: MAX_SIMULATED_TIME, 4: MAX_INT32 + 1,
+                 7: MAX_INT32 + 1, 8: MAX_SIMULATED_TIME}
+# Integers of smaller magnitude are within every limit: the fast path compares with it alone.
+_COMMON_LIMIT = min(_FIELD_LIMITS.values())
+# A job line is ~100 characters; a longer line (a binary file, a decompression bomb without
+# newlines) is refused before it is held in memory.
+MAX_LINE_CHARS = 1 << 20
+_LINE_FIX = "fix the line, or pass --lenient to skip bad lines"
+
+_LEADING_INT = re.compile(r"\s*([+-]?)([0-9]+)")
+# Header integers saturate here: enough to exceed any machine size, small enough to print.
+_HEADER_INT_CAP = 10 ** 30
 
 
 @dataclass(slots=True)
@@ -61,23 +85,44 @@ class SwfRecord:
 
 
 @dataclass
+class SkippedLines:
+    """The bad lines --lenient skipped: how many, and the first few as (line number, problem).
+    Only a few are kept: a binary file read with --lenient has millions."""
+
+    count: int = 0
+    examples: list[tuple[int, str]] = field(default_factory=list)
+    kept: int = 5
+
+    def add(self, lineno: int, problem: str) -> None:
+        self.count += 1
+        if len(self.examples) < self.kept:
+            self.examples.append((lineno, problem))
+
+
+@dataclass
 class SwfHeader:
     """The ';' comment lines as `key: value` pairs (first occurrence kept, keys as written)."""
 
     fields: dict[str, str] = field(default_factory=dict)
 
     def integer(self, key: str) -> int | None:
-        """Leading integer of a header value ("338 (batch partition; 512 total)" -> 338), or None."""
+        """Leading integer of a header value ("338 (batch partition; 512 total)" -> 338), or None.
+        ASCII digits only; values beyond 10**30 read as 10**30."""
         value = self.fields.get(key)
         if value is None:
             return None
         m = _LEADING_INT.match(value)
-        return int(m.group(1)) if m else None
+        if not m:
+            return None
+        digits = m.group(2).lstrip("0") or "0"
+        number = int(digits) if len(digits) <= 31 else _HEADER_INT_CAP
+        return -min(number, _HEADER_INT_CAP) if m.group(1) == "-" else min(number, _HEADER_INT_CAP)
 
 
 def open_trace(path: str):
     """A text stream of the trace: gzip.open for .gz, plain open otherwise."""
     path = str(path)
+    check_input_file(path, "an SWF trace (plain text or .gz)")
     try:
         if path.endswith(".gz"):
             return gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="")
@@ -87,69 +132,122 @@ def open_trace(path: str):
                          "check the path and its permissions") from exc
 
 
-def _number(text: str) -> float:
-    try:
-        return int(text)
-    except ValueError:
-        value = float(text)  # ValueError propagates
-        if not math.isfinite(value):
-            raise ValueError(text) from None
-        return int(value) if value.is_integer() else value
+def _clip(text: str, limit: int = 30) -> str:
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text):,} characters)"
+
+
+def _parse_line(parts: list[str], lineno: int) -> tuple[list[Any] | None, tuple[str, str, str] | None]:
+    """The values of a job line's fields, or its first problem as (where, problem, fix): the
+    slow path, for lines that are not 18 small ASCII integers."""
+    if len(parts) != NB_FIELDS:
+        return None, (f"line {lineno}", f"has {len(parts)} fields, an SWF job line has {NB_FIELDS}",
+                      "a truncated or merged line: fix it, or pass --lenient to skip bad lines")
+    values: list[Any] = []
+    for index, text in enumerate(parts):
+        where = f"line {lineno}: field {index + 1} ({FIELD_NAMES[index]})"
+        if not _SWF_NUMBER(text):
+            return None, (where, f"{_clip(text)} is not a number",
+                          f"SWF fields are ASCII numbers like 12 or 3.5, -1 when unknown; {_LINE_FIX}")
+        value = float(text)  # linear time even for thousands of digits, unlike int()
+        limit = _FIELD_LIMITS.get(index)
+        if limit is None:  # a field joulesim does not use
+            values.append(int(value) if value.is_integer() and abs(value) < 2.0 ** 53 else value)
+            continue
+        # Negative times and sizes are dropped by the cleaning rules; the job number is an id.
+        if not (value < limit and (index != 0 or value > -limit)):
+            name = FIELD_NAMES[index]
+            if index in _TIME_FIELDS and math.isfinite(value):
+                problem = check_time(value, name)
+            elif index in _TIME_FIELDS:  # thousands of digits: show them, not "inf"
+                problem = f"{name} is {_clip(text)}: {TIME_RANGE_TEXT}"
+            elif index in _PROCESSOR_FIELDS:
+                problem = f"{name} is {_clip(text)}, beyond {MAX_INT32:,} (the largest job size)"
+            else:
+                problem = f"{name} is {_clip(text)}, beyond 2^53 in magnitude (no longer exact in JSON)"
+            return None, (where, problem, _LINE_FIX)
+        if value.is_integer() and abs(value) < 2.0 ** 53:
+            value = int(value)  # exact below 2^53
+        elif index == 0:
+            return None, (where, f"{_clip(text)} is not an integer", f"job numbers are integers; {_LINE_FIX}")
+        values.append(value)
+    return values, None
 
 
 def read_swf(path: str, header: SwfHeader | None = None, lenient: bool = False,
-             bad_lines: list[tuple[int, str]] | None = None) -> Iterator[SwfRecord]:
+             bad_lines: SkippedLines | None = None) -> Iterator[SwfRecord]:
     """Yield the job records of an SWF trace, streamed line by line.
 
-    Header comments fill `header` (if given). A line with a wrong field count or a non-numeric
-    field raises InputError (file, line number, field name) unless `lenient`; then it is skipped
-    and `(line number, problem)` appended to `bad_lines` (if given).
+    Header comments fill `header` (if given). A line with a wrong field count, a field that is
+    not an ASCII number, or a used field out of its range raises InputError (file, line
+    number, field name) unless `lenient`; then it is skipped and counted in `bad_lines` (if
+    given). A trace without any valid job line is an error.
     """
     path = str(path)
     fields_of_header = header.fields if header is not None else {}
+    nb_records = 0
+    skipped = bad_lines if bad_lines is not None else SkippedLines(kept=1)
+    limit = _COMMON_LIMIT
     try:
         with open_trace(path) as stream:
-            for lineno, line in enumerate(stream, 1):
-                stripped = line.strip()
-                if not stripped:
-                    continue
-                if stripped[0] == ";":
-                    key, sep, value = stripped[1:].partition(":")
-                    key = key.strip()
-                    if sep and key and " " not in key and key not in fields_of_header:
-                        fields_of_header[key] = value.strip()
-                    continue
-                parts = stripped.split()
-                problem = None
-                if len(parts) != NB_FIELDS:
-                    problem = (f"line {lineno}", f"has {len(parts)} fields, an SWF job line has {NB_FIELDS}",
-                               "a truncated or merged line: fix it, or pass --lenient to skip bad lines")
-                    values = None
+            readline = stream.readline
+            lineno = 0
+            while True:
+                line = readline(MAX_LINE_CHARS)
+                if not line:
+                    break
+                lineno += 1
+                if len(line) == MAX_LINE_CHARS and line[-1] not in "\r\n":
+                    while line and line[-1] not in "\r\n":  # skip the rest, a chunk at a time
+                        line = readline(MAX_LINE_CHARS)
+                    values, problem = None, (f"line {lineno}", f"is longer than {MAX_LINE_CHARS:,} characters",
+                                             "an SWF job line has 18 numbers: is this an SWF trace? "
+                                             "(--lenient skips such lines)")
                 else:
-                    try:
-                        values = list(map(int, parts))
-                    except ValueError:
-                        values = []
-                        for index, text in enumerate(parts):
-                            try:
-                                values.append(_number(text))
-                            except ValueError:
-                                problem = (f"line {lineno}: field {index + 1} ({FIELD_NAMES[index]})",
-                                           f"{text!r} is not a number",
-                                           "SWF fields are numbers, -1 when unknown; fix the line, "
-                                           "or pass --lenient to skip bad lines")
-                                break
-                if problem is not None:
-                    if not lenient:
-                        raise InputError(path, *problem)
-                    if bad_lines is not None:
-                        bad_lines.append((lineno, f"{problem[0]}: {problem[1]}"))
+                    stripped = line.strip()
+                    if not stripped:
+                        continue
+                    if stripped[0] == ";":
+                        key, sep, value = stripped[1:].partition(":")
+                        key = key.strip()
+                        if sep and key and " " not in key and key not in fields_of_header:
+                            fields_of_header[key] = value.strip()
+                        continue
+                    parts = stripped.split()
+                    # Fast path: on ASCII without '_' or '+', int() takes exactly -?[0-9]+; small
+                    # enough used values need no other check.
+                    if (len(parts) == NB_FIELDS and stripped.isascii() and "_" not in stripped
+                            and "+" not in stripped):
+                        try:
+                            values = list(map(int, parts))
+                        except ValueError:
+                            pass
+                        else:
+                            job, submit, runtime, alloc = values[0], values[1], values[3], values[4]
+                            req_procs, req_time = values[7], values[8]
+                            if (-limit < job < limit and submit < limit and runtime < limit and alloc < limit
+                                    and req_procs < limit and req_time < limit):
+                                nb_records += 1
+                                yield SwfRecord(lineno, job, submit, runtime, alloc, req_procs, req_time, values[10])
+                                continue
+                    values, problem = _parse_line(parts, lineno)
+                if problem is None:
+                    nb_records += 1
+                    yield SwfRecord(lineno, values[0], values[1], values[3], values[4],
+                                    values[7], values[8], values[10])
                     continue
-                yield SwfRecord(lineno, values[0], values[1], values[3], values[4],
-                                values[7], values[8], values[10])
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+                if not lenient:
+                    raise InputError(path, *problem)
+                skipped.add(lineno, f"{problem[0]}: {problem[1]}")
+    except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
         raise InputError(path, "file", f"cannot be read: {exc}",
                          "check that the file is a complete plain or gzip-compressed SWF trace") from exc
+    if nb_records == 0:
+        if skipped.count:
+            raise InputError(path, "file", f"none of its {skipped.count:,} job lines is valid "
+                             f"(first: {skipped.examples[0][1]})",
+                             "is this an SWF trace? Each job line has 18 numbers")
+        raise InputError(path, "file", "has no job line (only comments and blank lines)" if lineno else "is empty",
+                         "an SWF trace has one line of 18 numbers per job")
 
 
 def parse_missing_walltime(text: str) -> tuple[str, float]:
@@ -207,21 +305,27 @@ def convert_swf(path: str, *, profile: str = "delay", speed: float | None = None
         wall_mode, wall_factor = parse_missing_walltime(missing_walltime)
     except ValueError as exc:
         raise InputError(path, "option --missing-walltime", str(exc)) from None
-    if procs_per_node < 1:
-        raise InputError(path, "option --procs-per-node", f"{procs_per_node} is not >= 1")
+    if not 1 <= procs_per_node <= MAX_INT32:
+        raise InputError(path, "option --procs-per-node", f"{procs_per_node} is not in 1..{MAX_INT32:,}")
     if week is not None and (time_from is not None or time_to is not None):
         raise InputError(path, "option --week", "cannot be combined with --from/--to", "give one or the other")
     if week is not None and week < 0:
         raise InputError(path, "option --week", f"{week} is negative", "weeks are numbered from 0")
+    if week is not None and week * WEEK >= MAX_SIMULATED_TIME:
+        raise InputError(path, "option --week", f"week {week} starts beyond the simulated time range",
+                         f"weeks are numbered from 0 to {int(MAX_SIMULATED_TIME // WEEK) - 1:,}")
+    for option, value in (("--from", time_from), ("--to", time_to)):
+        if value is not None and not math.isfinite(value):
+            raise InputError(path, f"option {option}", f"{value} is not a finite number", "give a time in seconds")
     if time_from is not None and time_to is not None and time_to <= time_from:
         raise InputError(path, "option --to", f"{time_to} is not after --from {time_from}")
     if mmax is not None and mmax < 0:
         raise InputError(path, "option --mmax", f"{mmax} is negative")
-    if nb_res is not None and nb_res < 1:
-        raise InputError(path, "option --nb-res", f"{nb_res} is not >= 1")
+    if nb_res is not None and not 1 <= nb_res <= MAX_INT32:
+        raise InputError(path, "option --nb-res", f"{nb_res} is not in 1..{MAX_INT32:,}")
 
     header = SwfHeader()
-    bad_lines: list[tuple[int, str]] = []
+    bad_lines = SkippedLines()
     given_nb_res = nb_res
     nb_res_source = ""
 
@@ -279,7 +383,7 @@ def convert_swf(path: str, *, profile: str = "delay", speed: float | None = None
         kept = [k for k in kept if lo <= k[0] < hi]
     outside_window = cleaned - len(kept)
 
-    kept.sort(key=lambda k: (k[0], k[1]))
+    kept.sort()  # by (submit, order): orders are distinct, so records are never compared
     beyond_mmax = 0
     if mmax is not None and len(kept) > mmax:
         beyond_mmax = len(kept) - mmax
@@ -306,14 +410,26 @@ def convert_swf(path: str, *, profile: str = "delay", speed: float | None = None
                 walltime = runtime
             else:
                 walltime = runtime * wall_factor
+                if walltime >= MAX_SIMULATED_TIME:
+                    raise InputError(path, f"line {rec.line}: field 9 (requested time)",
+                                     check_time(walltime, f"the walltime (run time x {wall_factor:g})"),
+                                     "lower the --missing-walltime factor, or use runtime or none")
             if walltime != -1:
                 walltime = max(walltime, 1)  # Batsim needs walltime > 0: a 0 s job gets 1 s
+        subtime = submit - shift
+        # Each time is in range (read_swf checks it); so must be the job's latest end.
+        if subtime + walltime >= MAX_SIMULATED_TIME or subtime + runtime >= MAX_SIMULATED_TIME:
+            longest = ("walltime", walltime) if walltime > runtime else ("run time", runtime)
+            raise InputError(path, f"line {rec.line}: field 2 (submit time)",
+                             check_time(subtime + longest[1], f"its submit time + its {longest[0]}"),
+                             "extract a window (--from/--to, --week), or drop --keep-submit-times")
         name = profiles_used.get(runtime)
         if name is None:
             name = f"{profile}_{_num_name(runtime)}"
             profiles_used[runtime] = name
-        jobs.append({"id": rec.job, "subtime": _num(submit - shift), "res": size,
-                     "walltime": _num(walltime), "profile": name})
+        # Most values are ints already (read_swf makes integral values ints): skip _num for them.
+        jobs.append({"id": rec.job, "subtime": subtime if type(subtime) is int else _num(subtime), "res": size,
+                     "walltime": walltime if type(walltime) is int else _num(walltime), "profile": name})
 
     profiles: dict[str, dict[str, Any]] = {}
     for runtime in sorted(profiles_used):
@@ -321,14 +437,18 @@ def convert_swf(path: str, *, profile: str = "delay", speed: float | None = None
         if profile == "delay":
             profiles[name] = {"type": "delay", "delay": _num(runtime)}
         else:
-            profiles[name] = {"type": "parallel_homogeneous", "cpu": _num(runtime * speed), "com": 0}
+            cpu = runtime * speed
+            if not math.isfinite(cpu):  # orjson would write it as null
+                raise InputError(path, "option --speed", f"run time {_num_name(runtime)} s x {speed:g} flop/s "
+                                 "overflows a double", "give the hosts' real speed")
+            profiles[name] = {"type": "parallel_homogeneous", "cpu": _num(cpu), "com": 0}
 
     workload = {"nb_res": nb_res, "jobs": jobs, "profiles": profiles}
     report: dict[str, Any] = {
         "input": path,
-        "job_lines": len(bad_lines) + sum(drops.values()) + cleaned,
-        "bad_lines": len(bad_lines),
-        "bad_line_examples": [f"line {n}: {p}" for n, p in bad_lines[:5]] if bad_lines else [],
+        "job_lines": bad_lines.count + sum(drops.values()) + cleaned,
+        "bad_lines": bad_lines.count,
+        "bad_line_examples": [problem for _, problem in bad_lines.examples],  # each starts "line N"
         "nb_res": nb_res,
         "nb_res_source": nb_res_source,
         "dropped": drops,
@@ -362,19 +482,31 @@ def machine_size(path: str, header: SwfHeader, nb_res: int | None, procs_per_nod
     """
     if nb_res is not None:
         return nb_res, "--nb-res"
+    size, source, key = _header_machine_size(path, header, procs_per_node)
+    if size > MAX_INT32:
+        raise InputError(path, f"header {key}", f"{_clip(header.fields[key])} is beyond {MAX_INT32:,} hosts",
+                         "fix the header, or pass --nb-res N (the number of hosts of the platform)")
+    return size, source
+
+
+def _header_machine_size(path: str, header: SwfHeader, procs_per_node: int) -> tuple[int, str, str]:
+    """(size, where it came from, the header key it came from)."""
     max_nodes = header.integer("MaxNodes")
     max_procs = header.integer("MaxProcs")
     max_nodes = max_nodes if max_nodes is not None and max_nodes > 0 else None
     max_procs = max_procs if max_procs is not None and max_procs > 0 else None
     if max_nodes is not None:
         if procs_per_node == 1 and max_procs is not None and max_procs > max_nodes:
-            return max_procs, "header MaxProcs (jobs counted in processors; MaxNodes counts nodes)"
-        return max_nodes, "header MaxNodes"
+            return max_procs, "header MaxProcs (jobs counted in processors; MaxNodes counts nodes)", "MaxProcs"
+        return max_nodes, "header MaxNodes", "MaxNodes"
     if max_procs is not None:
         if procs_per_node > 1:
-            return max(1, max_procs // procs_per_node), f"header MaxProcs / {procs_per_node}"
-        return max_procs, "header MaxProcs"
-    raise InputError(path, "header", "has no MaxNodes nor MaxProcs line, so the machine size is unknown",
+            return max(1, max_procs // procs_per_node), f"header MaxProcs / {procs_per_node}", "MaxProcs"
+        return max_procs, "header MaxProcs", "MaxProcs"
+    unusable = [f"{key}: {_clip(header.fields[key])}" for key in ("MaxNodes", "MaxProcs") if key in header.fields]
+    problem = (f"has no usable MaxNodes nor MaxProcs line ({', '.join(unusable)}: not a positive ASCII integer)"
+               if unusable else "has no MaxNodes nor MaxProcs line")
+    raise InputError(path, "header", problem + ", so the machine size is unknown",
                      "pass --nb-res N (the number of hosts of the platform)")
 
 
