@@ -217,7 +217,9 @@ class DecisionApplier:
                                 "give the new profile another name")
         try:
             validate_profile(name, data["profile"], f"profile {name!r}", context)
-            check_profile_references({**profiles, name: data["profile"]}, context)
+            # Only what the new profile reaches: the others were checked when they came, and
+            # none of them can name the newcomer (checking all would cost O(P^2) per session).
+            check_profile_references(_reachable(profiles, name, data["profile"]), context)
         except InputError as exc:
             raise DecisionError(f"REGISTER_PROFILE rejected: {exc}") from None
         profiles[name] = data["profile"]
@@ -256,3 +258,18 @@ class DecisionApplier:
                 raise DecisionError(f"{context}: continue_registration needs --enable-dynamic-jobs")
             self.sim.registration_open = True
 
+
+
+def _reachable(profiles: dict[str, dict], name: str, profile: dict) -> dict[str, dict]:
+    """`profile` (named `name`) and every existing profile its composed sequences reach."""
+    found = {name: profile}
+    stack = [profile]
+    while stack:
+        current = stack.pop()
+        if current.get("type") != "composed":
+            continue
+        for item in current.get("seq", ()):
+            if item not in found and item in profiles:
+                found[item] = profiles[item]
+                stack.append(profiles[item])
+    return found

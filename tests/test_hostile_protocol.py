@@ -268,3 +268,25 @@ def test_a_job_completed_twice_is_refused():
     decider.handle({"now": 2, "events": [done]})
     with pytest.raises(ProtocolError, match=r"job w0!1 had already completed"):
         decider.handle({"now": 3, "events": [{**done, "timestamp": 3}]})
+
+
+# ----------------------------------------------------------------- registered profiles
+@pytest.mark.parametrize("profiles, pattern", [
+    ([("p", {"type": "composed", "seq": ["p"]})], r"REGISTER_PROFILE rejected: .*'p'"),
+    ([("a", {"type": "delay", "delay": 1}), ("b", {"type": "composed", "seq": ["a", "missing"]})],
+     r"REGISTER_PROFILE rejected: .*names profile 'missing', which does not exist"),
+    ([("a", {"type": "delay", "delay": 1}), ("b", {"type": "composed", "repeat": 1000, "seq": ["a"]}),
+      ("c", {"type": "composed", "repeat": 1000, "seq": ["b"]})],
+     r"REGISTER_PROFILE rejected: .*100,000"),
+])
+def test_registered_composed_profiles_are_checked_against_the_ones_they_name(tmp_path, profiles, pattern):
+    platform = write_platform(tmp_path, 1)
+    workload = write_workload(tmp_path, [{"id": 1, "subtime": 0, "res": 1, "delay": 5}])
+
+    def script(d, message):
+        if message["now"] == 0:
+            for name, profile in profiles:
+                d.register_profile("dyn", name, profile)
+
+    with pytest.raises(DecisionError, match=pattern):
+        run_in_process(ScriptedDecider(script), platform, [workload], str(tmp_path / "out"), dynamic_jobs=True)
