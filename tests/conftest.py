@@ -99,5 +99,9 @@ try:
                               suppress_health_check=[HealthCheck.too_slow])
     settings.register_profile("dev", deadline=None)
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+    # Examples per fuzzing property; JOULESIM_FUZZ_EXAMPLES=5000 HYPOTHESIS_PROFILE=dev explores further.
+    FUZZ_EXAMPLES = int(os.environ.get("JOULESIM_FUZZ_EXAMPLES", "120"))
+    fuzz_settings = settings(max_examples=FUZZ_EXAMPLES,
+                             suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 except ImportError:  # pragma: no cover - hypothesis is in the test extras
     pass

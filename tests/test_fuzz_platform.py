@@ -18,7 +18,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from conftest import fuzz_settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from natsort import natsorted
 
@@ -34,8 +35,6 @@ from joulesim.simulator.platform_checks import (
 )
 from joulesim.simulator.platform_loader import load_platform
 
-FUZZ_EXAMPLES = int(os.environ.get("JOULESIM_FUZZ_EXAMPLES", "120"))
-fuzz_settings = settings(max_examples=FUZZ_EXAMPLES, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 MASTER = '<host id="master_host" speed="1Gf"><prop id="role" value="master"/></host>'
 

@@ -2,7 +2,7 @@
 ends with an InputError naming the file and the line and field (or, with --lenient, a counted
 skipped line); never a traceback, a hang or a silent acceptance.
 
-The property-based tests run JOULESIM_FUZZ_EXAMPLES examples each (default 100, derandomized by
+The property-based tests run JOULESIM_FUZZ_EXAMPLES examples each (default 120, derandomized by
 the 'ci' profile of conftest.py); ``JOULESIM_FUZZ_EXAMPLES=5000 HYPOTHESIS_PROFILE=dev pytest
 tests/test_fuzz_swf.py`` explores further.
 """
@@ -19,7 +19,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from conftest import fuzz_settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME
@@ -27,9 +28,6 @@ from joulesim.simulator.input_error import InputError
 from joulesim.workload_tools.ptask_from_swf import EligibleJob, PtaskParams, eligible_jobs, ptask_workload
 from joulesim.workload_tools.swf import MAX_LINE_CHARS, SkippedLines, convert_swf, read_swf
 
-FUZZ_EXAMPLES = int(os.environ.get("JOULESIM_FUZZ_EXAMPLES", "100"))
-fuzz_settings = settings(max_examples=FUZZ_EXAMPLES,
-                         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 HEADER = "; Version: 2.2\n; MaxNodes: 64\n; MaxProcs: 64\n"  # job lines start at line 4
 FIRST_JOB_LINE = 4

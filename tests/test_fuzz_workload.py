@@ -2,7 +2,7 @@
 values it gives, or ends with an InputError naming the file and the job, profile, field or
 line; never a traceback, a MemoryError, a RecursionError, a hang or a silent acceptance.
 
-The property-based tests run JOULESIM_FUZZ_EXAMPLES examples each (default 100, derandomized by
+The property-based tests run JOULESIM_FUZZ_EXAMPLES examples each (default 120, derandomized by
 the 'ci' profile of conftest.py); ``JOULESIM_FUZZ_EXAMPLES=5000 HYPOTHESIS_PROFILE=dev pytest
 tests/test_fuzz_workload.py`` explores further.
 """
@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from conftest import fuzz_settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME
@@ -27,9 +28,6 @@ from joulesim.simulator.json_input import MAX_EXTRA_FIELD_DEPTH
 from joulesim.simulator.profiles import MAX_COMPOSED_DEPTH, MAX_TASKS_PER_JOB, validate_profile
 from joulesim.simulator.workload_loader import load_workload
 
-FUZZ_EXAMPLES = int(os.environ.get("JOULESIM_FUZZ_EXAMPLES", "100"))
-fuzz_settings = settings(max_examples=FUZZ_EXAMPLES,
-                         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 DELAY = {"type": "delay", "delay": 10}
 BEYOND = "below 2^33 s"  # in every out-of-range time message (protocol/time_range.py)
