@@ -2,22 +2,64 @@
 
 from __future__ import annotations
 
+import glob
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 
+_PREFIX = "joulesim-"
+_OWNER_FILE = "owner.pid"  # the pid of the `joulesim run` that made the folder
+
 
 def free_ipc_endpoint() -> tuple[str, str]:
-    """A fresh ipc:// endpoint in a private temporary directory (returned for clean-up)."""
-    directory = tempfile.mkdtemp(prefix="joulesim-")
+    """A fresh ipc:// endpoint in a private temporary directory (returned for clean-up).
+
+    Folders left by runs that were killed (kill -9 leaves no chance to clean up) are removed
+    first: those whose owner process no longer exists.
+    """
+    remove_stale_ipc_folders()
+    directory = tempfile.mkdtemp(prefix=_PREFIX)
+    with open(os.path.join(directory, _OWNER_FILE), "w") as handle:
+        handle.write(str(os.getpid()))
     return f"ipc://{os.path.join(directory, 'decider.sock')}", directory
 
 
+def remove_stale_ipc_folders() -> list[str]:
+    """Remove this user's joulesim-* temporary folders whose owner is dead; returns them."""
+    removed = []
+    for directory in glob.glob(os.path.join(tempfile.gettempdir(), _PREFIX + "*")):
+        try:
+            if os.stat(directory).st_uid != os.getuid():
+                continue
+            with open(os.path.join(directory, _OWNER_FILE)) as handle:
+                owner = int(handle.read().strip())
+        except (OSError, ValueError):
+            continue  # not ours, or not a run's folder: leave it
+        if not _alive(owner):
+            shutil.rmtree(directory, ignore_errors=True)
+            removed.append(directory)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, belongs to someone else
+    return True
+
+
 class DeciderProcess:
-    def __init__(self, name: str, endpoint: str, options: dict[str, str], timeout_s: float):
+    def __init__(self, name: str, endpoint: str, options: dict[str, str], timeout_s: float,
+                 curve_keys: str | None = None):
         command = [sys.executable, "-m", "joulesim.cli.main", "decide", name, "-s", endpoint,
-                   "--timeout", str(timeout_s)]
+                   "--timeout", repr(timeout_s), "--parent-pid", str(os.getpid())]
+        if curve_keys is not None:
+            command += ["--curve-keys", curve_keys]
         for key, value in options.items():
             command += ["--option", f"{key}={value}"]
         self.description = f"joulesim decide {name}"

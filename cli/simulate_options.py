@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import click
@@ -36,8 +37,8 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
             click.option("--forward-profiles-on-submission", is_flag=True,
                          help="Put each job's profile in its JOB_SUBMITTED event."),
             click.option("--timeout", "timeout_s", default=DEFAULT_TIMEOUT_S, show_default=True,
-                         type=click.FloatRange(min=0, min_open=True),
-                         help="Seconds to wait for each decider reply before giving up."),
+                         type=float, callback=check_timeout,
+                         help=f"Seconds to wait for each decider reply before giving up (at most {MAX_TIMEOUT_S:g})."),
             click.option("--progress/--no-progress", default=None,
                          help="Show a progress bar (default: when stderr is a terminal)."),
         ]
@@ -45,6 +46,35 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
             command = option(command)
         return command
     return decorate
+
+
+# A day: far longer than any decider should think, and within ZeroMQ's millisecond timeouts (int).
+MAX_TIMEOUT_S = 86400.0
+
+
+def check_timeout(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    """A finite number of seconds in (0, MAX_TIMEOUT_S]: `nan`, `inf` and `1e308` parse as floats."""
+    if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT_S):
+        raise click.BadParameter(f"{value!r} is not a number of seconds in (0, {MAX_TIMEOUT_S:g}]; "
+                                 "give e.g. --timeout 120", ctx=ctx, param=param)
+    return value
+
+
+def check_endpoint(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """Refuse an endpoint no socket could use before anything starts."""
+    from joulesim.protocol.endpoint import EndpointError, parse_endpoint
+
+    try:
+        parse_endpoint(value)
+    except EndpointError as exc:
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+    return value
+
+
+def curve_keys_option() -> Callable:
+    return click.option("--curve-keys", "curve_keys", default=None, metavar="DIR",
+                        help="Authenticate and encrypt the simulator-decider link with the CURVE keys of "
+                             "DIR (from `joulesim keys generate DIR`); give both sides the same DIR.")
 
 
 SIMULATE_KEYS = ("platform", "workloads", "export_prefix", "master_host", "mmax", "events_path", "energy",
