@@ -1,0 +1,57 @@
+"""Seeded mutation fuzzing of whole runs: a decider reply (or a simulator message) is mutated
+and the run must end normally or with a clean error; never a traceback, a hang, or an
+invalid message accepted. benchmarks/fuzz_hostile_inputs.py runs thousands of such cases.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from decider_fuzzer import run_decider_case
+from hostile_mutations import ALWAYS_INVALID, REPLY_MUTATIONS, SIMULATOR_MUTATIONS
+from reply_fuzzer import ACCEPTED_INVALID, CLEAN_ERROR, HANG, NOT_APPLIED, TRACEBACK, run_process_case, run_reply_case
+
+BAD = (TRACEBACK, HANG, ACCEPTED_INVALID)
+
+
+def _report(results) -> str:
+    return "\n\n".join(f"seed {r.seed} scenario {r.scenario} operator {r.operator} ({r.label}): {r.outcome}\n"
+                       f"mutated: {r.mutated!r}\n{r.detail}" for r in results)
+
+
+def test_hundreds_of_mutated_replies_in_process(tmp_path):
+    results = [run_reply_case(seed, str(tmp_path)) for seed in range(400)]
+    bad = [r for r in results if r.outcome in BAD]
+    assert not bad, _report(bad)
+    applied = Counter(r.operator for r in results if r.outcome != NOT_APPLIED)
+    assert set(applied) == set(REPLY_MUTATIONS), f"never applied: {set(REPLY_MUTATIONS) - set(applied)}"
+    # Every always-invalid mutation that was applied ended in a clean error.
+    assert all(r.outcome == CLEAN_ERROR for r in results if r.label == ALWAYS_INVALID and r.outcome != NOT_APPLIED)
+
+
+@pytest.mark.parametrize("operator", sorted(name for name, (label, _) in REPLY_MUTATIONS.items()
+                                            if label == ALWAYS_INVALID))
+def test_each_always_invalid_mutation_is_refused(tmp_path, operator):
+    """Forced on the first reply it applies to, over a few seeds (so every scenario is tried)."""
+    outcomes = Counter()
+    for seed in range(6):
+        result = run_reply_case(seed, str(tmp_path), only_operator=operator)
+        assert result.outcome in (CLEAN_ERROR, NOT_APPLIED), _report([result])
+        outcomes[result.outcome] += 1
+    assert outcomes[CLEAN_ERROR] > 0
+
+
+def test_mutated_replies_between_two_processes(tmp_path):
+    results = [run_process_case(seed, str(tmp_path)) for seed in range(16)]
+    bad = [r for r in results if r.outcome in BAD]
+    assert not bad, _report(bad)
+    assert Counter(r.outcome for r in results)[CLEAN_ERROR] >= 8
+
+
+def test_mutated_simulator_messages_to_joulesim_decide(tmp_path):
+    results = [run_decider_case(seed, str(tmp_path)) for seed in range(16)]
+    bad = [r for r in results if r.outcome in BAD]
+    assert not bad, _report(bad)
+    invalid = [r for r in results if SIMULATOR_MUTATIONS[r.operator][0] == ALWAYS_INVALID and r.outcome != NOT_APPLIED]
+    assert invalid and all(r.outcome == CLEAN_ERROR for r in invalid)
