@@ -6,7 +6,6 @@ benchmarks/fuzz_hostile_inputs.py.
 
 from __future__ import annotations
 
-import os
 import random
 import subprocess
 import sys
