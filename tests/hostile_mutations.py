@@ -157,35 +157,31 @@ def _executes(reply):
     return [i for i, e in enumerate(reply["events"]) if e.get("type") == "EXECUTE_JOB"]
 
 
-def alloc_junk_syntax(reply, state, rng):
+def _change_an_execute(reply, rng, key, make):
+    """One EXECUTE_JOB of the reply with data[key] = make(rng), or None when it has none."""
     found = _executes(reply)
     if not found:
         return None
     events = [dict(e) for e in reply["events"]]
     i = rng.choice(found)
-    events[i]["data"] = {**events[i]["data"], "alloc": rng.choice(_JUNK_ALLOCS)}
+    events[i]["data"] = {**events[i]["data"], key: make(rng)}
     return _enc({**reply, "events": events})
+
+
+def alloc_junk_syntax(reply, state, rng):
+    return _change_an_execute(reply, rng, "alloc", lambda r: r.choice(_JUNK_ALLOCS))
 
 
 def alloc_outside_platform(reply, state, rng):
-    found = _executes(reply)
-    if not found:
-        return None
-    events = [dict(e) for e in reply["events"]]
-    i = rng.choice(found)
-    host = state.nb_hosts + rng.choice([0, 1, 1000, 10**12])
-    events[i]["data"] = {**events[i]["data"], "alloc": f"0-{host}" if rng.random() < 0.5 else str(host)}
-    return _enc({**reply, "events": events})
+    def outside(r):
+        host = state.nb_hosts + r.choice([0, 1, 1000, 10**12])
+        return f"0-{host}" if r.random() < 0.5 else str(host)
+    return _change_an_execute(reply, rng, "alloc", outside)
 
 
 def alloc_repeated_ids(reply, state, rng):
-    found = _executes(reply)
-    if not found:
-        return None
-    events = [dict(e) for e in reply["events"]]
-    i = rng.choice(found)
-    events[i]["data"] = {**events[i]["data"], "alloc": " ".join(["0"] * (state.nb_hosts + rng.choice([1, 10**6])))}
-    return _enc({**reply, "events": events})
+    return _change_an_execute(reply, rng, "alloc",
+                              lambda r: " ".join(["0"] * (state.nb_hosts + r.choice([1, 10**6]))))
 
 
 def execute_twice(reply, state, rng):
@@ -259,13 +255,7 @@ def query_without_energy(reply, state, rng):
 
 
 def mapping_out_of_alloc(reply, state, rng):
-    found = _executes(reply)
-    if not found:
-        return None
-    events = [dict(e) for e in reply["events"]]
-    i = rng.choice(found)
-    events[i]["data"] = {**events[i]["data"], "mapping": {"0": rng.choice([10**6, "9" * 30, -1])}}
-    return _enc({**reply, "events": events})
+    return _change_an_execute(reply, rng, "mapping", lambda r: {"0": r.choice([10**6, "9" * 30, -1])})
 
 
 # --------------------------------------------------------------------- maybe valid
