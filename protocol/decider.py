@@ -45,7 +45,13 @@ class SubmittedJob:
 
 
 class Decider:
-    """Base class of every decider. Callbacks do nothing unless overridden."""
+    """Base class of every decider. Callbacks do nothing unless overridden.
+
+    `self.jobs` holds the jobs the decider may still act on: a job enters at its JOB_SUBMITTED
+    and leaves once its JOB_COMPLETED has been dispatched, or when the decider rejects it, so
+    memory does not grow with the length of the trace (only the ids of ended jobs are kept,
+    to refuse a simulator that submits or completes one twice).
+    """
 
     def __init__(self, options: dict[str, str] | None = None):
         self.options: dict[str, str] = dict(options or {})
@@ -54,6 +60,8 @@ class Decider:
         self.compute_resources: list[dict[str, Any]] = []
         self.config: dict[str, Any] = {}
         self.jobs: dict[str, SubmittedJob] = {}
+        self._ended: set[str] = set()  # ids of completed jobs
+        self._rejected: set[str] = set()  # ids of jobs this decider rejected
         self.finished = False
         self._begun = False  # SIMULATION_BEGINS received
         self._nb_all_resources = MAX_RESOURCES  # until SIMULATION_BEGINS says
@@ -116,6 +124,8 @@ class Decider:
 
     def reject_job(self, job_id: str) -> None:
         self._emit("REJECT_JOB", {"job_id": job_id})
+        if self.jobs.pop(job_id, None) is not None:
+            self._rejected.add(job_id)
 
     def kill_jobs(self, job_ids: list[str]) -> None:
         self._emit("KILL_JOB", {"job_ids": list(job_ids)})
@@ -204,21 +214,24 @@ class Decider:
             job = SubmittedJob(data["job_id"], float(raw.get("subtime", event["timestamp"])),
                                int(raw.get("res", 0)), float(raw.get("walltime", -1)),
                                str(raw.get("profile", "")), raw, data.get("profile"))
-            if job.id in self.jobs:
+            if job.id in self.jobs or job.id in self._ended or job.id in self._rejected:
                 raise _Contradiction(f"job {job.id} was already submitted")
             self.jobs[job.id] = job
             self.on_job_submitted(job)
         elif kind == "JOB_COMPLETED":
-            job = self.jobs.get(data["job_id"])
-            if job is None:  # a dynamic job registered without acknowledgement
-                job = SubmittedJob(data["job_id"], 0.0, 0, -1, "")
-            elif job.completed:
-                raise _Contradiction(f"job {job.id} had already completed")
+            job_id = data["job_id"]
+            job = self.jobs.get(job_id)
+            if job is None:
+                if job_id in self._ended:
+                    raise _Contradiction(f"job {job_id} had already completed")
+                job = SubmittedJob(job_id, 0.0, 0, -1, "")  # a dynamic job registered without acknowledgement
             job.completed = True
-            alloc = self._allocations.pop(job.id, None)
+            alloc = self._allocations.pop(job_id, None)
             if alloc is None:
                 alloc = self._resources(data.get("alloc", ""))
             self.on_job_completed(job, data["job_state"], int(data.get("return_code", 0)), alloc)
+            self.jobs.pop(job_id, None)  # after the callback, which may still look it up
+            self._ended.add(job_id)
         elif kind == "JOB_KILLED":
             for job_id in data["job_ids"]:
                 self._allocations.pop(job_id, None)

@@ -290,3 +290,23 @@ def test_registered_composed_profiles_are_checked_against_the_ones_they_name(tmp
 
     with pytest.raises(DecisionError, match=pattern):
         run_in_process(ScriptedDecider(script), platform, [workload], str(tmp_path / "out"), dynamic_jobs=True)
+
+
+def test_a_completed_job_leaves_the_decider_after_its_callback():
+    """Decider.jobs holds only jobs still to act on (memory does not grow with the trace)."""
+    seen = []
+
+    class Watcher(type(load_decider("fcfs"))):
+        def on_job_completed(self, job, state, return_code, alloc):
+            seen.append((job.id, job.id in self.jobs))
+            super().on_job_completed(job, state, return_code, alloc)
+
+    decider = Watcher()
+    decider.handle({"now": 0, "events": [_begins()]})
+    decider.handle({"now": 1, "events": [_submitted()]})
+    assert "w0!1" in decider.jobs
+    decider.handle({"now": 2, "events": [{"timestamp": 2, "type": "JOB_COMPLETED", "data": {
+        "job_id": "w0!1", "job_state": "COMPLETED_SUCCESSFULLY", "return_code": 0, "alloc": "0"}}]})
+    assert seen == [("w0!1", True)] and decider.jobs == {}
+    with pytest.raises(ProtocolError, match="was already submitted"):
+        decider.handle({"now": 3, "events": [_submitted(3)]})
