@@ -54,19 +54,21 @@ def _simulate(options: dict[str, Any], transport_factory: Callable[[Any], Any]) 
     print_summary(result)
 
 
-def _load_curve(directory: str | None, endpoint: str):
-    """The CURVE keys of `directory` (None: no authentication); warns about exposed endpoints."""
+def _curve_keys(directory: str | None):
+    """The CURVE keys of `directory`, or None (no authentication)."""
+    if directory is None:
+        return None
+    from joulesim.protocol.curve_keys import load_keys
+
+    return load_keys(directory)
+
+
+def _warn_if_exposed(endpoint: str, keys) -> None:
     from joulesim.protocol.endpoint import exposure_warning, parse_endpoint
 
-    keys = None
-    if directory is not None:
-        from joulesim.protocol.curve_keys import load_keys
-
-        keys = load_keys(directory)
     warning = exposure_warning(parse_endpoint(endpoint), keys is not None)
     if warning:
         click.echo(warning, err=True)
-    return keys
 
 
 @main.command()
@@ -80,7 +82,8 @@ def simulate(endpoint: str, curve_keys: str | None, **kwargs: Any) -> None:
     """Run the simulator; a decider must serve ENDPOINT (start it with `joulesim decide`)."""
     from joulesim.protocol.transport_zmq import ZmqRequester
 
-    keys = _load_curve(curve_keys, endpoint)
+    keys = _curve_keys(curve_keys)
+    _warn_if_exposed(endpoint, keys)
     options, _ = split_simulate_kwargs(kwargs)
     _simulate(options, lambda config: ZmqRequester(endpoint, config.timeout_s, curve=keys))
 
@@ -119,11 +122,7 @@ def run(decider: str, decider_options: tuple[str, ...], in_process: bool, curve_
 
     from joulesim.protocol.transport_zmq import ZmqRequester
 
-    keys = None
-    if curve_keys is not None:  # checked before the decider starts (ipc:// needs no warning)
-        from joulesim.protocol.curve_keys import load_keys
-
-        keys = load_keys(curve_keys)
+    keys = _curve_keys(curve_keys)  # checked before the decider starts (ipc:// needs no warning)
     endpoint, directory = free_ipc_endpoint()
     process = DeciderProcess(decider, endpoint, decider_kv, options["timeout_s"], curve_keys)
     try:
@@ -172,7 +171,8 @@ def decide(name: str | None, endpoint: str, decider_options: tuple[str, ...], ti
         from joulesim.cli.parent_death import die_with_parent
 
         die_with_parent(parent_pid)
-    keys = _load_curve(curve_keys, endpoint)
+    keys = _curve_keys(curve_keys)
+    _warn_if_exposed(endpoint, keys)
     decider = load_decider(name, parse_key_values(decider_options))
     try:
         serve(decider, endpoint, timeout_s, curve=keys, parent_pid=parent_pid)

@@ -37,7 +37,6 @@ class SubmittedJob:
     profile: str
     json: dict[str, Any] = field(default_factory=dict)
     profile_data: dict[str, Any] | None = None  # only when profiles are forwarded
-    completed: bool = False  # set when its JOB_COMPLETED arrives
 
     @property
     def workload(self) -> str:
@@ -225,7 +224,6 @@ class Decider:
                 if job_id in self._ended:
                     raise _Contradiction(f"job {job_id} had already completed")
                 job = SubmittedJob(job_id, 0.0, 0, -1, "")  # a dynamic job registered without acknowledgement
-            job.completed = True
             alloc = self._allocations.pop(job_id, None)
             if alloc is None:
                 alloc = self._resources(data.get("alloc", ""))

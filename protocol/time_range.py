@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 
 MAX_SIMULATED_TIME = 2.0 ** 33  # 8,589,934,592 s; spacing of doubles below it <= 2**-20 s
-TIME_RESOLUTION = 2.0 ** -20    # the coarsest spacing of doubles below MAX_SIMULATED_TIME
 
 TIME_RANGE_TEXT = (f"simulated times must be finite and below 2^33 s = {MAX_SIMULATED_TIME:,.0f} s "
                    "(about 272 years), where every microsecond is still exact")

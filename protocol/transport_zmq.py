@@ -21,18 +21,16 @@ DEFAULT_ENDPOINT = "tcp://127.0.0.1:28000"
 _LIVENESS_PERIOD_S = 0.2
 
 
-def _single_frame(socket: zmq.Socket, frame: bytes, sender: str) -> bytes:
-    """`frame`, unless the message has more frames: Batsim messages are one frame of JSON.
-    The rest is drained so the socket is left in a clean state for the error's end."""
-    if socket.getsockopt(zmq.RCVMORE):
-        count = 1
-        while socket.getsockopt(zmq.RCVMORE):
-            socket.recv()
-            count += 1
-        raise ProtocolError(f"{sender} sent a message of {count} ZeroMQ frames; the protocol sends each "
-                            "message as exactly one frame holding its JSON (fix: send the JSON with one "
-                            "send(), not send_multipart)")
-    return frame
+def _refuse_more_frames(socket: zmq.Socket, sender: str) -> None:
+    """Called when a message has more than one frame (Batsim messages are one frame of JSON):
+    drains the rest, so the socket is left in a clean state, and raises ProtocolError."""
+    count = 1
+    while socket.getsockopt(zmq.RCVMORE):
+        socket.recv()
+        count += 1
+    raise ProtocolError(f"{sender} sent a message of {count} ZeroMQ frames; the protocol sends each "
+                        "message as exactly one frame holding its JSON (fix: send the JSON with one "
+                        "send(), not send_multipart)")
 
 
 class ZmqRequester:
@@ -70,7 +68,9 @@ class ZmqRequester:
         except zmq.Again:
             pass
         else:
-            return _single_frame(socket, frame, "the decider") if socket.getsockopt(zmq.RCVMORE) else frame
+            if socket.getsockopt(zmq.RCVMORE):
+                _refuse_more_frames(socket, "the decider")
+            return frame
         deadline = time.monotonic() + self.timeout_s - self._first_wait_s
         period_ms = _LIVENESS_PERIOD_S * 1000 if self.is_alive else None
         while True:
@@ -83,7 +83,10 @@ class ZmqRequester:
                     f"(is it running and bound to that endpoint? give it more time with --timeout{hint})")
             wait_ms = remaining_ms if period_ms is None else min(remaining_ms, period_ms)
             if self._socket.poll(max(1, int(wait_ms)), zmq.POLLIN):
-                return _single_frame(socket, socket.recv(), "the decider")
+                frame = socket.recv()
+                if socket.getsockopt(zmq.RCVMORE):
+                    _refuse_more_frames(socket, "the decider")
+                return frame
             if self.is_alive is not None:
                 reason = self.is_alive()
                 if reason:
@@ -130,7 +133,9 @@ class ZmqReplier:
             frame = self._socket.recv()
         except zmq.Again:
             return None
-        return _single_frame(self._socket, frame, "the simulator") if self._socket.getsockopt(zmq.RCVMORE) else frame
+        if self._socket.getsockopt(zmq.RCVMORE):
+            _refuse_more_frames(self._socket, "the simulator")
+        return frame
 
     def send(self, payload: bytes) -> None:
         self._socket.send(payload)
