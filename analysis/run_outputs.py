@@ -3,10 +3,13 @@
 A run is named by its export prefix: `a/out` means `a/out_jobs.csv`, `a/out_schedule.csv`,
 `a/out_machine_states.csv` and, when energy was on, `a/out_consumed_energy.csv` and
 `a/out_pstate_changes.csv`. Each file is read on first use; the energy files may be absent.
+A run that kept its outputs in memory (`joulesim.simulate` without `export`) is read the same
+way from the texts of those files.
 """
 
 from __future__ import annotations
 
+import io
 import os
 from typing import Any
 
@@ -49,15 +52,16 @@ def normalize_prefix(prefix: str) -> str:
 
 def read_csv_checked(path: str, required: list[str], numeric: list[str] | None = None,
                      text: list[str] | None = None, what: str = "",
-                     missing_markers: tuple[str, ...] = ("",)) -> pd.DataFrame:
+                     missing_markers: tuple[str, ...] = ("",), content: str | None = None) -> pd.DataFrame:
     """Read a CSV with pandas; raise AnalysisError naming the file when it is missing or wrong.
 
-    `missing_markers` are the cell values read as missing (NaN)."""
-    if not os.path.exists(path):
+    `missing_markers` are the cell values read as missing (NaN). `content`, when given, is the
+    file's text (an output kept in memory); `path` then only names it in messages."""
+    if content is None and not os.path.exists(path):
         raise AnalysisError(f"{path}: no such file{what}")
     dtype = {c: str for c in text or []}
     try:
-        frame = pd.read_csv(path, dtype=dtype, keep_default_na=False, na_values=list(missing_markers))
+        frame = pd.read_csv(path if content is None else io.StringIO(content), dtype=dtype, keep_default_na=False, na_values=list(missing_markers))
     except pd.errors.EmptyDataError:
         raise AnalysisError(f"{path}: the file is empty (expected a header line with the columns "
                             f"{', '.join(required)})") from None
@@ -93,8 +97,11 @@ def parse_interval_set(text: Any) -> list[tuple[int, int]]:
 class RunOutputs:
     """The output files of one run; dataframes are read on first access."""
 
-    def __init__(self, prefix: str):
+    def __init__(self, prefix: str, texts: dict[str, str] | None = None):
+        """`texts`: output name ("jobs", ...) -> CSV text, for a run kept in memory; `prefix`
+        then only names the run."""
         self.prefix = normalize_prefix(prefix)
+        self._texts = texts
         self._cache: dict[str, Any] = {}
 
     @property
@@ -107,11 +114,25 @@ class RunOutputs:
     def _hint(self) -> str:
         return f" (is {self.prefix!r} the export prefix -e of a run?)"
 
+    def _read(self, kind: str, required: list[str], numeric: list[str] | None = None,
+              text: list[str] | None = None, what: str = "",
+              missing_markers: tuple[str, ...] = ("",)) -> pd.DataFrame:
+        content = None
+        if self._texts is not None:
+            if kind not in self._texts:
+                raise AnalysisError(f"{self.path(kind)}: the run kept no such output in memory")
+            content = self._texts[kind]
+        return read_csv_checked(self.path(kind), required, numeric, text, what, missing_markers, content)
+
+    def has(self, kind: str) -> bool:
+        """Whether output `kind` exists (the energy outputs only when energy was on)."""
+        return kind in self._texts if self._texts is not None else os.path.exists(self.path(kind))
+
     @property
     def jobs(self) -> pd.DataFrame:
         if "jobs" not in self._cache:
             path = self.path("jobs")
-            frame = read_csv_checked(path, JOBS_REQUIRED, JOBS_NUMERIC,
+            frame = self._read("jobs", JOBS_REQUIRED, JOBS_NUMERIC,
                                      text=["job_id", "final_state", "allocated_resources", "profile",
                                            "workload_name", "metadata"], what=self._hint())
             started = frame["starting_time"].notna()
@@ -127,7 +148,7 @@ class RunOutputs:
     def schedule(self) -> dict[str, Any]:
         if "schedule" not in self._cache:
             path = self.path("schedule")
-            frame = read_csv_checked(path, SCHEDULE_REQUIRED,
+            frame = self._read("schedule", SCHEDULE_REQUIRED,
                                      SCHEDULE_REQUIRED + SCHEDULE_OPTIONAL_NUMERIC, what=self._hint())
             if len(frame) != 1:
                 raise AnalysisError(f"{path}: expected exactly one data row, found {len(frame)}")
@@ -144,18 +165,17 @@ class RunOutputs:
     @property
     def machine_states(self) -> pd.DataFrame:
         if "machine_states" not in self._cache:
-            self._cache["machine_states"] = read_csv_checked(
-                self.path("machine_states"), MACHINE_STATES_REQUIRED, MACHINE_STATES_REQUIRED,
+            self._cache["machine_states"] = self._read(
+                "machine_states", MACHINE_STATES_REQUIRED, MACHINE_STATES_REQUIRED,
                 what=self._hint())
         return self._cache["machine_states"]
 
     def _optional(self, kind: str, required: list[str], numeric: list[str],
                   text: list[str], missing_markers: tuple[str, ...] = ("",)) -> pd.DataFrame | None:
         if kind not in self._cache:
-            path = self.path(kind)
-            self._cache[kind] = (read_csv_checked(path, required, numeric, text,
-                                                  missing_markers=missing_markers)
-                                 if os.path.exists(path) else None)
+            self._cache[kind] = (self._read(kind, required, numeric, text,
+                                            missing_markers=missing_markers)
+                                 if self.has(kind) else None)
         return self._cache[kind]
 
     @property

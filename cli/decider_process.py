@@ -1,4 +1,4 @@
-"""Start a shipped or user decider as its own process, for `joulesim run`."""
+"""Start a shipped or user decider as its own process, for `joulesim run` and the Python API."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from typing import Any
+
+from joulesim.protocol.errors import JoulesimError
 
 _PREFIX = "joulesim-"
 _OWNER_FILE = "owner.pid"  # the pid of the `joulesim run` that made the folder
@@ -53,17 +56,29 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def joulesim_decide_command(name: str, endpoint: str, options: dict[str, str], timeout_s: float,
+                            curve_keys: str | None = None) -> list[str]:
+    """The command line of `joulesim decide NAME` serving `endpoint`, tied to this process."""
+    command = [sys.executable, "-m", "joulesim.cli.main", "decide", name, "-s", endpoint,
+               "--timeout", repr(timeout_s), "--parent-pid", str(os.getpid())]
+    if curve_keys is not None:
+        command += ["--curve-keys", curve_keys]
+    for key, value in options.items():
+        command += ["--option", f"{key}={value}"]
+    return command
+
+
 class DeciderProcess:
-    def __init__(self, name: str, endpoint: str, options: dict[str, str], timeout_s: float,
-                 curve_keys: str | None = None):
-        command = [sys.executable, "-m", "joulesim.cli.main", "decide", name, "-s", endpoint,
-                   "--timeout", repr(timeout_s), "--parent-pid", str(os.getpid())]
-        if curve_keys is not None:
-            command += ["--curve-keys", curve_keys]
-        for key, value in options.items():
-            command += ["--option", f"{key}={value}"]
-        self.description = f"joulesim decide {name}"
-        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL)
+    """A decider started as a child process from a command line (a shipped decider through
+    `joulesim decide`, or any program that serves the Batsim protocol)."""
+
+    def __init__(self, command: list[str], description: str, stderr: Any = None):
+        self.description = description
+        try:
+            self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr)
+        except OSError as exc:
+            raise JoulesimError(f"cannot start the decider {description}: {exc.strerror or exc} (check the "
+                                "command's first word: a program on PATH or a path to an executable)") from None
 
     def why_gone(self) -> str | None:
         """None while the decider runs; otherwise a sentence for the user."""

@@ -10,7 +10,7 @@ from typing import Any, Callable
 import click
 
 from joulesim.cli.build_simulation import build_config
-from joulesim.cli.decider_process import DeciderProcess, free_ipc_endpoint
+from joulesim.cli.decider_process import DeciderProcess, free_ipc_endpoint, joulesim_decide_command
 from joulesim.cli.error_reporting import reports_errors
 from joulesim.cli.lazy_group import LazyGroup
 from joulesim.cli.simulate_options import (
@@ -37,21 +37,10 @@ def main() -> None:
 
 
 def _simulate(options: dict[str, Any], transport_factory: Callable[[Any], Any]) -> None:
-    from joulesim.simulator.decider_link import DeciderLink
-    from joulesim.simulator.simulation import Simulation
+    from joulesim.run_simulation import run_configured
 
     config = build_config(options)
-    link = DeciderLink(transport_factory(config))
-    try:
-        simulation = Simulation(config, link)
-        try:
-            result = simulation.run()
-        except JoulesimError as exc:
-            kept = ", ".join(p for k, p in simulation.paths.items() if k != "schedule")
-            raise type(exc)(f"{exc}\n(outputs written so far are kept: {kept})") from None
-    finally:
-        link.close()
-    print_summary(result)
+    print_summary(run_configured(config, transport_factory(config)))
 
 
 def _curve_keys(directory: str | None):
@@ -124,7 +113,8 @@ def run(decider: str, decider_options: tuple[str, ...], in_process: bool, curve_
 
     keys = _curve_keys(curve_keys)  # checked before the decider starts (ipc:// needs no warning)
     endpoint, directory = free_ipc_endpoint()
-    process = DeciderProcess(decider, endpoint, decider_kv, options["timeout_s"], curve_keys)
+    process = DeciderProcess(joulesim_decide_command(decider, endpoint, decider_kv, options["timeout_s"], curve_keys),
+                             f"joulesim decide {decider}")
     try:
         _simulate(options, lambda config: ZmqRequester(endpoint, config.timeout_s, process.why_gone, keys))
         status = process.wait()

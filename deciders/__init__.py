@@ -42,7 +42,7 @@ OPTION_VARIANTS: dict[str, str] = {
     "powercap": "joulesim.deciders.budgeted_easy_shutdown:PowerCappedEasyWithShutdown",
 }
 
-__all__ = ["DECIDERS", "load_decider", "load_decider_class", "describe_deciders"]
+__all__ = ["DECIDERS", "check_options", "load_decider", "load_decider_class", "describe_deciders"]
 
 
 def _known() -> str:
@@ -88,16 +88,21 @@ def load_decider(name_or_path: str, options: dict[str, str] | None = None) -> "D
     if name_or_path in OPTION_VARIANTS and any(name in options for name in SHUTDOWN_OPTION_NAMES):
         name_or_path = OPTION_VARIANTS[name_or_path]
     cls = load_decider_class(name_or_path)
+    check_options(cls, name_or_path, options)
+    return cls(options)
+
+
+def check_options(cls: type, name: str, options: dict[str, str]) -> None:
+    """Refuse options the decider class does not list in its `OPTIONS` (when it has one)."""
     accepted = getattr(cls, "OPTIONS", None)
     if isinstance(accepted, dict):
         unknown = sorted(set(options) - set(accepted))
         if unknown:
             listed = ", ".join(sorted(accepted)) or "none"
             raise JoulesimError(
-                f"decider {name_or_path!r} does not accept option(s) {', '.join(unknown)} "
+                f"decider {name!r} does not accept option(s) {', '.join(unknown)} "
                 f"(accepted: {listed})"
             )
-    return cls(options)
 
 
 def describe_deciders() -> dict[str, str]:

@@ -26,3 +26,9 @@ class DeciderUnavailableError(JoulesimError):
     """The decider crashed, exited, or did not answer within the timeout."""
 
     exit_code = 5
+
+
+class RunTimeLimitError(JoulesimError):
+    """A run went past the wall-clock time limit it was given (e.g. a campaign's `timeout`)."""
+
+    exit_code = 7

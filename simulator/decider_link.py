@@ -6,6 +6,7 @@ from time import perf_counter
 from typing import Any
 
 from joulesim.protocol.codec import decode, encode
+from joulesim.protocol.errors import RunTimeLimitError
 from joulesim.protocol.transport_inprocess import InProcessRequester
 from joulesim.protocol.transport_zmq import ZmqRequester
 from joulesim.protocol.validation import validate_decider_message
@@ -19,6 +20,9 @@ class DeciderLink:
         self.scheduling_time = 0.0  # wall-clock seconds spent waiting for replies
         # The platform's resource count, once known: bounds the interval sets a reply may hold.
         self.nb_resources: int | None = None
+        # perf_counter() value past which the run stops (a wall-clock limit), checked at each call.
+        self.deadline = float("inf")
+        self.time_limit_s = float("inf")
 
     def call(self, message: dict[str, Any]) -> dict[str, Any]:
         started = perf_counter()
@@ -26,10 +30,21 @@ class DeciderLink:
             reply = self.transport.exchange_message(message)
         else:
             reply = decode(self.transport.exchange(encode(message)), "the decider")
-        self.scheduling_time += perf_counter() - started
+        finished = perf_counter()
+        self.scheduling_time += finished - started
         self.calls += 1
+        if finished > self.deadline:
+            raise RunTimeLimitError(f"the run went past its time limit of {self.time_limit_s:g} s of wall-clock "
+                                    f"time (at simulated time t={message['now']:g}, after {self.calls} decider "
+                                    "calls); give it a longer limit, or a smaller workload")
         validate_decider_message(reply, message["now"], self.nb_resources)
         return reply
+
+    def limit_wall_time(self, seconds: float | None) -> None:
+        """Stop the run with RunTimeLimitError once `seconds` of wall-clock time have passed."""
+        if seconds is not None:
+            self.time_limit_s = seconds
+            self.deadline = perf_counter() + seconds
 
     def close(self) -> None:
         self.transport.close()

@@ -30,7 +30,13 @@ def load_external_events(path: str, nb_compute_hosts: int) -> list[ExternalEvent
     Blank lines are skipped. Raises InputError naming the line and field of any problem.
     """
     path = str(path)
-    lines = read_input_file(path, "an external events file (one JSON object per line)").split(b"\n")
+    return events_from_bytes(path, read_input_file(path, "an external events file (one JSON object per line)"),
+                             nb_compute_hosts)
+
+
+def events_from_bytes(path: str, raw: bytes, nb_compute_hosts: int) -> list[ExternalEvent]:
+    """Validate external events given as JSON lines; `path` names them in messages."""
+    lines = raw.split(b"\n")
 
     events: list[ExternalEvent] = []
     for number, raw in enumerate(lines, start=1):

@@ -338,10 +338,13 @@ def _whole(value: int | float) -> int:
     return int(value)
 
 
-def load_json_platform(path: str, master_host: str | None = None) -> Platform:
-    """Read a native JSON platform file into a :class:`Platform` (InputError on bad input)."""
+def load_json_platform(path: str, master_host: str | None = None, raw: bytes | None = None) -> Platform:
+    """Read a native JSON platform file into a :class:`Platform` (InputError on bad input).
+
+    `raw`, when given, is the document itself (a platform built in Python and encoded); `path`
+    then only names it in messages."""
     path = str(path)
-    data = read_json(path, read_platform_file(path))
+    data = read_json(path, read_platform_file(path) if raw is None else raw)
     try:
         _validator()(data)
     except fastjsonschema.JsonSchemaValueException as e:

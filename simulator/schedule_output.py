@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from typing import TextIO
 from importlib.metadata import PackageNotFoundError, version
 
 from joulesim.simulator.job_statistics import JobStatistics
@@ -29,7 +30,7 @@ def joulesim_version() -> str:
         return "joulesim-dev"
 
 
-def write_schedule(path: str, stats: JobStatistics, machines: MachineStates, nb_machines: int,
+def write_schedule(out: TextIO, stats: JobStatistics, machines: MachineStates, nb_machines: int,
                    scheduling_time: float, simulation_time: float, consumed_joules: float,
                    switching: MachineSwitching) -> dict[str, str]:
     """Write the schedule row; returns it as a dict (also used for the run summary)."""
@@ -62,8 +63,7 @@ def write_schedule(path: str, stats: JobStatistics, machines: MachineStates, nb_
         "time_switching_on": fmt(machines.time_in(SWITCHING_ON)),
         "time_unavailable": fmt(machines.time_in(UNAVAILABLE)),
     }
-    with open(path, "w", newline="") as out:
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(SCHEDULE_COLUMNS)
-        writer.writerow([row[c] for c in SCHEDULE_COLUMNS])
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(SCHEDULE_COLUMNS)
+    writer.writerow([row[c] for c in SCHEDULE_COLUMNS])
     return row

@@ -11,11 +11,12 @@ This core knows no scheduling policy: it only applies decisions and checks them.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 import time
 from heapq import heappush
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import simpy
@@ -50,6 +51,9 @@ class SimulationResult:
     decider_calls: int
     wall_time: float
     energy_enabled: bool = False
+    #: Output name ("jobs", "schedule", ...) -> CSV text, when the run kept its outputs in
+    #: memory (no export prefix); empty when they were written to files.
+    texts: dict[str, str] = field(default_factory=dict)
 
 
 def _fire(event: "_Call") -> None:
@@ -77,11 +81,18 @@ class _Call:
 _FIRE = (_fire,)
 
 
-def output_paths(prefix: str, energy: bool = False) -> dict[str, str]:
+def output_names(energy: bool = False) -> list[str]:
     names = ["jobs", "schedule", "machine_states"]
     if energy:
         names += ["consumed_energy", "pstate_changes"]
-    return {name: f"{prefix}_{name}.csv" for name in names}
+    return names
+
+
+def output_paths(prefix: str | None, energy: bool = False) -> dict[str, str]:
+    """Output name -> file path; empty when outputs stay in memory (no prefix)."""
+    if prefix is None:
+        return {}
+    return {name: f"{prefix}_{name}.csv" for name in output_names(energy)}
 
 
 class Simulation:
@@ -133,6 +144,7 @@ class Simulation:
         self._progress = None
         self._files: list[Any] = []
         self.paths = output_paths(config.export_prefix, config.energy)
+        self._buffers: dict[str, io.StringIO] = {}  # outputs kept in memory (no export prefix)
 
     def _check_power_model(self) -> None:
         for host in self.hosts:
@@ -158,21 +170,19 @@ class Simulation:
     # ------------------------------------------------------------------ run
     def run(self) -> SimulationResult:
         started = time.perf_counter()
-        directory = os.path.dirname(self.config.export_prefix)
+        directory = os.path.dirname(self.config.export_prefix or "")
         if directory:
             os.makedirs(directory, exist_ok=True)
-        jobs_file = open(self.paths["jobs"], "w", newline="")
-        states_file = open(self.paths["machine_states"], "w", newline="")
-        self._files = [jobs_file, states_file]
+        jobs_file = self._open_output("jobs")
+        states_file = self._open_output("machine_states")
         self.jobs_out = JobsOutput(jobs_file)
         asleep = self.switching.nb_off
         counts = [0] * 6
         counts[SLEEPING], counts[IDLE] = asleep, self.nb_hosts - asleep
         self.machines = MachineStates(states_file, counts)
         if self.config.energy:
-            energy_file = open(self.paths["consumed_energy"], "w", newline="")
-            pstates_file = open(self.paths["pstate_changes"], "w", newline="")
-            self._files += [energy_file, pstates_file]
+            energy_file = self._open_output("consumed_energy")
+            pstates_file = self._open_output("pstate_changes")
             pstates = self.host_pstate
             self.energy = EnergyMeter(energy_file, [h.wattage_per_state[p][0] for h, p in zip(self.hosts, pstates)])
             self.pstate_out = PstateChangesOutput(pstates_file, pstates)
@@ -194,15 +204,27 @@ class Simulation:
             self.machines.close(self.env.now)
         finally:
             for handle in self._files:
-                handle.close()
+                if not isinstance(handle, io.StringIO):  # a buffer's text is read below
+                    handle.close()
             if self._progress is not None:
                 self._progress.close()
         wall = time.perf_counter() - started
         consumed = self.energy.energy_at(self.env.now) if self.energy is not None else 0.0
-        schedule = write_schedule(self.paths["schedule"], self.stats, self.machines, self.nb_hosts,
-                                  self.link.scheduling_time, wall, consumed, self.switching)
+        with self._open_output("schedule") as schedule_file:
+            schedule = write_schedule(schedule_file, self.stats, self.machines, self.nb_hosts,
+                                      self.link.scheduling_time, wall, consumed, self.switching)
+            texts = {name: buffer.getvalue() for name, buffer in self._buffers.items()}
         return SimulationResult(schedule, self.stats, list(self.paths.values()), self.link.calls, wall,
-                                self.energy is not None)
+                                self.energy is not None, texts)
+
+    def _open_output(self, name: str) -> Any:
+        """The file of output `name`, or a memory buffer when the run exports no files."""
+        if self.config.export_prefix is None:
+            handle = self._buffers[name] = io.StringIO(newline="")
+        else:
+            handle = open(self.paths[name], "w", newline="")
+        self._files.append(handle)
+        return handle
 
     def _start(self) -> None:
         # SIMULATION_BEGINS goes alone, as Batsim sends it: pybatsim reads this first message

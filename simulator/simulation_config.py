@@ -17,7 +17,7 @@ class SimulationConfig:
     workloads: list[Workload]
     external_events: list[ExternalEvent] = field(default_factory=list)
     has_events_file: bool = False
-    export_prefix: str = "out"
+    export_prefix: str | None = "out"  # None: outputs kept in memory (SimulationResult.texts)
     energy: bool = False
     mmax: int = 0  # 0: every compute host
     dynamic_jobs: bool = False

@@ -64,7 +64,13 @@ def load_workload(path: str, name: str) -> Workload:
     Raises InputError on any problem, naming the file, the job or profile, the field and the fix.
     """
     path = _resolve(path)
-    doc = decode_json(path, read_input_file(path, "a workload JSON file"), _EXAMPLE)
+    return workload_from_bytes(path, read_input_file(path, "a workload JSON file"), name)
+
+
+def workload_from_bytes(path: str, raw: bytes, name: str) -> Workload:
+    """Validate a workload JSON document given as bytes; `path` names it in messages (a file,
+    or e.g. "<workload dict w0>" for one built in Python and encoded)."""
+    doc = decode_json(path, raw, _EXAMPLE)
 
     if not isinstance(doc, dict):
         raise InputError(path, "top level", f"is {shown(doc)}, not an object",

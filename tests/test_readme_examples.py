@@ -46,3 +46,17 @@ def test_the_readme_energy_example_runs_as_written_and_saves_what_it_says(tmp_pa
     assert f"{float(easy['consumed_joules']) / 3.6e6:.1f}" == claimed.group(1)
     assert f"{float(shutdown['consumed_joules']) / 3.6e6:.1f}" == claimed.group(2)
     assert shutdown["nb_machine_switches"] == claimed.group(3).replace(",", "")
+
+
+def test_the_readme_python_api_example_runs_as_written_and_prints_what_it_says(tmp_path):
+    source = python_blocks()["api_example.py"]
+    (tmp_path / "api_example.py").write_text(source)
+    result = subprocess.run([sys.executable, "api_example.py"], cwd=tmp_path, capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, timeout=120)
+    assert result.returncode == 0, result.stderr
+    claimed = re.findall(r"^# (easy.*)$", source, flags=re.M)
+    assert len(claimed) == 2
+    for line in claimed:
+        assert line in result.stdout.splitlines()
+    assert result.stdout.splitlines()[-1] == "60.0"
+    assert os.listdir(tmp_path) == ["api_example.py"]  # no output file unless asked

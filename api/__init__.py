@@ -1,0 +1,33 @@
+"""joulesim: a fast, Batsim-4-compatible simulator of HPC job and resource management.
+
+From Python::
+
+    import joulesim
+    result = joulesim.simulate("cluster32", "default", "easy")
+    result.jobs            # a pandas DataFrame, one row per job
+    result.metrics         # makespan, mean waiting time, ...
+
+The command line is `joulesim` (see `joulesim --help`). Names are imported on first use, so
+that `import joulesim.cli.main` stays fast.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["simulate", "RunResult"]
+
+_EXPORTS = {"simulate": "joulesim.run_simulation", "RunResult": "joulesim.run_result"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'joulesim' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

@@ -1,0 +1,83 @@
+"""What `joulesim.simulate` returns: the run's outputs as pandas DataFrames, and its metrics."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+import pandas as pd
+
+from joulesim.analysis.metrics import DEFAULT_TAU, compute_metrics
+from joulesim.analysis.run_outputs import RunOutputs
+from joulesim.simulator.simulation import SimulationResult
+
+
+class RunResult:
+    """The outputs of one run, read on first use.
+
+    The DataFrames hold exactly what the Batsim-format output files hold (the files are
+    written only when `simulate` was given `export=PREFIX`; `outputs` then lists them).
+    """
+
+    def __init__(self, result: SimulationResult, name: str):
+        self._result = result
+        self._outputs = RunOutputs(name, result.texts or None)
+
+    @property
+    def jobs(self) -> pd.DataFrame:
+        """One row per job (`PREFIX_jobs.csv`)."""
+        return self._outputs.jobs
+
+    @property
+    def schedule(self) -> dict[str, Any]:
+        """Whole-run figures (`PREFIX_schedule.csv`), numbers parsed."""
+        return self._outputs.schedule
+
+    @property
+    def machine_states(self) -> pd.DataFrame:
+        """Machines per state over time (`PREFIX_machine_states.csv`)."""
+        return self._outputs.machine_states
+
+    @property
+    def consumed_energy(self) -> pd.DataFrame | None:
+        """Energy over time (`PREFIX_consumed_energy.csv`); None when energy was off."""
+        return self._outputs.consumed_energy
+
+    @property
+    def pstate_changes(self) -> pd.DataFrame | None:
+        """Power-state changes (`PREFIX_pstate_changes.csv`); None when energy was off."""
+        return self._outputs.pstate_changes
+
+    @cached_property
+    def metrics(self) -> dict[str, Any]:
+        """Summary metrics (as `joulesim analyze` computes them, tau = 10 s), all
+        deterministic: the same inputs give the same numbers."""
+        metrics = compute_metrics(self._outputs, DEFAULT_TAU)
+        metrics.pop("run")
+        return metrics
+
+    @property
+    def energy_enabled(self) -> bool:
+        return self._result.energy_enabled
+
+    @property
+    def decider_calls(self) -> int:
+        return self._result.decider_calls
+
+    @property
+    def wall_time(self) -> float:
+        """Wall-clock seconds the simulation took (not deterministic)."""
+        return self._result.wall_time
+
+    @property
+    def outputs(self) -> list[str]:
+        """Paths of the output files; empty when the run kept its outputs in memory."""
+        return list(self._result.outputs)
+
+    def __repr__(self) -> str:
+        m = self.metrics
+        text = (f"<RunResult {m['nb_jobs']} jobs, makespan {m['makespan']:g} s, mean waiting "
+                f"{m['mean_waiting_time']:.1f} s, mean bounded slowdown {m['mean_bounded_slowdown']:.2f}")
+        if m["consumed_joules"] is not None:
+            text += f", {m['consumed_joules']:.4g} J"
+        return text + ">"

@@ -1,0 +1,203 @@
+"""`joulesim.simulate`: one simulation from Python, the decider in-process by default.
+
+Every flag of `joulesim simulate` / `joulesim run` has a keyword here. The messages are the
+same whichever way the decider is reached:
+- in-process (a shipped name, "module:Class", a Decider class or instance): no sockets;
+- `in_process=False`: a shipped or "module:Class" decider in its own `joulesim decide` process;
+- a command line (a list of strings, one of them holding "{endpoint}"): any program serving
+  the Batsim protocol, started on a private ipc:// endpoint;
+- `socket_endpoint=...`: a decider somebody else already serves there.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any, Callable, Mapping, Sequence
+
+from joulesim.protocol.decider import Decider
+from joulesim.protocol.errors import JoulesimError
+from joulesim.run_result import RunResult
+from joulesim.simulation_inputs import PlatformSource, WorkloadSource, events_from, platform_from, workloads_from
+from joulesim.simulator.decider_link import DeciderLink
+from joulesim.simulator.input_error import InputError
+from joulesim.simulator.simulation import Simulation, SimulationResult
+from joulesim.simulator.simulation_config import DEFAULT_TIMEOUT_S, SimulationConfig
+
+#: The placeholder a decider command line holds for the endpoint it must serve.
+ENDPOINT_PLACEHOLDER = "{endpoint}"
+
+
+def simulate(platform: PlatformSource = "cluster32",
+             workload: WorkloadSource | Sequence[WorkloadSource] = "default",
+             decider: str | Decider | type | Sequence[str] | None = None,
+             *,
+             options: Mapping[str, Any] | None = None,
+             energy: bool = False,
+             export: str | os.PathLike | None = None,
+             master_host: str | None = None,
+             mmax: int = 0,
+             events: str | os.PathLike | Sequence[dict] | None = None,
+             enable_dynamic_jobs: bool = False,
+             acknowledge_dynamic_jobs: bool = False,
+             forward_profiles_on_submission: bool = False,
+             timeout: float = DEFAULT_TIMEOUT_S,
+             time_limit: float | None = None,
+             progress: bool = False,
+             in_process: bool = True,
+             socket_endpoint: str | None = None,
+             curve_keys: str | os.PathLike | None = None,
+             decider_log: Any = None) -> RunResult:
+    """Run one simulation and return its outputs as DataFrames (see `RunResult`).
+
+    platform: a platform file (SimGrid XML or joulesim JSON), a shipped platform name, a JSON
+        platform dict, or a loaded Platform.
+    workload: a Batsim workload file, a shipped workload name, a workload dict, or a list of
+        those (workloads w0, w1, ...).
+    decider: a shipped decider name, "package.module:Class", a Decider subclass or instance, or
+        a command line (list of strings) with "{endpoint}" where the endpoint goes. Default:
+        "easy", or none with `socket_endpoint`.
+    options: decider options (as `-o KEY=VALUE`), for a name or a class.
+    export: write the Batsim output files under this prefix; by default nothing is written.
+    time_limit: stop with RunTimeLimitError after this many seconds of wall-clock time.
+    decider_log: where a decider process's stdout and stderr go (a file object); default: ours.
+    The other keywords are the flags of `joulesim simulate` (`timeout`: seconds to wait for each
+    decider reply). Errors are JoulesimError subclasses with the CLI's messages.
+    """
+    platform_model = platform_from(platform, master_host)
+    nb_hosts = mmax or platform_model.nb_compute
+    config = SimulationConfig(
+        platform=platform_model,
+        workloads=workloads_from(workload),
+        external_events=events_from(events, nb_hosts) if events is not None else [],
+        has_events_file=events is not None,
+        export_prefix=os.fspath(export) if export is not None else None,
+        energy=energy,
+        mmax=mmax,
+        dynamic_jobs=enable_dynamic_jobs,
+        acknowledge_dynamic_jobs=acknowledge_dynamic_jobs,
+        forward_profiles=forward_profiles_on_submission,
+        timeout_s=timeout,
+        progress=progress,
+    )
+    options = {str(k): _option_text(v) for k, v in (options or {}).items()}
+    keys = _curve_keys(curve_keys)
+    if socket_endpoint is not None:
+        if decider is not None:
+            raise JoulesimError("give either decider or socket_endpoint, not both (socket_endpoint is for a "
+                                "decider already serving there)")
+        return _with_zmq(config, socket_endpoint, keys, time_limit)
+    if decider is None:
+        decider = "easy"
+    if isinstance(decider, (list, tuple)):
+        return _with_command(config, list(decider), keys, time_limit, decider_log)
+    if in_process or isinstance(decider, Decider):
+        instance = _decider_instance(decider, options)
+        from joulesim.protocol.transport_inprocess import InProcessRequester
+
+        return RunResult(run_configured(config, InProcessRequester(instance), time_limit), _name(config))
+    if not isinstance(decider, str):
+        raise JoulesimError("in_process=False needs a decider name or 'package.module:Class' (a class or an "
+                            "instance runs in this process)")
+    from joulesim.cli.decider_process import joulesim_decide_command
+
+    return _with_process(config, lambda endpoint: joulesim_decide_command(
+        decider, endpoint, options, timeout, os.fspath(curve_keys) if curve_keys is not None else None),
+        f"joulesim decide {decider}", keys, time_limit, decider_log)
+
+
+def run_configured(config: SimulationConfig, transport: Any, time_limit: float | None = None) -> SimulationResult:
+    """Run a configured simulation over `transport`; on an error, the message says which
+    output files were written so far (they are kept)."""
+    link = DeciderLink(transport)
+    link.limit_wall_time(time_limit)
+    try:
+        simulation = Simulation(config, link)
+        try:
+            return simulation.run()
+        except JoulesimError as exc:
+            kept = ", ".join(p for k, p in simulation.paths.items() if k != "schedule")
+            if not kept:
+                raise
+            raise type(exc)(f"{exc}\n(outputs written so far are kept: {kept})") from None
+    finally:
+        link.close()
+
+
+def _name(config: SimulationConfig) -> str:
+    return config.export_prefix or "<in-memory run>"
+
+
+def _option_text(value: Any) -> str:
+    """Decider options travel as text, as on the command line (True -> "true")."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _decider_instance(decider: str | Decider | type, options: dict[str, str]) -> Decider:
+    if isinstance(decider, Decider):
+        if options:
+            raise JoulesimError("options= are for a decider name or class; this decider instance was "
+                                "already built with its options")
+        return decider
+    if isinstance(decider, type) and issubclass(decider, Decider):
+        from joulesim.deciders import check_options
+
+        check_options(decider, decider.__name__, options)
+        return decider(options)
+    if isinstance(decider, str):
+        from joulesim.deciders import load_decider
+
+        return load_decider(decider, options)
+    raise JoulesimError(f"decider is a {type(decider).__name__}: give a shipped decider name, "
+                        "'package.module:Class', a Decider subclass or instance, or a command line (list of strings)")
+
+
+def _curve_keys(directory: str | os.PathLike | None):
+    if directory is None:
+        return None
+    from joulesim.protocol.curve_keys import load_keys
+
+    return load_keys(os.fspath(directory))
+
+
+def _with_zmq(config: SimulationConfig, endpoint: str, keys: Any, time_limit: float | None,
+              is_alive: Callable[[], str | None] | None = None) -> RunResult:
+    from joulesim.protocol.endpoint import parse_endpoint
+    from joulesim.protocol.transport_zmq import ZmqRequester
+
+    parse_endpoint(endpoint)  # a clear EndpointError for a malformed one
+    requester = ZmqRequester(endpoint, config.timeout_s, is_alive, curve=keys)
+    return RunResult(run_configured(config, requester, time_limit), _name(config))
+
+
+def _with_command(config: SimulationConfig, command: list[str], keys: Any, time_limit: float | None,
+                  log: Any) -> RunResult:
+    if not command or not all(isinstance(word, str) for word in command):
+        raise JoulesimError("a decider command line is a non-empty list of strings, e.g. "
+                            "['batsched', '-v', 'easy_bf', '-s', '{endpoint}']")
+    if not any(ENDPOINT_PLACEHOLDER in word for word in command):
+        raise InputError("decider", "command line", f"has no {ENDPOINT_PLACEHOLDER} placeholder",
+                         "put {endpoint} where the program takes the endpoint to bind, e.g. "
+                         "['batsched', '-s', '{endpoint}']")
+    return _with_process(config, lambda endpoint: [w.replace(ENDPOINT_PLACEHOLDER, endpoint) for w in command],
+                         " ".join(command), keys, time_limit, log)
+
+
+def _with_process(config: SimulationConfig, command_for: Callable[[str], list[str]], description: str,
+                  keys: Any, time_limit: float | None, log: Any) -> RunResult:
+    """Start the decider on a private ipc:// endpoint, run, and make sure it is gone after."""
+    from joulesim.cli.decider_process import DeciderProcess, free_ipc_endpoint
+
+    endpoint, directory = free_ipc_endpoint()
+    process = DeciderProcess(command_for(endpoint), description, log)
+    try:
+        result = _with_zmq(config, endpoint, keys, time_limit, process.why_gone)
+        status = process.wait()
+        if status not in (0, None):
+            raise JoulesimError(f"the decider process ({description}) exited with status {status}")
+        return result
+    finally:
+        process.stop()
+        shutil.rmtree(directory, ignore_errors=True)
