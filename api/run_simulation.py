@@ -80,7 +80,7 @@ def simulate(platform: PlatformSource = "cluster32",
         timeout_s=timeout,
         progress=progress,
     )
-    options = {str(k): _option_text(v) for k, v in (options or {}).items()}
+    options = {str(k): option_text(v) for k, v in (options or {}).items()}
     keys = _curve_keys(curve_keys)
     if socket_endpoint is not None:
         if decider is not None:
@@ -128,7 +128,7 @@ def _name(config: SimulationConfig) -> str:
     return config.export_prefix or "<in-memory run>"
 
 
-def _option_text(value: Any) -> str:
+def option_text(value: Any) -> str:
     """Decider options travel as text, as on the command line (True -> "true")."""
     if isinstance(value, bool):
         return "true" if value else "false"

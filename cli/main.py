@@ -30,6 +30,7 @@ DEFAULT_DECIDER = "easy"
     "analyze": "joulesim.cli.analyze_command:analyze",
     "plot": "joulesim.cli.plot_command:plot",
     "keys": "joulesim.cli.keys_command:keys",
+    "campaign": "joulesim.cli.campaign_command:campaign",
 })
 @click.version_option(package_name="joulesim")
 def main() -> None:

@@ -60,3 +60,21 @@ def test_the_readme_python_api_example_runs_as_written_and_prints_what_it_says(t
         assert line in result.stdout.splitlines()
     assert result.stdout.splitlines()[-1] == "60.0"
     assert os.listdir(tmp_path) == ["api_example.py"]  # no output file unless asked
+
+
+def test_the_readme_campaign_runs_as_written(tmp_path):
+    text = README.read_text()
+    block = text[text.index("### Campaigns"):]
+    study = re.search(r"```toml\n(# study.toml\n.*?)```", block, flags=re.S).group(1)
+    (tmp_path / "study.toml").write_text(study)
+    commands = re.findall(r"^(joulesim campaign (?:list|run) study.toml)", block, flags=re.M)[:2]
+    assert commands == ["joulesim campaign list study.toml", "joulesim campaign run study.toml"]
+    listed = subprocess.run([sys.executable, "-m", "joulesim.cli.main", *commands[0].split()[1:]], cwd=tmp_path,
+                            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+    claimed = int(re.search(r"print the (\d+) instances", block).group(1))
+    assert listed.returncode == 0 and len(listed.stdout.splitlines()) == claimed
+    ran = subprocess.run([sys.executable, "-m", "joulesim.cli.main", *commands[1].split()[1:]], cwd=tmp_path,
+                         capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    assert f"{claimed} instances, {claimed} run now" in ran.stdout
+    assert (tmp_path / "shutdown_results" / "results.csv").exists()

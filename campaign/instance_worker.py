@@ -1,0 +1,75 @@
+"""Run one campaign instance inside a worker (a pool process or a Dask worker).
+
+`run_instance` takes a plain dict (picklable, the same for every executor) and always returns
+a record: the metrics when the run succeeded, otherwise its status ("failed" or "timeout"),
+the error message and a log. It never raises for a problem of the instance itself, so one
+bad instance cannot take the campaign down.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from typing import Any
+
+from joulesim.protocol.errors import JoulesimError, RunTimeLimitError
+
+# Loaded platforms by (source, master host), kept for the worker's life: the instances of a
+# campaign share a few platforms, and a large one takes a noticeable time to parse.
+_PLATFORMS: dict[str, Any] = {}
+_MAX_CACHED_PLATFORMS = 8
+# The tail of a log kept in the record (the whole log stays in its file).
+_LOG_TAIL_CHARS = 4000
+
+
+def _platform(source: str) -> Any:
+    from joulesim.simulation_inputs import platform_from
+
+    if source not in _PLATFORMS:
+        if len(_PLATFORMS) >= _MAX_CACHED_PLATFORMS:
+            _PLATFORMS.pop(next(iter(_PLATFORMS)))
+        _PLATFORMS[source] = platform_from(source)
+    return _PLATFORMS[source]
+
+
+def _tail(path: str | None) -> str:
+    if not path or not os.path.exists(path):
+        return ""
+    with open(path, errors="replace") as handle:
+        text = handle.read()
+    return text[-_LOG_TAIL_CHARS:]
+
+
+def run_instance(task: dict[str, Any]) -> dict[str, Any]:
+    """Simulate one instance; returns its record (see the module docstring)."""
+    import joulesim
+
+    started = time.perf_counter()
+    record: dict[str, Any] = {"id": task["id"], "status": "ok", "error": None, "log": "", "metrics": None,
+                              "decider_calls": None}
+    log_path = task.get("log_path")
+    log = None
+    try:
+        decider: Any = list(task["command"]) if task["command"] else task["decider"]
+        if task["command"] and log_path:
+            os.makedirs(os.path.dirname(log_path), exist_ok=True)
+            log = open(log_path, "w")
+        result = joulesim.simulate(
+            _platform(task["platform"]), task["workload"], decider, options=task["options"],
+            energy=task["energy"], mmax=task["mmax"], export=task.get("export"),
+            timeout=task["reply_timeout"], time_limit=task["timeout"], decider_log=log)
+        record["metrics"] = result.metrics
+        record["decider_calls"] = result.decider_calls
+    except RunTimeLimitError as exc:
+        record.update(status="timeout", error=str(exc))
+    except JoulesimError as exc:
+        record.update(status="failed", error=str(exc))
+    except Exception as exc:  # a bug in a decider's own code: keep its traceback
+        record.update(status="failed", error=f"{type(exc).__name__}: {exc}", log=traceback.format_exc())
+    finally:
+        if log is not None:
+            log.close()
+            record["log"] = (record["log"] + _tail(log_path)).strip()
+    record["wall_time"] = time.perf_counter() - started
+    return record

@@ -1,0 +1,123 @@
+"""A campaign's results folder: one record per instance as it finishes, and the results table.
+
+    RESULTS/instances/ID.json   each finished instance (written atomically: a killed runner
+                                leaves whole records only), parameters included
+    RESULTS/results.csv         one row per instance of the campaign file, every parameter
+    RESULTS/results.parquet     and every metric a column (Parquet when pyarrow is installed)
+    RESULTS/workloads/          converted trace weeks and generated workloads
+    RESULTS/logs/ID.log         an external decider's output
+    RESULTS/runs/ID/            each instance's Batsim output files, when asked (outputs = true)
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable
+
+import orjson
+import pandas as pd
+
+from joulesim.campaign.instances import Instance
+
+#: Metric columns, in table order (those of `RunResult.metrics`).
+METRIC_COLUMNS = [
+    "nb_jobs", "nb_jobs_finished", "nb_jobs_success", "nb_jobs_killed", "nb_jobs_rejected", "makespan",
+    "mean_waiting_time", "max_waiting_time", "mean_bounded_slowdown", "max_bounded_slowdown", "utilization",
+    "nb_machines", "consumed_joules", "nb_machine_switches",
+]
+STATUS_COLUMNS = ["status", "error", "wall_time", "decider_calls"]
+
+
+class ResultsStore:
+    def __init__(self, directory: str):
+        self.directory = directory
+        self.instances_dir = os.path.join(directory, "instances")
+        self.workloads_dir = os.path.join(directory, "workloads")
+        self.logs_dir = os.path.join(directory, "logs")
+        self.runs_dir = os.path.join(directory, "runs")
+
+    def record_path(self, instance_id: str) -> str:
+        return os.path.join(self.instances_dir, f"{instance_id}.json")
+
+    def load(self, instance_id: str) -> dict[str, Any] | None:
+        """The stored record of an instance, or None (never run, or a file left unreadable)."""
+        try:
+            with open(self.record_path(instance_id), "rb") as handle:
+                record = orjson.loads(handle.read())
+        except (OSError, orjson.JSONDecodeError):
+            return None
+        return record if isinstance(record, dict) and record.get("id") == instance_id else None
+
+    def save(self, instance: Instance, record: dict[str, Any]) -> None:
+        os.makedirs(self.instances_dir, exist_ok=True)
+        record = {**record, "parameters": instance.parameters()}
+        path = self.record_path(instance.id)
+        partial = f"{path}.partial"
+        with open(partial, "wb") as handle:
+            handle.write(orjson.dumps(record, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+        os.replace(partial, path)
+
+    def table(self, instances: Iterable[Instance]) -> pd.DataFrame:
+        """One row per instance (in the campaign's order); instances not run yet have status
+        'missing'."""
+        rows = []
+        for instance in instances:
+            record = self.load(instance.id) or {"status": "missing"}
+            row: dict[str, Any] = {"instance_id": instance.id, **instance.parameters()}
+            metrics = record.get("metrics") or {}
+            for column in METRIC_COLUMNS:
+                row[column] = metrics.get(column)
+            for column in STATUS_COLUMNS:
+                row[column] = record.get(column)
+            rows.append(row)
+        frame = pd.DataFrame(rows)
+        option_columns = sorted(c for c in frame.columns if c.startswith("option."))
+        parameters = ["instance_id", "platform", "workload", "week", "seed", "decider", *option_columns,
+                      "energy", "repetition"]
+        unused = [c for c in ("week", "seed") if frame[c].isna().all()]  # no trace weeks, no seeds
+        return frame[[c for c in parameters if c not in unused] + METRIC_COLUMNS + STATUS_COLUMNS]
+
+    def write_table(self, frame: pd.DataFrame) -> list[str]:
+        """results.csv, and results.parquet when pyarrow is installed; returns the paths written."""
+        os.makedirs(self.directory, exist_ok=True)
+        written = [os.path.join(self.directory, "results.csv")]
+        _atomic(written[0], lambda path: frame.to_csv(path, index=False))
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            return written
+        parquet = os.path.join(self.directory, "results.parquet")
+        # Mixed-type option columns (a number here, a string there) are stored as text.
+        clean = frame.copy()
+        for column in clean.columns:
+            if clean[column].dtype == object:
+                kinds = {type(v) for v in clean[column].dropna()}
+                if len(kinds) > 1:
+                    clean[column] = clean[column].map(lambda v: None if v is None or v != v else str(v))
+        _atomic(parquet, lambda path: clean.to_parquet(path, index=False))
+        return written + [parquet]
+
+
+def _atomic(path: str, write: Any) -> None:
+    partial = f"{path}.partial"
+    write(partial)
+    os.replace(partial, path)
+
+
+def read_table(path: str) -> pd.DataFrame:
+    """A results table (a campaign folder, its results.csv or its results.parquet)."""
+    from joulesim.simulator.input_error import InputError
+
+    if os.path.isdir(path):
+        parquet = os.path.join(path, "results.parquet")
+        path = parquet if os.path.exists(parquet) else os.path.join(path, "results.csv")
+    if not os.path.exists(path):
+        raise InputError(path, "file", "does not exist",
+                         "give a campaign results folder (the --out of `joulesim campaign run`) or its results.csv")
+    try:
+        if path.endswith(".parquet"):
+            return pd.read_parquet(path)
+        return pd.read_csv(path)
+    except Exception as exc:  # pandas/pyarrow raise many kinds for a malformed file
+        raise InputError(path, "file", f"is not a readable results table: {exc}",
+                         "rerun `joulesim campaign run` to rewrite it") from None

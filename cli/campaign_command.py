@@ -1,0 +1,95 @@
+"""`joulesim campaign`: run a whole study from one TOML file, and draw its results."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from joulesim.cli.error_reporting import reports_errors
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def campaign() -> None:
+    """Studies of many simulations: platforms x workloads x deciders x option grids."""
+
+
+def _positive_float(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    if not 0 < value <= 3600:
+        raise click.BadParameter(f"{value!r} is not a number of seconds in (0, 3600]", ctx=ctx, param=param)
+    return value
+
+
+@campaign.command()
+@click.argument("study", type=click.Path(dir_okay=False))
+@click.option("--out", "directory", default=None, metavar="DIR",
+              help="Results folder (default: NAME_results in the current directory, NAME from [campaign]).")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Worker processes of the local pool (default: the cores available).")
+@click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
+              help="Run on a running dask.distributed scheduler (tcp://HOST:PORT) instead of the local pool.")
+@click.option("--connect-timeout", default=10.0, show_default=True, type=float, callback=_positive_float,
+              help="Seconds to wait for the Dask scheduler to answer.")
+@click.option("--retry-failed/--keep-failed", default=True, show_default=True,
+              help="Rerun the instances that failed or timed out in an earlier run.")
+@click.option("--progress/--no-progress", default=None,
+              help="Show a progress bar (default: when stderr is a terminal).")
+@reports_errors
+def run(study: str, directory: str | None, workers: int | None, dask_address: str | None,
+        connect_timeout: float, retry_failed: bool, progress: bool | None) -> None:
+    """Run every instance of STUDY that has no result yet; write the results table.
+
+    Exit status: 0 when every instance succeeded, 100 + the number of failed instances
+    (at most 199) otherwise, 2 for a bad campaign file (nothing runs then).
+    """
+    from joulesim.campaign.runner import run_campaign
+
+    summary = run_campaign(study, directory, workers, dask_address, connect_timeout, retry_failed, progress)
+    per_instance = f" ({summary.wall_time / summary.nb_run:.3f} s per instance)" if summary.nb_run else ""
+    lines = [
+        f"campaign {summary.study.name}: {summary.nb_instances} instances, {summary.nb_run} run now, "
+        f"{summary.nb_already_done} already done, {len(summary.failed)} failed",
+        f"wall time {summary.wall_time:.1f} s{per_instance}",
+        "results: " + ", ".join(summary.tables),
+    ]
+    if summary.failed:
+        lines.append("failed (see their records in " + f"{summary.directory}/instances/): "
+                     + ", ".join(summary.failed[:10]) + (", ..." if len(summary.failed) > 10 else ""))
+    click.echo("\n".join(lines))
+    sys.exit(summary.exit_status)
+
+
+@campaign.command("list")
+@click.argument("study", type=click.Path(dir_okay=False))
+@reports_errors
+def list_instances(study: str) -> None:
+    """Check STUDY and print its instances (id and parameters) without running anything."""
+    from joulesim.campaign.runner import instances_of
+
+    _, instances, _ = instances_of(study)
+    for instance in instances:
+        parameters = instance.parameters()
+        text = " ".join(f"{k}={v}" for k, v in parameters.items() if v is not None)
+        click.echo(f"{instance.id} {text}")
+    click.echo(f"{len(instances)} instances", err=True)
+
+
+@campaign.command()
+@click.argument("results", type=click.Path())
+@click.option("-o", "--output", "out_dir", default="campaign_plots", show_default=True, metavar="DIR",
+              help="Folder of the PNG files.")
+@click.option("-x", "--x", "x_columns", multiple=True, metavar="PARAMETER",
+              help="Parameter on the x axis (repeatable; default: every parameter that varies).")
+@click.option("-y", "--y", "y_columns", multiple=True, metavar="METRIC",
+              help="Metric on the y axis (repeatable; default: the main metrics).")
+@click.option("--tradeoff", "tradeoffs", multiple=True, metavar="METRIC_X,METRIC_Y",
+              help="A trade-off plot of two metrics (repeatable; default: energy or makespan vs mean "
+                   "waiting time).")
+@reports_errors
+def report(results: str, out_dir: str, x_columns: tuple[str, ...], y_columns: tuple[str, ...],
+           tradeoffs: tuple[str, ...]) -> None:
+    """Draw metric-vs-parameter and trade-off plots of a campaign's RESULTS (folder or table)."""
+    from joulesim.campaign.report import draw_report
+
+    for path in draw_report(results, out_dir, list(x_columns), list(y_columns), list(tradeoffs)):
+        click.echo(path)

@@ -1,0 +1,324 @@
+"""`joulesim campaign`: campaign files, instance ids, the runner (pool and Dask), resuming, failures."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import joulesim
+from joulesim.campaign import executors
+from joulesim.campaign.instances import expand
+from joulesim.campaign.option_grid import expand_options
+from joulesim.campaign.runner import run_campaign
+from joulesim.campaign.study_file import load_study
+from joulesim.protocol.errors import JoulesimError
+from joulesim.simulator.input_error import InputError
+
+TESTS = Path(__file__).resolve().parent
+
+WORKLOAD = {"nb_res": 4,
+            "jobs": [{"id": str(i), "subtime": 10 * i, "res": 1 + i % 4, "walltime": 400, "profile": f"p{i % 3}"}
+                     for i in range(10)],
+            "profiles": {f"p{k}": {"type": "delay", "delay": 60 * (k + 1)} for k in range(3)}}
+
+
+def write_study(directory: Path, body: str, name: str = "study.toml") -> Path:
+    (directory / "jobs.json").write_text(json.dumps(WORKLOAD))
+    path = directory / name
+    path.write_text(body)
+    return path
+
+
+BASIC = """
+[campaign]
+name = "basic"
+energy = [false, true]
+
+[[platforms]]
+path = "energy2"
+
+[[workloads]]
+path = "jobs.json"
+
+[[deciders]]
+decider = "fcfs"
+
+[[deciders]]
+name = "easy-os"
+decider = "easy"
+grid = {t_idle = [0, 60]}
+"""
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, "-m", "joulesim.cli.main", "campaign", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+
+
+# ---------------------------------------------------------------- grids and ids
+
+def test_grid_is_a_cartesian_product_and_zip_goes_value_by_value():
+    combos = expand_options({"a": 1}, {"g": [1, 2], "h": ["x", "y"]}, {"z1": [10, 20], "z2": [0.1, 0.2]})
+    assert len(combos) == 8
+    assert combos[0] == {"a": 1, "z1": 10, "z2": 0.1, "g": 1, "h": "x"}
+    assert combos[-1] == {"a": 1, "z1": 20, "z2": 0.2, "g": 2, "h": "y"}
+    assert all(c["z2"] == c["z1"] / 100 for c in combos)
+    assert expand_options({}, {}, {}) == [{}]
+
+
+def test_instances_and_stable_ids(tmp_path):
+    study_path = write_study(tmp_path, BASIC)
+    instances = expand(load_study(study_path))
+    # 1 platform x 1 workload x (1 + 2 option sets) x 2 energies
+    assert len(instances) == 6
+    assert len({i.id for i in instances}) == 6
+    again = expand(load_study(study_path))
+    assert [i.id for i in instances] == [i.id for i in again]
+    # Renaming a label changes no id; a changed option value changes only its instances.
+    renamed = write_study(tmp_path, BASIC.replace('name = "easy-os"', 'name = "os"').replace("[0, 60]", "[0, 61]"),
+                          "renamed.toml")
+    ids = {i.id for i in expand(load_study(renamed))}
+    assert len(ids & {i.id for i in instances}) == 4
+    # An edited input file gives new ids.
+    (tmp_path / "jobs.json").write_text(json.dumps({**WORKLOAD, "nb_res": 5}))
+    assert not {i.id for i in expand(load_study(study_path))} & {i.id for i in instances}
+
+
+# ---------------------------------------------------------------- bad campaign files
+
+BAD_FILES = [
+    ("[campaign]\nnmae = 1\n", "[campaign]: key 'nmae': is not a known key"),
+    ("[[platforms]]\npath = \"no/such.xml\"\n", "no such file"),
+    (BASIC.replace('decider = "fcfs"', 'decider = "fcfss"'), "unknown decider 'fcfss'"),
+    (BASIC.replace("grid = {t_idle = [0, 60]}", "grid = {t_idel = [0, 60]}"), "does not accept option(s) t_idel"),
+    (BASIC.replace("grid = {t_idle = [0, 60]}", "grid = {t_idle = []}"), "key 'grid.t_idle': is an empty list"),
+    (BASIC.replace("grid = {t_idle = [0, 60]}", "zip = {t_idle = [0, 60], compute_pstate = [0]}"),
+     "lists of different lengths"),
+    (BASIC.replace('path = "jobs.json"', 'path = "jobs.json"\ntrace = "x.swf"'), "has path and trace"),
+    (BASIC.replace('path = "jobs.json"', 'path = "jobs.json"\nweeks = [1]'), "key 'weeks': applies to a trace"),
+    (BASIC.replace('path = "jobs.json"', 'path = "jobs.json"\nplatforms = ["nope"]'), "'nope' names no [[platforms]]"),
+    (BASIC.replace("[[deciders]]\ndecider = \"fcfs\"", "[[deciders]]\ncommand = [\"prog\"]"), "no {endpoint} placeholder"),
+    (BASIC + "\n[[deciders]]\ndecider = \"fcfs\"\n", "has the same name 'fcfs' as #1"),
+    (BASIC.replace("energy = [false, true]", "energy = \"yes\""), "key 'energy': is a string"),
+    (BASIC.replace('name = "basic"', 'name = "basic"\ntimeout = -1'), "key 'timeout': is -1"),
+    (BASIC.replace("[[deciders]]", "[[deciderz]]", 1), "key 'deciderz': is not a known key"),
+    ("[[platforms]\n", "TOML syntax"),
+    (BASIC.replace('decider = "fcfs"', 'decider = "energybud"\noptions = {budget = 1e9}'), "energybud"),
+    (BASIC.replace('path = "jobs.json"', 'generator = "lublin"\nparameters = {jobz = 3}'),
+     "key 'parameters': key 'jobz': is not a known key"),
+]
+
+
+@pytest.mark.parametrize("body,message", BAD_FILES)
+def test_a_bad_campaign_file_is_refused_before_anything_runs(tmp_path, body, message):
+    study = write_study(tmp_path, body)
+    result = cli("run", str(study), "--out", str(tmp_path / "results"), cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr
+    assert result.stderr.startswith(f"joulesim: error: {study}: ")
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_generator_parameter_of_the_wrong_value_is_refused_naming_the_workload(tmp_path):
+    study = write_study(tmp_path, BASIC.replace('path = "jobs.json"', 'generator = "lublin"\n'
+                                                'parameters = {jobs = 0, nb_res = 4}'))
+    with pytest.raises(InputError, match=r"\[\[workloads\]\] 'lublin' \(seed 0\).*number of jobs must be >= 1"):
+        run_campaign(str(study), str(tmp_path / "r"), workers=1, progress=False)
+    assert not (tmp_path / "r" / "instances").exists()
+
+
+# ---------------------------------------------------------------- running
+
+def test_results_equal_single_runs_and_a_rerun_runs_nothing(tmp_path):
+    study = write_study(tmp_path, BASIC)
+    result = cli("run", str(study), "--out", "res", "--workers", "2", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "6 instances, 6 run now, 0 already done, 0 failed" in result.stdout
+    table = pd.read_csv(tmp_path / "res" / "results.csv")
+    assert len(table) == 6 and set(table["status"]) == {"ok"}
+    parquet = pd.read_parquet(tmp_path / "res" / "results.parquet")
+    assert parquet["error"].isna().all() and table["error"].isna().all()  # null in Parquet, empty in CSV
+    pd.testing.assert_frame_equal(parquet.drop(columns="error"), table.drop(columns="error"), check_dtype=False)
+    for _, row in table.iterrows():
+        options = {} if pd.isna(row["option.t_idle"]) else {"t_idle": int(row["option.t_idle"])}
+        decider = "fcfs" if row["decider"] == "fcfs" else "easy"
+        single = joulesim.simulate("energy2", WORKLOAD, decider, options=options, energy=bool(row["energy"]))
+        for metric in ("makespan", "mean_waiting_time", "mean_bounded_slowdown", "nb_jobs_rejected"):
+            assert row[metric] == pytest.approx(single.metrics[metric], rel=1e-12)
+        if row["energy"]:
+            assert row["consumed_joules"] == pytest.approx(single.metrics["consumed_joules"], rel=1e-12)
+    again = cli("run", str(study), "--out", "res", cwd=tmp_path)
+    assert again.returncode == 0
+    assert "6 instances, 0 run now, 6 already done, 0 failed" in again.stdout
+    # A new grid value: only its instances run.
+    study.write_text(BASIC.replace("[0, 60]", "[0, 60, 120]"))
+    more = cli("run", str(study), "--out", "res", cwd=tmp_path)
+    assert "8 instances, 2 run now, 6 already done, 0 failed" in more.stdout
+    assert len(pd.read_csv(tmp_path / "res" / "results.csv")) == 8
+
+
+def test_failures_are_recorded_and_the_others_go_on(tmp_path):
+    study = write_study(tmp_path, BASIC.replace('energy = [false, true]', 'energy = false') + """
+[[deciders]]
+name = "crashing"
+decider = "campaign_deciders:CrashingDecider"
+
+[[deciders]]
+name = "exiting"
+decider = "campaign_deciders:ExitingDecider"
+""")
+    result = cli("run", str(study), "--out", "res", cwd=tmp_path)
+    assert result.returncode == 102, result.stderr
+    assert "5 instances, 5 run now, 0 already done, 2 failed" in result.stdout
+    table = pd.read_csv(tmp_path / "res" / "results.csv").set_index("decider")
+    assert list(table.loc[["fcfs", "easy-os"], "status"].unique()) == ["ok"]
+    assert table.loc["crashing", "status"] == "failed"
+    assert "deliberate bug on call 3" in table.loc["crashing", "error"]
+    record = json.loads((tmp_path / "res" / "instances" / f"{table.loc['crashing', 'instance_id']}.json").read_text())
+    assert "Traceback" in record["log"] and "campaign_deciders.py" in record["log"]
+    assert table.loc["exiting", "status"] == "failed"
+    assert "worker process running the instance died (exit code 3)" in table.loc["exiting", "error"]
+    # Failed instances are retried by a rerun, unless asked not to.
+    kept = cli("run", str(study), "--out", "res", "--keep-failed", cwd=tmp_path)
+    assert "0 run now, 5 already done, 2 failed" in kept.stdout and kept.returncode == 102
+    retried = cli("run", str(study), "--out", "res", cwd=tmp_path)
+    assert "2 run now, 3 already done, 2 failed" in retried.stdout
+
+
+def test_an_instance_past_its_time_limit_stops_and_a_stuck_one_is_killed(tmp_path, monkeypatch):
+    study = write_study(tmp_path, BASIC.replace('energy = [false, true]', 'energy = false\ntimeout = 0.5') + """
+[[deciders]]
+name = "spinning"
+decider = "campaign_deciders:SpinningDecider"
+""")
+    monkeypatch.setattr(executors, "KILL_GRACE_S", 0.5)
+    summary = run_campaign(str(study), str(tmp_path / "res"), workers=2, progress=False)
+    table = pd.read_csv(tmp_path / "res" / "results.csv").set_index("decider")
+    assert table.loc["spinning", "status"] == "timeout"
+    assert "its worker was killed" in table.loc["spinning", "error"]
+    assert (table.drop(index="spinning")["status"] == "ok").all()
+    assert summary.exit_status == 101
+    # The simulator's own check stops a run past its limit between two decider calls.
+    short = write_study(tmp_path, BASIC.replace('energy = [false, true]', 'energy = false\ntimeout = 1e-9'),
+                        "short.toml")
+    run_campaign(str(short), str(tmp_path / "short"), workers=1, progress=False)
+    statuses = pd.read_csv(tmp_path / "short" / "results.csv")
+    assert set(statuses["status"]) == {"timeout"}
+    assert statuses["error"].str.contains("went past its time limit of 1e-09 s").all()
+
+
+def test_an_interrupted_campaign_keeps_what_finished_and_resumes(tmp_path, monkeypatch):
+    study = write_study(tmp_path, BASIC)
+    real_run = executors.LocalPool.run
+
+    def interrupted_after_two(self, tasks):
+        for count, item in enumerate(real_run(self, tasks)):
+            if count == 2:
+                raise KeyboardInterrupt
+            yield item
+
+    monkeypatch.setattr(executors.LocalPool, "run", interrupted_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        run_campaign(str(study), str(tmp_path / "res"), workers=1, progress=False)
+    table = pd.read_csv(tmp_path / "res" / "results.csv")
+    assert sorted(table["status"]) == ["missing"] * 4 + ["ok"] * 2
+    monkeypatch.setattr(executors.LocalPool, "run", real_run)
+    # A record left half-written by a killed runner counts as missing.
+    first_missing = table[table["status"] == "missing"]["instance_id"].iloc[0]
+    (tmp_path / "res" / "instances" / f"{first_missing}.json").write_text('{"id": "')
+    summary = run_campaign(str(study), str(tmp_path / "res"), workers=2, progress=False)
+    assert (summary.nb_run, summary.nb_already_done, summary.failed) == (4, 2, [])
+    assert set(pd.read_csv(tmp_path / "res" / "results.csv")["status"]) == {"ok"}
+
+
+def test_trace_weeks_generator_seeds_external_command_and_kept_outputs(tmp_path):
+    lines = [f"{i + 1} {i * 86400 * 2} 0 {100 + i} 2 -1 -1 2 200 -1 1 1 1 1 1 -1 -1 -1" for i in range(10)]
+    (tmp_path / "t.swf").write_text("; MaxProcs: 4\n" + "\n".join(lines) + "\n")
+    study = write_study(tmp_path, f"""
+[campaign]
+outputs = true
+
+[[platforms]]
+path = "small4"
+
+[[workloads]]
+trace = "t.swf"
+weeks = [0, 1]
+
+[[workloads]]
+generator = "batsim-eval"
+seeds = [1, 2]
+parameters = {{jobs = 5, nb_res = 32}}
+
+[[deciders]]
+name = "external-easy"
+command = ["{sys.executable}", "-m", "joulesim.cli.main", "decide", "easy", "-s", "{{endpoint}}"]
+""")
+    summary = run_campaign(str(study), str(tmp_path / "res"), workers=2, progress=False)
+    assert summary.failed == [] and summary.nb_run == 4
+    table = pd.read_csv(tmp_path / "res" / "results.csv")
+    by_week = table[table["workload"] == "t"].set_index("week")
+    assert list(by_week["nb_jobs"]) == [4, 3]  # days 0,2,4,6 then 8,10,12 (weeks from the first job)
+    assert sorted(table["seed"].dropna()) == [1, 2]
+    for instance_id in table["instance_id"]:
+        assert (tmp_path / "res" / "runs" / instance_id / "out_jobs.csv").exists()
+        assert (tmp_path / "res" / "logs" / f"{instance_id}.log").exists()
+    assert len(os.listdir(tmp_path / "res" / "workloads")) == 4
+
+
+def test_dask_local_cluster_gives_the_pool_s_table_and_a_dead_address_is_a_clear_error(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    study = write_study(tmp_path, BASIC)
+    run_campaign(str(study), str(tmp_path / "pool"), workers=2, progress=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        summary = run_campaign(str(study), str(tmp_path / "dask"), dask_address=cluster.scheduler_address,
+                               progress=False)
+    assert summary.nb_run == 6 and summary.failed == []
+    pool = pd.read_csv(tmp_path / "pool" / "results.csv").drop(columns="wall_time")
+    dask = pd.read_csv(tmp_path / "dask" / "results.csv").drop(columns="wall_time")
+    pd.testing.assert_frame_equal(pool, dask)
+    with pytest.raises(JoulesimError, match=r"cannot reach the Dask scheduler at tcp://127.0.0.1:9 within 1 s"):
+        run_campaign(str(study), str(tmp_path / "nowhere"), dask_address="tcp://127.0.0.1:9", connect_timeout=1,
+                     progress=False)
+
+
+def test_list_prints_the_instances_without_running(tmp_path):
+    study = write_study(tmp_path, BASIC)
+    result = cli("list", str(study), cwd=tmp_path)
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert len(lines) == 6 and "6 instances" in result.stderr
+    assert lines[2].split()[1:] == ["platform=energy2", "workload=jobs", "decider=easy-os", "energy=False",
+                                    "repetition=0", "option.t_idle=0"]
+    assert not (tmp_path / "basic_results").exists()
+
+
+def test_report_draws_metric_and_tradeoff_plots(tmp_path):
+    pytest.importorskip("matplotlib")
+    study = write_study(tmp_path, BASIC)
+    run_campaign(str(study), str(tmp_path / "res"), workers=2, progress=False)
+    result = cli("report", "res", "-o", "plots", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    written = result.stdout.split()
+    assert "plots/consumed_joules_vs_option.t_idle.png" in written
+    assert "plots/tradeoff_consumed_joules_vs_mean_waiting_time.png" in written
+    assert all((tmp_path / p).stat().st_size > 10_000 for p in written)
+    bad = cli("report", "res", "--y", "no_such_metric", cwd=tmp_path)
+    assert bad.returncode == 1 and "has no column 'no_such_metric'" in bad.stderr
+    missing = cli("report", "nowhere", cwd=tmp_path)
+    assert missing.returncode == 2 and "nowhere: file: does not exist" in missing.stderr
+
+
+def test_default_results_folder_is_named_after_the_campaign(tmp_path):
+    study = write_study(tmp_path, BASIC.replace('energy = [false, true]', 'energy = false'))
+    result = cli("run", str(study), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "basic_results" / "results.csv").exists()
