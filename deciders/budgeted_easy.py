@@ -281,7 +281,7 @@ class BudgetedEasy(EasyBackfilling):
 
     def computations(self) -> Iterator[tuple[float, int]]:
         """(estimated end, machines) of every job computing or about to compute."""
-        return ((record.estimated_end, record.mask.bit_count()) for record in self.running.values())
+        return ((record.estimated_end, record.size) for record in self.running.values())
 
     def computing_machines(self) -> int:
         """Machines counted as computing in the estimate of past consumption."""

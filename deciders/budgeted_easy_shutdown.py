@@ -60,7 +60,7 @@ class ShutdownMachineHooks:
     def computations(self) -> Iterator[tuple[float, int]]:
         yield from super().computations()
         for start in self.awaited.values():
-            yield start.estimated_end, start.mask.bit_count()
+            yield start.estimated_end, start.size
 
     def computing_machines(self) -> int:
         return (self.busy_mask | self.awaited_mask).bit_count()

@@ -81,6 +81,10 @@ class AwaitedStart:
     job: SubmittedJob
     mask: int
     chosen_at: float
+    size: int = 0  # machines in mask
+
+    def __post_init__(self) -> None:
+        self.size = self.mask.bit_count()
 
     @property
     def estimated_end(self) -> float:

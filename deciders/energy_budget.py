@@ -30,6 +30,8 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+import numpy as np
+
 from joulesim.deciders.budgeted_easy import (
     BUDGET_OPTIONS,
     TOLERANCE,
@@ -41,6 +43,9 @@ from joulesim.deciders.budgeted_easy import (
 )
 from joulesim.deciders.decider_options import float_option
 from joulesim.protocol.decider import SubmittedJob
+
+# Projections with at least this many breakpoints are evaluated with numpy.
+_VECTOR_FROM = 16
 
 __all__ = ["EnergyBudget", "EnergyOutlook", "ReducePC", "ReservedEnergy"]
 
@@ -76,7 +81,7 @@ class EnergyOutlook:
     budget period until `times[i + 1]`.
     """
 
-    __slots__ = ("now", "period", "plan", "extra_power", "times", "balances", "slopes", "lowest_so_far")
+    __slots__ = ("now", "period", "plan", "extra_power", "times", "balances", "slopes", "lowest_so_far", "_times_np")
 
     def __init__(self, now: float, available: float, period: BudgetPeriod, plan: MachinePlan,
                  idle_power: float, extra_power: float):
@@ -112,6 +117,7 @@ class EnergyOutlook:
             low = b if b < low else low
             lowest.append(low)
         self.lowest_so_far = lowest  # lowest_so_far[i]: min of balances[0..i]
+        self._times_np: np.ndarray | None = None
 
     def balance_at(self, t: float) -> float:
         """Projected C_ea at t >= now (frozen after t_e)."""
@@ -159,7 +165,49 @@ class EnergyOutlook:
                 points.append(end)
         if kept is not None and since < kept.until < horizon:
             points.append(kept.until)
-        return min(self._value(t, jobs, kept) for t in points)
+        if len(points) < _VECTOR_FROM:
+            return min(self._value(t, jobs, kept) for t in points)
+        return self._lowest_vectorized(np.array(points), jobs, kept)
+
+    def _lowest_vectorized(self, points: np.ndarray, jobs: Sequence[PlannedJob],
+                           kept: ReservedEnergy | None) -> float:
+        """min(_value(t) for t in points) with numpy: the same float operations in the same
+        order, so the same result, at a fraction of the cost on long projections (a platform
+        with thousands of running jobs has thousands of breakpoints)."""
+        period = self.period
+        start, end = period.start, period.end
+
+        def clock(values: np.ndarray) -> np.ndarray:
+            return np.where(values < start, start, np.where(values > end, end, values))
+
+        times = self._times_array()
+        index = np.searchsorted(times, points, side="right") - 1
+        frozen = index >= len(self.slopes)
+        inner = np.where(frozen, 0, index)
+        balances = np.asarray(self.balances)
+        slopes = np.asarray(self.slopes) if self.slopes else np.zeros(1)
+        values = np.where(frozen, balances[-1],
+                          balances[inner] + slopes[np.minimum(inner, len(slopes) - 1)]
+                          * (clock(points) - clock(times[inner])))
+        for job_start, job_end, machines in jobs:
+            used = machines * self.extra_power * (clock(np.where(job_end < points, job_end, points))
+                                                  - period.clock(job_start))
+            values = np.where(points > job_start, values - used, values)
+        if kept is not None:
+            if kept.spread:
+                span = period.clock(kept.until) - period.clock(self.now)
+                amount = (np.full(len(points), kept.amount) if span <= 0 else
+                          kept.amount * (clock(points) - period.clock(self.now)) / span)
+            else:
+                amount = np.full(len(points), kept.amount)
+            values = np.where(points > kept.until, values, values - amount)
+        return float(values.min())
+
+    def _times_array(self) -> np.ndarray:
+        array = getattr(self, "_times_np", None)
+        if array is None:
+            array = self._times_np = np.asarray(self.times)
+        return array
 
     def allows(self, jobs: Sequence[PlannedJob], kept: ReservedEnergy | None = None) -> bool:
         """Rule 2 from now: C_ea stays >= 0 with `jobs` running and `kept` set aside."""

@@ -123,6 +123,7 @@ class RunningJob:
     mask: int
     start: float
     estimated_end: float  # start + walltime; math.inf without walltime
+    size: int = 0  # machines in mask (counted once: a bit count costs time in the platform's size)
 
 
 class WaitingQueue:
@@ -263,7 +264,8 @@ class QueuePolicy(Decider):
         self.busy_mask |= mask
         self.free_mask &= ~mask
         walltime = job.walltime
-        record = RunningJob(job, alloc, mask, self.now, self.now + walltime if walltime >= 0 else math.inf)
+        record = RunningJob(job, alloc, mask, self.now, self.now + walltime if walltime >= 0 else math.inf,
+                            sum(last - first + 1 for first, last in runs))
         self.running[job.id] = record
         return record
 

@@ -18,6 +18,8 @@ row (`epower`; NA when no time elapsed, as Batsim writes it).
 
 from __future__ import annotations
 
+from collections import Counter
+from fractions import Fraction
 from math import fsum
 from typing import TYPE_CHECKING, TextIO
 
@@ -28,12 +30,27 @@ if TYPE_CHECKING:
 
 ENERGY_COLUMNS = ["time", "energy", "event_type", "wattmin", "epower"]
 
+# Above this many distinct static wattages, the exact sum is taken over the hosts' list.
+_MAX_DISTINCT_WATTAGES = 32
+
+
+def exact_total(counts: "Counter[float]") -> float:
+    """The correctly rounded sum of a multiset of floats (value -> count): the float
+    math.fsum gives over the whole list, at the cost of its few distinct values."""
+    return float(sum(Fraction(value) * count for value, count in counts.items()))
+
 
 class EnergyMeter:
     def __init__(self, out: TextIO | None, static_watts: list[float]):
         self._out = out
         self.static_watts = list(static_watts)  # per compute host, now
-        self._static = fsum(self.static_watts)  # recomputed exactly at each change: no drift
+        # The total is recomputed exactly at each change (no drift): from the count of hosts
+        # at each wattage (a pstate change on a platform of 80,000 hosts must not cost a sum
+        # over all of them), or from the list when hosts have many different wattages.
+        self._counts: Counter[float] | None = Counter(self.static_watts)
+        if len(self._counts) > _MAX_DISTINCT_WATTAGES:
+            self._counts = None
+        self._static = self._exact_static()
         self._dynamic = CompensatedSum()  # sum of the running jobs' dynamic power
         self._energy = CompensatedSum()
         self._power = self._static
@@ -48,6 +65,11 @@ class EnergyMeter:
         if now != self._t:
             self._energy.add(self._power * (now - self._t))
             self._t = now
+
+    def _exact_static(self) -> float:
+        if self._counts is None:
+            return fsum(self.static_watts)
+        return exact_total(self._counts)
 
     def _refresh_power(self) -> None:
         self._power = self._static + self._dynamic.value
@@ -76,16 +98,24 @@ class EnergyMeter:
         """Hosts change their static power (a pstate change); settles running jobs on them."""
         self._advance(now)
         static = self.static_watts
+        counts = self._counts
         for host, new in zip(hosts, watts):
             old = static[host]
             if new == old:
                 continue
             static[host] = new
+            if counts is not None:
+                counts[old] -= 1
+                if not counts[old]:
+                    del counts[old]
+                counts[new] += 1
             record = running[host]
             if record is not None:
                 self._settle(record, now)
                 record.power += new - old
-        self._static = fsum(static)
+        if counts is not None and len(counts) > _MAX_DISTINCT_WATTAGES:
+            self._counts = None
+        self._static = self._exact_static()
         self._refresh_power()
         self._row(now, "p")
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from conftest import jobs_by_id, read_csv, run_in_process, write_workload
 from scripted_decider import ScriptedDecider
 
@@ -310,3 +312,14 @@ def test_machine_time_totals_stay_exact_over_many_moves():
     states.close(end)
     assert states.time_in(COMPUTING) == pytest.approx(busy, abs=1e-6)
     assert states.time_in(IDLE) == pytest.approx(128 * end - busy, abs=1e-6)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from([95.0, 9.75, 101.0, 125.17, 190.74, 0.1, 1e-3, 3.3e7, 0.0]), max_size=5000))
+def test_the_static_total_from_counts_is_the_exactly_rounded_sum_of_the_hosts(watts):
+    from collections import Counter
+    from math import fsum
+
+    from joulesim.simulator.energy_meter import exact_total
+
+    assert exact_total(Counter(watts)) == fsum(watts)
