@@ -56,6 +56,13 @@ class RunResult:
         metrics.pop("run")
         return metrics
 
+    def window_metrics(self, start: float, end: float) -> dict[str, Any]:
+        """Utilization, energy and jobs started within [start, end] (seed 001 §6.5.3's
+        measures of a week): see joulesim.analysis.window_metrics."""
+        from joulesim.analysis.window_metrics import window_metrics
+
+        return window_metrics(self._outputs, start, end)
+
     @property
     def energy_enabled(self) -> bool:
         return self._result.energy_enabled

@@ -59,7 +59,9 @@ def run_instance(task: dict[str, Any]) -> dict[str, Any]:
             _platform(task["platform"]), task["workload"], decider, options=task["options"],
             energy=task["energy"], mmax=task["mmax"], export=task.get("export"),
             timeout=task["reply_timeout"], time_limit=task["timeout"], decider_log=log)
-        record["metrics"] = result.metrics
+        record["metrics"] = dict(result.metrics)
+        if task.get("window"):
+            record["metrics"].update(result.window_metrics(*task["window"]))
         record["decider_calls"] = result.decider_calls
     except RunTimeLimitError as exc:
         record.update(status="timeout", error=str(exc))

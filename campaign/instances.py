@@ -91,6 +91,8 @@ def expand(study: Study, digests: FileDigests | None = None) -> list[Instance]:
                                 "options": [list(item) for item in options],
                                 "energy": energy, "repetition": repetition,
                             }
+                            if study.window is not None:  # the window's metrics are part of the results
+                                identity["window"] = list(study.window)
                             key = hashlib.sha256(orjson.dumps(identity, option=orjson.OPT_SORT_KEYS)).hexdigest()
                             instance = Instance(key[:ID_LENGTH], platform, workload, decider, options, energy,
                                                 repetition)
@@ -99,3 +101,19 @@ def expand(study: Study, digests: FileDigests | None = None) -> list[Instance]:
                             seen[instance.id] = instance
                             instances.append(instance)
     return instances
+
+
+def select(instances: list[Instance], where: dict[str, list[str]]) -> list[Instance]:
+    """The instances whose parameters match every `where` entry (parameter -> accepted values,
+    compared as text: week=3, energy=True, option.t_idle=0)."""
+    if not where:
+        return instances
+    known = sorted({key for instance in instances for key in instance.parameters()})
+    for key in where:
+        if key not in known:
+            from joulesim.protocol.errors import JoulesimError
+
+            raise JoulesimError(f"--where {key}=...: no instance parameter is named {key!r}; the parameters are "
+                                + ", ".join(known))
+    return [i for i in instances
+            if all(str(i.parameters().get(key)) in values for key, values in where.items())]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from joulesim.campaign.executors import DaskCluster, LocalPool, default_workers
-from joulesim.campaign.instances import FileDigests, Instance, expand
+from joulesim.campaign.instances import FileDigests, Instance, expand, select
 from joulesim.campaign.results_store import ResultsStore
 from joulesim.campaign.study_file import Study, load_study
 from joulesim.campaign.workload_preparation import prepare, prepared_path
@@ -45,10 +45,11 @@ def default_directory(study: Study) -> str:
     return f"{study.name}_results"
 
 
-def instances_of(path: str) -> tuple[Study, list[Instance], FileDigests]:
+def instances_of(path: str, where: dict[str, list[str]] | None = None) -> tuple[Study, list[Instance], FileDigests]:
+    """The study and its instances (those matching `where`, see instances.select)."""
     study = load_study(path)
     digests = FileDigests()
-    return study, expand(study, digests), digests
+    return study, select(expand(study, digests), where or {}), digests
 
 
 def prepare_workloads(study: Study, instances: list[Instance], digests: FileDigests, store: ResultsStore,
@@ -91,16 +92,22 @@ def task_of(instance: Instance, study: Study, workload_path: str, store: Results
         "reply_timeout": study.reply_timeout_s,
         "export": os.path.join(store.runs_dir, instance.id, "out") if study.keep_outputs else None,
         "log_path": os.path.join(store.logs_dir, f"{instance.id}.log"),
+        "window": list(study.window) if study.window else None,
     }
 
 
 def run_campaign(path: str, directory: str | None = None, workers: int | None = None,
                  dask_address: str | None = None, connect_timeout: float = 10.0, retry_failed: bool = True,
-                 progress: bool | None = None) -> CampaignSummary:
+                 progress: bool | None = None, where: dict[str, list[str]] | None = None) -> CampaignSummary:
+    """Run the instances of campaign file `path` (those matching `where`) that are not done;
+    the results table lists those instances."""
     started = time.perf_counter()
     if progress is None:
         progress = sys.stderr.isatty()
-    study, instances, digests = instances_of(path)
+    study, instances, digests = instances_of(path, where)
+    if not instances:
+        raise JoulesimError(f"{path}: no instance matches --where " +
+                            " ".join(f"{k}={','.join(v)}" for k, v in (where or {}).items()))
     store = ResultsStore(os.path.abspath(directory or default_directory(study)))
     workload_paths = prepare_workloads(study, instances, digests, store, progress)
     done = {}

@@ -11,6 +11,7 @@ an InputError naming the file, the table and the key, and saying how to fix it.
     timeout = 3600                  # seconds of wall-clock time per instance
     reply_timeout = 120             # seconds to wait for each decider reply
     outputs = false                 # keep each instance's Batsim files in RESULTS/runs/ID/
+    window = [0, 604800]            # also measure utilization, energy, jobs started in [t0, t1]
 
     [[platforms]]
     path = "cluster32"              # a file (relative to this file) or a shipped platform
@@ -46,7 +47,7 @@ GENERATORS = ("lublin", "batsim-eval", "grid-stream")
 DEFAULT_TIMEOUT_S = 3600.0
 DEFAULT_REPLY_TIMEOUT_S = 120.0
 _TOP_KEYS = {"campaign": "settings", "platforms": "platforms", "workloads": "workloads", "deciders": "deciders"}
-_CAMPAIGN_KEYS = ("name", "energy", "repetitions", "timeout", "reply_timeout", "outputs")
+_CAMPAIGN_KEYS = ("name", "energy", "repetitions", "timeout", "reply_timeout", "outputs", "window")
 _PLATFORM_KEYS = ("path", "name", "mmax")
 _WORKLOAD_KEYS = ("path", "trace", "generator", "name", "weeks", "convert", "seeds", "parameters", "platforms")
 _DECIDER_KEYS = ("decider", "command", "name", "options", "grid", "zip")
@@ -91,6 +92,7 @@ class Study:
     timeout_s: float = DEFAULT_TIMEOUT_S
     reply_timeout_s: float = DEFAULT_REPLY_TIMEOUT_S
     keep_outputs: bool = False
+    window: tuple[float, float] | None = None  # window metrics over [t0, t1] (simulated seconds)
 
 
 class _Checker:
@@ -184,6 +186,16 @@ def load_study(path: str) -> Study:
         raise check.fail("[campaign]: key 'reply_timeout'", f"is {study.reply_timeout_s:g}", "give at most 86400 s")
     study.keep_outputs = check.typed("[campaign]: key 'outputs'", settings.get("outputs", False), bool,
                                      "true or false")
+    if "window" in settings:
+        window = settings["window"]
+        fix = "give [t0, t1], two times in seconds with t0 < t1, e.g. window = [0, 604800]"
+        if not isinstance(window, list) or len(window) != 2:
+            raise check.fail("[campaign]: key 'window'", f"is {window!r}", fix)
+        for value in window:
+            check.positive("[campaign]: key 'window'", value, fix, zero=True)
+        if not window[0] < window[1]:
+            raise check.fail("[campaign]: key 'window'", f"is {window!r}", fix)
+        study.window = (float(window[0]), float(window[1]))
     return study
 
 

@@ -14,6 +14,23 @@ def campaign() -> None:
     """Studies of many simulations: platforms x workloads x deciders x option grids."""
 
 
+def _where(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, list[str]]:
+    where: dict[str, list[str]] = {}
+    for text in values:
+        key, sep, accepted = text.partition("=")
+        if not sep or not key or not accepted:
+            raise click.BadParameter(f"{text!r} is not PARAMETER=VALUE[,VALUE...] (e.g. week=3,5 or "
+                                     "decider=easy)", ctx=ctx, param=param)
+        where.setdefault(key, []).extend(accepted.split(","))
+    return where
+
+
+def _where_option():
+    return click.option("--where", "where", multiple=True, callback=_where, metavar="PARAMETER=VALUES",
+                        help="Only the instances whose PARAMETER is one of VALUES (comma-separated), e.g. "
+                             "--where workload=blue --where week=3,5. Repeatable.")
+
+
 def _positive_float(ctx: click.Context, param: click.Parameter, value: float) -> float:
     if not 0 < value <= 3600:
         raise click.BadParameter(f"{value!r} is not a number of seconds in (0, 3600]", ctx=ctx, param=param)
@@ -34,9 +51,10 @@ def _positive_float(ctx: click.Context, param: click.Parameter, value: float) ->
               help="Rerun the instances that failed or timed out in an earlier run.")
 @click.option("--progress/--no-progress", default=None,
               help="Show a progress bar (default: when stderr is a terminal).")
+@_where_option()
 @reports_errors
 def run(study: str, directory: str | None, workers: int | None, dask_address: str | None,
-        connect_timeout: float, retry_failed: bool, progress: bool | None) -> None:
+        connect_timeout: float, retry_failed: bool, progress: bool | None, where: dict[str, list[str]]) -> None:
     """Run every instance of STUDY that has no result yet; write the results table.
 
     Exit status: 0 when every instance succeeded, 100 + the number of failed instances
@@ -44,7 +62,7 @@ def run(study: str, directory: str | None, workers: int | None, dask_address: st
     """
     from joulesim.campaign.runner import run_campaign
 
-    summary = run_campaign(study, directory, workers, dask_address, connect_timeout, retry_failed, progress)
+    summary = run_campaign(study, directory, workers, dask_address, connect_timeout, retry_failed, progress, where)
     per_instance = f" ({summary.wall_time / summary.nb_run:.3f} s per instance)" if summary.nb_run else ""
     lines = [
         f"campaign {summary.study.name}: {summary.nb_instances} instances, {summary.nb_run} run now, "
@@ -61,12 +79,13 @@ def run(study: str, directory: str | None, workers: int | None, dask_address: st
 
 @campaign.command("list")
 @click.argument("study", type=click.Path(dir_okay=False))
+@_where_option()
 @reports_errors
-def list_instances(study: str) -> None:
+def list_instances(study: str, where: dict[str, list[str]]) -> None:
     """Check STUDY and print its instances (id and parameters) without running anything."""
     from joulesim.campaign.runner import instances_of
 
-    _, instances, _ = instances_of(study)
+    _, instances, _ = instances_of(study, where)
     for instance in instances:
         parameters = instance.parameters()
         text = " ".join(f"{k}={v}" for k, v in parameters.items() if v is not None)

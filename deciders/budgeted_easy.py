@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from joulesim.deciders.decider_options import float_option
 from joulesim.deciders.easy import EasyBackfilling
@@ -55,7 +55,8 @@ __all__ = [
 #: table 6.1. The shutdown options (`t_idle`, ...) select the variant with opportunistic
 #: shutdown (deciders/__init__.py, OPTION_VARIANTS).
 BUDGET_OPTIONS: dict[str, str] = {
-    "budget": "energy budget B in joules over [start, end] (default: inf, no budget: plain EASY)",
+    "budget": "energy budget B in joules over [start, end], or a percentage such as 80% of what every machine "
+              "would consume computing at full power over the period (default: inf, no budget: plain EASY)",
     "start": "t_s, start of the budget period in seconds of simulated time (default: 0)",
     "end": "t_e, end of the budget period in seconds (required with a finite budget)",
     "p_idle": "overestimated power of an idle machine P~idle, in watts (default: 100)",
@@ -97,8 +98,41 @@ class BudgetPeriod:
         return max(0.0, self.clock(b) - self.clock(a))
 
 
+def read_budget_fraction(options: dict[str, str], decider: str) -> float | None:
+    """The budget as a fraction when given as a percentage ("80%"), else None."""
+    text = str(options.get("budget", "")).strip()
+    if not text.endswith("%"):
+        return None
+    percent = float_option(decider, {"budget": text[:-1]}, "budget", 0.0, minimum=0.0)
+    return percent / 100.0
+
+
+def full_power(compute_resources: list[dict[str, Any]], pstate: int, decider: str) -> float:
+    """Watts of every compute machine computing at full load in `pstate`, from the hosts'
+    wattage_per_state properties ("idle:max, idle:max, ..." per pstate, as Batsim's)."""
+    total = 0.0
+    for resource in compute_resources:
+        text = str((resource.get("properties") or {}).get("wattage_per_state", ""))
+        name = resource.get("name", resource.get("id"))
+        pairs = [part.strip() for part in text.split(",")] if text else []
+        try:
+            if pstate >= len(pairs):
+                raise ValueError
+            total += float(pairs[pstate].split(":")[-1])
+        except ValueError:
+            raise JoulesimError(f"decider {decider}: a budget in % needs the machines' full-load power, but host "
+                                f"{name} has no wattage_per_state entry for pstate {pstate} (got {text!r}); give "
+                                "the budget in joules, or use a platform with wattage_per_state") from None
+    return total
+
+
 def read_budget_period(options: dict[str, str], decider: str) -> BudgetPeriod:
-    """The budget, start and end options (JoulesimError naming the option when invalid)."""
+    """The budget, start and end options (JoulesimError naming the option when invalid).
+
+    A budget in % (e.g. "80%") gives a period with budget 0 here: the decider sets the budget
+    once it knows the platform (`BudgetedEasy.on_simulation_begins`)."""
+    if read_budget_fraction(options, decider) is not None:
+        options = {**options, "budget": "0"}
     budget = float_option(decider, options, "budget", math.inf, minimum=0.0, allow_inf=True)
     start = float_option(decider, options, "start", 0.0, minimum=0.0)
     if "end" in options:
@@ -212,11 +246,24 @@ class BudgetedEasy(EasyBackfilling):
     def __init__(self, options: dict[str, str] | None = None):
         super().__init__(options)
         self.period = read_budget_period(self.options, self.NAME)
+        self.budget_fraction = read_budget_fraction(self.options, self.NAME)
         self.p_idle = float_option(self.NAME, self.options, "p_idle", 100.0, minimum=0.0)
         self.p_computing = float_option(self.NAME, self.options, "p_computing", 203.12, minimum=self.p_idle)
         self._plan: MachinePlan | None = None  # rebuilt lazily after a start or an end
         self._wakeups: set[float] = set()  # CALL_ME_LATER times asked for and not yet received
         self.budget_refused = False  # the last schedule() held a job back for the budget only
+
+    def on_simulation_begins(self, data: dict[str, Any]) -> None:
+        super().on_simulation_begins(data)
+        if self.budget_fraction is not None:  # a budget in %: of the platform's full-load energy
+            if not self.compute_resources:
+                raise JoulesimError(f"decider {self.NAME}: a budget in % needs the compute resources' properties "
+                                    "in SIMULATION_BEGINS; give the budget in joules")
+            power = getattr(self, "power", None)  # the shutdown variants' machine power states
+            pstate = power.compute_pstate if power is not None else 0
+            watts = full_power(self.compute_resources, pstate, self.NAME)
+            start, end = self.period.start, self.period.end
+            self.period = BudgetPeriod(self.budget_fraction * watts * (end - start), start, end)
 
     # ---------------------------------------------------------------- estimates
     def constrained(self) -> bool:

@@ -322,3 +322,37 @@ def test_default_results_folder_is_named_after_the_campaign(tmp_path):
     result = cli("run", str(study), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "basic_results" / "results.csv").exists()
+
+
+# ---------------------------------------------------------------- windows and selections
+
+def test_window_metrics_count_only_what_happens_inside_the_window():
+    # energy2: 2 hosts at 95 W idle; a delay job keeps its hosts at idle power.
+    workload = {"jobs": [{"id": "a", "subtime": 0, "res": 2, "profile": "p"}],
+                "profiles": {"p": {"type": "delay", "delay": 100}}}
+    result = joulesim.simulate("energy2", workload, "fcfs", energy=True)
+    assert result.window_metrics(50, 150) == {"window_utilization": 0.5, "window_jobs_started": 0,
+                                              "window_energy": 2 * 95 * 50}  # the run ends at t=100
+    assert result.window_metrics(0, 50) == {"window_utilization": 1.0, "window_jobs_started": 1,
+                                            "window_energy": 2 * 95 * 50}
+    no_energy = joulesim.simulate("energy2", workload, "fcfs")
+    assert no_energy.window_metrics(0, 200)["window_energy"] is None
+
+
+def test_a_campaign_window_adds_window_columns_and_where_selects_instances(tmp_path):
+    study = write_study(tmp_path, BASIC.replace('name = "basic"', 'name = "basic"\nwindow = [0, 300]'))
+    summary = run_campaign(str(study), str(tmp_path / "res"), workers=1, progress=False,
+                           where={"decider": ["fcfs"], "energy": ["True"]})
+    assert summary.nb_instances == 1
+    row = pd.read_csv(tmp_path / "res" / "results.csv").iloc[0]
+    single = joulesim.simulate("energy2", WORKLOAD, "fcfs", energy=True).window_metrics(0, 300)
+    for key, value in single.items():
+        assert row[key] == pytest.approx(value, rel=1e-12)
+    listed = cli("list", str(study), "--where", "option.t_idle=60", cwd=tmp_path)
+    assert len(listed.stdout.splitlines()) == 2
+    bad = cli("list", str(study), "--where", "colour=red", cwd=tmp_path)
+    assert bad.returncode == 1 and "no instance parameter is named 'colour'" in bad.stderr
+    none = cli("run", str(study), "--where", "decider=nobody", cwd=tmp_path)
+    assert none.returncode == 1 and "no instance matches --where decider=nobody" in none.stderr
+    malformed = cli("run", str(study), "--where", "decider", cwd=tmp_path)
+    assert malformed.returncode == 2 and "is not PARAMETER=VALUE" in malformed.stderr

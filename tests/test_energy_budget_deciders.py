@@ -465,3 +465,35 @@ def test_e2e_energybud_in_its_own_process(tmp_path):
                             capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert result.returncode == 0, result.stderr
     assert {j: float(r["starting_time"]) for j, r in jobs_by_id(prefix).items()} == {"A": 100.0, "B": 200.0}
+
+
+# --------------------------------------------------------------------------- budget in %
+@pytest.mark.parametrize("name", BUDGETED)
+@pytest.mark.parametrize("shutdown", [False, True])
+def test_a_budget_in_percent_is_that_share_of_the_platform_full_load_energy(name, shutdown):
+    import joulesim
+
+    # 4 hosts at 190.74 W at full load (Taurus) over 1,000 s: 50% is 4 x 190.74 x 1,000 / 2 J.
+    period = {"start": "1000", "end": "2000", **({"t_idle": "0"} if shutdown else {})}
+    workload = {"jobs": [{"id": str(i), "subtime": 10 * i, "res": 1 + i % 4, "walltime": 900, "profile": "p"}
+                         for i in range(40)],
+                "profiles": {"p": {"type": "delay", "delay": 600}}}
+    percent = joulesim.simulate("homogeneous240", workload, name, energy=True, mmax=4,
+                                options={**period, "budget": "50%"})
+    joules = joulesim.simulate("homogeneous240", workload, name, energy=True, mmax=4,
+                               options={**period, "budget": repr(0.5 * (190.74 * 4) * 1000)})
+    assert percent.jobs.equals(joules.jobs)
+    unlimited = joulesim.simulate("homogeneous240", workload, name, energy=True, mmax=4, options=period)
+    assert not percent.jobs.equals(unlimited.jobs)  # the budget held jobs back
+
+
+def test_a_budget_in_percent_needs_wattages_and_a_number(tmp_path):
+    import joulesim
+
+    with pytest.raises(JoulesimError, match="host h0 has no wattage_per_state entry for pstate 0"):
+        joulesim.simulate(write_platform(tmp_path, 2), "tiny", "energybud",
+                          options={"budget": "80%", "end": "100"})
+    with pytest.raises(JoulesimError, match="option budget"):
+        load_decider("energybud", {"budget": "eighty%", "end": "100"})
+    with pytest.raises(JoulesimError, match="option end"):
+        load_decider("powercap", {"budget": "80%"})
