@@ -1,0 +1,265 @@
+"""Seed 001 chapter 6 (§6.5): EASY under an energy budget, rebuilt as a joulesim campaign.
+
+    python experiments/energy_budget/run.py                 # default subset, ~20-25 min on 2 cores
+    python experiments/energy_budget/run.py --full          # the 980 instances, ~1.5 h on 2 cores
+    python experiments/energy_budget/run.py --analyze-only --out DIR
+    python experiments/energy_budget/run.py --select-weeks  # recompute the weeks of campaign.toml
+
+Runs `campaign.toml` (the default subset: SDSC-BLUE's 10 weeks and Curie's two weeks of highest
+load, 588 instances), then normalizes the measures as §6.5.3 ([Mor08]: between-subject
+normalization, each trace week a subject), draws figures 6.2-6.4 and table 6.2, and writes
+OUT/results.md with the thesis's claims checked one by one. See README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+REPO_ROOT = HERE.parents[1]
+CAMPAIGN = HERE / "campaign.toml"
+DEFAULT_OUT = REPO_ROOT / "out" / "energy_budget"  # /out/ is git-ignored
+SHARED_SWF = REPO_ROOT.parent / "shared" / "data" / "swf"
+TRACES = {"curie": ("CEA-Curie-2011-2.1-cln.swf.gz", 80640), "sdsc-blue": ("SDSC-BLUE-2000-4.2-cln.swf.gz", 1152)}
+#: The default subset: every SDSC-BLUE week, the two Curie weeks of highest offered load.
+DEFAULT_CURIE_WEEKS = ["7", "11"]
+WEEK = 7 * 86400.0
+P_COMPUTING = 190.74  # W, table 6.1: a host computing at full load
+BUDGETS = [100, 90, 80, 70, 60, 50, 49, 30]
+ALGORITHMS = ["PC", "reducePC", "energyBud"]
+#: Table 6.2 of the thesis: percentage change with opportunistic shutdown, by algorithm.
+THESIS_TABLE_6_2 = {
+    "AVEbsld": {"PC": 0.16, "reducePC": 0.88, "energyBud": -8.61},
+    "utilization": {"PC": -0.05, "reducePC": 4.95, "energyBud": 5.74},
+    "jobs started": {"PC": -0.05, "reducePC": 1.4, "energyBud": 1.47},
+    "energy": {"PC": -4.74, "reducePC": -1.78, "energyBud": -1.42},
+}
+MEASURES = {"utilization": "window_utilization", "AVEbsld": "mean_bounded_slowdown",
+            "jobs started": "window_jobs_started", "energy": "relative_energy"}
+
+
+def select_weeks(count: int = 10) -> dict[str, list[int]]:
+    """The `count` disjoint weeks of highest offered load of each trace: run time x processors
+    of the jobs submitted in the week over the week's capacity, weeks counted from the first
+    job of the trace converted as the campaign converts it."""
+    from joulesim.workload_tools.swf import convert_swf
+
+    weeks = {}
+    for name, (file_name, nb_res) in TRACES.items():
+        document, _ = convert_swf(str(SHARED_SWF / file_name), nb_res=nb_res)
+        submit = np.array([job["subtime"] for job in document["jobs"]], dtype=float)
+        profiles = document["profiles"]
+        work = np.array([profiles[job["profile"]]["delay"] * job["res"] for job in document["jobs"]], dtype=float)
+        load = np.bincount((submit // WEEK).astype(int), weights=work) / (nb_res * WEEK)
+        weeks[name] = sorted(np.argsort(-load, kind="stable")[:count].tolist())
+    return weeks
+
+
+def run(out: Path, full: bool, workers: int | None) -> None:
+    from joulesim.campaign.runner import run_campaign
+
+    summaries = []
+    if full:
+        summaries.append(run_campaign(str(CAMPAIGN), str(out), workers=workers))
+    else:  # the two parts of the subset, into the same results folder
+        for part in ({"workload": ["sdsc-blue"]}, {"workload": ["curie"], "week": DEFAULT_CURIE_WEEKS}):
+            summaries.append(run_campaign(str(CAMPAIGN), str(out), workers=workers, where=part))
+    failed = sum(len(s.failed) for s in summaries)
+    wall = sum(s.wall_time for s in summaries)
+    ran = sum(s.nb_run for s in summaries)
+    print(f"campaign: {sum(s.nb_instances for s in summaries)} instances, {ran} run now, {failed} failed, "
+          f"{wall:.0f} s" + (f" ({wall / ran:.2f} s per instance)" if ran else ""))
+    if failed:
+        raise SystemExit(f"{failed} instances failed: see {out}/instances/")
+
+
+# ---------------------------------------------------------------- analysis
+def load_results(out: Path) -> pd.DataFrame:
+    """The succeeded instances with the columns of the analysis: trace, week, algorithm,
+    budget (%), and the four measures of §6.5.3."""
+    from joulesim.campaign.results_store import ResultsStore
+    from joulesim.campaign.runner import instances_of
+
+    # From the instance records, so that a campaign still running (or interrupted) can be
+    # looked at: instances without a record yet are left out.
+    _, instances, _ = instances_of(str(CAMPAIGN))
+    frame = ResultsStore(str(out)).table(instances)
+    frame = frame[frame["status"] == "ok"].copy()
+    if frame.empty:
+        raise SystemExit(f"no finished instance in {out}: run the campaign first")
+    frame["trace"] = frame["workload"]
+    frame["algorithm"] = frame["decider"]
+    budget = frame["option.budget"] if "option.budget" in frame.columns else pd.Series("100%", index=frame.index)
+    frame["budget"] = budget.fillna("100%").astype(str).str.rstrip("%").astype(float)
+    machines = frame["trace"].map(lambda t: TRACES[t][1])
+    frame["relative_energy"] = frame["window_energy"] / (machines * P_COMPUTING * WEEK)
+    return frame
+
+
+def normalize(frame: pd.DataFrame) -> pd.DataFrame:
+    """[Mor08]: y - mean of y over the subject's conditions + grand mean, each trace week a
+    subject (the between-subject variable), so that traces of very different clusters and
+    loads can be averaged."""
+    result = frame.copy()
+    subject = [result["trace"], result["week"]]
+    for column in MEASURES.values():
+        result[column] = (result[column] - result.groupby(subject)[column].transform("mean")
+                          + result[column].mean())
+    return result
+
+
+def condition_means(normalized: pd.DataFrame) -> pd.DataFrame:
+    """Mean normalized measure per (algorithm, budget)."""
+    return normalized.groupby(["algorithm", "budget"])[list(MEASURES.values())].mean()
+
+
+def baseline(u_easy: float, budget: float) -> float:
+    """§6.5.6: f(budget) = u_EASY x (3/7 x budget + 4/7), budget as a fraction."""
+    return u_easy * (3 / 7 * budget / 100 + 4 / 7)
+
+
+def table_6_2(means: pd.DataFrame) -> pd.DataFrame:
+    """Mean over budgets of (y_SHUT - y_IDLE) / y_IDLE, in %, per algorithm and measure."""
+    rows = {}
+    for measure, column in MEASURES.items():
+        row = {}
+        for algorithm in ALGORITHMS:
+            idle = means.loc[algorithm, column]
+            shut = means.loc[f"{algorithm}_SHUT", column]
+            row[algorithm] = float(((shut - idle) / idle).mean() * 100)
+        rows[measure] = row
+    return pd.DataFrame(rows).T[ALGORITHMS]
+
+
+def draw(means: pd.DataFrame, out: Path) -> list[Path]:
+    from joulesim.analysis.plotting import pyplot, save
+
+    plt = pyplot()
+    styles = {"PC": ("tab:blue", "o"), "reducePC": ("tab:orange", "s"), "energyBud": ("tab:green", "^")}
+    written = []
+    figures = [("fig6_2_utilization.png", "window_utilization", "normalized mean utilization (week)"),
+               ("fig6_3_avebsld.png", "mean_bounded_slowdown", "normalized mean AVEbsld (tau = 10 s)"),
+               ("fig6_4_energy.png", "relative_energy", "normalized mean energy / max. consumable (week)")]
+    for name, column, label in figures:
+        fig, ax = plt.subplots(figsize=(8, 5.5), layout="constrained")
+        for algorithm in ALGORITHMS:
+            color, marker = styles[algorithm]
+            for suffix, line in (("", "-"), ("_SHUT", "--")):
+                series = means.loc[f"{algorithm}{suffix}", column].sort_index()
+                ax.plot(series.index, series.values, line, color=color, marker=marker,
+                        label=f"{algorithm}{suffix}")
+        easy = float(means.loc[("EASY", 100.0), column])
+        ax.scatter([100], [easy], color="black", marker="*", s=150, zorder=5, label="EASY")
+        if column == "window_utilization":
+            xs = np.array([30.0, 100.0])
+            ax.plot(xs, [baseline(easy, x) for x in xs], color="black", linewidth=1, label="3/7 budget + 4/7")
+        ax.set_xlabel("energy budget (% of the platform computing for the 3 days)")
+        ax.set_ylabel(label)
+        ax.invert_xaxis()
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, ncol=2)
+        written.append(Path(save(fig, str(out / name))))
+    return written
+
+
+def claims(means: pd.DataFrame, table: pd.DataFrame) -> list[str]:
+    """The thesis's statements of §6.5.4-6.5.6, each checked on our means."""
+    u, b, e = "window_utilization", "mean_bounded_slowdown", "relative_energy"
+    lines = []
+
+    def at(algorithm: str, budget: float, column: str) -> float:
+        return float(means.loc[(algorithm, budget), column])
+
+    budgeted = [f"{a}{s}" for a in ALGORITHMS for s in ("", "_SHUT")]
+    budgets = [x for x in BUDGETS if x < 100]
+    best_u = {x: max(budgeted, key=lambda a: at(a, x, u)) for x in budgets}
+    lines.append("6.2 (thesis: energyBud best): best utilization per budget: "
+                 + ", ".join(f"{x}% {best_u[x]}" for x in budgets))
+    wins = [x for x in budgets if at("reducePC_SHUT", x, u) > at("energyBud", x, u)]
+    lines.append(f"6.2: reducePC_SHUT above energyBud (no shutdown) at budgets {wins} of {budgets}")
+    same = all(abs(at(a, 49, c) - at(a, 30, c)) < 1e-9 and abs(at(a, 49, c) - at("PC", 49, c)) < 1e-9
+               for a in ("PC", "reducePC", "energyBud") for c in (u, b, e))
+    lines.append(f"6.2: at 49% and 30%, the three algorithms without shutdown give the same results: {same}")
+    gap = max(abs(at("PC", x, u) - at("PC_SHUT", x, u)) for x in BUDGETS)
+    lines.append(f"6.2: PC and PC_SHUT have close utilizations (largest gap {gap:.4f})")
+    best_b = {x: min(budgeted, key=lambda a: at(a, x, b)) for x in budgets}
+    lines.append("6.3 (thesis: energyBud best): lowest AVEbsld per budget: "
+                 + ", ".join(f"{x}% {best_b[x]}" for x in budgets))
+    above_30 = [a for a in ("PC", "reducePC", "energyBud") if at(a, 30, e) > 0.30]
+    lines.append(f"6.4: at 30%, algorithms without shutdown consuming more than 30% of the maximum: {above_30}")
+    lower = all(at(f"{a}_SHUT", x, e) < at(a, x, e) for a in ALGORITHMS for x in BUDGETS)
+    lines.append(f"6.4: every _SHUT variant consumes less than its idle counterpart at every budget: {lower}")
+    order = {x: sorted(ALGORITHMS, key=lambda a: -at(a, x, e)) for x in budgets}
+    lines.append("6.4 (thesis: energyBud > reducePC > PC): energy order without shutdown, most first: "
+                 + ", ".join(f"{x}%: {' > '.join(order[x])}" for x in budgets))
+    signs = []
+    for measure, row in THESIS_TABLE_6_2.items():
+        for algorithm, value in row.items():
+            ours = table.loc[measure, algorithm]
+            signs.append(np.sign(ours) == np.sign(value))
+    lines.append(f"table 6.2: {sum(signs)} of {len(signs)} signs as in the thesis")
+    easy = at("EASY", 100, u)
+    for algorithm in budgeted:
+        above = [x for x in BUDGETS if at(algorithm, x, u) >= baseline(easy, x)]
+        lines.append(f"6.5.6: {algorithm} on or above the 3/7 x budget + 4/7 line at budgets {above}")
+    return lines
+
+
+def markdown_table(means: pd.DataFrame) -> list[str]:
+    lines = ["| algorithm | budget | " + " | ".join(MEASURES) + " |", "|---|---|" + "---|" * len(MEASURES)]
+    for (algorithm, budget), row in means.iterrows():
+        lines.append(f"| {algorithm} | {budget:g}% | " + " | ".join(f"{row[c]:.4f}" for c in MEASURES.values()) + " |")
+    return lines
+
+
+def analyze(out: Path) -> None:
+    frame = load_results(out)
+    normalized = normalize(frame)
+    means = condition_means(normalized)
+    table = table_6_2(means)
+    figures = draw(means, out)
+    subjects = frame.groupby(["trace"])["week"].nunique().to_dict()
+    lines = ["# Energy budget (seed 001 §6.5) on joulesim", "",
+             f"{len(frame)} instances, trace weeks: {subjects}", "",
+             "## Mean normalized measures per condition", "",
+             *markdown_table(means), "",
+             "## Table 6.2: % change with opportunistic shutdown (thesis in parentheses)", "",
+             "| measure | " + " | ".join(ALGORITHMS) + " |", "|---|---|---|---|"]
+    for measure in MEASURES:
+        lines.append(f"| {measure} | " + " | ".join(
+            f"{table.loc[measure, a]:+.2f} % ({THESIS_TABLE_6_2[measure][a]:+.2f} %)" for a in ALGORITHMS) + " |")
+    lines += ["", "## The thesis's statements, checked", ""] + [f"- {line}" for line in claims(means, table)]
+    lines += ["", "Figures: " + ", ".join(p.name for p in figures)]
+    (out / "results.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results folder (default: out/energy_budget)")
+    parser.add_argument("--full", action="store_true", help="all 980 instances (default: the subset)")
+    parser.add_argument("--workers", type=int, default=None, help="worker processes (default: the cores)")
+    parser.add_argument("--analyze-only", action="store_true", help="analyze the results already in --out")
+    parser.add_argument("--select-weeks", action="store_true", help="print the weeks of highest load and exit")
+    args = parser.parse_args(argv)
+    if not args.analyze_only and not SHARED_SWF.is_dir():
+        print(f"run.py: the traces are read from {SHARED_SWF} (../shared/data beside the checkout), which is "
+              "absent; nothing to run", file=sys.stderr)
+        return 2
+    if args.select_weeks:
+        for name, weeks in select_weeks().items():
+            print(f"{name}: weeks = {weeks}")
+        return 0
+    if not args.analyze_only:
+        run(args.out, args.full, args.workers)
+    analyze(args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

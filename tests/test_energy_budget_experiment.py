@@ -1,0 +1,81 @@
+"""experiments/energy_budget: the chapter-6 campaign file and its analysis (seed 001 §6.5)."""
+
+from __future__ import annotations
+
+import importlib.util
+import tomllib
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+HERE = Path(__file__).resolve().parents[1] / "experiments" / "energy_budget"
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("energy_budget_run", HERE / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_campaign_has_the_thesis_980_instances(shared_data):
+    from joulesim.campaign.runner import instances_of
+
+    study, instances, _ = instances_of(str(HERE / "campaign.toml"))
+    assert len(instances) == 980  # 2 traces x 10 weeks x (EASY + 3 algorithms x 2 x 8 budgets)
+    per_week = pd.Series([(i.workload.label, i.workload.variant) for i in instances]).value_counts()
+    assert len(per_week) == 20 and set(per_week) == {49}
+    assert {i.platform.label for i in instances if i.workload.label == "curie"} == {"curie"}
+    budgets = {dict(i.options).get("budget") for i in instances}
+    assert budgets == {None, "100%", "90%", "80%", "70%", "60%", "50%", "49%", "30%"}
+    assert study.window == (0.0, 604800.0)
+
+
+def test_the_campaign_weeks_are_the_ten_of_highest_load(shared_data):
+    study = tomllib.loads((HERE / "campaign.toml").read_text())
+    listed = {w["name"]: w["weeks"] for w in study["workloads"]}
+    assert load_script().select_weeks() == listed
+
+
+def synthetic_results() -> pd.DataFrame:
+    """Two subjects whose measures differ by a constant: normalization must remove it."""
+    script = load_script()
+    rows = []
+    for trace, week, offset in (("curie", 1, 0.0), ("sdsc-blue", 2, 0.2)):
+        conditions = [("EASY", 100.0)] + [(f"{a}{s}", float(b)) for a in script.ALGORITHMS
+                                          for s in ("", "_SHUT") for b in script.BUDGETS]
+        for algorithm, budget in conditions:
+            shut = algorithm.endswith("_SHUT")
+            rows.append({"trace": trace, "week": week, "algorithm": algorithm, "budget": budget,
+                         "window_utilization": budget / 200 + offset + (0.01 if shut else 0.0),
+                         "mean_bounded_slowdown": 100 - budget + 10 * offset,
+                         "window_jobs_started": 1000 + budget,
+                         "relative_energy": budget / 100 * (0.9 if shut else 1.0) + offset})
+    return pd.DataFrame(rows)
+
+
+def test_normalization_removes_the_subjects_offsets_and_keeps_the_grand_mean():
+    script = load_script()
+    frame = synthetic_results()
+    normalized = script.normalize(frame)
+    by_subject = normalized.groupby(["algorithm", "budget"])["window_utilization"]
+    assert (by_subject.max() - by_subject.min()).abs().max() < 1e-12
+    assert normalized["window_utilization"].mean() == pytest.approx(frame["window_utilization"].mean())
+
+
+def test_table_6_2_is_the_mean_percent_change_of_shutdown_over_idle():
+    script = load_script()
+    means = script.condition_means(script.normalize(synthetic_results()))
+    table = script.table_6_2(means)
+    # Energy: shutdown consumes 10% less at every budget (the offsets average out to 0.1).
+    expected = sum((0.9 * b / 100 + 0.1 - (b / 100 + 0.1)) / (b / 100 + 0.1) for b in script.BUDGETS) / 8
+    assert table.loc["energy", "energyBud"] == pytest.approx(100 * expected)
+    assert table.loc["jobs started", "PC"] == pytest.approx(0.0)
+    assert table.loc["utilization", "reducePC"] > 0
+
+
+def test_the_baseline_of_section_6_5_6():
+    script = load_script()
+    assert script.baseline(0.8, 100) == pytest.approx(0.8)
+    assert script.baseline(0.8, 30) == pytest.approx(0.8 * (3 / 7 * 0.3 + 4 / 7))
