@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from decider_fuzzer import run_decider_case  # noqa: E402
 from hostile_mutations import ALWAYS_INVALID, MAYBE_VALID  # noqa: E402
 from reply_fuzzer import (  # noqa: E402
-    ACCEPTED_INVALID, CLEAN_ERROR, HANG, NOT_APPLIED, OUTCOMES, SUCCESS, TRACEBACK, CaseResult, run_process_case,
+    ACCEPTED_INVALID, CLEAN_ERROR, HANG, OUTCOMES, SUCCESS, TRACEBACK, CaseResult, run_process_case,
     run_reply_case,
 )
 
