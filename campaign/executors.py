@@ -36,6 +36,14 @@ def _failure(task: dict[str, Any], status: str, error: str) -> dict[str, Any]:
             "decider_calls": None, "wall_time": None}
 
 
+def _ignore_interrupts() -> None:
+    """In pool workers: Ctrl-C reaches the whole process group, but only the runner handles it
+    (it stops the pool): a worker interrupted first would record its instance as failed."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class LocalPool:
     """A pool of worker processes on this machine."""
 
@@ -45,7 +53,7 @@ class LocalPool:
         import pebble
 
         self.workers = workers
-        self._pool = pebble.ProcessPool(max_workers=workers)
+        self._pool = pebble.ProcessPool(max_workers=workers, initializer=_ignore_interrupts)
 
     def run(self, tasks: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
         from pebble import ProcessExpired
