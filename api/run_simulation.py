@@ -22,6 +22,7 @@ from joulesim.simulation_inputs import PlatformSource, WorkloadSource, events_fr
 from joulesim.simulator.decider_link import DeciderLink
 from joulesim.simulator.input_error import InputError
 from joulesim.simulator.simulation import Simulation, SimulationResult
+from joulesim.simulator.core_task_runner import IDLE_POWER_RULES
 from joulesim.simulator.simulation_config import DEFAULT_TIMEOUT_S, SimulationConfig
 
 #: The placeholder a decider command line holds for the endpoint it must serve.
@@ -36,6 +37,8 @@ def simulate(platform: PlatformSource = "cluster32",
              energy: bool = False,
              export: str | os.PathLike | None = None,
              master_host: str | None = None,
+             platform_name: str | None = None,
+             idle_power: str = "irmasim",
              mmax: int = 0,
              events: str | os.PathLike | Sequence[dict] | None = None,
              enable_dynamic_jobs: bool = False,
@@ -50,8 +53,9 @@ def simulate(platform: PlatformSource = "cluster32",
              decider_log: Any = None) -> RunResult:
     """Run one simulation and return its outputs as DataFrames (see `RunResult`).
 
-    platform: a platform file (SimGrid XML or joulesim JSON), a shipped platform name, a JSON
-        platform dict, or a loaded Platform.
+    platform: a platform file (SimGrid XML, joulesim JSON or IRMaSim JSON), a shipped platform
+        name, a JSON platform dict, or a loaded Platform. `platform_name` picks one platform of an
+        IRMaSim file that holds several; `idle_power` is `--idle-power` (IRMaSim node platforms).
     workload: a Batsim workload file, a shipped workload name, a workload dict, or a list of
         those (workloads w0, w1, ...).
     decider: a shipped decider name, "package.module:Class", a Decider subclass or instance, or
@@ -64,7 +68,9 @@ def simulate(platform: PlatformSource = "cluster32",
     The other keywords are the flags of `joulesim simulate` (`timeout`: seconds to wait for each
     decider reply). Errors are JoulesimError subclasses with the CLI's messages.
     """
-    platform_model = platform_from(platform, master_host)
+    if idle_power not in IDLE_POWER_RULES:
+        raise JoulesimError(f"idle_power={idle_power!r}: use one of {', '.join(IDLE_POWER_RULES)}")
+    platform_model = platform_from(platform, master_host, platform_name)
     nb_hosts = mmax or platform_model.nb_compute
     config = SimulationConfig(
         platform=platform_model,
@@ -79,6 +85,7 @@ def simulate(platform: PlatformSource = "cluster32",
         forward_profiles=forward_profiles_on_submission,
         timeout_s=timeout,
         progress=progress,
+        idle_power=idle_power,
     )
     options = {str(k): option_text(v) for k, v in (options or {}).items()}
     keys = _curve_keys(curve_keys)

@@ -38,15 +38,17 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-def platform_from(value: PlatformSource, master_host: str | None = None) -> Platform:
-    """A loaded platform from a path, a shipped name, a JSON platform dict, or a Platform."""
+def platform_from(value: PlatformSource, master_host: str | None = None,
+                  platform_name: str | None = None) -> Platform:
+    """A loaded platform from a path, a shipped name, a JSON platform dict (native or IRMaSim),
+    or a Platform."""
     if isinstance(value, Platform):
         return value
     if isinstance(value, dict):
         label = "<platform dict>"
-        return load_json_platform(label, master_host, _encoded(label, value))
+        return load_json_platform(label, master_host, _encoded(label, value), platform_name)
     if isinstance(value, (str, os.PathLike)):
-        return load_platform(os.fspath(value), master_host)
+        return load_platform(os.fspath(value), master_host, platform_name)
     raise InputError("platform", "argument", f"is a {_kind(value)}",
                      "give a platform file path, a shipped platform name, a JSON platform dict, "
                      "or a Platform from joulesim.simulator.platform_loader.load_platform")

@@ -12,7 +12,7 @@ from joulesim.simulator.workload_loader import load_workload
 
 
 def build_config(options: dict[str, Any]) -> SimulationConfig:
-    platform = load_platform(options["platform"], options["master_host"])
+    platform = load_platform(options["platform"], options["master_host"], options["platform_name"])
     workloads = [load_workload(path, f"w{i}") for i, path in enumerate(options["workloads"])]
     nb_hosts = options["mmax"] or platform.nb_compute
     events = load_external_events(options["events_path"], nb_hosts) if options["events_path"] else []
@@ -32,4 +32,5 @@ def build_config(options: dict[str, Any]) -> SimulationConfig:
         forward_profiles=options["forward_profiles_on_submission"],
         timeout_s=options["timeout_s"],
         progress=progress,
+        idle_power=options["idle_power"],
     )

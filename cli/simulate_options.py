@@ -15,10 +15,16 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
         options = [
             click.option("-p", "--platform", required=platform_default is None, default=platform_default,
                          show_default=True,
-                         help="Platform file (SimGrid XML or joulesim JSON), or a shipped platform name."),
+                         help="Platform file (SimGrid XML, joulesim JSON or IRMaSim JSON), or a shipped platform name."),
+            click.option("--platform-name", default=None,
+                         help="Which platform of an IRMaSim platform file that holds several."),
+            click.option("--idle-power", type=click.Choice(["irmasim", "always"]), default="irmasim",
+                         show_default=True,
+                         help="IRMaSim node platforms: when an idle processor draws min power: "
+                              "'irmasim' from its first task on (IRMaSim's accounting), 'always' from t=0."),
             click.option("-w", "--workload", "workloads", multiple=True,
                          default=workload_default or (), show_default=bool(workload_default),
-                         help="Workload file (Batsim JSON), or a shipped workload name. Repeatable: "
+                         help="Workload file (Batsim JSON or IRMaSim JSON), or a shipped workload name. Repeatable: "
                               "workload i is named w<i>."),
             click.option("-e", "--export", "export_prefix", default="out", show_default=True,
                          help="Output prefix: writes PREFIX_jobs.csv, PREFIX_schedule.csv, ..."),
@@ -77,7 +83,7 @@ def curve_keys_option() -> Callable:
                              "DIR (from `joulesim keys generate DIR`); give both sides the same DIR.")
 
 
-SIMULATE_KEYS = ("platform", "workloads", "export_prefix", "master_host", "mmax", "events_path", "energy",
+SIMULATE_KEYS = ("platform", "platform_name", "idle_power", "workloads", "export_prefix", "master_host", "mmax", "events_path", "energy",
                  "enable_dynamic_jobs", "acknowledge_dynamic_jobs", "forward_profiles_on_submission",
                  "timeout_s", "progress")
 

@@ -21,6 +21,10 @@ def print_summary(result: SimulationResult) -> None:
         lines.append(f"energy                {float(schedule['consumed_joules']) / 3.6e6:.3f} kWh "
                      f"({float(schedule['consumed_joules']):.0f} J), {schedule['nb_machine_switches']} "
                      "machine switches")
+        joules = float(schedule["consumed_joules"])
+        lines.append(f"energy x makespan     {joules:.6g} J x {stats.makespan:.6g} s = {joules * stats.makespan:.6g} J s (EDP)")
+    if result.node_model:
+        lines.append(f"node model            {result.node_model}")
     lines += [
         f"decider calls         {result.decider_calls} in {result.wall_time:.2f} s of wall-clock time",
         "outputs               " + ", ".join(result.outputs),

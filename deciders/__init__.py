@@ -29,6 +29,8 @@ DECIDERS: dict[str, str] = {
     "powercap": "joulesim.deciders.power_capped_easy:PowerCappedEasy",
     "energybud": "joulesim.deciders.energy_budget:EnergyBudget",
     "reducepc": "joulesim.deciders.energy_budget:ReducePC",
+    "heuristic": "joulesim.deciders.irmasim_heuristic:IrmasimHeuristic",
+    "pcbe": "joulesim.deciders.pcbe:PCBE",
 }
 
 #: Shutdown options: giving any of them to a decider below selects its variant with

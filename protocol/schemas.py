@@ -153,6 +153,56 @@ JOB_PROGRESS_ENTRY: dict[str, Any] = {
     "description": "a progress object {profile_name, progress} or {profile_name, current_task_index, current_task}",
 }
 
+# joulesim extension (IRMaSim's node model): resources are cores, and SIMULATION_BEGINS carries
+# the platform's hierarchy so a decider can place tasks core by core. Batsim deciders ignore
+# the key; it is absent on Batsim platforms.
+_POSITIVE_NUMBER = {"type": "number", "exclusiveMinimum": 0, "description": "a number > 0"}
+_ANY_NUMBER = {"type": "number", "description": "a number"}
+HIERARCHY_PROCESSOR: dict[str, Any] = {
+    "type": "object",
+    "required": ["name", "cores", "clock_rate", "dpflops_per_cycle", "static_power", "dynamic_power", "min_power",
+                 "b", "c", "da", "db", "dc", "dd"],
+    "properties": {
+        "name": STRING,
+        "type": STRING,
+        "cores": {"type": "array", "items": NON_NEGATIVE_INTEGER, "minItems": 1,
+                  "description": "the resource ids of its cores, in core order"},
+        "clock_rate": _POSITIVE_NUMBER,  # GHz
+        "dpflops_per_cycle": _POSITIVE_NUMBER,
+        "static_power": {"type": "number", "minimum": 0, "description": "watts for the processor while a core is busy"},
+        "dynamic_power": {"type": "number", "minimum": 0, "description": "watts per busy core"},
+        "min_power": {"type": "number", "minimum": 0, "maximum": 1, "description": "fraction of static power when idle"},
+        **{key: _ANY_NUMBER for key in ("b", "c", "da", "db", "dc", "dd")},  # modelV1 contention parameters
+    },
+    "description": "a processor {name, cores, clock_rate, dpflops_per_cycle, static_power, dynamic_power, min_power, b..dd}",
+}
+HIERARCHY: dict[str, Any] = {
+    "type": "object",
+    "required": ["model", "nodes"],
+    "properties": {
+        "model": {"enum": ["modelV1"], "description": '"modelV1"'},
+        "nodes": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["name", "processors"],
+                "properties": {
+                    "name": STRING,  # unique on the platform
+                    "id": STRING,  # IRMaSim's id within its cluster ("node0")
+                    "cluster": STRING,
+                    "type": STRING,
+                    "memory": {"type": ["number", "null"], "description": "the node's memory capacity, or null"},
+                    "processors": {"type": "array", "items": HIERARCHY_PROCESSOR, "minItems": 1,
+                                   "description": "a list of processors"},
+                },
+                "description": "a node {name, id, cluster, type, memory, processors}",
+            },
+            "description": "the platform's nodes, in platform order",
+        },
+    },
+    "description": 'the node hierarchy {"model": "modelV1", "nodes": [...]}',
+}
+
 SIMULATOR_EVENT_SCHEMAS: dict[str, dict[str, Any]] = {
     "SIMULATION_BEGINS": {
         "type": "object",
@@ -191,6 +241,7 @@ SIMULATOR_EVENT_SCHEMAS: dict[str, dict[str, Any]] = {
                 },
                 "description": "an object {workload name: {profile name: profile object}}",
             },
+            "hierarchy": HIERARCHY,
         },
     },
     "JOB_SUBMITTED": {

@@ -189,6 +189,9 @@ class DecisionApplier:
         self.sim.emit("REQUESTED_CALL", {})
 
     def _set_resource_state(self, data: dict[str, Any], context: DecisionContext) -> None:
+        if self.sim.hierarchy is not None:
+            raise DecisionError(f"{context}: the platform is an IRMaSim node model, whose cores have no power "
+                                "states (processors draw min power when idle): do not send SET_RESOURCE_STATE")
         self.sim.switching.request(data, context)
 
     def _query(self, data: dict[str, Any], context: DecisionContext) -> None:

@@ -94,8 +94,9 @@ class EnergyMeter:
 
     # ------------------------------------------------------------------ changes
     def set_static_watts(self, now: float, hosts: list[int], watts: list[float],
-                         running: "list[JobRecord | None]") -> None:
-        """Hosts change their static power (a pstate change); settles running jobs on them."""
+                         running: "list[JobRecord | None]", row: bool = True) -> None:
+        """Hosts change their static power (a pstate change); settles running jobs on them.
+        `row=False`: no `p` row in the output (a change that is no pstate change)."""
         self._advance(now)
         static = self.static_watts
         counts = self._counts
@@ -117,7 +118,8 @@ class EnergyMeter:
             self._counts = None
         self._static = self._exact_static()
         self._refresh_power()
-        self._row(now, "p")
+        if row:
+            self._row(now, "p")
 
     def job_started(self, now: float, record: "JobRecord", runs: list[tuple[int, int]],
                     dynamic_power: float) -> None:

@@ -101,6 +101,7 @@ from joulesim.simulator.platform_checks import (
     read_platform_file,
     shown,
 )
+from joulesim.simulator.platform_irmasim import is_irmasim_platform, load_irmasim_platform
 from joulesim.simulator.platform_model import Platform
 
 _STR_MAP = {"type": "object", "additionalProperties": {"type": "string"}, "description": "an object whose values are strings"}
@@ -338,13 +339,20 @@ def _whole(value: int | float) -> int:
     return int(value)
 
 
-def load_json_platform(path: str, master_host: str | None = None, raw: bytes | None = None) -> Platform:
-    """Read a native JSON platform file into a :class:`Platform` (InputError on bad input).
+def load_json_platform(path: str, master_host: str | None = None, raw: bytes | None = None,
+                       platform_name: str | None = None) -> Platform:
+    """Read a native JSON platform file, or an IRMaSim platform file, into a :class:`Platform`
+    (InputError on bad input).
 
     `raw`, when given, is the document itself (a platform built in Python and encoded); `path`
-    then only names it in messages."""
+    then only names it in messages. `platform_name` chooses one platform of an IRMaSim file."""
     path = str(path)
     data = read_json(path, read_platform_file(path) if raw is None else raw)
+    if is_irmasim_platform(data):
+        return load_irmasim_platform(path, data, platform_name)
+    if platform_name is not None:
+        raise InputError(path, "--platform-name", f"given ({platform_name!r}), but this is not an IRMaSim platform file "
+                         "with several platforms", "drop --platform-name")
     try:
         _validator()(data)
     except fastjsonschema.JsonSchemaValueException as e:

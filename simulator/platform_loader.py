@@ -1,7 +1,7 @@
 """Load a platform from a file path or from the name of a platform shipped with joulesim.
 
 ``load_platform("my.xml")`` reads SimGrid XML (:mod:`platform_xml`), ``load_platform("my.json")``
-joulesim's native JSON (:mod:`platform_json`); ``load_platform("cluster32")`` (no such file)
+joulesim's native JSON (:mod:`platform_json`) or IRMaSim's JSON (:mod:`platform_irmasim`); ``load_platform("cluster32")`` (no such file)
 loads the shipped ``joulesim/platforms/cluster32.xml``.
 
 Every problem with the file (missing, a directory or device, malformed, hostile, too large,
@@ -46,8 +46,9 @@ def shipped_platform_path(name: str) -> str:
     )
 
 
-def load_platform(path: str, master_host: str | None = None) -> Platform:
-    """Load a .xml (SimGrid) or .json (native) platform, or a shipped platform by name."""
+def load_platform(path: str, master_host: str | None = None, platform_name: str | None = None) -> Platform:
+    """Load a .xml (SimGrid) or .json (native or IRMaSim) platform, or a shipped platform by name.
+    `platform_name` chooses one platform of an IRMaSim file that holds several."""
     path = os.fspath(path)
     if not os.path.exists(path):
         if os.sep in path or (os.altsep and os.altsep in path) or not path:
@@ -59,4 +60,9 @@ def load_platform(path: str, master_host: str | None = None) -> Platform:
     loader = _LOADERS.get(ext)
     if loader is None:
         raise InputError(path, "platform", f"unknown platform file extension {ext or '(none)'!r}", "use a SimGrid .xml file or a joulesim .json file")
+    if loader is load_json_platform:
+        return loader(path, master_host, platform_name=platform_name)
+    if platform_name is not None:
+        raise InputError(path, "--platform-name", "only IRMaSim platform files (.json) hold several platforms",
+                         "drop --platform-name")
     return loader(path, master_host)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from joulesim.simulator.network_topology import NetworkTopology
+    from joulesim.simulator.node_hierarchy import NodeHierarchy
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,8 @@ class Platform:
     storage_hosts: list[Host] = field(default_factory=list)
     # Links and routes between compute hosts; None when the file describes no network.
     network: NetworkTopology | None = None
+    # IRMaSim's node model: compute hosts are cores of these processors and nodes; None otherwise.
+    nodes: NodeHierarchy | None = None
 
     @property
     def nb_compute(self) -> int:

@@ -29,6 +29,7 @@ SUPPORTED_TYPES = (
     "parallel_homogeneous",
     "parallel_homogeneous_total",
     "composed",
+    "cpu_ops",  # IRMaSim's node model (platforms with a node hierarchy only)
 )
 # Profile types Batsim 4 knows that joulesim does not simulate (yet).
 UNSUPPORTED_BATSIM_TYPES = (
@@ -47,7 +48,7 @@ MAX_TASKS_PER_JOB = 100_000
 MAX_COMPOSED_DEPTH = 100
 
 _SUPPORTED_TEXT = ", ".join(SUPPORTED_TYPES)
-_PROFILE_FIELDS = frozenset({"type", "delay", "cpu", "com", "seq", "repeat", "ret"})
+_PROFILE_FIELDS = frozenset({"type", "delay", "cpu", "com", "seq", "repeat", "ret", "req_ops", "ipc", "mem_vol"})
 
 
 def _check_non_negative_number(profile: dict, key: str, where: str, path: str) -> None:
@@ -128,6 +129,16 @@ def validate_profile(name: str, profile: Any, where: str, path: str) -> dict:
     elif ptype in ("parallel_homogeneous", "parallel_homogeneous_total"):
         _check_non_negative_number(profile, "cpu", where, path)
         _check_non_negative_number(profile, "com", where, path)
+    elif ptype == "cpu_ops":
+        # One task per core, each running ceil(req_ops / ipc) operations (IRMaSim's modelV1),
+        # asking mem_vol of memory traffic (MB/s at full speed) over its run.
+        _check_non_negative_number(profile, "req_ops", where, path)
+        if "mem_vol" in profile:
+            _check_non_negative_number(profile, "mem_vol", where, path)
+        ipc = profile.get("ipc", 1)
+        if not is_number(ipc) or ipc <= 0:
+            raise InputError(path, f"{where}: field 'ipc'", f"invalid value {shown(ipc)}",
+                             "ipc (operations per instruction count divisor) must be a number > 0, or left out for 1")
     else:  # composed
         fix = "seq must be a non-empty list of profile names"
         if "seq" not in profile:
@@ -191,6 +202,10 @@ def summarize_profiles(profiles: dict[str, dict], path: str) -> dict[str, Profil
                 raise InputError(path, f"profile '{clip(name)}': field 'seq'",
                                  f"element {i} names profile '{clip(item)}', which does not exist",
                                  "define that profile in 'profiles' or fix the name")
+            if profiles[item]["type"] == "cpu_ops":
+                raise InputError(path, f"profile '{clip(name)}': field 'seq'",
+                                 f"element {i} names the cpu_ops profile '{clip(item)}'",
+                                 "cpu_ops profiles run as a job's own profile only (IRMaSim jobs have one phase)")
 
     summaries: dict[str, ProfileSummary] = {}
     for start, profile in profiles.items():
@@ -235,6 +250,7 @@ def _leaf_summary(name: str, profile: dict) -> ProfileSummary:
     ptype = profile["type"]
     if ptype == "parallel":
         return ProfileSummary(len(profile["cpu"]), name, 0.0, 0, 1)
+
     return ProfileSummary(None, "", float(profile["delay"]) if ptype == "delay" else 0.0, 0, 1)
 
 

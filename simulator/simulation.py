@@ -34,10 +34,12 @@ from joulesim.simulator.job_execution import (
 )
 from joulesim.simulator.job_record import RUNNING, SUBMITTED, JobRecord
 from joulesim.simulator.job_statistics import JobStatistics
+from joulesim.simulator.node_workload_checks import check_workload_fits_platform
 from joulesim.simulator.jobs_output import JobsOutput
 from joulesim.simulator.machine_states import COMPUTING, IDLE, SLEEPING, UNAVAILABLE, MachineStates
 from joulesim.simulator.machine_switching import MachineSwitching
 from joulesim.simulator.pstate_changes_output import PstateChangesOutput
+from joulesim.simulator.core_task_runner import CoreTaskRunner, initial_static_watts
 from joulesim.simulator.ptask_runner import ParallelTaskRunner
 from joulesim.simulator.schedule_output import write_schedule
 from joulesim.simulator.simulation_config import SimulationConfig
@@ -54,6 +56,8 @@ class SimulationResult:
     #: Output name ("jobs", "schedule", ...) -> CSV text, when the run kept its outputs in
     #: memory (no export prefix); empty when they were written to files.
     texts: dict[str, str] = field(default_factory=dict)
+    #: Node-model runs: the model and the idle-power rule the energy used ("" otherwise).
+    node_model: str = ""
 
 
 def _fire(event: "_Call") -> None:
@@ -103,6 +107,10 @@ class Simulation:
         self._queue = self.env._queue
         self._event_ids = self.env._eid
         hosts = config.platform.compute_hosts
+        self.hierarchy = config.platform.nodes  # IRMaSim's node model, or None
+        if self.hierarchy is not None and config.mmax and config.mmax != len(hosts):
+            raise JoulesimError(f"--mmax cannot cut {config.platform.source}: its resources are the cores of "
+                                "a node hierarchy (drop --mmax, or describe fewer nodes)")
         if config.mmax:
             if config.mmax > len(hosts):
                 raise JoulesimError(
@@ -117,7 +125,7 @@ class Simulation:
         self.host_job: list[JobRecord | None] = [None] * self.nb_hosts
         self.host_unavailable = [False] * self.nb_hosts
         self.switching = MachineSwitching(self)
-        if config.energy:
+        if config.energy and self.hierarchy is None:  # node models carry their own power model
             self._check_power_model()
         self.energy: EnergyMeter | None = None
         self.pstate_out: PstateChangesOutput | None = None
@@ -127,6 +135,7 @@ class Simulation:
         self.profiles: dict[str, dict[str, dict[str, Any]]] = {}
         self.records: dict[str, JobRecord] = {}
         for workload in config.workloads:
+            check_workload_fits_platform(workload, self.hierarchy, config.platform.source)
             self.profiles[workload.name] = workload.profiles
             for job in workload.jobs:
                 self.records[job.id] = JobRecord(job, workload.profiles)
@@ -184,10 +193,17 @@ class Simulation:
             energy_file = self._open_output("consumed_energy")
             pstates_file = self._open_output("pstate_changes")
             pstates = self.host_pstate
-            self.energy = EnergyMeter(energy_file, [h.wattage_per_state[p][0] for h, p in zip(self.hosts, pstates)])
+            if self.hierarchy is not None:
+                static = initial_static_watts(self.hierarchy, self.config.idle_power)
+            else:
+                static = [h.wattage_per_state[p][0] for h, p in zip(self.hosts, pstates)]
+            self.energy = EnergyMeter(energy_file, static)
             self.pstate_out = PstateChangesOutput(pstates_file, pstates)
         network = self.config.platform.network
-        if network is not None:
+        if self.hierarchy is not None:
+            self.runner = CoreTaskRunner(self.hierarchy, self.at, lambda: self.env._now, self._tasks_done,
+                                         self.energy, self.host_job, self.config.idle_power)
+        elif network is not None:
             energy = self.energy
             self.runner = ParallelTaskRunner(
                 network, self.nb_hosts, self.host_speed, self.at, lambda: self.env._now, self._tasks_done,
@@ -214,8 +230,9 @@ class Simulation:
             schedule = write_schedule(schedule_file, self.stats, self.machines, self.nb_hosts,
                                       self.link.scheduling_time, wall, consumed, self.switching)
             texts = {name: buffer.getvalue() for name, buffer in self._buffers.items()}
+        node_model = f"{self.hierarchy.model}, idle power {self.config.idle_power}" if self.hierarchy else ""
         return SimulationResult(schedule, self.stats, list(self.paths.values()), self.link.calls, wall,
-                                self.energy is not None, texts)
+                                self.energy is not None, texts, node_model)
 
     def _open_output(self, name: str) -> Any:
         """The file of output `name`, or a memory buffer when the run exports no files."""
@@ -348,6 +365,7 @@ class Simulation:
                  "zone_properties": h.zone_properties} for i, h in enumerate(storage)],
             "workloads": {w.name: w.path for w in config.workloads},
             "profiles": {w.name: w.profiles for w in config.workloads},
+            **({"hierarchy": self.hierarchy.to_protocol()} if self.hierarchy is not None else {}),
         }
 
     # ------------------------------------------------------------------ submission
@@ -424,7 +442,7 @@ class Simulation:
         profile = record.profiles[job.profile]
         dynamic_power = 0.0
         if self.runner is not None and profile["type"] != "delay":
-            self._start_on_network(record, runs, executors or expand_runs(runs))
+            self._start_on_runner(record, runs, executors or expand_runs(runs))
             return
         if profile["type"] == "delay":  # the common case: no speeds involved
             duration = profile["delay"]
@@ -443,8 +461,9 @@ class Simulation:
         self._set_end_state(record, walltime_reached)
         heappush(self._queue, (now + duration, NORMAL, next(self._event_ids), _Call(self._job_ends, record)))  # at()
 
-    def _start_on_network(self, record: JobRecord, runs: list[tuple[int, int]], executor_hosts: list[int]) -> None:
-        """Computations and transfers that share the platform: the runner decides when they end."""
+    def _start_on_runner(self, record: JobRecord, runs: list[tuple[int, int]], executor_hosts: list[int]) -> None:
+        """Work that shares the platform (a network's links, a processor's memory bandwidth):
+        the runner decides when it ends."""
         now = self.env._now
         record.speeds = [self.host_speed[h] for h in executor_hosts]
         if self.energy is not None:

@@ -25,3 +25,6 @@ class SimulationConfig:
     forward_profiles: bool = False
     timeout_s: float = DEFAULT_TIMEOUT_S
     progress: bool = False
+    # Node-model platforms: "irmasim" (a processor draws nothing before its first task, as
+    # IRMaSim accounts) or "always" (min power from t=0).
+    idle_power: str = "irmasim"

@@ -18,6 +18,7 @@ from joulesim.simulator.json_input import (
     time_error,
 )
 from joulesim.simulator.profiles import leaf_executor_count, summarize_profiles, validate_profile
+from joulesim.simulator.workload_irmasim import batsim_document, is_irmasim_workload
 from joulesim.simulator.workload_model import Job, Workload
 
 _PACKAGE = "joulesim.workloads"
@@ -71,6 +72,9 @@ def workload_from_bytes(path: str, raw: bytes, name: str) -> Workload:
     """Validate a workload JSON document given as bytes; `path` names it in messages (a file,
     or e.g. "<workload dict w0>" for one built in Python and encoded)."""
     doc = decode_json(path, raw, _EXAMPLE)
+    irmasim = is_irmasim_workload(doc)
+    if irmasim:
+        doc = batsim_document(path, doc)
 
     if not isinstance(doc, dict):
         raise InputError(path, "top level", f"is {shown(doc)}, not an object",
@@ -106,7 +110,8 @@ def workload_from_bytes(path: str, raw: bytes, name: str) -> Workload:
         first_index[job.local_id] = index
         jobs.append(job)
 
-    jobs.sort(key=lambda j: (j.subtime, j.id))
+    # Batsim submits simultaneous jobs by id; IRMaSim in the file's order (its queue order).
+    jobs.sort(key=(lambda j: j.subtime) if irmasim else (lambda j: (j.subtime, j.id)))
     return Workload(name=name, path=path, jobs=jobs, profiles=profiles, nb_res=nb_res)
 
 

@@ -105,3 +105,20 @@ try:
                              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 except ImportError:  # pragma: no cover - hypothesis is in the test extras
     pass
+
+
+def send(decider, now: float, *events: dict) -> list[tuple]:
+    """Send one message; return the decisions as ("EXECUTE", name, alloc) / ("REJECT", name) / ..."""
+    reply = decider.handle({"now": now, "events": list(events)})
+    assert reply["now"] == now
+    out = []
+    for event in reply["events"]:
+        assert event["timestamp"] == now
+        data = event["data"]
+        if event["type"] == "EXECUTE_JOB":
+            out.append(("EXECUTE", data["job_id"].split("!")[1], data["alloc"]))
+        elif event["type"] == "REJECT_JOB":
+            out.append(("REJECT", data["job_id"].split("!")[1]))
+        else:
+            out.append((event["type"], data))
+    return out

@@ -9,6 +9,8 @@ import textwrap
 import pytest
 from procset import ProcSet
 
+from conftest import send
+
 from joulesim.deciders import DECIDERS, describe_deciders, load_decider
 from joulesim.deciders.conservative import ConservativeBackfilling
 from joulesim.deciders.easy import EasyBackfilling
@@ -83,23 +85,6 @@ def notify(now: float, kind: str, resources: str | None = None) -> dict:
     return {"timestamp": now, "type": "NOTIFY", "data": data}
 
 
-def send(decider, now: float, *events: dict) -> list[tuple]:
-    """Send one message; return the decisions as ("EXECUTE", name, alloc) / ("REJECT", name) / ..."""
-    reply = decider.handle({"now": now, "events": list(events)})
-    assert reply["now"] == now
-    out = []
-    for event in reply["events"]:
-        assert event["timestamp"] == now
-        data = event["data"]
-        if event["type"] == "EXECUTE_JOB":
-            out.append(("EXECUTE", data["job_id"].split("!")[1], data["alloc"]))
-        elif event["type"] == "REJECT_JOB":
-            out.append(("REJECT", data["job_id"].split("!")[1]))
-        else:
-            out.append((event["type"], data))
-    return out
-
-
 def start(name: str, n: int, *, unavailable: tuple[int, ...] = ()):
     decider = load_decider(name, {})
     assert send(decider, 0.0, begins(n, unavailable)) == []
@@ -110,13 +95,16 @@ def start(name: str, n: int, *, unavailable: tuple[int, ...] = ()):
 def test_registry_loads_every_decider_class():
     from joulesim.deciders.energy_budget import EnergyBudget, ReducePC
     from joulesim.deciders.inertial_shutdown import InertialShutdown
+    from joulesim.deciders.irmasim_heuristic import IrmasimHeuristic
+    from joulesim.deciders.pcbe import PCBE
     from joulesim.deciders.power_capped_easy import PowerCappedEasy
     from joulesim.deciders.proportional_shutdown import ProportionalShutdown
 
     expected = {"fcfs": FCFS, "sjf": SJF, "easy": EasyBackfilling,
                 "conservative": ConservativeBackfilling, "rejecter": Rejecter,
                 "proportional": ProportionalShutdown, "inertial": InertialShutdown,
-                "powercap": PowerCappedEasy, "energybud": EnergyBudget, "reducepc": ReducePC}
+                "powercap": PowerCappedEasy, "energybud": EnergyBudget, "reducepc": ReducePC,
+                "heuristic": IrmasimHeuristic, "pcbe": PCBE}
     assert set(DECIDERS) == set(expected)
     for name, cls in expected.items():
         assert type(load_decider(name, {})) is cls

@@ -208,12 +208,19 @@ def _begins(n=4):
         "nb_resources": n, "nb_compute_resources": n, "nb_storage_resources": 0, "allow_compute_sharing": False,
         "allow_storage_sharing": True, "config": {}, "workloads": {}, "profiles": {},
         "compute_resources": [{"id": i, "name": f"h{i}", "state": "idle", "properties": {}, "zone_properties": {}}
-                              for i in range(n)], "storage_resources": []}}
+                              for i in range(n)], "storage_resources": [],
+        # One node of n cores (the node-model extension), for the deciders that need one;
+        # the others ignore it.
+        "hierarchy": {"model": "modelV1", "nodes": [{"name": "node0", "id": "node0", "processors": [
+            {"name": "node0.processor0", "cores": list(range(n)), "clock_rate": 1, "dpflops_per_cycle": 1,
+             "static_power": 1, "dynamic_power": 1, "min_power": 0.1,
+             "b": -1e-5, "c": 1e4, "da": 1, "db": 1, "dc": 1e4, "dd": 1}]}]}}}
 
 
 def _submitted(t=1, job_id="w0!1"):
     return {"timestamp": t, "type": "JOB_SUBMITTED",
-            "data": {"job_id": job_id, "job": {"id": job_id, "subtime": t, "res": 1, "walltime": 10, "profile": "p"}}}
+            "data": {"job_id": job_id, "job": {"id": job_id, "subtime": t, "res": 1, "walltime": 10, "profile": "p",
+                                                     "req_time": 5}}}
 
 
 @pytest.mark.parametrize("name", sorted(describe_deciders()))
