@@ -15,7 +15,10 @@ LABEL_THRESHOLD = 60  # jobs: above this, rectangles carry no job id
 KILLED_STATES = ("COMPLETED_KILLED", "COMPLETED_WALLTIME_REACHED", "COMPLETED_FAILED")
 
 
-def plot_gantt(run: RunOutputs, path: str, label_threshold: int = LABEL_THRESHOLD) -> str:
+def plot_gantt(run: RunOutputs, path: str, label_threshold: int = LABEL_THRESHOLD,
+               groups: list[tuple[str, int, int]] | None = None) -> str:
+    """`groups`: (name, first, last resource) per node of a node-model platform: the chart
+    then has a row per core with the nodes separated and named, as IRMaSim users read it."""
     plt = pyplot()
     from matplotlib.collections import PolyCollection
     from matplotlib.patches import Patch
@@ -69,8 +72,16 @@ def plot_gantt(run: RunOutputs, path: str, label_threshold: int = LABEL_THRESHOL
     ax.set_xlabel("time (s)")
     plain_time_axis(ax.xaxis)
     ax.set_ylabel("hosts (machine id)")
+    if groups:
+        for _, first, _ in groups[1:]:
+            ax.axhline(first - 0.5, color="black", linewidth=0.8)
+        if len(groups) <= 64:
+            ax.set_yticks([(first + last) / 2 for _, first, last in groups], [name for name, _, _ in groups],
+                          fontsize=7 if len(groups) > 16 else None)
+        ax.set_ylabel("cores, by node")
     rejected = len(jobs) - nb_started
     extra = f", {rejected} rejected" if rejected else ""
-    ax.set_title(f"Gantt chart of {run.name}: {nb_started:,} jobs{extra} on {nb_machines} hosts")
+    what = f"{nb_machines} cores of {len(groups)} nodes" if groups else f"{nb_machines} hosts"
+    ax.set_title(f"Gantt chart of {run.name}: {nb_started:,} jobs{extra} on {what}")
     ax.grid(axis="x", alpha=0.3)
     return save(fig, path)

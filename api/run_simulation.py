@@ -13,17 +13,19 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from joulesim.protocol.decider import Decider
 from joulesim.protocol.errors import JoulesimError
-from joulesim.run_result import RunResult
 from joulesim.simulation_inputs import PlatformSource, WorkloadSource, events_from, platform_from, workloads_from
 from joulesim.simulator.decider_link import DeciderLink
 from joulesim.simulator.input_error import InputError
-from joulesim.simulator.simulation import Simulation, SimulationResult
 from joulesim.simulator.core_task_runner import IDLE_POWER_RULES
+from joulesim.simulator.simulation import Simulation, SimulationResult
 from joulesim.simulator.simulation_config import DEFAULT_TIMEOUT_S, SimulationConfig
+
+if TYPE_CHECKING:  # pandas is imported only when a result is built: the CLI needs none of it
+    from joulesim.run_result import RunResult
 
 #: The placeholder a decider command line holds for the endpoint it must serve.
 ENDPOINT_PLACEHOLDER = "{endpoint}"
@@ -102,7 +104,7 @@ def simulate(platform: PlatformSource = "cluster32",
         instance = _decider_instance(decider, options)
         from joulesim.protocol.transport_inprocess import InProcessRequester
 
-        return RunResult(run_configured(config, InProcessRequester(instance), time_limit), _name(config))
+        return _result(run_configured(config, InProcessRequester(instance), time_limit), config)
     if not isinstance(decider, str):
         raise JoulesimError("in_process=False needs a decider name or 'package.module:Class' (a class or an "
                             "instance runs in this process)")
@@ -131,8 +133,10 @@ def run_configured(config: SimulationConfig, transport: Any, time_limit: float |
         link.close()
 
 
-def _name(config: SimulationConfig) -> str:
-    return config.export_prefix or "<in-memory run>"
+def _result(result: SimulationResult, config: SimulationConfig) -> "RunResult":
+    from joulesim.run_result import RunResult
+
+    return RunResult(result, config.export_prefix or "<in-memory run>")
 
 
 def option_text(value: Any) -> str:
@@ -176,7 +180,7 @@ def _with_zmq(config: SimulationConfig, endpoint: str, keys: Any, time_limit: fl
 
     parse_endpoint(endpoint)  # a clear EndpointError for a malformed one
     requester = ZmqRequester(endpoint, config.timeout_s, is_alive, curve=keys)
-    return RunResult(run_configured(config, requester, time_limit), _name(config))
+    return _result(run_configured(config, requester, time_limit), config)
 
 
 def _with_command(config: SimulationConfig, command: list[str], keys: Any, time_limit: float | None,

@@ -26,11 +26,15 @@ METRIC_CHOICES = [
               type=click.Choice(METRIC_CHOICES), help="Metric on the x axis of --compare.")
 @click.option("--y", "y_metric", default="makespan", show_default=True,
               type=click.Choice(METRIC_CHOICES), help="Metric on the y axis of --compare.")
+@click.option("-p", "--platform", default=None,
+              help="The run's platform: with an IRMaSim node platform, the Gantt chart separates and "
+                   "names the nodes (a row per core).")
+@click.option("--platform-name", default=None, help="Which platform of an IRMaSim file that holds several.")
 @click.option("--tau", default=10.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
               help="Bound of the bounded slowdown, in seconds (for --compare).")
 @reports_errors
 def plot(prefixes: tuple[str, ...], output: str | None, compare: bool, x_metric: str, y_metric: str,
-         tau: float) -> None:
+         platform: str | None, platform_name: str | None, tau: float) -> None:
     """Plot the outputs of the run(s) exported with prefix OUT_PREFIX.
 
     Per run: a Gantt chart of jobs on hosts, machine states over time and, when the run had
@@ -40,8 +44,9 @@ def plot(prefixes: tuple[str, ...], output: str | None, compare: bool, x_metric:
     if compare:
         _compare(list(prefixes), output or "compare.png", x_metric, y_metric, tau)
     else:
+        groups = _node_groups(platform, platform_name) if platform else None
         for prefix in prefixes:
-            _plot_run(prefix, output)
+            _plot_run(prefix, output, groups)
 
 
 def _compare(prefixes: list[str], path: str, x: str, y: str, tau: float) -> None:
@@ -55,7 +60,21 @@ def _compare(prefixes: list[str], path: str, x: str, y: str, tau: float) -> None
     click.echo(f"wrote {plot_compare(metrics_of(prefixes, tau), x, y, path, tau)}")
 
 
-def _plot_run(prefix: str, directory: str | None) -> None:
+def _node_groups(platform: str, platform_name: str | None) -> list[tuple[str, int, int]] | None:
+    """(node name, first core, last core) per node of a node-model platform; None otherwise."""
+    from joulesim.simulator.platform_loader import load_platform
+
+    hierarchy = load_platform(platform, platform_name=platform_name).nodes
+    if hierarchy is None:
+        return None
+    groups = []
+    for node in hierarchy.nodes:
+        cores = [core for p in node.processors for core in hierarchy.processors[p].cores]
+        groups.append((node.name, min(cores), max(cores)))
+    return groups
+
+
+def _plot_run(prefix: str, directory: str | None, groups: list[tuple[str, int, int]] | None = None) -> None:
     from joulesim.analysis.gantt import plot_gantt
     from joulesim.analysis.machine_state_plot import plot_machine_states
     from joulesim.analysis.plotting import pyplot
@@ -65,7 +84,7 @@ def _plot_run(prefix: str, directory: str | None) -> None:
     pyplot()
     run = RunOutputs(prefix)
     base = run.prefix if directory is None else os.path.join(directory, _file_stem(run.prefix))
-    click.echo(f"wrote {plot_gantt(run, base + '_gantt.png')}")
+    click.echo(f"wrote {plot_gantt(run, base + '_gantt.png', groups=groups)}")
     click.echo(f"wrote {plot_machine_states(run, base + '_machine_states.png')}")
     written = plot_power(run, base + "_power.png")
     if written:

@@ -39,6 +39,7 @@ from procset import ProcSet
 
 from joulesim.deciders.queue_policy import lowest_bits
 from joulesim.protocol.errors import JoulesimError
+from joulesim.protocol.interval_set import procset_from_canonical_runs, runs_of_sorted_ids
 
 __all__ = ["NodeInfo", "NodePlatform", "NodeRun", "hierarchy_required_error"]
 
@@ -199,7 +200,7 @@ class NodePlatform:
             parts.append((node, taken, tasks))
             self._changed(node)
         self.runs[job_id] = NodeRun(parts, memory)
-        return ProcSet(*cores)
+        return procset_from_canonical_runs(runs_of_sorted_ids(sorted(cores)))
 
     def finish(self, job_id: str) -> NodeRun | None:
         """Free the cores of a job this platform started (None for a job it does not know)."""

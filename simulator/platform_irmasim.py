@@ -77,11 +77,11 @@ def load_irmasim_platform(path: str, document: dict, platform_name: str | None =
                 raise InputError(path, f"{ewhere}.type", f"names node type {shown(node_type)}, which $.node does not define",
                                  "define the node type under \"node\" in this file (IRMaSim's built-in types are not shipped)")
             count = _count(path, f"{ewhere}.number", entry.get("number", 1))
-            ndef = _object(path, f"$.node.{node_type}", node_types[node_type], "a node type object")
+            ndef = _object(path, _type_where("node", node_type), node_types[node_type], "a node type object")
             memory = ndef.get("memory", {}).get("capacity") if isinstance(ndef.get("memory"), dict) else None
-            proc_entries = _list(path, f"$.node.{node_type}.processors", ndef.get("processors"), "a list of processor entries")
+            proc_entries = _list(path, _type_where("node", node_type) + ".processors", ndef.get("processors"), "a list of processor entries")
             if not proc_entries:
-                raise InputError(path, f"$.node.{node_type}.processors", "is empty", "give the node type at least one processor")
+                raise InputError(path, _type_where("node", node_type) + ".processors", "is empty", "give the node type at least one processor")
             for _ in range(count):
                 node_id = str(entry.get("id", f"node{node_number}"))
                 node_number += 1
@@ -89,14 +89,14 @@ def load_irmasim_platform(path: str, document: dict, platform_name: str | None =
                 node = Node(name, node_id, cluster_id, str(node_type), memory if is_number(memory) else None, [])
                 proc_number = 0
                 for p_index, pentry in enumerate(proc_entries):
-                    pwhere = f"$.node.{node_type}.processors[{p_index}]"
+                    pwhere = _type_where("node", node_type) + f".processors[{p_index}]"
                     pentry = _object(path, pwhere, pentry, 'a processor entry like {"type": "p1", "number": 1}')
                     ptype = pentry.get("type")
                     if ptype not in processor_types:
                         raise InputError(path, f"{pwhere}.type", f"names processor type {shown(ptype)}, which $.processor does not define",
                                          "define the processor type under \"processor\" in this file (IRMaSim's built-in types are not shipped)")
                     pdef = checked_types.get(ptype) or checked_types.setdefault(
-                        ptype, _processor_type(path, f"$.processor.{ptype}", processor_types[ptype]))
+                        ptype, _processor_type(path, _type_where("processor", ptype), processor_types[ptype]))
                     for _ in range(_count(path, f"{pwhere}.number", pentry.get("number", 1))):
                         check_host_count(path, pwhere, pdef["cores"], len(core_processor))
                         first = len(core_processor)
@@ -154,6 +154,13 @@ def _processor_type(path: str, where: str, definition: Any) -> dict[str, Any]:
             raise InputError(path, f"{where}.dc", f"dc - {n} x dd is 0, which modelV1 divides by with {n + 1} busy cores",
                              "check dc and dd")
     return checked
+
+
+def _type_where(kind: str, name: Any) -> str:
+    """Where a node or processor type is in the file (native node platforms name their types by
+    the JSON path of their entry)."""
+    name = str(name)
+    return name if name.startswith("$.") else f"$.{kind}.{name}"
 
 
 def _object(path: str, where: str, value: Any, what: str) -> dict:

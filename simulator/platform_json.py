@@ -102,6 +102,7 @@ from joulesim.simulator.platform_checks import (
     shown,
 )
 from joulesim.simulator.platform_irmasim import is_irmasim_platform, load_irmasim_platform
+from joulesim.simulator.platform_node_json import irmasim_document, is_native_node_platform
 from joulesim.simulator.platform_model import Platform
 
 _STR_MAP = {"type": "object", "additionalProperties": {"type": "string"}, "description": "an object whose values are strings"}
@@ -350,6 +351,8 @@ def load_json_platform(path: str, master_host: str | None = None, raw: bytes | N
     data = read_json(path, read_platform_file(path) if raw is None else raw)
     if is_irmasim_platform(data):
         return load_irmasim_platform(path, data, platform_name)
+    if is_native_node_platform(data):
+        return load_irmasim_platform(path, irmasim_document(path, data), platform_name)
     if platform_name is not None:
         raise InputError(path, "--platform-name", f"given ({platform_name!r}), but this is not an IRMaSim platform file "
                          "with several platforms", "drop --platform-name")

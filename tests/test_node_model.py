@@ -311,3 +311,37 @@ def test_the_hierarchy_extension_is_validated_by_the_protocol_schemas():
     broken["events"][0]["data"]["hierarchy"]["nodes"][0]["processors"][0]["min_power"] = 3
     with pytest.raises(ProtocolError, match="min_power"):
         validate_simulator_message(broken)
+
+
+def test_the_native_node_platform_format_means_the_same_as_irmasims(tmp_path):
+    native = {"model": "modelV1", "nodes": [
+        {"count": 1, "memory": 32, "processors": [dict(FAST, count=1)]},
+        {"processors": [dict(SLOW)]}]}
+    path = tmp_path / "native.json"
+    path.write_text(json.dumps(native))
+    jobs = workload({"subtime": 0, "res": 2, "req_ops": 2e9, "mem_vol": 5500}, {"subtime": 0.5, "res": 1, "req_ops": 1e9})
+    a = joulesim.simulate(str(path), jobs, "fcfs", energy=True)
+    b = joulesim.simulate(platform(), jobs, "fcfs", energy=True)
+    assert a.jobs.equals(b.jobs) and a.schedule["consumed_joules"] == b.schedule["consumed_joules"]
+    assert [n.name for n in load_platform(str(path)).nodes.nodes] == ["node0", "node1"]
+    native["nodes"][0]["processors"][0].pop("clock_rate")
+    path.write_text(json.dumps(native))
+    with pytest.raises(InputError, match=r"\$\.nodes\[0\]\.processors\[0\]\.clock_rate: is missing"):
+        load_platform(str(path))
+
+
+def test_plot_draws_a_gantt_chart_by_node(tmp_path):
+    from click.testing import CliRunner
+
+    from joulesim.cli.plot_command import plot
+
+    (tmp_path / "p.json").write_text(json.dumps(platform()))
+    joulesim.simulate(tmp_path / "p.json", workload({"subtime": 0, "res": 2, "req_ops": 2e9}), "fcfs", energy=True,
+                      export=tmp_path / "out")
+    result = CliRunner().invoke(plot, [str(tmp_path / "out"), "-p", str(tmp_path / "p.json")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out_gantt.png").stat().st_size > 0
+    from joulesim.cli.plot_command import _node_groups
+
+    assert _node_groups(str(tmp_path / "p.json"), None) == [("node0", 0, 3), ("node1", 4, 5)]
+    assert _node_groups("cluster32", None) is None

@@ -78,3 +78,16 @@ def test_the_readme_campaign_runs_as_written(tmp_path):
     assert ran.returncode == 0, ran.stderr
     assert f"{claimed} instances, {claimed} run now" in ran.stdout
     assert (tmp_path / "shutdown_results" / "results.csv").exists()
+
+
+def test_the_readme_node_model_example_runs_as_written(shared_data, tmp_path):
+    text = README.read_text()
+    block = text[text.index("### Heterogeneous nodes"):]
+    command = re.search(r"```sh\n(.*?)```", block, flags=re.S).group(1).replace("\\\n", " ").split()
+    assert command[:2] == ["joulesim", "run"]
+    # The paths are relative to the repository's root, beside which ../shared lives.
+    result = subprocess.run([sys.executable, "-m", "joulesim.cli.main", *command[1:], "-e", str(tmp_path / "out")],
+                            cwd=README.parent, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "node model            modelV1, idle power irmasim" in result.stdout
+    assert len(read_csv(str(tmp_path / "out_jobs.csv"))) == 7
