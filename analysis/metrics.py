@@ -57,6 +57,7 @@ METRICS = [
     Metric("utilization", "utilization", _percent),
     Metric("nb_machines", "computing machines", _int),
     Metric("consumed_joules", "consumed energy (J)", _num(1), optional=True),
+    Metric("energy_delay_product", "energy x makespan (J s)", _num(1), optional=True),
     Metric("nb_machine_switches", "machine switches", _int, optional=True),
 ]
 METRIC_BY_KEY = {m.key: m for m in METRICS}
@@ -120,6 +121,8 @@ def compute_metrics(run: RunOutputs, tau: float = DEFAULT_TAU) -> dict[str, Any]
         "utilization": utilization,
         "nb_machines": nb_machines,
         "consumed_joules": joules if (has_energy or joules) else None,
+        # EDP, as the energy-aware scheduling papers on IRMaSim (seeds 000, 002) report it.
+        "energy_delay_product": joules * makespan if (has_energy or joules) and joules is not None else None,
         "nb_machine_switches": switches if switches else None,
     }
 
