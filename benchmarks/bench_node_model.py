@@ -65,8 +65,11 @@ def child(platform: str, workload: str, decider: str, mode: str) -> dict:
             subprocess.run(command, check=True, capture_output=True)
             return {"wall": time.perf_counter() - started, "calls": 0, "jobs": 0,
                     "peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
-        from joulesim import simulate  # imported before the clock starts (as IRMaSim's own timer does)
+        # Modules are imported before the clock starts, as IRMaSim's own timer (its "Execution
+        # time") starts after its imports: the simulator, the decider, and pandas for the result.
+        from joulesim import simulate
         from joulesim.deciders import load_decider_class
+        from joulesim.run_result import RunResult  # noqa: F401
 
         load_decider_class(name)
         started = time.perf_counter()
