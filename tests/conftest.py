@@ -122,3 +122,14 @@ def send(decider, now: float, *events: dict) -> list[tuple]:
         else:
             out.append((event["type"], data))
     return out
+
+
+def load_experiment_script(name: str):
+    """experiments/NAME/run.py as a module (the experiment scripts are not a package)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "experiments" / name / "run.py"
+    spec = importlib.util.spec_from_file_location(f"{name}_run", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

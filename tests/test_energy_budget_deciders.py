@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import jobs_by_id, read_csv, run_in_process, write_platform, write_workload
+from conftest import send as send_message, jobs_by_id, read_csv, run_in_process, write_platform, write_workload
 
 from joulesim.deciders import load_decider
 from joulesim.deciders.budgeted_easy import MachinePlan, RefusedShapes
@@ -67,20 +67,14 @@ def requested_call(now: float) -> dict:
 
 def send(decider, now: float, *events: dict) -> list[tuple]:
     """One message; the decisions as ("EXECUTE", job, alloc), ("QUERY",), ("CALL_ME_LATER", t)."""
-    reply = decider.handle({"now": now, "events": list(events)})
     out = []
-    for event in reply["events"]:
-        assert event["timestamp"] == now
-        data = event["data"]
-        if event["type"] == "EXECUTE_JOB":
-            out.append(("EXECUTE", data["job_id"].split("!")[1], data["alloc"]))
-        elif event["type"] == "QUERY":
-            assert data == {"requests": {"consumed_energy": {}}}
-            out.append(("QUERY",))
-        elif event["type"] == "CALL_ME_LATER":
-            out.append(("CALL_ME_LATER", data["timestamp"]))
-        else:
-            out.append((event["type"], data))
+    for decision in send_message(decider, now, *events):
+        if decision[0] == "QUERY":
+            assert decision[1] == {"requests": {"consumed_energy": {}}}
+            decision = ("QUERY",)
+        elif decision[0] == "CALL_ME_LATER":
+            decision = ("CALL_ME_LATER", decision[1]["timestamp"])
+        out.append(decision)
     return out
 
 

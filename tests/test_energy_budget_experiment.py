@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import tomllib
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import load_experiment_script
 
 HERE = Path(__file__).resolve().parents[1] / "experiments" / "energy_budget"
 
 
 def load_script():
-    spec = importlib.util.spec_from_file_location("energy_budget_run", HERE / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_experiment_script("energy_budget")
 
 
 def test_the_campaign_has_the_thesis_980_instances(shared_data):

@@ -3,10 +3,10 @@ own (run side by side here at commit 7a51f14: every pair of the grid agreed to 1
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+from conftest import load_experiment_script
 
 import joulesim
 
@@ -46,9 +46,7 @@ def test_the_best_heuristic_of_experiment_1_is_irmasims():
 
 
 def test_the_script_runs_the_whole_grid_and_draws_the_charts(tmp_path):
-    spec = importlib.util.spec_from_file_location("irmasim_grid_run", HERE / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_experiment_script("irmasim_grid")
     assert module.main(["--out", str(tmp_path), "--no-readme"]) == 0
     import pandas as pd
 

@@ -3,19 +3,16 @@ the thesis's own input files, read as they are, each scheduler run by joulesim's
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+from conftest import load_experiment_script
 
 HERE = Path(__file__).resolve().parents[1] / "experiments" / "pcbe"
 
 
 def load_script():
-    spec = importlib.util.spec_from_file_location("pcbe_run", HERE / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_experiment_script("pcbe")
 
 
 def worst(row: dict) -> float:
