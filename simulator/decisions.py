@@ -182,7 +182,9 @@ class DecisionApplier:
     def _call_me_later(self, data: dict[str, Any], context: DecisionContext) -> None:
         sim = self.sim
         sim.pending_calls += 1
-        sim.at(float(data["timestamp"]), self._requested_call)
+        # Later than the decision's own timestamp (validated), but that may have been before
+        # the clock (a late decision applies at the clock): then the call comes at once.
+        sim.at(max(float(data["timestamp"]), sim.env._now), self._requested_call)
 
     def _requested_call(self, _: Any) -> None:
         self.sim.pending_calls -= 1

@@ -144,6 +144,7 @@ class Simulation:
         self.decider_free = True
         self.scheduled_decisions = 0
         self.pending_calls = 0  # CALL_ME_LATER not yet answered
+        self._warned_late = False  # a decision stamped before the clock was reported
         self.nb_unfinished = 0  # submitted, not yet finished or rejected
         self.submitters_left = len(config.workloads)
         self.event_submitter_done = not config.external_events
@@ -308,17 +309,34 @@ class Simulation:
         message = {"now": now, "events": self.pending}
         self.pending = []
         reply = self.link.call(message)
+        # As Batsim 4 does, a decision stamped before the simulator's clock (the call's time, or
+        # an earlier decision's) applies at that clock: deciders that print times with fewer
+        # digits answer 2904.153 to a call at 2904.1530000000002.
+        clock = now
         for index, decision in enumerate(reply["events"]):
             context = DecisionContext((now, index, decision))
-            if decision["timestamp"] <= now:
+            when = decision["timestamp"]
+            if when < clock:
+                self._late_decision(clock - when, context)
+                when = clock
+            if when <= now:
                 self.applier.apply(decision, context)
             else:
                 self.scheduled_decisions += 1
-                self.at(decision["timestamp"], self._apply_later, (decision, context))
+                self.at(when, self._apply_later, (decision, context))
+            clock = when
         reply_now = float(reply["now"])
         if reply_now > now:
             self.decider_free = False
             self.at(reply_now, self._decider_ready)
+
+    def _late_decision(self, lag: float, context: DecisionContext) -> None:
+        """Warn once when a decision is stamped earlier than it can apply by more than a
+        rounding of the time it was given (Batsim applies it silently)."""
+        if lag > 1e-6 and not self._warned_late:
+            self._warned_late = True
+            print(f"joulesim: warning: {context}: stamped {lag:.6g} s before the simulator's clock; it applies "
+                  "at the clock, as in Batsim (further such decisions are not reported)", file=sys.stderr)
 
     def _apply_later(self, item: tuple[dict[str, Any], DecisionContext]) -> None:
         self.scheduled_decisions -= 1

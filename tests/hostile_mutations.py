@@ -321,16 +321,17 @@ def switch_a_machine(reply, state, rng):
 
 REPLY_MUTATIONS: dict[str, tuple[str, Mutation]] = {
     f.__name__: (label, f) for label, fs in [
-        (ALWAYS_INVALID, [not_json, truncated_json, array_instead_of_object, deep_nesting, now_before_call,
+        (ALWAYS_INVALID, [not_json, truncated_json, array_instead_of_object, deep_nesting,
                           now_beyond_time_range, missing_envelope_field, events_not_a_list, unknown_decision_type,
-                          event_missing_field, timestamp_before_call, timestamp_after_reply_now,
+                          event_missing_field, timestamp_after_reply_now,
                           execute_unknown_job, execute_future_job, execute_finished_job, alloc_junk_syntax,
                           alloc_outside_platform, alloc_repeated_ids, execute_twice, kill_unknown_job, kill_no_job,
                           switch_no_machine, switch_outside_platform, switch_to_unknown_pstate,
                           metadata_of_finished_job, register_without_dynamic_jobs, call_me_later_not_later,
                           wrong_type_required_field, query_without_energy, mapping_out_of_alloc]),
+        # A time before the call applies at the call's time, as in Batsim.
         (MAYBE_VALID, [drop_an_event, shuffle_events, think_longer, flip_a_byte, replace_a_value, add_unknown_field,
-                       reject_a_submitted_job, switch_a_machine]),
+                       reject_a_submitted_job, switch_a_machine, now_before_call, timestamp_before_call]),
     ] for f in fs
 }
 

@@ -1,0 +1,92 @@
+"""Times on the wire as Batsim 4 treats them: a decider that prints times with fewer digits
+than it was given (batsched answers 2904.153 to a call at 2904.1530000000002) is not
+travelling back in time. Batsim applies a decision stamped before its clock at the clock."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import joulesim
+from joulesim.deciders import load_decider
+from joulesim.protocol.decider import Decider
+
+
+class Rounding(Decider):
+    """Wraps a decider and writes every time of its replies with 15 significant digits, as a
+    C++ decider printing doubles with a fixed precision does: 16131.3489070001 for
+    16131.348907000103. Half of them round down, before the time of the call."""
+
+    def __init__(self, inner: Decider, digits: int = 15):
+        super().__init__()
+        self.inner = inner
+        self.digits = digits
+        self.earlier = 0  # replies whose now came out before the call's
+
+    def handle(self, message):
+        reply = self.inner.handle(message)
+        shorten = lambda t: float(f"{t:.{self.digits}g}")  # noqa: E731
+        self.earlier += shorten(reply["now"]) < message["now"]
+        return {"now": shorten(reply["now"]),
+                "events": [dict(e, timestamp=shorten(e["timestamp"])) for e in reply["events"]]}
+
+
+def jobs_with_awkward_times(count: int = 300) -> dict:
+    rng = random.Random(3)
+    t, jobs = 0.0, []
+    for i in range(count):
+        t += rng.uniform(0.5, 30) + 1e-9 * rng.random()  # times whose shortest repr is long
+        jobs.append({"id": i, "subtime": t, "res": rng.choice([1, 2, 4, 8]), "walltime": 500,
+                     "profile": f"d{i}"})
+    profiles = {f"d{i}": {"type": "delay", "delay": rng.uniform(1, 400) + 0.1 * rng.random()} for i in range(count)}
+    return {"nb_res": 16, "jobs": jobs, "profiles": profiles}
+
+
+def test_a_decider_rounding_the_times_it_was_given_runs_to_the_end_with_the_same_schedule():
+    workload = jobs_with_awkward_times()
+    exact = joulesim.simulate("cluster32", workload, load_decider("easy"), mmax=16)
+    decider = Rounding(load_decider("easy"))
+    rounded = joulesim.simulate("cluster32", workload, decider, mmax=16)
+    assert len(rounded.jobs) == 300
+    assert decider.earlier > 50  # the case this test is about happened many times
+    columns = ["job_id", "starting_time", "finish_time", "allocated_resources"]
+    assert rounded.jobs[columns].equals(exact.jobs[columns])
+
+
+def test_the_batsched_case_a_reply_now_below_the_call_is_the_call(tmp_path):
+    """The recorded exchange: the call at now=2904.1530000000002, batsched's reply at 2904.153
+    with an EXECUTE_JOB stamped 2904.153. The job starts at the call's time."""
+    call_time = 2904.1530000000002
+    workload = {"nb_res": 4, "jobs": [{"id": 1, "subtime": call_time, "res": 4, "profile": "p"}],
+                "profiles": {"p": {"type": "delay", "delay": 10}}}
+
+    class Batsched(Decider):
+        def handle(self, message):
+            reply = super().handle(message)
+            if any(e["type"] == "JOB_SUBMITTED" for e in message["events"]):
+                assert message["now"] == call_time
+                return {"now": 2904.153, "events": [{"timestamp": 2904.153, "type": "EXECUTE_JOB",
+                                                     "data": {"job_id": "w0!1", "alloc": "0-3"}}]}
+            return reply
+
+    result = joulesim.simulate("cluster32", workload, Batsched(), mmax=4)
+    row = result.jobs.iloc[0]
+    assert row["final_state"] == "COMPLETED_SUCCESSFULLY"
+    assert float(row["starting_time"]) == pytest.approx(call_time, abs=1e-6)
+    assert float(row["waiting_time"]) == 0.0
+
+
+def test_a_decision_stamped_well_before_the_clock_applies_at_the_clock_with_one_warning(capfd):
+    workload = {"nb_res": 4, "jobs": [{"id": i, "subtime": 100 * i, "res": 1, "profile": "p"} for i in (1, 2)],
+                "profiles": {"p": {"type": "delay", "delay": 10}}}
+
+    class Late(Decider):
+        def on_job_submitted(self, job):
+            self.now -= 50  # stamps its decision 50 s in the past
+            self.execute_job(job.id, "0")
+
+    result = joulesim.simulate("cluster32", workload, Late(), mmax=4)
+    assert list(result.jobs["starting_time"]) == [100.0, 200.0]
+    err = capfd.readouterr().err
+    assert err.count("stamped 50 s before the simulator's clock") == 1
