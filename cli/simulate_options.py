@@ -13,8 +13,10 @@ from joulesim.simulator.simulation_config import DEFAULT_TIMEOUT_S
 def simulate_options(platform_default: str | None, workload_default: tuple[str, ...] | None) -> Callable:
     def decorate(command: Callable) -> Callable:
         options = [
-            click.option("-p", "--platform", required=platform_default is None, default=platform_default,
-                         show_default=True,
+            # No `default=` at all when the option is required: click >= 8.3 takes an explicit
+            # default=None as a value, and a required option would then go missing silently.
+            click.option("-p", "--platform", required=platform_default is None,
+                         **({"default": platform_default, "show_default": True} if platform_default else {}),
                          help="Platform file (SimGrid XML, joulesim JSON or IRMaSim JSON), or a shipped platform name."),
             click.option("--platform-name", default=None,
                          help="Which platform of an IRMaSim platform file that holds several."),

@@ -199,3 +199,11 @@ def test_unknown_decider_name(tmp_path):
     assert result.returncode != 0 and "nosuch" in result.stderr and "easy" in result.stderr
     assert "Traceback" not in result.stderr
 
+
+
+def test_simulate_without_a_platform_is_a_usage_error_not_a_traceback(tmp_path):
+    # click >= 8.3 treats an explicit default=None as a value: -p must still be required.
+    result = joulesim("simulate", "-s", f"ipc://{tmp_path}/none.sock", "--timeout", "1", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "Missing option '-p' / '--platform'" in result.stderr
+    assert "Traceback" not in result.stderr
