@@ -82,7 +82,7 @@ class EnergyMeter:
     def power(self) -> float:
         return self._power
 
-    def _row(self, now: float, kind: str) -> None:
+    def write_row(self, now: float, kind: str) -> None:
         if self._out is None:
             return
         energy = self.energy_at(now)
@@ -119,7 +119,7 @@ class EnergyMeter:
         self._static = self._exact_static()
         self._refresh_power()
         if row:
-            self._row(now, "p")
+            self.write_row(now, "p")
 
     def job_started(self, now: float, record: "JobRecord", runs: list[tuple[int, int]],
                     dynamic_power: float) -> None:
@@ -132,7 +132,7 @@ class EnergyMeter:
         if dynamic_power:
             self._dynamic.add(dynamic_power)
             self._refresh_power()
-        self._row(now, "s")
+        self.write_row(now, "s")
 
     def set_dynamic_power(self, now: float, record: "JobRecord", dynamic_power: float) -> None:
         """A running job's dynamic power changes (its tasks' rates were re-solved)."""
@@ -153,7 +153,7 @@ class EnergyMeter:
         if record.dynamic_power:
             self._dynamic.add(-record.dynamic_power)
             self._refresh_power()
-        self._row(now, "e")
+        self.write_row(now, "e")
         return record.energy
 
     @staticmethod

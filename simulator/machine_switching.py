@@ -31,12 +31,13 @@ _DESCRIPTION = {ON: "on", GOING_OFF: "switching off", ASLEEP: "sleeping", GOING_
 class _Request:
     """One SET_RESOURCE_STATE: answered when its last machine arrives."""
 
-    __slots__ = ("resources", "state", "remaining")
+    __slots__ = ("resources", "state", "remaining", "hosts")
 
-    def __init__(self, resources: str, state: int, remaining: int):
+    def __init__(self, resources: str, state: int, hosts: list[int]):
         self.resources = resources
         self.state = state
-        self.remaining = remaining
+        self.remaining = len(hosts)
+        self.hosts = hosts  # ascending
 
 
 class MachineSwitching:
@@ -89,7 +90,11 @@ class MachineSwitching:
         now = sim.env._now
         self.nb_grouped_switches += 1
         self.nb_machine_switches += len(hosts)
-        request = _Request(data["resources"], target, len(hosts))
+        request = _Request(data["resources"], target, hosts)
+        # As Batsim writes them: the request's machines go to -2 (towards a sleep pstate) or -1
+        # (towards a computation pstate) now, and to the target pstate when the last one is there.
+        towards_sleep = target in self._sleep[hosts[0]]
+        self._record_request(now, hosts, -2 if towards_sleep else -1)
         instant = [h for h, kind in zip(hosts, kinds) if kind == "instant"]
         if instant:
             self._arrive(instant, target, ON, request, notify=False)
@@ -127,7 +132,7 @@ class MachineSwitching:
             else:
                 sim.machines.move(now, SLEEPING, SWITCHING_ON, available)
                 arrival = (group, target, ON, request)
-            self._record_pstates(now, virtual, group)
+            self._set_static_watts(now, virtual, group)
             sim.at(now + duration, self._transition_ends, arrival)
 
     def _check_all(self, hosts: list[int], target: int, context: "DecisionContext") -> list[str]:
@@ -205,21 +210,30 @@ class MachineSwitching:
             available = len(hosts) - sum([unavailable[h] for h in hosts])
             sim.machines.move(now, _CATEGORY_OF_POWER_STATE[before], _CATEGORY_OF_POWER_STATE[power_state],
                               available)
-        self._record_pstates(now, pstate, hosts)
+        self._set_static_watts(now, pstate, hosts)
         request.remaining -= len(hosts)
-        if notify and request.remaining == 0:
-            self.in_progress -= 1
-            self._notify(request)
+        if request.remaining == 0:
+            self._record_request(now, request.hosts, request.state)
+            if notify:
+                self.in_progress -= 1
+                self._notify(request)
 
     def _notify(self, request: _Request) -> None:
         self.sim.emit("RESOURCE_STATE_CHANGED", {"resources": request.resources, "state": str(request.state)})
 
-    def _record_pstates(self, now: float, pstate: int, hosts: list[int]) -> None:
-        """Energy and pstate outputs follow the hosts' new pstate (only with -E)."""
+    def _record_request(self, now: float, hosts: list[int], pstate: int) -> None:
+        """A row of the pstate output and a `p` row of the energy output (only with -E)."""
         sim = self.sim
         if sim.energy is None:
             return
         sim.pstate_out.write(now, hosts, pstate)
+        sim.energy.write_row(now, "p")
+
+    def _set_static_watts(self, now: float, pstate: int, hosts: list[int]) -> None:
+        """The hosts' static power follows their new pstate (only with -E)."""
+        sim = self.sim
+        if sim.energy is None:
+            return
         platform_hosts = sim.hosts
         sim.energy.set_static_watts(now, hosts, [platform_hosts[h].wattage_per_state[pstate][0] for h in hosts],
-                                    sim.host_job)
+                                    sim.host_job, row=False)

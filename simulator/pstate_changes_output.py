@@ -1,9 +1,10 @@
 """`out_pstate_changes.csv`: `time,machine_id,new_pstate`, one row per group of machines that
 reached the same pstate at the same time (machine_id is an interval set), as Batsim writes it.
 
-The first rows give every machine's initial pstate at t=0. A switch-off or switch-on shows
-as two changes: into the virtual switching pstate when requested, into the target pstate
-when the transition ends.
+The first rows give every machine's initial pstate at t=0. A SET_RESOURCE_STATE shows as two
+rows for all its machines, as Batsim 4 writes them: -2 (switching towards a sleep pstate) or
+-1 (towards a computation pstate) when requested, then the target pstate when its last machine
+has arrived.
 """
 
 from __future__ import annotations

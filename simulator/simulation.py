@@ -145,6 +145,8 @@ class Simulation:
         self.scheduled_decisions = 0
         self.pending_calls = 0  # CALL_ME_LATER not yet answered
         self._warned_late = False  # a decision stamped before the clock was reported
+        self._energy_first_submission: float | None = None  # joules consumed when the first job came
+        self._energy_last_end: float | None = None  # joules consumed when the last job ended
         self.nb_unfinished = 0  # submitted, not yet finished or rejected
         self.submitters_left = len(config.workloads)
         self.event_submitter_done = not config.external_events
@@ -226,7 +228,10 @@ class Simulation:
             if self._progress is not None:
                 self._progress.close()
         wall = time.perf_counter() - started
-        consumed = self.energy.energy_at(self.env.now) if self.energy is not None else 0.0
+        # Batsim's consumed_joules: the energy between the first job submission and the last
+        # job end (not the energy of switches after it, nor of idling before the first job).
+        first, last = self._energy_first_submission, self._energy_last_end
+        consumed = last - first if first is not None and last is not None else 0.0
         with self._open_output("schedule") as schedule_file:
             schedule = write_schedule(schedule_file, self.stats, self.machines, self.nb_hosts,
                                       self.link.scheduling_time, wall, consumed, self.switching)
@@ -405,6 +410,8 @@ class Simulation:
             self.emit("NOTIFY", {"type": "no_more_static_job_to_submit"})
 
     def submit(self, record: JobRecord, announce: bool = True) -> None:
+        if self._energy_first_submission is None and self.energy is not None:
+            self._energy_first_submission = self.energy.energy_at(self.env._now)
         record.state = SUBMITTED
         self.nb_unfinished += 1
         if announce:
@@ -564,7 +571,10 @@ class Simulation:
         machines.move(now, COMPUTING, IDLE, size - still_unavailable)
         if still_unavailable:
             machines.move(now, COMPUTING, UNAVAILABLE, still_unavailable)
-        energy = self.energy.job_ended(now, record) if self.energy is not None else 0.0
+        energy = 0.0
+        if self.energy is not None:
+            energy = self.energy.job_ended(now, record)
+            self._energy_last_end = self.energy.energy_at(now)
         self.jobs_out.write_finished(job.local_id, job.workload, job.profile, job.subtime, job.res,
                                      job.walltime, state, record.start, now, record.alloc_str, energy,
                                      record.metadata)

@@ -103,16 +103,19 @@ def test_sleep_and_boot_timeline_and_joules(tmp_path):
         ("261.520000", "0", "0", "0", "2", "0"),
     ]
     pstates = [(r["time"], r["machine_id"], r["new_pstate"]) for r in read_csv(prefix + "_pstate_changes.csv")]
-    assert pstates == [("0.000000", "0-1", "0"), ("30.000000", "1", "2"), ("36.100000", "1", "1"),
-                       ("100.000000", "1", "3"), ("251.520000", "1", "0")]
+    # As Batsim writes them: -2 (towards sleep) / -1 (towards computation) when requested,
+    # the target pstate when the switch is over (not the virtual pstates' ids).
+    assert pstates == [("0.000000", "0-1", "0"), ("30.000000", "1", "-2"), ("36.100000", "1", "1"),
+                       ("100.000000", "1", "-1"), ("251.520000", "1", "0")]
 
     energy_rows = read_csv(prefix + "_consumed_energy.csv")
     assert [(r["time"], r["event_type"]) for r in energy_rows] == [
         ("0.000000", "s"), ("10.000000", "e"), ("30.000000", "p"), ("36.100000", "p"), ("100.000000", "p"),
         ("251.520000", "p"), ("251.520000", "s"), ("261.520000", "e")]
     assert float(energy_rows[-1]["energy"]) == approx(round(host0 + host1, 6))
-    # wattmin: the static power after the event; epower: mean power since the previous row.
-    assert float(energy_rows[2]["wattmin"]) == approx(IDLE + W_OFF)
+    # wattmin: the static power at the row (a request's row before the machines move, as in
+    # Batsim; a switch's end after); epower: mean power since the previous row.
+    assert float(energy_rows[2]["wattmin"]) == approx(IDLE + IDLE)
     assert float(energy_rows[3]["wattmin"]) == approx(IDLE + SLEEP)
     assert float(energy_rows[1]["epower"]) == approx(FULL + IDLE)
     assert energy_rows[6]["epower"] == "NA"  # no time elapsed since the previous row
@@ -323,3 +326,25 @@ def test_the_static_total_from_counts_is_the_exactly_rounded_sum_of_the_hosts(wa
     from joulesim.simulator.energy_meter import exact_total
 
     assert exact_total(Counter(watts)) == fsum(watts)
+
+
+def test_consumed_joules_counts_from_the_first_submission_to_the_last_job_end_as_batsim(tmp_path):
+    """Batsim 4's schedule.csv: consumed_joules = energy at the last job end - energy at the
+    first submission. Idle time before the first job and a switch-off requested after the
+    last job are not in it; they stay in consumed_energy.csv."""
+    workload = write_workload(tmp_path, [{"id": 1, "subtime": 100, "res": 1, "profile": "ten"}],
+                              {"ten": TEN_SECONDS})
+
+    def switch_off_after(d, message):
+        if any(e["type"] == "JOB_SUBMITTED" for e in message["events"]):
+            d.execute_job("w0!1", "0")
+        if any(e["type"] == "JOB_COMPLETED" for e in message["events"]):
+            d.set_resource_state("0-1", 1)
+
+    prefix = str(tmp_path / "out")
+    result = run_in_process(ScriptedDecider(switch_off_after), "energy2", [workload], prefix, energy=True)
+    # From 100 to 110: one host computing, one idle.
+    assert float(result.schedule["consumed_joules"]) == approx(round(10 * (FULL + IDLE), 6))
+    rows = read_csv(prefix + "_consumed_energy.csv")
+    # The file still holds the whole run: idling from 0, the switch-off after the job.
+    assert float(rows[-1]["energy"]) == approx(round(110 * 2 * IDLE + 10 * (FULL - IDLE) + OFF * 2 * W_OFF, 6))

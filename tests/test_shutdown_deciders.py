@@ -296,6 +296,7 @@ def simulate(tmp_path: Path, decider, jobs: list[tuple[str, float, int, float]])
     prefix = str(tmp_path / "out")
     result = run_in_process(decider, ENERGY2, [workload], prefix, energy=True)
     starts = {n: (round(float(r["starting_time"]), 6), r["allocated_resources"]) for n, r in jobs_by_id(prefix).items()}
+    # Batsim's pstate rows: -2 / -1 while switching off / on, then the pstate reached.
     switches = [(round(float(r["time"]), 6), r["machine_id"], int(r["new_pstate"]))
                 for r in read_csv(f"{prefix}_pstate_changes.csv")][1:]  # [0]: initial pstates
     return starts, switches, result
@@ -306,7 +307,7 @@ def test_e2e_os_t_idle_0(tmp_path):
                                         [("A", 0, 1, 100), ("B", 50, 1, 10)])
     # Machine 1 is off at 6.1; B boots it at 50 and starts at 201.52; A's machine goes off at 100.
     assert starts == {"A": (0.0, "0"), "B": (201.52, "1")}
-    assert switches == [(0.0, "1", 2), (6.1, "1", 1), (50.0, "1", 3), (100.0, "0", 2), (106.1, "0", 1),
+    assert switches == [(0.0, "1", -2), (6.1, "1", 1), (50.0, "1", -1), (100.0, "0", -2), (106.1, "0", 1),
                         (201.52, "1", 0)]
     # Energy: machine 0: 100 s idle-computing + switch-off + sleep till the end (211.52);
     # machine 1: switch-off, sleep 6.1..50, switch-on, 10 s of job.
@@ -319,7 +320,7 @@ def test_e2e_os_waits_for_a_switch_off_to_end_before_switching_on(tmp_path):
     starts, switches, _ = simulate(tmp_path, load_decider("easy", {"t_idle": "0"}),
                                    [("A", 0, 1, 100), ("B", 3, 1, 10)])
     assert starts == {"A": (0.0, "0"), "B": (round(OFF + ON, 6), "1")}
-    assert switches == [(0.0, "1", 2), (6.1, "1", 1), (6.1, "1", 3), (100.0, "0", 2), (106.1, "0", 1),
+    assert switches == [(0.0, "1", -2), (6.1, "1", 1), (6.1, "1", -1), (100.0, "0", -2), (106.1, "0", 1),
                         (157.62, "1", 0)]
 
 
@@ -329,7 +330,7 @@ def test_e2e_os_t_idle_300(tmp_path):
     # B takes the idle machine 0; machine 1, idle since 10, goes off at 310. C boots it at
     # 400 and holds machine 0 meanwhile (no switch-off of machine 0 at 250 + 300).
     assert starts == {"A": (0.0, "0-1"), "B": (200.0, "0"), "C": (551.52, "0-1")}
-    assert switches == [(310.0, "1", 2), (316.1, "1", 1), (400.0, "1", 3), (551.52, "1", 0)]
+    assert switches == [(310.0, "1", -2), (316.1, "1", 1), (400.0, "1", -1), (551.52, "1", 0)]
     assert float(result.schedule["makespan"]) == 561.52  # no switch after the last job
 
 
@@ -339,7 +340,7 @@ def test_e2e_proportional_keeps_half_the_machines_off(tmp_path):
     # Machine 1 is reserved off: B waits for A's machine (EASY + OS would boot machine 1).
     # C needs both: the reservation is given back for it and machine 1 booted at 110.
     assert starts == {"A": (0.0, "0"), "B": (100.0, "0"), "C": (261.52, "0-1")}
-    assert switches == [(0.0, "1", 2), (6.1, "1", 1), (110.0, "1", 3), (261.52, "1", 0)]
+    assert switches == [(0.0, "1", -2), (6.1, "1", 1), (110.0, "1", -1), (261.52, "1", 0)]
 
 
 def test_e2e_proportional_rho_1_is_easy_with_opportunistic_shutdown(tmp_path):
@@ -371,8 +372,8 @@ def test_e2e_inertial_follows_the_llh_trend(tmp_path, v_ub, b_start, off_again, 
     decider = load_decider("inertial", {"period": "100", "v_ub": str(v_ub)})
     starts, switches, _ = simulate(tmp_path, decider, INERTIAL_JOBS)
     assert starts == {"A": (0.0, "0"), "B": (b_start, "1")}
-    assert switches == [(200.0, "1", 2), (206.1, "1", 1), (b_start - ON, "1", 3), (b_start, "1", 0),
-                        (off_again, "1", 2), (round(off_again + OFF, 6), "1", 1)]
+    assert switches == [(200.0, "1", -2), (206.1, "1", 1), (b_start - ON, "1", -1), (b_start, "1", 0),
+                        (off_again, "1", -2), (round(off_again + OFF, 6), "1", 1)]
     assert [(t, kind, due, pytest.approx(mean)) for t, kind, due, mean in decider.decisions] == trace
 
 
@@ -383,7 +384,7 @@ def test_e2e_inertial_steals_machines_off_for_being_idle(tmp_path):
     # the reservation with no new switch (counted as done: none left at 300), so B waits
     # for the decision to switch it on at 500 (EASY + OS alone would boot it at 350).
     assert starts == {"A": (0.0, "0"), "B": (651.52, "1")}
-    assert switches[:4] == [(50.0, "1", 2), (56.1, "1", 1), (500.0, "1", 3), (651.52, "1", 0)]
+    assert switches[:4] == [(50.0, "1", -2), (56.1, "1", 1), (500.0, "1", -1), (651.52, "1", 0)]
     assert [d[:3] for d in list(decider.decisions)[:5]] == [
         (100, SWITCH_OFF, 0), (200, SWITCH_OFF, 1), (300, SWITCH_OFF, 0), (400, SWITCH_ON, 0), (500, SWITCH_ON, 1)]
 
@@ -406,7 +407,7 @@ def test_e2e_inertial_future_switches(tmp_path, future, off_at):
     decider = load_decider("inertial", {"period": "100", "future_switches": str(future).lower()})
     starts, switches, _ = simulate(tmp_path, decider, [("A", 0, 1, 250), ("C", 0, 1, 1000)])
     assert starts == {"A": (0.0, "0"), "C": (0.0, "1")}
-    assert switches == [(off_at, "0", 2), (round(off_at + OFF, 6), "0", 1)]
+    assert switches == [(off_at, "0", -2), (round(off_at + OFF, 6), "0", 1)]
 
 
 def test_e2e_easy_with_shutdown_in_its_own_process(tmp_path):
