@@ -31,6 +31,7 @@ DEFAULT_DECIDER = "easy"
     "plot": "joulesim.cli.plot_command:plot",
     "keys": "joulesim.cli.keys_command:keys",
     "campaign": "joulesim.cli.campaign_command:campaign",
+    "slurm": "joulesim.cli.slurm_command:slurm",
 })
 @click.version_option(package_name="joulesim")
 def main() -> None:

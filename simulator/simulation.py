@@ -24,6 +24,7 @@ from simpy.events import NORMAL
 
 from joulesim.protocol.errors import DecisionError, JoulesimError
 from joulesim.protocol.interval_set import expand_runs, format_interval_set
+from joulesim.protocol.simulation_begins import batsim_config
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
 from joulesim.simulator.decisions import DecisionApplier, DecisionContext
 from joulesim.simulator.decider_link import DeciderLink
@@ -367,18 +368,7 @@ class Simulation:
             "nb_storage_resources": len(storage),
             "allow_compute_sharing": False,
             "allow_storage_sharing": True,
-            "config": {
-                "redis-enabled": False,
-                "redis-hostname": "127.0.0.1",
-                "redis-port": 6379,
-                "redis-prefix": "default",
-                "profiles-forwarded-on-submission": config.forward_profiles,
-                "dynamic-jobs-enabled": config.dynamic_jobs,
-                "dynamic-jobs-acknowledged": config.acknowledge_dynamic_jobs,
-                "profile-reuse-enabled": False,
-                "sched-config": "",
-                "forward-unknown-events": False,
-            },
+            "config": batsim_config(config.forward_profiles, config.dynamic_jobs, config.acknowledge_dynamic_jobs),
             "compute_resources": [
                 {"id": h.id, "name": h.name, "state": "sleeping" if self.switching.host_off[i] else "idle",
                  "properties": h.properties, "zone_properties": h.zone_properties}

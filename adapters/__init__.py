@@ -1,0 +1,1 @@
+"""Adapters that put a real resource manager behind the protocol."""

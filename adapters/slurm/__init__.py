@@ -1,0 +1,1 @@
+"""A real Slurm cluster driven by any protocol decider (see adapter.py)."""

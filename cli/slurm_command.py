@@ -1,0 +1,72 @@
+"""`joulesim slurm`: a real Slurm cluster driven by a protocol decider (adapters/slurm)."""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+from typing import Any
+
+import click
+
+from joulesim.cli.error_reporting import reports_errors
+from joulesim.cli.simulate_options import parse_key_values
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-w", "--workload", required=True, help="Workload (Batsim JSON; delay profiles run as `sleep DELAY`).")
+@click.option("--slurm-conf", default=None, help="slurm.conf of the cluster (default: Slurm's own lookup, SLURM_CONF).")
+@click.option("-d", "--decider", default="easy", show_default=True,
+              help="Decider name or package.module:Class, started in its own process.")
+@click.option("-o", "--option", "decider_options", multiple=True, metavar="KEY=VALUE", help="Decider option. Repeatable.")
+@click.option("-s", "--socket-endpoint", "endpoint", default=None,
+              help="Use a decider already serving this ZeroMQ endpoint instead of starting one.")
+@click.option("-e", "--export", "export_prefix", default="out", show_default=True,
+              help="Writes PREFIX_slurm_jobs.csv: each job's real submission, start and end times and nodes.")
+@click.option("--timeout", "timeout_s", default=120.0, show_default=True, type=float,
+              help="Seconds to wait for each decider reply.")
+@reports_errors
+def slurm(workload: str, slurm_conf: str | None, decider: str, decider_options: tuple[str, ...], endpoint: str | None,
+          export_prefix: str, timeout_s: float) -> None:
+    """Run WORKLOAD's jobs on a real Slurm cluster, scheduled by a protocol decider.
+
+    Jobs are submitted held at their submission times (wall clock from now), pinned to the
+    nodes the decider chooses and released; their ends come back from squeue. Any decider
+    that runs in simulation runs here unchanged.
+    """
+    from joulesim.adapters.slurm.adapter import SlurmAdapter
+    from joulesim.adapters.slurm.slurm_commands import SlurmCommands
+    from joulesim.cli.decider_process import DeciderProcess, free_ipc_endpoint, joulesim_decide_command
+    from joulesim.protocol.transport_zmq import ZmqRequester
+    from joulesim.simulator.decider_link import DeciderLink
+    from joulesim.simulator.workload_loader import load_workload
+
+    jobs = load_workload(workload, "w0")
+    commands = SlurmCommands(slurm_conf)
+    process = directory = None
+    why_gone: Any = None
+    if endpoint is None:
+        endpoint, directory = free_ipc_endpoint()
+        process = DeciderProcess(joulesim_decide_command(decider, endpoint, parse_key_values(decider_options),
+                                                         timeout_s), f"joulesim decide {decider}")
+        why_gone = process.why_gone
+    link = DeciderLink(ZmqRequester(endpoint, timeout_s, why_gone))
+    try:
+        real = SlurmAdapter(jobs, link, commands).run()
+    finally:
+        link.close()
+        if process is not None:
+            process.stop()
+            shutil.rmtree(directory, ignore_errors=True)
+    path = f"{export_prefix}_slurm_jobs.csv"
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["job_id", "slurm_id", "state", "submission_time", "starting_time", "finish_time",
+                         "allocated_resources", "slurm_nodes"])
+        for job in real.values():
+            writer.writerow([job.id.split("!", 1)[1], job.slurm_id, job.state, f"{job.submitted:.3f}",
+                             "" if job.started is None else f"{job.started:.3f}",
+                             "" if job.finished is None else f"{job.finished:.3f}", job.alloc, ",".join(job.nodes)])
+    done = sum(1 for j in real.values() if j.state == "COMPLETED_SUCCESSFULLY")
+    click.echo(f"jobs      {len(real)} ({done} completed on Slurm)\noutputs   {path}")

@@ -1,0 +1,126 @@
+"""A real Slurm (Debian's slurm-wlm: slurmctld and four slurmd on localhost, munge) driven by a
+protocol decider through `joulesim slurm`, against what joulesim simulates for the same jobs."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+import subprocess
+import sys
+
+import pytest
+
+import joulesim
+from joulesim.adapters.slurm.local_cluster import LocalSlurm, slurm_available
+from joulesim.protocol.interval_set import expand_runs, parse_runs
+
+REASON = slurm_available()
+pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no local Slurm: {REASON}")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with LocalSlurm(tmp_path_factory.mktemp("slurm"), nodes=4) as local:
+        yield local
+
+
+def run_on_slurm(cluster, workload: dict, tmp_path, *extra: str) -> subprocess.CompletedProcess:
+    path = tmp_path / "workload.json"
+    path.write_text(json.dumps(workload))
+    return subprocess.run([sys.executable, "-m", "joulesim.cli.main", "slurm", "-w", str(path), "--slurm-conf",
+                           cluster.conf, "-e", str(tmp_path / "real" / "out"), *extra],
+                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+
+
+def held_or_pending(cluster) -> list[str]:
+    out = subprocess.run(["squeue", "-h", "-t", "PENDING,RUNNING", "-o", "%i"], env=cluster.env,
+                         capture_output=True, text=True)
+    return out.stdout.split()
+
+
+def dozen_jobs() -> dict:
+    """12 jobs of 1-4 nodes, all submitted in the first 1.2 s (their queue order is fixed),
+    lasting 5-17 s, walltimes 2-30 s above. Seed 520: in simulation no two jobs end less than
+    4 s apart, so the ~1-2 s a real Slurm takes to start a released job cannot reorder the
+    completions the decider reacts to (checked below), and EASY backfills 4 of them."""
+    rng = random.Random(520)
+    jobs, profiles = [], {}
+    for i in range(12):
+        run = rng.choice([5, 8, 11, 14, 17])
+        jobs.append({"id": i, "subtime": round(0.1 * i, 1), "res": rng.choice([1, 1, 2, 3, 4]),
+                     "walltime": run + rng.choice([2, 10, 30]), "profile": f"d{run}"})
+        profiles[f"d{run}"] = {"type": "delay", "delay": run}
+    return {"nb_res": 4, "jobs": jobs, "profiles": profiles}
+
+
+def test_easy_drives_slurm_as_it_drives_the_simulation(cluster, tmp_path):
+    workload = dozen_jobs()
+    result = run_on_slurm(cluster, workload, tmp_path, "-d", "easy")
+    assert result.returncode == 0, result.stderr
+    with open(tmp_path / "real" / "out_slurm_jobs.csv") as f:
+        real = {row["job_id"]: row for row in csv.DictReader(f)}
+    simulated = joulesim.simulate("cluster32", workload, "easy", mmax=4).jobs
+    simulated = simulated.assign(job_id=simulated["job_id"].astype(str)).set_index("job_id")
+    ends = sorted(simulated["finish_time"].astype(float))
+    assert min(b - a for a, b in zip(ends, ends[1:])) >= 4  # what makes the comparison meaningful
+    assert all(row["state"] == "COMPLETED_SUCCESSFULLY" for row in real.values())
+    # The same nodes for every job: the decider's choice, and where Slurm really ran it.
+    for job_id, row in real.items():
+        assert row["allocated_resources"] == simulated.loc[job_id, "allocated_resources"]
+        ids = expand_runs(parse_runs(row["allocated_resources"]))
+        assert set(row["slurm_nodes"].split(",")) == {f"n{i + 1}" for i in ids}
+    # The same start order. Real starts lag the simulated ones: sbatch takes ~0.3 s a job, a
+    # released job ~1-2 s to run, and lags add up along a chain of jobs.
+    real_order = sorted(real, key=lambda j: (float(real[j]["starting_time"]), int(j)))
+    simulated_order = sorted(simulated.index, key=lambda j: (float(simulated.loc[j, "starting_time"]), int(j)))
+    assert real_order == simulated_order
+    for job_id, row in real.items():
+        lag = float(row["starting_time"]) - float(simulated.loc[job_id, "starting_time"])
+        assert -0.5 < lag < 15, (job_id, lag)
+    assert held_or_pending(cluster) == []
+
+
+def test_a_job_larger_than_the_cluster_is_refused_before_anything_is_submitted(cluster, tmp_path):
+    before = subprocess.run(["squeue", "-h", "-t", "all", "-o", "%i"], env=cluster.env, capture_output=True,
+                            text=True).stdout.split()
+    workload = {"nb_res": 5, "jobs": [{"id": 1, "subtime": 0, "res": 5, "profile": "p"}],
+                "profiles": {"p": {"type": "delay", "delay": 1}}}
+    result = run_on_slurm(cluster, workload, tmp_path)
+    assert result.returncode != 0
+    assert "job 1 needs 5 nodes; the cluster has 4 (n1, n2, n3, n4)" in result.stderr
+    after = subprocess.run(["squeue", "-h", "-t", "all", "-o", "%i"], env=cluster.env, capture_output=True,
+                           text=True).stdout.split()
+    assert after == before
+
+
+def test_a_decider_that_fails_leaves_no_held_job_behind(cluster, tmp_path):
+    workload = {"nb_res": 4, "jobs": [{"id": i, "subtime": 0, "res": 1, "profile": "p"} for i in range(3)],
+                "profiles": {"p": {"type": "delay", "delay": 30}}}
+    (tmp_path / "bad_decider.py").write_text(
+        "from joulesim.protocol.decider import Decider\n"
+        "class Bad(Decider):\n"
+        "    def on_job_submitted(self, job):\n"
+        "        self.execute_job(job.id, '7')  # no such node\n")
+    (tmp_path / "w.json").write_text(json.dumps(workload))
+    result = subprocess.run([sys.executable, "-m", "joulesim.cli.main", "slurm", "-w", str(tmp_path / "w.json"),
+                             "--slurm-conf", cluster.conf, "-d", "bad_decider:Bad", "-e", str(tmp_path / "out")],
+                            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                            cwd=tmp_path, env={**cluster.env, "PYTHONPATH": str(tmp_path)})
+    assert result.returncode != 0
+    assert "7" in result.stderr and "Traceback" not in result.stderr
+    assert held_or_pending(cluster) == []
+
+
+def test_an_unreachable_controller_is_a_clear_error(tmp_path):
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("ClusterName=x\nSlurmctldHost=localhost\nSlurmctldPort=16999\nAuthType=auth/munge\n"
+                    "NodeName=z1 CPUs=1\nPartitionName=p Nodes=z1 Default=YES\n")
+    workload = tmp_path / "w.json"
+    workload.write_text(json.dumps({"nb_res": 1, "jobs": [], "profiles": {}}))
+    result = subprocess.run([sys.executable, "-m", "joulesim.cli.main", "slurm", "-w", str(workload), "--slurm-conf",
+                             str(conf), "-e", str(tmp_path / "out")], capture_output=True, text=True, timeout=120,
+                            stdin=subprocess.DEVNULL)
+    assert result.returncode != 0
+    assert "Unable to contact slurm controller" in result.stderr or "did not answer" in result.stderr
+    assert "Traceback" not in result.stderr
