@@ -124,3 +124,28 @@ def test_an_unreachable_controller_is_a_clear_error(tmp_path):
     assert result.returncode != 0
     assert "Unable to contact slurm controller" in result.stderr or "did not answer" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_kill_job_cancels_the_slurm_job_and_answers_job_killed(cluster, tmp_path):
+    workload = {"nb_res": 4, "jobs": [{"id": 1, "subtime": 0, "res": 2, "walltime": 100, "profile": "p"}],
+                "profiles": {"p": {"type": "delay", "delay": 60}}}
+    (tmp_path / "w.json").write_text(json.dumps(workload))
+    (tmp_path / "killer.py").write_text(
+        "from joulesim.protocol.decider import Decider\n"
+        "class Killer(Decider):\n"
+        "    def on_job_submitted(self, job):\n"
+        "        self.execute_job(job.id, '0-1')\n"
+        "        self.call_me_later(self.now + 3)\n"
+        "    def on_requested_call(self):\n"
+        "        self.kill_jobs(['w0!1'])\n"
+        "    def on_job_killed(self, job_ids, progress):\n"
+        "        assert job_ids == ['w0!1'] and 0 < progress['w0!1']['progress'] < 1, progress\n")
+    result = subprocess.run([sys.executable, "-m", "joulesim.cli.main", "slurm", "-w", str(tmp_path / "w.json"),
+                             "--slurm-conf", cluster.conf, "-d", "killer:Killer", "-e", str(tmp_path / "out")],
+                            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                            cwd=tmp_path, env={**cluster.env, "PYTHONPATH": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    with open(tmp_path / "out_slurm_jobs.csv") as f:
+        (row,) = list(csv.DictReader(f))
+    assert row["state"] == "COMPLETED_KILLED" and float(row["finish_time"]) < 30
+    assert held_or_pending(cluster) == []

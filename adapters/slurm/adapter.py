@@ -146,9 +146,20 @@ class SlurmAdapter:
             job = self._job(data["job_id"], kind)
             self.slurm.cancel([job.slurm_id])
             job.state, job.finished = "REJECTED", self.now()
-        elif kind == "KILL_JOB":
+        elif kind == "KILL_JOB":  # as the simulator answers it: JOB_KILLED, with each running job's progress
+            progress = {}
             for job_id in data["job_ids"]:
-                self.slurm.cancel([self._job(job_id, kind).slurm_id])
+                job = self._job(job_id, kind)
+                if job.finished is not None:
+                    continue  # it ended first: its JOB_COMPLETED was sent
+                self.slurm.cancel([job.slurm_id])
+                job.state, job.finished = "COMPLETED_KILLED", self.now()
+                if job.released is not None:
+                    spec = self.workload_job(job_id)
+                    delay = float(self.workload.profiles[spec.profile]["delay"])
+                    ran = job.finished - (job.started if job.started is not None else job.released)
+                    progress[job_id] = {"profile_name": spec.profile, "progress": min(1.0, ran / delay) if delay else 1.0}
+            self._emit("JOB_KILLED", {"job_ids": list(data["job_ids"]), "job_progress": progress})
         elif kind == "CALL_ME_LATER":
             self._calls = sorted(self._calls + [float(data["timestamp"])])
         else:
