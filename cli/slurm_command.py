@@ -16,6 +16,9 @@ from joulesim.cli.simulate_options import parse_key_values
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-w", "--workload", required=True, help="Workload (Batsim JSON; delay profiles run as `sleep DELAY`).")
 @click.option("--slurm-conf", default=None, help="slurm.conf of the cluster (default: Slurm's own lookup, SLURM_CONF).")
+@click.option("--local-nodes", type=click.IntRange(min=1, max=64), default=None,
+              help="Start a Slurm of N fake one-CPU nodes on this machine for the run (root, slurm-wlm and munge "
+                   "needed), instead of using an existing cluster.")
 @click.option("-d", "--decider", default="easy", show_default=True,
               help="Decider name or package.module:Class, started in its own process.")
 @click.option("-o", "--option", "decider_options", multiple=True, metavar="KEY=VALUE", help="Decider option. Repeatable.")
@@ -26,22 +29,48 @@ from joulesim.cli.simulate_options import parse_key_values
 @click.option("--timeout", "timeout_s", default=120.0, show_default=True, type=float,
               help="Seconds to wait for each decider reply.")
 @reports_errors
-def slurm(workload: str, slurm_conf: str | None, decider: str, decider_options: tuple[str, ...], endpoint: str | None,
-          export_prefix: str, timeout_s: float) -> None:
+def slurm(workload: str, slurm_conf: str | None, local_nodes: int | None, decider: str,
+          decider_options: tuple[str, ...], endpoint: str | None, export_prefix: str, timeout_s: float) -> None:
     """Run WORKLOAD's jobs on a real Slurm cluster, scheduled by a protocol decider.
 
     Jobs are submitted held at their submission times (wall clock from now), pinned to the
     nodes the decider chooses and released; their ends come back from squeue. Any decider
     that runs in simulation runs here unchanged.
     """
+    import signal
+    import sys
+
+    from joulesim.simulator.workload_loader import load_workload
+
+    # A TERM (kill, a container stopping) unwinds like Ctrl-C: jobs left on Slurm are cancelled
+    # and a local cluster is stopped on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    jobs = load_workload(workload, "w0")
+    if local_nodes is not None:
+        import tempfile
+
+        from joulesim.adapters.slurm.local_cluster import LocalSlurm, slurm_available
+
+        if slurm_conf is not None:
+            raise click.UsageError("give --slurm-conf or --local-nodes, not both")
+        reason = slurm_available()
+        if reason is not None:
+            raise click.UsageError(f"--local-nodes: cannot start a local Slurm: {reason}")
+        with tempfile.TemporaryDirectory(prefix="joulesim-slurm-") as directory, \
+                LocalSlurm(directory, nodes=local_nodes) as cluster:
+            _run(jobs, cluster.conf, decider, decider_options, endpoint, export_prefix, timeout_s)
+        return
+    _run(jobs, slurm_conf, decider, decider_options, endpoint, export_prefix, timeout_s)
+
+
+def _run(jobs, slurm_conf: str | None, decider: str, decider_options: tuple[str, ...], endpoint: str | None,
+         export_prefix: str, timeout_s: float) -> None:
     from joulesim.adapters.slurm.adapter import SlurmAdapter
     from joulesim.adapters.slurm.slurm_commands import SlurmCommands
     from joulesim.cli.decider_process import DeciderProcess, free_ipc_endpoint, joulesim_decide_command
     from joulesim.protocol.transport_zmq import ZmqRequester
     from joulesim.simulator.decider_link import DeciderLink
-    from joulesim.simulator.workload_loader import load_workload
 
-    jobs = load_workload(workload, "w0")
     commands = SlurmCommands(slurm_conf)
     process = directory = None
     why_gone: Any = None

@@ -207,3 +207,10 @@ def test_simulate_without_a_platform_is_a_usage_error_not_a_traceback(tmp_path):
     assert result.returncode == 2
     assert "Missing option '-p' / '--platform'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_slurm_refuses_a_cluster_given_twice(tmp_path):
+    result = joulesim("slurm", "-w", "tiny", "--local-nodes", "2", "--slurm-conf", "/etc/slurm/slurm.conf",
+                      cwd=tmp_path)
+    assert result.returncode == 2
+    assert "give --slurm-conf or --local-nodes, not both" in result.stderr

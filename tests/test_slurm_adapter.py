@@ -19,6 +19,23 @@ REASON = slurm_available()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no local Slurm: {REASON}")
 
 
+def test_local_nodes_starts_and_stops_a_slurm_for_the_run(tmp_path):
+    # Runs before the module's cluster is started (file order): both use the same ports.
+    workload = {"nb_res": 2, "jobs": [{"id": i, "subtime": 0, "res": 1, "walltime": 10, "profile": "p"}
+                                      for i in (1, 2)], "profiles": {"p": {"type": "delay", "delay": 1}}}
+    (tmp_path / "w.json").write_text(json.dumps(workload))
+    result = subprocess.run([sys.executable, "-m", "joulesim.cli.main", "slurm", "--local-nodes", "2", "-w",
+                             str(tmp_path / "w.json"), "-e", str(tmp_path / "out")],
+                            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert result.returncode == 0, result.stderr
+    with open(tmp_path / "out_slurm_jobs.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["state"], r["slurm_nodes"]) for r in rows] == [("COMPLETED_SUCCESSFULLY", "n1"),
+                                                            ("COMPLETED_SUCCESSFULLY", "n2")]
+    daemons = subprocess.run(["pgrep", "-f", "slurmctld -D -i -f " + "/tmp/joulesim-slurm-"], capture_output=True)
+    assert daemons.returncode == 1  # none left running
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     with LocalSlurm(tmp_path_factory.mktemp("slurm"), nodes=4) as local:
