@@ -8,6 +8,7 @@ from its cause.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import orjson
@@ -68,11 +69,21 @@ def encode(msg: dict) -> bytes:
     return raw
 
 
+# Batsim 1.x's text messages: "VERSION:NOW|TIME:STAMP[:CONTENT]|...".
+_OLD_TEXT_PROTOCOL = re.compile(rb"\s*\d+(\.\d+)?:\d+(\.\d*)?(e[-+]?\d+)?\|")
+
+
 def decode(raw: bytes, source: str) -> Any:
     """Parse one message received from `source` ("decider", "simulator", ...)."""
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
+        if isinstance(raw, (bytes, bytearray, memoryview)) and _OLD_TEXT_PROTOCOL.match(bytes(raw[:64])):
+            raise ProtocolError(
+                f"{source} speaks Batsim's old text protocol (Batsim 1.x: messages like '2:15.0|15.0:N', first "
+                f"bytes: {_first_bytes(raw)}); joulesim speaks Batsim 4's JSON protocol "
+                '({"now": t, "events": [...]}): use a decider written for Batsim 4 (pybatsim >= 3, '
+                "batsched >= 1.4)") from None
         raise ProtocolError(f"malformed JSON from {source}: {exc}, first bytes: {_first_bytes(raw)}") from None
     except TypeError as exc:
         raise ProtocolError(

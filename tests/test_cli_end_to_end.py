@@ -214,3 +214,27 @@ def test_slurm_refuses_a_cluster_given_twice(tmp_path):
                       cwd=tmp_path)
     assert result.returncode == 2
     assert "give --slurm-conf or --local-nodes, not both" in result.stderr
+
+
+def test_a_decider_speaking_the_old_batsim_text_protocol_is_named(tmp_path):
+    endpoint = f"ipc://{tmp_path}/old.sock"
+    context = zmq.Context()
+    socket = context.socket(zmq.REP)
+    socket.bind(endpoint)
+
+    def answer_like_batsim_1():
+        socket.recv()
+        socket.send(b"1:0.000000|0.000000:N")
+
+    thread = threading.Thread(target=answer_like_batsim_1)
+    thread.start()
+    try:
+        result = joulesim("simulate", "-p", "small4", "-w", "tiny", "-s", endpoint, "--timeout", "30",
+                          "-e", str(tmp_path / "out"))
+    finally:
+        thread.join(30)
+        socket.close(0)
+        context.term()
+    assert result.returncode == 3
+    assert "speaks Batsim's old text protocol" in result.stderr and "Batsim 4's JSON protocol" in result.stderr
+    assert "Traceback" not in result.stderr
