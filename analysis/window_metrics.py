@@ -7,9 +7,12 @@ running past t1 counts until t1; the energy is what the platform consumed in the
 - window_energy: joules consumed in the window (needs energy accounting);
 - window_jobs_started: jobs whose start is in [t0, t1).
 
-The platform's energy is linear between two rows of `consumed_energy` (every change of power
-writes a row), so the energy at t is interpolated exactly; after the last row (the end of
-the simulation) it no longer grows.
+The platform's energy is linear between two rows of `consumed_energy` (the power changes only
+at the times of rows: job starts and ends, switch requests and their ends), so the energy at t
+is interpolated exactly. One exception: when the machines of one SET_RESOURCE_STATE finish
+switching at different times (different transition durations), Batsim's format has one row,
+when the last arrives, and the energy in between is interpolated. After the last row (the end
+of the simulation) it no longer grows.
 """
 
 from __future__ import annotations
