@@ -100,25 +100,30 @@ def test_a_silent_decider_times_out(tmp_path):
     assert read_csv(str(tmp_path / "out_jobs.csv")) == []  # the header was written and kept
 
 
-def test_malformed_json_from_the_decider(tmp_path):
-    endpoint = f"ipc://{tmp_path}/bad.sock"
+def simulate_against_one_reply(tmp_path, payload: bytes):
+    """`joulesim simulate` against a socket that answers its first message with `payload`."""
+    endpoint = f"ipc://{tmp_path}/reply.sock"
     context = zmq.Context()
     socket = context.socket(zmq.REP)
     socket.bind(endpoint)
 
-    def answer_garbage():
+    def answer():
         socket.recv()
-        socket.send(b'{"now": 0, "events": [')
+        socket.send(payload)
 
-    thread = threading.Thread(target=answer_garbage)
+    thread = threading.Thread(target=answer)
     thread.start()
     try:
-        result = joulesim("simulate", "-p", "small4", "-w", "tiny", "-s", endpoint, "--timeout", "30",
-                          "-e", str(tmp_path / "out"))
+        return joulesim("simulate", "-p", "small4", "-w", "tiny", "-s", endpoint, "--timeout", "30",
+                        "-e", str(tmp_path / "out"))
     finally:
         thread.join(30)
         socket.close(0)
         context.term()
+
+
+def test_malformed_json_from_the_decider(tmp_path):
+    result = simulate_against_one_reply(tmp_path, b'{"now": 0, "events": [')
     assert result.returncode == 3
     assert "malformed JSON from the decider" in result.stderr
     assert "Traceback" not in result.stderr
@@ -217,24 +222,7 @@ def test_slurm_refuses_a_cluster_given_twice(tmp_path):
 
 
 def test_a_decider_speaking_the_old_batsim_text_protocol_is_named(tmp_path):
-    endpoint = f"ipc://{tmp_path}/old.sock"
-    context = zmq.Context()
-    socket = context.socket(zmq.REP)
-    socket.bind(endpoint)
-
-    def answer_like_batsim_1():
-        socket.recv()
-        socket.send(b"1:0.000000|0.000000:N")
-
-    thread = threading.Thread(target=answer_like_batsim_1)
-    thread.start()
-    try:
-        result = joulesim("simulate", "-p", "small4", "-w", "tiny", "-s", endpoint, "--timeout", "30",
-                          "-e", str(tmp_path / "out"))
-    finally:
-        thread.join(30)
-        socket.close(0)
-        context.term()
+    result = simulate_against_one_reply(tmp_path, b"1:0.000000|0.000000:N")
     assert result.returncode == 3
     assert "speaks Batsim's old text protocol" in result.stderr and "Batsim 4's JSON protocol" in result.stderr
     assert "Traceback" not in result.stderr
