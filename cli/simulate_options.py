@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 import click
 
+from joulesim.simulator.core_task_runner import IDLE_POWER_RULES
 from joulesim.simulator.simulation_config import DEFAULT_TIMEOUT_S
 
 
@@ -20,7 +21,7 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
                          help="Platform file (SimGrid XML, joulesim JSON or IRMaSim JSON), or a shipped platform name."),
             click.option("--platform-name", default=None,
                          help="Which platform of an IRMaSim platform file that holds several."),
-            click.option("--idle-power", type=click.Choice(["irmasim", "always"]), default="irmasim",
+            click.option("--idle-power", type=click.Choice(IDLE_POWER_RULES), default="irmasim",
                          show_default=True,
                          help="IRMaSim node platforms: when an idle processor draws min power: "
                               "'irmasim' from its first task on (IRMaSim's accounting), 'always' from t=0."),

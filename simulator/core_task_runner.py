@@ -88,16 +88,14 @@ class _ProcessorState:
 class CoreTaskRunner:
     def __init__(self, hierarchy: "NodeHierarchy", at: Callable[[float, Callable[[Any], None], Any], None],
                  now: Callable[[], float], job_done: Callable[["JobRecord"], None],
-                 energy: "EnergyMeter | None", running: "list[JobRecord | None]", idle_power: str = "irmasim"):
-        if idle_power not in IDLE_POWER_RULES:
-            raise ValueError(f"idle_power must be one of {IDLE_POWER_RULES}")
-        self.hierarchy = hierarchy
+                 energy: "EnergyMeter | None", running: "list[JobRecord | None]"):
+        # The idle-power rule only sets the processors' power before their first task
+        # (initial_static_watts): once used, an idle processor draws min power under both.
         self._at = at
         self._now = now
         self._job_done = job_done
         self._energy = energy
         self._running = running  # the simulation's host -> running job list
-        self.idle_power = idle_power
         self._processors = [_ProcessorState(p) for p in hierarchy.processors]
         self._core_processor = hierarchy.core_processor
         self.jobs: dict[int, _RunningJob] = {}  # by id(record)

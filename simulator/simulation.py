@@ -26,6 +26,7 @@ from joulesim.protocol.errors import DecisionError, JoulesimError
 from joulesim.protocol.interval_set import expand_runs, format_interval_set
 from joulesim.protocol.simulation_begins import batsim_config
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
+from joulesim.simulator.core_task_runner import CoreTaskRunner, initial_static_watts
 from joulesim.simulator.decisions import DecisionApplier, DecisionContext
 from joulesim.simulator.decider_link import DeciderLink
 from joulesim.simulator.energy_meter import EnergyMeter
@@ -35,12 +36,11 @@ from joulesim.simulator.job_execution import (
 )
 from joulesim.simulator.job_record import RUNNING, SUBMITTED, JobRecord
 from joulesim.simulator.job_statistics import JobStatistics
-from joulesim.simulator.node_workload_checks import check_workload_fits_platform
 from joulesim.simulator.jobs_output import JobsOutput
 from joulesim.simulator.machine_states import COMPUTING, IDLE, SLEEPING, UNAVAILABLE, MachineStates
 from joulesim.simulator.machine_switching import MachineSwitching
+from joulesim.simulator.node_workload_checks import check_workload_fits_platform
 from joulesim.simulator.pstate_changes_output import PstateChangesOutput
-from joulesim.simulator.core_task_runner import CoreTaskRunner, initial_static_watts
 from joulesim.simulator.ptask_runner import ParallelTaskRunner
 from joulesim.simulator.schedule_output import write_schedule
 from joulesim.simulator.simulation_config import SimulationConfig
@@ -206,7 +206,7 @@ class Simulation:
         network = self.config.platform.network
         if self.hierarchy is not None:
             self.runner = CoreTaskRunner(self.hierarchy, self.at, lambda: self.env._now, self._tasks_done,
-                                         self.energy, self.host_job, self.config.idle_power)
+                                         self.energy, self.host_job)
         elif network is not None:
             energy = self.energy
             self.runner = ParallelTaskRunner(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +49,7 @@ class SlurmAdapter:
                 raise SlurmError(f"{workload.path}: job {job.local_id}: profile {job.profile!r} is of type "
                                  f"{profile['type']}; the Slurm adapter runs delay profiles (as `sleep DELAY`)")
         self.workload = workload
+        self._specs = {job.id: job for job in workload.jobs}
         self.link = link
         self.slurm = slurm
         self.jobs: dict[str, RealJob] = {}
@@ -79,10 +81,10 @@ class SlurmAdapter:
         self.link.nb_resources = len(self.nodes)
         self._t0 = time.monotonic()
         self._call([{"timestamp": 0.0, "type": "SIMULATION_BEGINS", "data": self._begins()}])
-        queue = list(self.workload.jobs)  # by submission time
+        queue = deque(self.workload.jobs)  # by submission time
         while True:
             while queue and queue[0].subtime <= self.now():
-                self._submit(queue.pop(0))
+                self._submit(queue.popleft())
                 if not queue:
                     self._emit("NOTIFY", {"type": "no_more_static_job_to_submit"})
             self._poll()
@@ -166,7 +168,7 @@ class SlurmAdapter:
             print(f"joulesim slurm: warning: {kind} is not supported on a real cluster; ignored", file=sys.stderr)
 
     def workload_job(self, job_id: str):
-        return next(j for j in self.workload.jobs if j.id == job_id)
+        return self._specs[job_id]
 
     def _job(self, job_id: str, kind: str) -> RealJob:
         job = self.jobs.get(job_id)
