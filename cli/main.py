@@ -32,6 +32,7 @@ DEFAULT_DECIDER = "easy"
     "keys": "joulesim.cli.keys_command:keys",
     "campaign": "joulesim.cli.campaign_command:campaign",
     "slurm": "joulesim.cli.slurm_command:slurm",
+    "rl": "joulesim.cli.rl_command:rl",
 })
 @click.version_option(package_name="joulesim")
 def main() -> None:

@@ -31,6 +31,8 @@ DECIDERS: dict[str, str] = {
     "reducepc": "joulesim.deciders.energy_budget:ReducePC",
     "heuristic": "joulesim.deciders.irmasim_heuristic:IrmasimHeuristic",
     "pcbe": "joulesim.deciders.pcbe:PCBE",
+    # Seed 002's Energy scheduler: a policy trained by `joulesim rl train` (needs the rl extra).
+    "rl": "joulesim.deciders.rl_policy:RLPolicy",
 }
 
 #: Shutdown options: giving any of them to a decider below selects its variant with

@@ -39,6 +39,7 @@ class NodeJob:
     mem_vol: float | None  # from the profile, when needed
     ops: int | None  # operations per task, ceil(req_ops / ipc), when needed
     rand: float = 0.0  # job selection `random`'s draw
+    max_energy: float | None = None  # the job's energy limit (seed 002), None for none
 
 
 class JobReader:
@@ -81,7 +82,8 @@ class JobReader:
         seq = self._seq
         self._seq += 1
         return NodeJob(job.id, seq, job.subtime, ntasks, nodes, per_node, req_time,
-                       self._real(job, raw, "req_energy", 0), self._real(job, raw, "mem", 0), mem_vol, ops)
+                       self._real(job, raw, "req_energy", 0), self._real(job, raw, "mem", 0), mem_vol, ops,
+                       max_energy=self._real(job, raw, "max_energy", None))
 
     # ------------------------------------------------------------------ helpers
     def _profile(self, job: SubmittedJob) -> dict[str, Any]:

@@ -67,6 +67,8 @@ class NodeInfo:
     mops: float  # of a first-processor core: clock_rate * dpflops_per_cycle * 1e3
     max_power: float  # sum over processors of (cores x dynamic_power + static_power), as IRMaSim sums it
     static_power: float  # sum over the node's cores of static_power / cores, as PCBE sums it
+    idle_power: float  # sum over processors of min_power x static_power: the node's draw with no busy core
+    mean_clock_rate: float  # over the node's cores (GHz)
 
     @property
     def size(self) -> int:
@@ -295,6 +297,8 @@ def _read_nodes(decider: str, hierarchy: Any, compute_ids: set) -> list[NodeInfo
         cores: list[int] = []
         max_power = 0  # IRMaSim: sum([processor.max_power_consumption ...]) starts at int 0
         static_power = 0  # PCBE: static_fraction = 0, then += core.static_power for every core
+        idle_power = 0.0
+        clock_sum = 0.0
         first = None
         for p_index, processor in enumerate(processors):
             p_where = f"{where}.processors[{p_index}]"
@@ -317,6 +321,9 @@ def _read_nodes(decider: str, hierarchy: Any, compute_ids: set) -> list[NodeInfo
                 processor_max += values["dynamic_power"] + per_core_static
                 static_power += per_core_static
             max_power += processor_max
+            idle_power += _number(decider, f"{p_where}.min_power", processor.get("min_power", 0.0)) \
+                * values["static_power"]
+            clock_sum += values["clock_rate"] * count
             if first is None:
                 first = (values, count)
             cores.extend(p_cores)
@@ -327,5 +334,6 @@ def _read_nodes(decider: str, hierarchy: Any, compute_ids: set) -> list[NodeInfo
             clock_rate=values["clock_rate"], dpflops_per_cycle=values["dpflops_per_cycle"],
             dynamic_power=values["dynamic_power"],
             mops=values["clock_rate"] * values["dpflops_per_cycle"] * 1e3,
-            max_power=max_power, static_power=static_power))
+            max_power=max_power, static_power=static_power, idle_power=idle_power,
+            mean_clock_rate=clock_sum / len(cores)))
     return nodes

@@ -34,10 +34,20 @@ ENERGY_COLUMNS = ["time", "energy", "event_type", "wattmin", "epower"]
 _MAX_DISTINCT_WATTAGES = 32
 
 
+_TOTALS: dict[frozenset, float] = {}  # exact totals of multisets seen (platforms revisit the same ones)
+
+
 def exact_total(counts: "Counter[float]") -> float:
     """The correctly rounded sum of a multiset of floats (value -> count): the float
     math.fsum gives over the whole list, at the cost of its few distinct values."""
-    return float(sum(Fraction(value) * count for value, count in counts.items()))
+    key = frozenset(counts.items())
+    total = _TOTALS.get(key)
+    if total is None:
+        total = float(sum(Fraction(value) * count for value, count in counts.items()))
+        if len(_TOTALS) >= 65_536:
+            _TOTALS.clear()
+        _TOTALS[key] = total
+    return total
 
 
 class EnergyMeter:

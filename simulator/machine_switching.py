@@ -45,8 +45,13 @@ class MachineSwitching:
         self.sim = sim
         hosts = sim.hosts
         # Per host: sleep pstate -> (switch-off, switch-on) virtual pstates; all virtual pstates.
-        self._sleep = [{s.sleep: s for s in h.sleep_pstates} for h in hosts]
-        self._virtual = [{p for s in h.sleep_pstates for p in (s.switch_off, s.switch_on)} for h in hosts]
+        # (Read-only: hosts without sleep pstates share one empty dict and set, which keeps
+        # the start of a run cheap on platforms of many such hosts.)
+        no_sleep: dict = {}
+        no_virtual: frozenset = frozenset()
+        self._sleep = [{s.sleep: s for s in h.sleep_pstates} if h.sleep_pstates else no_sleep for h in hosts]
+        self._virtual = [{p for s in h.sleep_pstates for p in (s.switch_off, s.switch_on)} if h.sleep_pstates
+                         else no_virtual for h in hosts]
         self.power_state = [ASLEEP if h.pstate in self._sleep[i] else ON for i, h in enumerate(hosts)]
         for i, h in enumerate(hosts):
             if h.pstate in self._virtual[i]:

@@ -9,7 +9,7 @@ workload:
 - each job gets `res` = ntasks (one core per task) and a `cpu_ops` profile holding what drives
   the simulation and stays hidden from the job's JSON: req_ops, ipc, mem_vol;
 - what IRMaSim's schedulers see goes on the job's JSON, which deciders receive with
-  JOB_SUBMITTED: req_time, req_energy, mem, nodes, ntasks_per_node;
+  JOB_SUBMITTED: req_time, req_energy, mem, nodes, ntasks_per_node, and max_energy when given;
 - times are counted from the earliest submission (IRMaSim starts the clock at its first job);
 - jobs submitted at the same time keep the file's order (IRMaSim's queue order).
 
@@ -91,9 +91,16 @@ def batsim_document(path: str, document: dict) -> dict:
         if not is_number(subtime) or subtime < 0:
             raise InputError(path, f"{where}: field 'subtime'", f"invalid value {shown(subtime)}",
                              "subtime must be a number >= 0 (seconds)")
-        jobs.append({"id": job_id, "subtime": subtime, "res": ntasks, "profile": profile_name,
-                     "req_time": values["req_time"], "req_energy": values["req_energy"], "mem": values["mem"],
-                     "nodes": nodes, "ntasks_per_node": per_node})
+        visible = {"id": job_id, "subtime": subtime, "res": ntasks, "profile": profile_name,
+                   "req_time": values["req_time"], "req_energy": values["req_energy"], "mem": values["mem"],
+                   "nodes": nodes, "ntasks_per_node": per_node}
+        max_energy = job.get("max_energy", source.get("max_energy"))
+        if max_energy is not None:  # the energy scheduler's per-job limit (seed 002), when given
+            if not is_number(max_energy) or max_energy < 0:
+                raise InputError(path, f"{where}: field 'max_energy'", f"invalid value {shown(max_energy)}",
+                                 "max_energy must be a number >= 0 (joules), or left out for no limit")
+            visible["max_energy"] = max_energy
+        jobs.append(visible)
     origin = min(job["subtime"] for job in jobs)
     for job in jobs:
         job["subtime"] = job["subtime"] - origin

@@ -105,9 +105,14 @@ def test_registry_loads_every_decider_class():
                 "proportional": ProportionalShutdown, "inertial": InertialShutdown,
                 "powercap": PowerCappedEasy, "energybud": EnergyBudget, "reducepc": ReducePC,
                 "heuristic": IrmasimHeuristic, "pcbe": PCBE}
-    assert set(DECIDERS) == set(expected)
+    assert set(DECIDERS) == set(expected) | {"rl"}
     for name, cls in expected.items():
         assert type(load_decider(name, {})) is cls
+    # rl needs its model file (tests/test_rl_training.py); its class loads without torch.
+    from joulesim.deciders import load_decider_class
+    from joulesim.deciders.rl_policy import RLPolicy
+
+    assert load_decider_class("rl") is RLPolicy
 
 
 def test_a_shutdown_option_selects_the_variant_with_opportunistic_shutdown():

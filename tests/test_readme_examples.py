@@ -91,3 +91,15 @@ def test_the_readme_node_model_example_runs_as_written(shared_data, tmp_path):
     assert result.returncode == 0, result.stderr
     assert "node model            modelV1, idle power irmasim" in result.stdout
     assert len(read_csv(str(tmp_path / "out_jobs.csv"))) == 7
+
+
+def test_the_readme_reinforcement_learning_example_runs_as_written():
+    import pytest
+
+    pytest.importorskip("gymnasium", reason="the rl extra is not installed (pip install 'joulesim[rl]')")
+    source = python_blocks()["rl_example.py"]
+    result = subprocess.run([sys.executable, "-c", source], cwd=README.parent, capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, timeout=120)
+    assert result.returncode == 0, result.stderr
+    claimed = re.findall(r"^# (\d.*)$", source, flags=re.M)
+    assert claimed and claimed[0] in result.stdout.splitlines()

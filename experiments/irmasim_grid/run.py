@@ -27,11 +27,12 @@ RESOURCE_SELECTIONS = ("random", "first", "high_gflops", "high_cores", "high_mem
 MARK_BEGIN, MARK_END = "<!-- results: begin -->", "<!-- results: end -->"
 
 
-def run_grid(experiment: str, seed: int = 0) -> pd.DataFrame:
-    """One row per heuristic pair: energy (J), makespan (s), EDP (J s)."""
+def run_grid(experiment: str, seed: int = 0, folder: Path | None = None) -> pd.DataFrame:
+    """One row per heuristic pair: energy (J), makespan (s), EDP (J s); the inputs are in
+    `folder` (default: the experiment's folder beside this script)."""
     import joulesim
 
-    folder = HERE / experiment
+    folder = folder or HERE / experiment
     rows = []
     for job_selection in JOB_SELECTIONS:
         for resource_selection in RESOURCE_SELECTIONS:
@@ -81,6 +82,13 @@ def markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines).rstrip()
 
 
+def replace_results(readme: Path, text: str) -> None:
+    """Put `text` between the results markers of `readme`."""
+    block = f"{MARK_BEGIN}\n{text}\n{MARK_END}"
+    readme.write_text(re.sub(re.escape(MARK_BEGIN) + ".*?" + re.escape(MARK_END), lambda _: block,
+                             readme.read_text(), flags=re.S))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
@@ -100,10 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     text = markdown(table)
     print(text)
     if not args.no_readme:
-        readme = HERE / "README.md"
-        block = f"{MARK_BEGIN}\n{text}\n{MARK_END}"
-        readme.write_text(re.sub(re.escape(MARK_BEGIN) + ".*?" + re.escape(MARK_END), lambda _: block,
-                                 readme.read_text(), flags=re.S))
+        replace_results(HERE / "README.md", text)
     return 0
 
 

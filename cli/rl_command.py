@@ -1,0 +1,91 @@
+"""`joulesim rl`: train seed 002's Energy scheduler (PPO) and test a trained model."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from joulesim.cli.error_reporting import reports_errors
+from joulesim.protocol.errors import JoulesimError
+
+
+def _needs_rl_extra() -> None:
+    missing = []
+    for module in ("torch", "gymnasium", "greenlet"):
+        try:
+            __import__(module)
+        except ImportError:
+            missing.append(module)
+    if missing:
+        raise JoulesimError(f"joulesim rl needs {', '.join(missing)}: install the rl extra "
+                            "(pip install 'joulesim[rl]')")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def rl() -> None:
+    """Reinforcement learning on IRMaSim node platforms (seed 002): train, then test a policy."""
+
+
+@rl.command()
+@click.argument("config", type=click.Path(dir_okay=False))
+@click.option("-o", "--out", "out_dir", default=None, metavar="DIR",
+              help="Output folder: model.pt, training.csv, training.png, checkpoints/ (default: CONFIG's name "
+                   "without .toml, beside it, + _training).")
+@click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: when stderr is a terminal).")
+@reports_errors
+def train(config: str, out_dir: str | None, progress: bool | None) -> None:
+    """Train a PPO agent as CONFIG (TOML: [environment], [training], [ppo]) says."""
+    import os
+
+    from joulesim.rl.training_config import load_training_config
+
+    settings = load_training_config(config)
+    _needs_rl_extra()
+    from joulesim.rl.training import train as run_training
+
+    if out_dir is None:
+        out_dir = os.path.splitext(config)[0] + "_training"
+    outcome = run_training(settings, out_dir, progress=sys.stderr.isatty() if progress is None else progress)
+    last = outcome.rows[-1]
+    click.echo(f"trained {settings.simulations} simulation(s) x {settings.trajectories} trajectory(ies) in "
+               f"{outcome.wall_s:.1f} s; last simulation: mean reward {last['reward']:.6g}, mean energy "
+               f"{last['energy']:.6g} J, mean EDP {last['edp']:.6g} J s")
+    click.echo(f"model: {outcome.model}")
+    click.echo(f"curves: {outcome.csv}" + (f", {outcome.plot}" if outcome.plot else ""))
+
+
+@rl.command()
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.option("-p", "--platform", required=True, help="The IRMaSim platform file the model was trained for.")
+@click.option("-w", "--workload", required=True, help="The workload to schedule (IRMaSim or Batsim JSON).")
+@click.option("--platform-name", default=None, help="The platform of a file that holds several.")
+@click.option("--runs", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Test simulations (the thesis runs 100).")
+@click.option("--mode", type=click.Choice(["sample", "greedy"]), default="sample", show_default=True,
+              help="Draw actions from the policy (seeds SEED, SEED+1, ...) or take the best valid pair.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--idle-power", type=click.Choice(["irmasim", "always"]), default="irmasim", show_default=True)
+@click.option("-o", "--out", "out_csv", default=None, metavar="CSV", help="Write one row per run here.")
+@reports_errors
+def evaluate(model: str, platform: str, workload: str, platform_name: str | None, runs: int, mode: str, seed: int,
+             idle_power: str, out_csv: str | None) -> None:
+    """Run MODEL on a workload RUNS times; print min / mean / max energy, makespan and EDP."""
+    _needs_rl_extra()
+    from joulesim.rl.evaluation import evaluate_model
+
+    result = evaluate_model(model, platform, workload, runs, mode, seed, platform_name, idle_power,
+                            progress=sys.stderr.isatty())
+    click.echo(f"{runs} run(s), mode {mode}:")
+    click.echo(f"{'metric':<10} {'min':>16} {'mean':>16} {'max':>16}")
+    for metric, unit in (("energy", "J"), ("makespan", "s"), ("edp", "J s")):
+        s = result.stats(metric)
+        click.echo(f"{metric + ' ' + unit:<10} {s['min']:>16.6f} {s['avg']:>16.6f} {s['max']:>16.6f}")
+    if out_csv:
+        import csv
+
+        with open(out_csv, "w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=["run", "energy", "makespan", "edp"])
+            writer.writeheader()
+            writer.writerows(result.runs)
+        click.echo(f"runs: {out_csv}")

@@ -1,0 +1,19 @@
+"""Reinforcement learning on IRMaSim node platforms (seed 002): a Gymnasium environment, a PPO
+agent, training and evaluation. Needs the `rl` extra (pip install 'joulesim[rl]').
+
+    from joulesim.rl import NodeSchedulingEnv
+    env = NodeSchedulingEnv("platform.json", "workload.json", objective="energy")
+
+The environment is also registered with Gymnasium as "joulesim/NodeScheduling-v0"
+(gymnasium.make("joulesim/NodeScheduling-v0", platform=..., workload=...)).
+"""
+
+import gymnasium
+
+from joulesim.rl.environment import OBJECTIVES, NodeSchedulingEnv
+
+__all__ = ["NodeSchedulingEnv", "OBJECTIVES"]
+
+if "joulesim/NodeScheduling-v0" not in gymnasium.registry:
+    gymnasium.register(id="joulesim/NodeScheduling-v0", entry_point="joulesim.rl.environment:NodeSchedulingEnv",
+                       disable_env_checker=True)

@@ -1,0 +1,399 @@
+"""The Energy scheduler's agent: PPO-clip, actor-critic, GAE advantages, optional SWA.
+
+Seed 002 (thesis "Intelligent Energy-Aware Task Scheduler for HPC Systems", 2023), §3.2.1
+(PPO-clip, equation 3.1; GAE, equations 3.3-3.5), §3.2.2 (Adam, stochastic weight averaging)
+and §3.3.4 (the agent, its buffer and its training step).
+
+- `PPOSettings`: the hyperparameters (thesis defaults, table 4.5).
+- `TrajectoryBuffer`: observations, actions, values, log-probabilities and rewards of every
+  step; advantages (GAE) and returns-to-go are computed at the end of each trajectory, whose
+  length is free (wait actions make it longer than the number of jobs).
+- `PPOAgent`: `act` at every step, `record` its outcome, `end_trajectory` after each
+  trajectory, `update` after a simulation (a batch of trajectories): `epochs` passes over the
+  minibatches, one Adam step on the actor (clipped surrogate) and one on the critic (MSE to the
+  returns) per minibatch. With SWA, the actor's weights are averaged over the last epochs of the
+  whole training (torch.optim.swa_utils), and the average is what a model file keeps.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch.distributions import Categorical
+from torch.optim.swa_utils import SWALR, AveragedModel
+
+from joulesim.protocol.errors import JoulesimError
+from joulesim.rl.networks import Critic, PairScorer
+
+__all__ = ["PPOSettings", "TrajectoryBuffer", "PPOAgent"]
+
+Observation = dict[str, np.ndarray]
+
+
+@dataclass
+class PPOSettings:
+    """PPO hyperparameters; the defaults are the thesis's (seed 002, table 4.5, §3.3.4)."""
+
+    gamma: float = 0.99
+    lam: float = 0.95
+    clip: float = 0.1  # epsilon of PPO-clip
+    lr_actor: float = 1e-3
+    lr_critic: float = 1e-3
+    minibatch_size: int = 32
+    epochs: int = 50
+    entropy_coef: float = 0.0
+    swa: bool = False
+    swa_start: float = 0.75  # fraction of all training epochs after which the actor is averaged
+    swa_anneal: float = 0.15  # fraction of all training epochs over which SWALR anneals
+    shuffle: bool = False  # the thesis takes the minibatches in order
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        def bad(name: str, rule: str) -> JoulesimError:
+            return JoulesimError(f"PPO setting {name}={getattr(self, name)!r}: it must be {rule}")
+
+        # Plain Python values (numpy scalars from a config would not survive a model file).
+        for name in ("minibatch_size", "epochs", "seed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise bad(name, "an integer")
+            setattr(self, name, int(value))
+        for name in ("swa", "shuffle"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise bad(name, "true or false")
+            setattr(self, name, bool(getattr(self, name)))
+        for name in ("gamma", "lam", "clip", "lr_actor", "lr_critic", "entropy_coef", "swa_start", "swa_anneal"):
+            value = getattr(self, name)
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+                raise bad(name, "a finite number")
+            setattr(self, name, float(value))
+        if self.minibatch_size < 1 or self.epochs < 1:
+            raise bad("minibatch_size" if self.minibatch_size < 1 else "epochs", "at least 1")
+        if self.seed < 0:
+            raise bad("seed", "at least 0")
+        for name in ("gamma", "lam", "swa_start", "swa_anneal"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise bad(name, "in [0, 1]")
+        for name in ("clip", "lr_actor", "lr_critic"):
+            if getattr(self, name) <= 0:
+                raise bad(name, "positive")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any], ignore_unknown: bool = False) -> PPOSettings:
+        """Settings from a plain dict; unknown names are an error unless `ignore_unknown`."""
+        known = {field.name for field in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown and not ignore_unknown:
+            raise JoulesimError(f"unknown PPO setting(s) {', '.join(unknown)}: the settings are "
+                                f"{', '.join(sorted(known))}")
+        return cls(**{name: value for name, value in values.items() if name in known})
+
+
+class TrajectoryBuffer:
+    """Steps of the trajectories of one update, with GAE advantages and returns-to-go.
+
+    Arrays grow by doubling (the thesis reserves a fixed multiple of the expected length, which
+    fails when the agent waits more than expected): the update then reads them without copying.
+    """
+
+    def __init__(self, n_actions: int, n_features: int):
+        self.n_actions = n_actions
+        self.n_features = n_features
+        self.size = 0
+        self.trajectory_start = 0  # first step of the trajectory being recorded
+        self._arrays = self._empty(0)
+
+    def _empty(self, capacity: int) -> dict[str, np.ndarray]:
+        a, f = self.n_actions, self.n_features
+        return {
+            "features": np.empty((capacity, a, f), np.float32),
+            "masks": np.empty((capacity, a), np.int8),
+            **{name: np.empty(capacity, np.int64 if name == "actions" else np.float64)
+               for name in ("actions", "values", "logps", "rewards", "advantages", "returns")},
+        }
+
+    def __len__(self) -> int:
+        return self.size
+
+    @property
+    def advantages(self) -> np.ndarray:
+        """GAE advantages of the stored steps (not normalised; a view)."""
+        return self._arrays["advantages"][:self.trajectory_start]
+
+    @property
+    def returns(self) -> np.ndarray:
+        """Returns-to-go of the stored steps (a view)."""
+        return self._arrays["returns"][:self.trajectory_start]
+
+    @property
+    def pending(self) -> int:
+        """Steps recorded since the last `finish_trajectory`."""
+        return self.size - self.trajectory_start
+
+    def add(self, features: np.ndarray, mask: np.ndarray, action: int, value: float, logp: float,
+            reward: float) -> None:
+        if self.size == len(self._arrays["actions"]):
+            grown = self._empty(max(16, 2 * self.size))
+            for name, array in self._arrays.items():
+                grown[name][:self.size] = array[:self.size]
+            self._arrays = grown
+        arrays, i = self._arrays, self.size
+        arrays["features"][i] = features  # a copy: the environment may reuse its arrays
+        arrays["masks"][i] = mask
+        arrays["actions"][i] = action
+        arrays["values"][i] = value
+        arrays["logps"][i] = logp
+        arrays["rewards"][i] = reward
+        self.size += 1
+
+    def finish_trajectory(self, last_value: float, gamma: float, lam: float) -> float:
+        """GAE advantages and returns of the steps since the last call; their total reward.
+
+        delta_t = r_t + gamma V_{t+1} - V_t with V_T = last_value, A_t = sum_l (gamma lam)^l
+        delta_{t+l} (seed 002, equations 3.3 and 3.4), ret_t = r_t + gamma ret_{t+1} with
+        ret_T = last_value (0 when the episode terminated).
+        """
+        start, end = self.trajectory_start, self.size
+        rewards = self._arrays["rewards"][start:end]
+        values = self._arrays["values"][start:end]
+        advantages = self._arrays["advantages"][start:end]
+        returns = self._arrays["returns"][start:end]
+        next_values = np.append(values[1:], last_value)
+        deltas = rewards + gamma * next_values - values
+        advantage, ret = 0.0, float(last_value)
+        for t in range(end - start - 1, -1, -1):
+            advantage = deltas[t] + gamma * lam * advantage
+            ret = rewards[t] + gamma * ret
+            advantages[t] = advantage
+            returns[t] = ret
+        self.trajectory_start = end
+        return float(rewards.sum())
+
+    def tensors(self) -> dict[str, torch.Tensor]:
+        """The steps of ended trajectories as tensors (features (N, A, F), masks (N, A), ...).
+
+        Advantages are normalised over all of them: (A - mean) / (std + 1e-8).
+        """
+        n = self.trajectory_start
+        arrays = self._arrays
+        advantages = arrays["advantages"][:n]
+        advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+        return {
+            "features": torch.from_numpy(arrays["features"][:n]),  # no copy
+            "masks": torch.from_numpy(arrays["masks"][:n]),
+            "actions": torch.from_numpy(arrays["actions"][:n]),
+            "logps": torch.from_numpy(arrays["logps"][:n].copy()),  # float64, see PPOAgent.act
+            "advantages": torch.from_numpy(advantages),
+            "returns": torch.from_numpy(arrays["returns"][:n].astype(np.float32)),
+        }
+
+    def clear(self) -> None:
+        """Forget every step; the arrays are kept for the next update (same sizes, likely)."""
+        self.size = 0
+        self.trajectory_start = 0
+
+
+def _seeds(seed: int, count: int) -> list[int]:
+    """Independent seeds for network initialisation, sampling and shuffling."""
+    return [int(child.generate_state(1, np.uint64)[0] >> 1) for child in np.random.SeedSequence(seed).spawn(count)]
+
+
+class PPOAgent:
+    """PPO actor-critic scoring every (job, node) pair (seed 002 §3.3.4).
+
+    `total_updates` (the number of `update` calls of the whole training) only matters with SWA,
+    whose schedule counts epochs over the whole training. `use_swa`: decide with the averaged
+    actor once there is one (for evaluation; training samples with the raw actor).
+    """
+
+    def __init__(self, n_actions: int, n_features: int, settings: PPOSettings | None = None,
+                 total_updates: int = 1, use_swa: bool = False):
+        for name, value in (("n_actions", n_actions), ("n_features", n_features), ("total_updates", total_updates)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        self.n_actions = n_actions
+        self.n_features = n_features
+        self.settings = settings = settings if settings is not None else PPOSettings()
+        self.total_updates = total_updates
+        self.use_swa = use_swa
+
+        init_seed, sample_seed, shuffle_seed = _seeds(settings.seed, 3)
+        init_rng = torch.Generator().manual_seed(init_seed)
+        self.actor = PairScorer(n_features, init_rng)
+        self.critic = Critic(n_actions, n_features, init_rng)
+        self._sample_rng = torch.Generator().manual_seed(sample_seed)
+        self._shuffle_rng = torch.Generator().manual_seed(shuffle_seed)
+        self.actor_optimizer = torch.optim.Adam(self.actor.parameters(), lr=settings.lr_actor)
+        self.critic_optimizer = torch.optim.Adam(self.critic.parameters(), lr=settings.lr_critic)
+        self.buffer = TrajectoryBuffer(n_actions, n_features)
+        self.epochs_done = 0  # over the whole training, for the SWA schedule
+
+        self.swa_actor: AveragedModel | None = None
+        self.swa_scheduler: SWALR | None = None
+        if settings.swa:
+            total_epochs = total_updates * settings.epochs
+            # The thesis: averaging starts after 75 % of all epochs; the learning rate is annealed
+            # linearly over 15 % of them to swa_lr (= lr_actor), then stays constant.
+            self._swa_start_epoch = int(settings.swa_start * total_epochs)
+            self.swa_actor = AveragedModel(self.actor)
+            self.swa_scheduler = SWALR(self.actor_optimizer, swa_lr=settings.lr_actor,
+                                       anneal_epochs=max(1, int(settings.swa_anneal * total_epochs)),
+                                       anneal_strategy="linear")
+
+    # -- deciding ---------------------------------------------------------------------------
+
+    @property
+    def has_swa(self) -> bool:
+        """True once the SWA average holds at least one snapshot of the actor."""
+        return self.swa_actor is not None and int(self.swa_actor.n_averaged) > 0
+
+    def decision_actor(self) -> PairScorer:
+        """The actor that decides: the SWA average if `use_swa` and there is one, else the actor."""
+        if self.use_swa and self.has_swa:
+            assert self.swa_actor is not None
+            return self.swa_actor.module  # type: ignore[return-value]
+        return self.actor
+
+    def saved_actor(self) -> PairScorer:
+        """The actor a model file keeps: the SWA average if there is one (as the thesis saves it)."""
+        if self.has_swa:
+            assert self.swa_actor is not None
+            return self.swa_actor.module  # type: ignore[return-value]
+        return self.actor
+
+    def _observation(self, obs: Observation) -> tuple[np.ndarray, np.ndarray]:
+        features = np.asarray(obs["features"], dtype=np.float32)
+        mask = np.asarray(obs["mask"])
+        if features.shape != (self.n_actions, self.n_features) or mask.shape != (self.n_actions,):
+            raise ValueError(f"observation of shape features {features.shape}, mask {mask.shape}: this agent "
+                             f"takes features ({self.n_actions}, {self.n_features}) and mask ({self.n_actions},)")
+        return features, mask
+
+    def _valid_rows(self, features: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, torch.Tensor]:
+        valid = np.flatnonzero(mask)
+        if valid.size == 0:
+            raise ValueError("observation without any valid action (its mask is all 0)")
+        return valid, torch.from_numpy(features[valid])
+
+    def act(self, obs: Observation, greedy: bool = False) -> tuple[int, float, float]:
+        """(action, value, log-probability) for one observation, without gradient.
+
+        Sampled from the masked categorical distribution (seeded generator), or the action of
+        highest masked logit when `greedy`. Invalid rows have probability exactly 0 and all-zero
+        features, so only the valid rows go through the actor and phase 1 of the critic
+        (`Critic.forward_sparse`); the result equals the dense forward pass.
+        """
+        features, mask = self._observation(obs)
+        valid, rows = self._valid_rows(features, mask)
+        with torch.inference_mode():
+            logits = self.decision_actor()(rows)
+            # float64: N(0, 1) weights make logits large, and float32 log-probabilities near 0
+            # would only be as precise as the float32 spacing at the largest logit.
+            logps = torch.log_softmax(logits.double(), 0)
+            if greedy:
+                choice = int(torch.argmax(logits))  # the first of equal maxima, as on the dense vector
+            else:
+                # Inverse CDF (cheaper than multinomial on thousands of rows); an action of
+                # probability 0 is never the first whose cumulative probability exceeds u.
+                cdf = torch.cumsum(logps.exp(), 0)
+                u = torch.rand(1, generator=self._sample_rng, dtype=torch.float64) * cdf[-1]
+                choice = min(int(torch.searchsorted(cdf, u, right=True)), len(valid) - 1)
+            value = float(self.critic.forward_sparse(rows, torch.from_numpy(valid)))
+        return int(valid[choice]), value, float(logps[choice])
+
+    def probabilities(self, obs: Observation) -> np.ndarray:
+        """The policy's probability of every action (A,) for one observation (0 where masked)."""
+        features, mask = self._observation(obs)
+        valid, rows = self._valid_rows(features, mask)
+        with torch.inference_mode():
+            probs = torch.softmax(self.decision_actor()(rows).double(), 0).numpy()
+        dense = np.zeros(self.n_actions, np.float64)
+        dense[valid] = probs
+        return dense
+
+    def reseed(self, seed: int) -> None:
+        """Restart the sampling generator as a new agent of settings.seed = `seed` starts it."""
+        self._sample_rng.manual_seed(_seeds(seed, 3)[1])
+
+    # -- collecting -------------------------------------------------------------------------
+
+    def record(self, obs: Observation, action: int, value: float, logp: float, reward: float) -> None:
+        """Store one step of the current trajectory (the arrays are copied)."""
+        features, mask = self._observation(obs)
+        if not 0 <= action < self.n_actions or not mask[action]:
+            raise ValueError(f"recorded action {action} is not a valid action of its observation")
+        self.buffer.add(features, mask, action, value, logp, reward)
+
+    def end_trajectory(self, last_value: float = 0.0) -> float:
+        """Close the current trajectory (GAE, returns); `last_value` = 0 when it terminated.
+
+        Returns its total (undiscounted) reward; an empty trajectory changes nothing.
+        """
+        return self.buffer.finish_trajectory(last_value, self.settings.gamma, self.settings.lam)
+
+    # -- training ---------------------------------------------------------------------------
+
+    def update(self) -> dict[str, float]:
+        """Train on every stored step, then clear the buffer (seed 002 §3.3.4, training_step).
+
+        Returns the means over all minibatch steps of policy_loss (the actor's loss, entropy
+        term included), value_loss and entropy, and the number of samples.
+        """
+        if self.buffer.pending:
+            raise RuntimeError(f"{self.buffer.pending} steps were recorded after the last end_trajectory: "
+                               "end the trajectory before update")
+        n = len(self.buffer)
+        if n == 0:
+            return {"policy_loss": math.nan, "value_loss": math.nan, "entropy": math.nan, "samples": 0}
+        settings = self.settings
+        data = self.buffer.tensors()
+        size = settings.minibatch_size
+        totals = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0}
+        steps = 0
+        for _ in range(settings.epochs):
+            order = torch.randperm(n, generator=self._shuffle_rng) if settings.shuffle else None
+            for start in range(0, n, size):
+                # In order, a minibatch is a view of the buffer; shuffled, a gathered copy.
+                pick = slice(start, start + size) if order is None else order[start:start + size]
+                valid = data["masks"][pick].bool()
+                rows = data["features"][pick][valid]  # invalid rows are zero and masked: left out
+
+                dist = Categorical(logits=self.actor.forward_sparse(rows, valid))
+                ratio = torch.exp(dist.log_prob(data["actions"][pick]) - data["logps"][pick])
+                advantages = data["advantages"][pick]
+                clipped = torch.clamp(ratio, 1.0 - settings.clip, 1.0 + settings.clip)
+                entropy = dist.entropy().mean()
+                policy_loss = -torch.min(ratio * advantages, clipped * advantages).mean() \
+                    - settings.entropy_coef * entropy
+                self.actor_optimizer.zero_grad()
+                policy_loss.backward()
+                self.actor_optimizer.step()
+
+                value_loss = F.mse_loss(self.critic.forward_sparse(rows, valid), data["returns"][pick])
+                self.critic_optimizer.zero_grad()
+                value_loss.backward()
+                self.critic_optimizer.step()
+
+                totals["policy_loss"] += policy_loss.item()
+                totals["value_loss"] += value_loss.item()
+                totals["entropy"] += entropy.item()
+                steps += 1
+            self.epochs_done += 1
+            if self.swa_actor is not None and self.epochs_done > self._swa_start_epoch:
+                assert self.swa_scheduler is not None
+                self.swa_actor.update_parameters(self.actor)
+                self.swa_scheduler.step()
+        self.buffer.clear()
+        stats: dict[str, float] = {name: total / steps for name, total in totals.items()}
+        stats["samples"] = n
+        return stats

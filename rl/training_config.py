@@ -1,0 +1,152 @@
+"""The training configuration file of `joulesim rl train` (TOML), checked before anything runs.
+
+Three tables, named as seed 002's hyperparameter tables (4.5, 4.10, 4.13, 4.17):
+
+    [environment]   platform, workload (paths relative to this file), platform_name, objective
+                    (energy | edp), num_jobs, trajectory_length (0: whole workload),
+                    trajectory_origin (a job position or "random"), wait_action, wait_interval,
+                    per_step (one: one action per time step, as the thesis; all),
+                    features (default: all of table 3.1), idle_power, max_steps
+    [training]      simulations (training updates), trajectories (per simulation), seed,
+                    checkpoint_every (0: final model only), threads (torch CPU threads)
+    [ppo]           gamma, lambda, clip (epsilon), actor_lr, critic_lr, minibatch_size, epochs,
+                    entropy, swa, shuffle
+
+An unknown table or key, a value of the wrong type or range, a missing file: InputError naming
+the file, the key and the fix.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from joulesim.deciders.pair_observation import FEATURES
+from joulesim.simulator.input_error import InputError
+
+__all__ = ["TrainingConfig", "load_training_config", "config_from_dict"]
+
+
+@dataclass
+class TrainingConfig:
+    path: str  # the file it was read from ("<dict>" when built in Python)
+    environment: dict[str, Any] = field(default_factory=dict)  # NodeSchedulingEnv keywords
+    simulations: int = 100
+    trajectories: int = 1
+    seed: int = 0
+    checkpoint_every: int = 0
+    threads: int = 1
+    ppo: dict[str, Any] = field(default_factory=dict)  # PPOSettings keywords
+
+
+def _integer(minimum: int) -> tuple[Callable[[Any], bool], str]:
+    return (lambda v: type(v) is int and v >= minimum), f"an integer >= {minimum}"
+
+
+def _number(minimum: float, maximum: float = math.inf, open_low: bool = False) -> tuple[Callable[[Any], bool], str]:
+    low = "]" if open_low else "["
+    return ((lambda v: type(v) in (int, float) and math.isfinite(v) and (v > minimum if open_low else v >= minimum)
+             and v <= maximum), f"a number in {low}{minimum:g}, {maximum:g}]")
+
+
+_BOOL = ((lambda v: type(v) is bool), "true or false")
+_TEXT = ((lambda v: isinstance(v, str) and v != ""), "a non-empty string")
+
+# key -> (checker, what is accepted, default (None: required), the keyword it becomes)
+_ENVIRONMENT: dict[str, tuple[Callable[[Any], bool], str, Any, str]] = {
+    "platform": (*_TEXT, None, "platform"),
+    "workload": (*_TEXT, None, "workload"),
+    "platform_name": (*_TEXT, "", "platform_name"),
+    "objective": ((lambda v: v in ("energy", "edp")), "energy or edp", "energy", "objective"),
+    "num_jobs": (*_integer(0), 0, "num_jobs"),
+    "trajectory_length": (*_integer(0), 0, "trajectory_length"),
+    "trajectory_origin": ((lambda v: v == "random" or (type(v) is int and v >= 0)),
+                          'a job position (integer >= 0) or "random"', 0, "trajectory_origin"),
+    "wait_action": (*_BOOL, False, "wait_action"),
+    "wait_interval": (*_number(0, open_low=True), 1.0, "wait_interval"),
+    "per_step": ((lambda v: v in ("one", "all")), "one or all", "one", "per_step"),
+    "features": ((lambda v: isinstance(v, list) and bool(v) and all(x in FEATURES for x in v)
+                  and len(set(v)) == len(v)),
+                 "a non-empty list of distinct names among " + ", ".join(FEATURES), list(FEATURES), "features"),
+    "idle_power": ((lambda v: v in ("irmasim", "always")), "irmasim or always", "irmasim", "idle_power"),
+    "max_steps": (*_integer(1), 0, "max_steps"),
+}
+_TRAINING: dict[str, tuple[Callable[[Any], bool], str, Any, str]] = {
+    "simulations": (*_integer(1), 100, "simulations"),
+    "trajectories": (*_integer(1), 1, "trajectories"),
+    "seed": (*_integer(0), 0, "seed"),
+    "checkpoint_every": (*_integer(0), 0, "checkpoint_every"),
+    "threads": (*_integer(1), 1, "threads"),
+}
+_PPO: dict[str, tuple[Callable[[Any], bool], str, Any, str]] = {
+    "gamma": (*_number(0, 1), 0.99, "gamma"),
+    "lambda": (*_number(0, 1), 0.95, "lam"),
+    "clip": (*_number(0, 1, open_low=True), 0.1, "clip"),
+    "actor_lr": (*_number(0, open_low=True), 1e-3, "lr_actor"),
+    "critic_lr": (*_number(0, open_low=True), 1e-3, "lr_critic"),
+    "minibatch_size": (*_integer(1), 32, "minibatch_size"),
+    "epochs": (*_integer(1), 50, "epochs"),
+    "entropy": (*_number(0), 0.0, "entropy_coef"),
+    "swa": (*_BOOL, False, "swa"),
+    "shuffle": (*_BOOL, False, "shuffle"),
+}
+_TABLES = {"environment": _ENVIRONMENT, "training": _TRAINING, "ppo": _PPO}
+
+
+def load_training_config(path: str | os.PathLike) -> TrainingConfig:
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as handle:
+            document = tomllib.load(handle)
+    except FileNotFoundError:
+        raise InputError(path, "file", "does not exist", "give the path of a training configuration (TOML); "
+                         "experiments/rl_energy/ has examples") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(path, "TOML syntax", str(exc), "see https://toml.io for the syntax") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(path, "file", f"cannot be read ({exc})", "give a readable UTF-8 TOML file") from None
+    return config_from_dict(document, path, os.path.dirname(os.path.abspath(path)))
+
+
+def config_from_dict(document: dict[str, Any], label: str = "<dict>", base: str = ".") -> TrainingConfig:
+    """A checked configuration from a parsed document; relative paths are taken from `base`."""
+    unknown = [key for key in document if key not in _TABLES]
+    if unknown:
+        raise InputError(label, f"table [{unknown[0]}]", "is unknown", "the tables are [environment], [training] "
+                         "and [ppo]")
+    values: dict[str, dict[str, Any]] = {}
+    for table, spec in _TABLES.items():
+        given = document.get(table, {})
+        if not isinstance(given, dict):
+            raise InputError(label, f"[{table}]", "is not a table", f"write it as a [{table}] table")
+        for key in given:
+            if key not in spec:
+                raise InputError(label, f"[{table}] key '{key}'", "is unknown",
+                                 f"the keys of [{table}] are {', '.join(spec)}")
+        out: dict[str, Any] = {}
+        for key, (check, accepted, default, keyword) in spec.items():
+            if key not in given:
+                if default is None:
+                    raise InputError(label, f"[{table}] key '{key}'", "is missing", f"give {accepted}")
+                out[keyword] = default
+                continue
+            value = given[key]
+            if not check(value):
+                raise InputError(label, f"[{table}] key '{key}'", f"is {value!r}", f"give {accepted}")
+            out[keyword] = value
+        values[table] = out
+    environment = values["environment"]
+    for key in ("platform", "workload"):
+        resolved = os.path.join(base, environment[key])
+        if not os.path.isfile(resolved):
+            raise InputError(label, f"[environment] key '{key}'", f"names {environment[key]!r}, which does not "
+                             f"exist (looked for {resolved})", "give a path relative to the configuration file")
+        environment[key] = resolved
+    for key in ("platform_name", "max_steps", "num_jobs", "trajectory_length"):
+        if not environment[key]:
+            environment[key] = None
+    training = values["training"]
+    return TrainingConfig(path=label, environment=environment, ppo=values["ppo"], **training)

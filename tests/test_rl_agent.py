@@ -1,0 +1,443 @@
+"""The Energy scheduler's agent (seed 002 §3.2-3.3.4): networks, masking, GAE, PPO, SWA, model files.
+
+No environment: observations are synthetic numpy arrays following the environment's contract
+(features (A, F) float32 with all-zero invalid rows, mask (A,) int8, optional last wait row).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from hypothesis import given, settings as hypothesis_settings, strategies as st  # noqa: E402
+from torch.distributions import Categorical  # noqa: E402
+
+from joulesim.protocol.errors import JoulesimError  # noqa: E402
+from joulesim.rl.model_file import FORMAT, load_agent, save_agent  # noqa: E402
+from joulesim.rl.networks import MASK_PENALTY, masked_logits  # noqa: E402
+from joulesim.rl.ppo import PPOAgent, PPOSettings  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_torch_thread():
+    """One torch thread: on a busy 2-CPU machine, OpenMP threads waiting for each other once made
+    this file take 100 s instead of 5. Restored afterwards."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def observation(rng: np.random.Generator, n_actions: int, n_features: int, wait: bool = False,
+                valid_share: float = 0.5, scale: float = 1.0) -> dict[str, np.ndarray]:
+    """Random features on a random mask (at least one valid pair); invalid rows all zero."""
+    pairs = n_actions - 1 if wait else n_actions
+    mask = (rng.random(n_actions) < valid_share).astype(np.int8)
+    if pairs and not mask[:pairs].any():
+        mask[rng.integers(pairs)] = 1
+    features = (rng.random((n_actions, n_features)) * scale).astype(np.float32)
+    features[mask == 0] = 0.0
+    if wait:
+        mask[-1] = 1
+        features[-1] = 0.0
+    return {"features": features, "mask": mask}
+
+
+def dense_reference(agent: PPOAgent, obs: dict[str, np.ndarray], action: int) -> tuple[float, float, np.ndarray]:
+    """Value, log-probability of `action` and probabilities by the plain full forward pass."""
+    features = torch.from_numpy(obs["features"])
+    with torch.no_grad():
+        logits = masked_logits(agent.decision_actor()(features).double(), torch.from_numpy(obs["mask"]))
+        dist = Categorical(logits=logits)
+        return float(agent.critic(features)), float(dist.log_prob(torch.tensor(action))), dist.probs.numpy()
+
+
+def perturb(agent: PPOAgent, seed: int) -> None:
+    """Shift every parameter, biases included (zero at construction), as training would."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for net in (agent.actor, agent.critic):
+            for parameter in net.parameters():
+                parameter.add_(0.3 * torch.randn(parameter.shape, generator=generator))
+
+
+# -- networks and masking ------------------------------------------------------------------
+
+
+def test_network_shapes_and_thesis_initialisation():
+    agent = PPOAgent(13, 5, PPOSettings(seed=3))
+    widths = [(layer.in_features, layer.out_features) for layer in agent.actor.net.layers]
+    assert widths == [(5, 16), (16, 16), (16, 8), (8, 8), (8, 4), (4, 4), (4, 1)]
+    assert [(lay.in_features, lay.out_features) for lay in agent.critic.pair_net.layers] == \
+        [(5, 32), (32, 16), (16, 8), (8, 4), (4, 1)]
+    assert [(lay.in_features, lay.out_features) for lay in agent.critic.state_net.layers] == \
+        [(13, 128), (128, 64), (64, 32), (32, 16), (16, 8), (8, 1)]
+    assert agent.actor.net.last_activation and agent.critic.pair_net.last_activation
+    assert not agent.critic.state_net.last_activation
+    weights = torch.cat([p.detach().flatten() for n, p in agent.critic.named_parameters() if n.endswith("weight")])
+    assert abs(float(weights.mean())) < 0.05 and abs(float(weights.std()) - 1.0) < 0.05  # N(0, 1)
+    assert all(not p.any() for n, p in agent.critic.named_parameters() if n.endswith("bias"))
+    batch = torch.rand(6, 13, 5)
+    assert agent.actor(batch).shape == (6, 13) and agent.critic(batch).shape == (6,)
+    assert agent.actor(batch[0]).shape == (13,) and agent.critic(batch[0]).shape == ()
+
+
+def test_construction_is_seeded_and_leaves_the_global_rng_alone():
+    state = torch.random.get_rng_state()
+    a, b, c = (PPOAgent(20, 4, PPOSettings(seed=seed)) for seed in (5, 5, 6))
+    assert torch.equal(torch.random.get_rng_state(), state)
+    same = [torch.equal(p, q) for p, q in zip(a.critic.parameters(), b.critic.parameters())]
+    assert all(same)
+    assert not torch.equal(a.actor.net.layers[0].weight, c.actor.net.layers[0].weight)
+
+
+@hypothesis_settings(max_examples=60, deadline=None, derandomize=True)
+@given(n_pairs=st.integers(1, 40), n_features=st.integers(3, 9), wait=st.booleans(),
+       valid_share=st.floats(0.0, 1.0), scale=st.sampled_from([1e-3, 1.0, 1e3]), seed=st.integers(0, 2**16))
+def test_masked_actions_are_never_chosen(n_pairs, n_features, wait, valid_share, scale, seed):
+    n_actions = n_pairs + int(wait)
+    rng = np.random.default_rng(seed)
+    obs = observation(rng, n_actions, n_features, wait, valid_share, scale)
+    agent = PPOAgent(n_actions, n_features, PPOSettings(seed=seed))
+    perturb(agent, seed)
+    for _ in range(5):
+        action, _, logp = agent.act(obs)
+        assert obs["mask"][action] == 1 and logp <= 0.0
+    action, _, _ = agent.act(obs, greedy=True)
+    assert obs["mask"][action] == 1
+    # The dense pass that training uses gives invalid actions a probability of exactly 0.
+    _, _, probs = dense_reference(agent, obs, action)
+    assert np.all(probs[obs["mask"] == 0] == 0.0)
+    assert np.all(agent.probabilities(obs)[obs["mask"] == 0] == 0.0)
+    if wait:  # the wait row has zero features but is not masked
+        with torch.no_grad():
+            logits = masked_logits(agent.actor(torch.from_numpy(obs["features"])), torch.from_numpy(obs["mask"]))
+        assert float(logits[-1]) > -MASK_PENALTY / 2
+
+
+def test_wait_action_is_selectable():
+    # Only the wait row is valid: it must be chosen (its features are zero, like masked rows).
+    rng = np.random.default_rng(1)
+    obs = observation(rng, 9, 5, wait=True, valid_share=0.0)
+    obs["mask"][:-1] = 0
+    obs["features"][:-1] = 0.0
+    agent = PPOAgent(9, 5)
+    assert agent.act(obs)[0] == 8 and agent.act(obs, greedy=True)[0] == 8
+    # And with valid pairs beside it, it keeps a share of the probability and gets sampled.
+    obs = observation(rng, 9, 5, wait=True, valid_share=0.5, scale=1e-3)
+    agent.reseed(0)
+    assert 8 in {agent.act(obs)[0] for _ in range(200)}
+
+
+def test_observation_without_valid_action_or_of_wrong_shape_is_refused():
+    agent = PPOAgent(6, 3)
+    with pytest.raises(ValueError, match="no valid action|without any valid action"):
+        agent.act({"features": np.zeros((6, 3), np.float32), "mask": np.zeros(6, np.int8)})
+    with pytest.raises(ValueError, match=r"\(6, 3\)"):
+        agent.act({"features": np.zeros((7, 3), np.float32), "mask": np.ones(7, np.int8)})
+
+
+@pytest.mark.parametrize("n_actions, valid_share, wait", [(37, 0.4, True), (3000, 0.1, True), (500, 1.0, False)])
+def test_sparse_decision_equals_the_full_forward_pass(n_actions, valid_share, wait):
+    """`act` runs only valid rows (critic: the zero-row constant elsewhere); same value and log-prob."""
+    rng = np.random.default_rng(n_actions)
+    agent = PPOAgent(n_actions, 9, PPOSettings(seed=2))
+    perturb(agent, 4)  # non-zero biases: the critic's zero-row constant is not 0
+    for greedy in (False, True, False):
+        obs = observation(rng, n_actions, 9, wait, valid_share)
+        action, value, logp = agent.act(obs, greedy=greedy)
+        dense_value, dense_logp, probs = dense_reference(agent, obs, action)
+        assert value == pytest.approx(dense_value, rel=1e-6)
+        assert logp == pytest.approx(dense_logp, rel=1e-6, abs=1e-7)  # see the test below
+        np.testing.assert_allclose(agent.probabilities(obs), probs, rtol=1e-6, atol=1e-12)
+        if greedy:
+            full_logits = masked_logits(agent.actor(torch.from_numpy(obs["features"])), torch.from_numpy(obs["mask"]))
+            assert action == int(torch.argmax(full_logits))
+
+
+def test_sparse_training_pass_equals_the_dense_one():
+    """`update` runs only valid rows: same log-probs, entropy, values and gradients as the dense pass."""
+    rng = np.random.default_rng(3)
+    n_actions, batch = 400, 6
+    agent = PPOAgent(n_actions, 7, PPOSettings(seed=8))
+    perturb(agent, 9)
+    observations = [observation(rng, n_actions, 7, wait=True, valid_share=share)
+                    for share in np.linspace(0.02, 1, batch)]
+    features = torch.from_numpy(np.stack([obs["features"] for obs in observations]))
+    masks = torch.from_numpy(np.stack([obs["mask"] for obs in observations]))
+    actions = torch.tensor([int(rng.choice(np.flatnonzero(obs["mask"]))) for obs in observations])
+    targets = torch.from_numpy(rng.normal(size=batch).astype(np.float32))
+
+    def losses(sparse: bool) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        agent.actor.zero_grad()
+        agent.critic.zero_grad()
+        valid = masks.bool()
+        if sparse:
+            logits = agent.actor.forward_sparse(features[valid], valid)
+            values = agent.critic.forward_sparse(features[valid], valid)
+        else:
+            logits = masked_logits(agent.actor(features).double(), masks)
+            values = agent.critic(features)
+        dist = Categorical(logits=logits)
+        outputs = [dist.log_prob(actions), dist.entropy(), values]
+        (dist.log_prob(actions).sum() + dist.entropy().sum() + ((values - targets) ** 2).mean()).backward()
+        grads = [p.grad.clone() for p in [*agent.actor.parameters(), *agent.critic.parameters()]]
+        return [o.detach() for o in outputs], grads
+
+    (sparse_out, sparse_grads), (dense_out, dense_grads) = losses(True), losses(False)
+    # Logits agree to float32 rounding (the row batches differ), so log-probabilities near 0 agree
+    # to 1e-7 in absolute terms rather than relatively.
+    for sparse, dense in zip(sparse_out, dense_out):
+        torch.testing.assert_close(sparse, dense.to(sparse.dtype), rtol=1e-6, atol=1e-7)
+    for sparse, dense in zip(sparse_grads, dense_grads):
+        scale = float(dense.abs().max())
+        torch.testing.assert_close(sparse, dense, rtol=1e-5, atol=1e-6 * scale)
+
+
+# -- GAE and returns -------------------------------------------------------------------------
+
+
+def test_gae_and_returns_on_a_hand_computed_trajectory():
+    agent = PPOAgent(2, 3, PPOSettings(gamma=0.5, lam=0.5))
+    obs = {"features": np.ones((2, 3), np.float32), "mask": np.ones(2, np.int8)}
+    assert agent.end_trajectory() == 0.0 and len(agent.buffer) == 0  # empty: nothing happens
+    for reward, value in ((1.0, 0.5), (2.0, 1.0), (3.0, 1.5)):
+        agent.record(obs, 0, value, -0.7, reward)
+    assert agent.end_trajectory() == 6.0
+    # deltas: 1 + .5*1 - .5 = 1, 2 + .5*1.5 - 1 = 1.75, 3 + 0 - 1.5 = 1.5; gamma*lam = .25
+    # A = [1 + .25*2.125, 1.75 + .25*1.5, 1.5] ; returns = [1 + .5*3.5, 2 + .5*3, 3]
+    np.testing.assert_allclose(agent.buffer.advantages, [1.53125, 2.125, 1.5], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(agent.buffer.returns, [2.75, 3.5, 3.0], rtol=0, atol=1e-12)
+    # A second trajectory, cut short (bootstrapped with last_value 2), leaves the first alone.
+    for reward, value in ((1.0, 0.5), (2.0, 1.0), (3.0, 1.5)):
+        agent.record(obs, 1, value, -0.7, reward)
+    assert agent.end_trajectory(last_value=2.0) == 6.0
+    # deltas: 1, 1.75, 3 + .5*2 - 1.5 = 2.5 ; returns: 3 + .5*2 = 4, 2 + .5*4 = 4, 1 + .5*4 = 3
+    np.testing.assert_allclose(agent.buffer.advantages, [1.53125, 2.125, 1.5, 1.59375, 2.375, 2.5], atol=1e-12)
+    np.testing.assert_allclose(agent.buffer.returns, [2.75, 3.5, 3.0, 3.0, 4.0, 4.0], atol=1e-12)
+    normalised = agent.buffer.tensors()["advantages"].numpy()
+    assert abs(normalised.mean()) < 1e-9 and normalised.std() == pytest.approx(1.0, rel=1e-6)
+
+
+def test_record_copies_the_arrays_and_update_needs_ended_trajectories():
+    agent = PPOAgent(4, 3, PPOSettings(epochs=1))
+    obs = observation(np.random.default_rng(0), 4, 3, valid_share=1.0)
+    agent.record(obs, 1, 0.0, -1.0, 1.0)
+    kept = obs["features"].copy()
+    obs["features"][:] = 7.0  # the environment reuses its buffer
+    with pytest.raises(RuntimeError, match="end_trajectory"):
+        agent.update()
+    with pytest.raises(ValueError, match="not a valid action"):
+        agent.record({"features": kept, "mask": np.array([1, 0, 1, 1], np.int8)}, 1, 0.0, -1.0, 0.0)
+    agent.end_trajectory()
+    assert np.array_equal(agent.buffer.tensors()["features"][0].numpy(), kept)
+    assert agent.update()["samples"] == 1 and len(agent.buffer) == 0
+    assert agent.update()["samples"] == 0  # nothing stored: nothing trained
+
+
+# -- PPO -------------------------------------------------------------------------------------
+
+
+def bandit(rng: np.random.Generator, n_actions: int = 8, n_features: int = 4) -> tuple[dict[str, np.ndarray], int]:
+    """A context: random valid pairs, one of which (the good one) has feature 0 set to 1."""
+    obs = observation(rng, n_actions, n_features, valid_share=0.6)
+    obs["mask"][rng.choice(n_actions, 2, replace=False)] = 1  # at least two choices
+    valid = np.flatnonzero(obs["mask"])
+    obs["features"][valid] = rng.random((len(valid), n_features), dtype=np.float32)
+    obs["features"][:, 0] = 0.0
+    good = int(rng.choice(valid))
+    obs["features"][good, 0] = 1.0
+    return obs, good
+
+
+def train_bandit(agent: PPOAgent, seed: int, updates: int, per_update: int = 64) -> list[float]:
+    """Reward 1 for the good pair, else 0; one-step trajectories. Mean P(good) on held-out contexts."""
+    rng = np.random.default_rng(seed)
+    held_out = [bandit(np.random.default_rng(10_000 + i)) for i in range(100)]
+
+    def p_good() -> float:
+        return float(np.mean([agent.probabilities(obs)[good] for obs, good in held_out]))
+
+    history = [p_good()]
+    for _ in range(updates):
+        for _ in range(per_update):
+            obs, good = bandit(rng)
+            action, value, logp = agent.act(obs)
+            agent.record(obs, action, value, logp, float(action == good))
+            agent.end_trajectory()
+        agent.update()
+        history.append(p_good())
+    return history
+
+
+def test_ppo_learns_a_contextual_bandit():
+    # The thesis's N(0, 1) weights make the critic start at values of order 1e4-1e6: with a
+    # critic learning rate of 1e-3 its errors would drown the 0/1 rewards for many updates, so
+    # the critic learns faster here. Over seeds 0-15 of this setup (one thread), 12 end above 0.9
+    # after 10 updates and 4 do not (three stay below 0.3, one oscillates): the thesis's start is
+    # not always trainable, and float rounding (e.g. the thread count) changes which seeds. Seed 9
+    # starts low (0.12) and is at 1.0 from the 5th update on (with one or two threads).
+    settings = PPOSettings(seed=9, epochs=20, lr_actor=3e-3, lr_critic=0.1)
+    history = train_bandit(PPOAgent(8, 4, settings), seed=9, updates=7)
+    assert history[0] < 0.5, history
+    assert history[-1] > 0.9 and history[-2] > 0.9, history
+
+
+def test_training_is_deterministic():
+    def run(seed: int) -> tuple[list[int], list[torch.Tensor], dict[str, float]]:
+        agent = PPOAgent(10, 4, PPOSettings(seed=seed, epochs=3, minibatch_size=5, shuffle=True, entropy_coef=0.01))
+        rng = np.random.default_rng(0)
+        actions = []
+        stats: dict[str, float] = {}
+        for _ in range(2):
+            for length in (3, 7, 1):  # variable trajectory lengths
+                for _ in range(length):
+                    obs = observation(rng, 10, 4, wait=True)
+                    action, value, logp = agent.act(obs)
+                    actions.append(action)
+                    agent.record(obs, action, value, logp, float(rng.random()))
+                agent.end_trajectory()
+            stats = agent.update()
+        return actions, [p.detach().clone() for p in [*agent.actor.parameters(), *agent.critic.parameters()]], stats
+
+    state = torch.random.get_rng_state()
+    actions_a, params_a, stats_a = run(4)
+    actions_b, params_b, stats_b = run(4)
+    assert torch.equal(torch.random.get_rng_state(), state)  # only the agent's own generators
+    assert actions_a == actions_b and stats_a == stats_b and stats_a["samples"] == 11
+    assert all(torch.equal(p, q) for p, q in zip(params_a, params_b))
+    _, params_c, _ = run(5)
+    assert not all(torch.equal(p, q) for p, q in zip(params_a, params_c))
+    assert set(stats_a) == {"policy_loss", "value_loss", "entropy", "samples"}
+
+
+def test_swa_averages_the_actor_over_the_last_epochs_of_training():
+    settings = PPOSettings(seed=1, epochs=4, swa=True, swa_start=0.75, swa_anneal=0.15)
+    agent = PPOAgent(6, 3, settings, total_updates=2, use_swa=True)
+    rng = np.random.default_rng(0)
+
+    def one_update() -> None:
+        for _ in range(5):
+            obs = observation(rng, 6, 3)
+            action, value, logp = agent.act(obs)
+            agent.record(obs, action, value, logp, float(rng.random()))
+            agent.end_trajectory()
+        agent.update()
+
+    one_update()  # epochs 1-4 of 8: before 75 %
+    assert not agent.has_swa and agent.decision_actor() is agent.actor
+    one_update()  # epochs 7 and 8 are averaged
+    assert agent.has_swa and int(agent.swa_actor.n_averaged) == 2
+    assert agent.decision_actor() is agent.swa_actor.module is agent.saved_actor()
+    assert agent.actor_optimizer.param_groups[0]["lr"] == pytest.approx(settings.lr_actor)
+    assert not torch.equal(agent.actor.net.layers[0].weight, agent.swa_actor.module.net.layers[0].weight)
+    agent.use_swa = False
+    assert agent.decision_actor() is agent.actor
+
+
+def test_settings_are_checked():
+    with pytest.raises(JoulesimError, match="minibatch_size"):
+        PPOSettings(minibatch_size=0)
+    with pytest.raises(JoulesimError, match="gamma"):
+        PPOSettings(gamma=1.5)
+    with pytest.raises(JoulesimError, match="unknown PPO setting.*lr\\b"):
+        PPOSettings.from_dict({"lr": 0.1})
+    assert PPOSettings.from_dict(PPOSettings(clip=0.2).to_dict()) == PPOSettings(clip=0.2)
+
+
+# -- model files -----------------------------------------------------------------------------
+
+METADATA = {"num_jobs": 2, "num_nodes": 3, "wait_action": True, "n_actions": 7, "n_features": 4,
+            "features": ["a", "b", "c", "d"], "objective": "energy", "platform": "tiny.json",
+            "training": {"updates": 1, "lr": [0.001, 0.001]}}
+
+
+def trained_agent(swa: bool = False) -> PPOAgent:
+    settings = PPOSettings(seed=7, epochs=2, swa=swa, swa_start=0.0)
+    agent = PPOAgent(7, 4, settings, use_swa=swa)
+    rng = np.random.default_rng(1)
+    for _ in range(6):
+        obs = observation(rng, 7, 4, wait=True)
+        action, value, logp = agent.act(obs)
+        agent.record(obs, action, value, logp, float(rng.random()))
+    agent.end_trajectory()
+    agent.update()
+    return agent
+
+
+@pytest.mark.parametrize("swa", [False, True])
+def test_saved_and_loaded_agent_decides_identically(tmp_path, swa):
+    agent = trained_agent(swa)
+    path = tmp_path / "model.pt"
+    save_agent(path, agent, METADATA)
+    loaded, metadata = load_agent(path, expect={"num_nodes": 3, "features": ("a", "b", "c", "d")})
+    assert metadata == METADATA and loaded.settings == agent.settings
+    rng = np.random.default_rng(2)
+    observations = [observation(rng, 7, 4, wait=True, scale=1e-2) for _ in range(20)]
+    for obs in observations:
+        assert loaded.act(obs, greedy=True) == agent.act(obs, greedy=True)
+    agent.reseed(11)
+    loaded.reseed(11)
+    assert [loaded.act(obs) for obs in observations] == [agent.act(obs) for obs in observations]
+
+
+def test_bad_model_files_are_named_with_a_fix(tmp_path):
+    agent = trained_agent()
+    missing = tmp_path / "absent.pt"
+    with pytest.raises(JoulesimError, match=r"absent\.pt does not exist.*train"):
+        load_agent(missing)
+    garbage = tmp_path / "garbage.pt"
+    garbage.write_bytes(b"\x00not a torch file at all" * 10)
+    with pytest.raises(JoulesimError, match=r"garbage\.pt is not a joulesim model \(it is not a file written by torch"):
+        load_agent(garbage)
+    other = tmp_path / "other.pt"
+    torch.save({"weights": torch.zeros(3)}, other)
+    with pytest.raises(JoulesimError, match=r"other\.pt is not a joulesim model"):
+        load_agent(other)
+    newer = tmp_path / "newer.pt"
+    torch.save({"format": "joulesim-rl-99"}, newer)
+    with pytest.raises(JoulesimError, match=r"newer\.pt has format 'joulesim-rl-99'.*retrain"):
+        load_agent(newer)
+    hollow = tmp_path / "hollow.pt"
+    torch.save({"format": FORMAT, "metadata": {}}, hollow)
+    with pytest.raises(JoulesimError, match=r"hollow\.pt is damaged"):
+        load_agent(hollow)
+    # Arbitrary pickled objects are refused (weights_only): not a model, not code to run.
+    pickled = tmp_path / "pickled.pt"
+    torch.save({"format": FORMAT, "metadata": {}, "payload": JoulesimError("x")}, pickled)
+    with pytest.raises(JoulesimError, match=r"pickled\.pt is not a joulesim model .*could run code"):
+        load_agent(pickled)
+
+    good = tmp_path / "M.pt"
+    save_agent(good, agent, METADATA)
+    with pytest.raises(JoulesimError) as error:
+        load_agent(good, expect={"num_nodes": 104, "num_jobs": 2, "n_actions": 209, "energy_unit": "J"})
+    message = str(error.value)
+    assert "M.pt" in message and "num_jobs" not in message
+    assert "num_nodes: the model was trained with 3, this run has 104" in message
+    assert "n_actions: the model was trained with 7, this run has 209" in message
+    assert "energy_unit: not recorded in the file" in message
+    assert "train a model for this platform" in message and "'tiny.json'" in message
+    # A model file whose networks do not match its sizes.
+    broken = tmp_path / "broken.pt"
+    payload = torch.load(good, weights_only=True)
+    payload["n_actions"] = 8
+    torch.save(payload, broken)
+    with pytest.raises(JoulesimError, match=r"broken\.pt is damaged"):
+        load_agent(broken)
+
+
+def test_metadata_must_be_plain_and_saving_reports_unwritable_paths(tmp_path):
+    agent = PPOAgent(3, 3)
+    with pytest.raises(TypeError, match=r"metadata\.platform"):
+        save_agent(tmp_path / "m.pt", agent, {"platform": tmp_path})
+    with pytest.raises(JoulesimError, match=r"cannot write model file .*nowhere"):
+        save_agent(tmp_path / "nowhere" / "m.pt", agent, {})
+    assert not list(tmp_path.iterdir())
+    # Numpy scalars and tuples are saved as plain numbers and lists (weights_only loading).
+    save_agent(tmp_path / "m.pt", agent, {"num_nodes": np.int64(3), "share": np.float32(0.5), "names": ("a",)})
+    _, metadata = load_agent(tmp_path / "m.pt", expect={"num_nodes": 3, "names": ["a"]})
+    assert metadata == {"num_nodes": 3, "share": 0.5, "names": ["a"]} and type(metadata["num_nodes"]) is int
+    assert [path.name for path in tmp_path.iterdir()] == ["m.pt"]  # no temporary file left

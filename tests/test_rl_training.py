@@ -1,0 +1,165 @@
+"""Training (`joulesim rl train`), the trained policy as decider `rl`, and their errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch", reason="the rl extra is not installed (pip install 'joulesim[rl]')")
+pytest.importorskip("gymnasium", reason="the rl extra is not installed (pip install 'joulesim[rl]')")
+
+import joulesim  # noqa: E402
+from joulesim.protocol.errors import JoulesimError  # noqa: E402
+from joulesim.rl.training import train  # noqa: E402
+from joulesim.rl.training_config import config_from_dict, load_training_config  # noqa: E402
+from joulesim.simulator.input_error import InputError  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPERIMENTS = ROOT / "experiments" / "rl_energy"
+
+
+def _processor(static: float, dynamic: float) -> dict:
+    return {"cores": 4, "clock_rate": 1.0, "dpflops_per_cycle": 1, "dynamic_power": dynamic, "static_power": static,
+            "min_power": 0.5, "b": -1.85e-05, "c": 21000, "da": 1.0, "db": 100, "dc": 25000, "dd": 10}
+
+
+@pytest.fixture
+def two_nodes(tmp_path: Path) -> tuple[str, str]:
+    """Two 4-core nodes, "hot" (100 W static, 10 W per core) and "cool" (10 W, 1 W), and two
+    4-core jobs of 10 s at t=0 and t=30. Best: both on the cool node, 14 W x 10 s twice plus
+    5 W idle x 20 s = 380 J (the hot node never starts, so it draws nothing); both on the hot
+    node: 3,800 J."""
+    platform = {"platform": {"p": {"id": "p", "model_name": "modelV1", "clusters": [
+        {"id": "c0", "nodes": [{"type": "hot", "number": 1}, {"type": "cool", "number": 1}]}]}},
+        "node": {"hot": {"id": "hot", "processors": [{"type": "hotp", "number": 1}]},
+                 "cool": {"id": "cool", "processors": [{"type": "coolp", "number": 1}]}},
+        "processor": {"hotp": _processor(100.0, 10.0), "coolp": _processor(10.0, 1.0)}}
+    workload = {"profiles": {"A": {"req_ops": 10_000_000_000, "ipc": 1, "req_time": 10, "mem": 0, "mem_vol": 0}},
+                "jobs": [{"id": "J0", "subtime": 0, "res": 4, "profile": "A"},
+                         {"id": "J1", "subtime": 30, "res": 4, "profile": "A"}]}
+    (tmp_path / "platform.json").write_text(json.dumps(platform))
+    (tmp_path / "workload.json").write_text(json.dumps(workload))
+    return str(tmp_path / "platform.json"), str(tmp_path / "workload.json")
+
+
+def tiny_config(platform: str, workload: str, **training) -> dict:
+    return {"environment": {"platform": platform, "workload": workload, "objective": "energy"},
+            "training": {"simulations": 25, "trajectories": 2, "seed": 3, **training},
+            "ppo": {"minibatch_size": 4, "epochs": 8, "clip": 0.2, "actor_lr": 0.01, "critic_lr": 0.01}}
+
+
+@pytest.fixture
+def trained(tmp_path: Path, two_nodes) -> tuple[str, tuple[str, str]]:
+    config = config_from_dict(tiny_config(*two_nodes), "tiny", "/")
+    outcome = train(config, tmp_path / "out", progress=False)
+    return outcome.model, two_nodes
+
+
+def test_a_short_seeded_training_learns_the_low_power_node(trained):
+    model, (platform, workload) = trained
+    result = joulesim.simulate(platform, workload, "rl", options={"model": model}, energy=True)
+    assert float(result.schedule["consumed_joules"]) == pytest.approx(380.0, abs=1e-9)
+    assert set(result.jobs["allocated_resources"]) == {"4-7"}  # the cool node's cores
+
+
+def test_training_writes_curves_and_is_reproducible(tmp_path, two_nodes):
+    config = config_from_dict(tiny_config(*two_nodes, simulations=4, checkpoint_every=2), "tiny", "/")
+    first = train(config, tmp_path / "a", progress=False)
+    second = train(config, tmp_path / "b", progress=False)
+    lines = Path(first.csv).read_text().splitlines()
+    assert lines[0].startswith("simulation,reward,energy,makespan,edp,policy_loss,value_loss,entropy")
+    assert len(lines) == 1 + 4
+    assert Path(first.csv).read_text().split("\n")[1].split(",")[:5] == \
+        Path(second.csv).read_text().split("\n")[1].split(",")[:5]
+    assert os.path.isfile(tmp_path / "a" / "checkpoints" / "simulation_0002.pt")
+    assert first.plot is not None and os.path.getsize(first.plot) > 1000
+    import torch
+
+    a, b = torch.load(first.model, weights_only=True), torch.load(second.model, weights_only=True)
+    for key in a["actor"]:
+        assert torch.equal(a["actor"][key], b["actor"][key])
+
+
+def test_the_trained_policy_runs_as_a_decider_process_and_reloads_identically(trained, tmp_path):
+    model, (platform, workload) = trained
+    outputs = []
+    for run in range(2):
+        prefix = tmp_path / f"run{run}" / "out"
+        result = joulesim.simulate(platform, workload, "rl", options={"model": model, "mode": "sample", "seed": 5},
+                                   energy=True, export=prefix, in_process=False)
+        assert result.decider_calls > 2
+        outputs.append(Path(f"{prefix}_jobs.csv").read_text())
+    assert outputs[0] == outputs[1]
+
+
+def test_a_model_for_another_platform_size_is_refused(trained):
+    model, _ = trained
+    grid = ROOT / "experiments" / "irmasim_grid" / "exp2"
+    with pytest.raises(JoulesimError, match=r"trained for a platform of 2 nodes .* this platform has 4"):
+        joulesim.simulate(grid / "platform.json", grid / "workload.json", "rl", options={"model": model})
+
+
+def test_decider_rl_errors_name_the_fix(tmp_path):
+    with pytest.raises(JoulesimError, match="option model=FILE is required"):
+        joulesim.simulate(EXPERIMENTS / "exp3" / "platform.json", EXPERIMENTS / "exp3" / "workload.json", "rl")
+    with pytest.raises(JoulesimError, match="missing.pt"):
+        joulesim.simulate(EXPERIMENTS / "exp3" / "platform.json", EXPERIMENTS / "exp3" / "workload.json", "rl",
+                          options={"model": str(tmp_path / "missing.pt")})
+    not_a_model = tmp_path / "model.pt"
+    not_a_model.write_text("hello")
+    with pytest.raises(JoulesimError, match="model.pt"):
+        joulesim.simulate(EXPERIMENTS / "exp3" / "platform.json", EXPERIMENTS / "exp3" / "workload.json", "rl",
+                          options={"model": str(not_a_model)})
+
+
+@pytest.mark.parametrize("text, where", [
+    ('[environment]\nplatform = "p"\nworkload = "w"\n[trainig]\n', "table [trainig]"),
+    ('[environment]\nplatform = "p"\nworkload = "w"\ncolour = 1\n', "[environment] key 'colour'"),
+    ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nclip = 2\n', "[ppo] key 'clip'"),
+    ('[environment]\nplatform = "p"\nworkload = "w"\n[training]\nsimulations = 0\n', "[training] key 'simulations'"),
+    ('[environment]\nworkload = "w"\n', "[environment] key 'platform'"),
+    ('[environment]\nplatform = "nowhere.json"\nworkload = "w"\n', "[environment] key 'platform'"),
+    ('[environment\n', "TOML syntax"),
+])
+def test_config_errors_name_the_key(tmp_path, text, where):
+    for name in ("p", "w"):
+        (tmp_path / name).write_text("{}")
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    with pytest.raises(InputError) as caught:
+        load_training_config(path)
+    assert where in str(caught.value) and str(path) in str(caught.value)
+
+
+def test_a_workload_too_small_for_the_trajectory_is_a_clear_error(two_nodes):
+    config = config_from_dict({"environment": {"platform": two_nodes[0], "workload": two_nodes[1],
+                                               "trajectory_length": 5}}, "tiny", "/")
+    with pytest.raises(JoulesimError, match="has 2 jobs, fewer than the trajectory length 5"):
+        train(config, "/tmp/never", progress=False)
+
+
+def test_cli_train_and_evaluate_end_to_end(tmp_path, two_nodes):
+    config = tmp_path / "tiny.toml"
+    config.write_text(f'[environment]\nplatform = "{two_nodes[0]}"\nworkload = "{two_nodes[1]}"\n\n'
+                      "[training]\nsimulations = 3\ntrajectories = 1\n\n[ppo]\nminibatch_size = 4\nepochs = 2\n")
+    command = [sys.executable, "-m", "joulesim.cli.main"]
+    done = subprocess.run(command + ["rl", "train", str(config), "-o", str(tmp_path / "out"), "--no-progress"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "trained 3 simulation(s)" in done.stdout
+    assert (tmp_path / "out" / "model.pt").is_file() and (tmp_path / "out" / "training.png").is_file()
+    done = subprocess.run(command + ["rl", "evaluate", str(tmp_path / "out" / "model.pt"), "-p", two_nodes[0],
+                                     "-w", two_nodes[1], "--runs", "3", "-o", str(tmp_path / "runs.csv")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "energy J" in done.stdout and len((tmp_path / "runs.csv").read_text().splitlines()) == 4
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[environment]\nplatform = "x.json"\n')
+    done = subprocess.run(command + ["rl", "train", str(bad)], capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "[environment] key 'platform'" in done.stderr or "[environment] key 'workload'" in done.stderr
