@@ -4,7 +4,9 @@ At every time step where at least one of the first `num_jobs` pending jobs fits 
 decider builds the (job, node) observation (`PairObservation`) and asks `choose` for one
 action: a pair, whose job then runs all its tasks on that node's first idle cores, or (with
 the wait action) "wait", which asks to be called again `wait_interval` seconds later and ends
-the step. A time step is an instant where the simulator reports something (submissions,
+the step; after `max_waits` waits in a run, waiting is no longer offered (a policy that
+learns that waiting is free, before any processor has started, would otherwise never end its
+run: the thesis observed it). A time step is an instant where the simulator reports something (submissions,
 completions, a requested call): as in the thesis's IRMaSim, one action per step
 (`per_step=one`, the default), so that a job that fits now may still go to a node that frees
 later; `per_step=all` asks again at the same instant until nothing more fits or it waits.
@@ -38,6 +40,7 @@ PAIR_OPTIONS: dict[str, str] = {
     "wait": "true to offer the wait action (default false)",
     "wait_interval": "seconds until a wait ends (default 1, as the thesis's timer)",
     "per_step": "one (one action per time step, as the thesis, default) or all (until nothing more fits)",
+    "max_waits": "waits allowed in a run before waiting is no longer offered (default: no limit)",
 }
 
 
@@ -53,6 +56,8 @@ class PairDecider(NodeDecider):
                                           minimum_excluded=True)
         self.one_per_step = choice_option(self.NAME, self.options, "per_step", ("one", "all"), "one") == "one"
         self._acted_at = -1.0  # the instant of the last action (one per step)
+        self.max_waits = int_option(self.NAME, self.options, "max_waits", None, minimum=0)
+        self.waits = 0
         self.features: tuple[str, ...] = FEATURES
         self.observation: PairObservation | None = None
         self.node_of: dict[str, int] = {}  # running job -> its node
@@ -129,12 +134,14 @@ class PairDecider(NodeDecider):
                 return
             count = min(len(self.pending), self.num_jobs)
             jobs = list(self.pending.values())[:count]
-            features, mask = observation.build(self.now, self._rows[:count])
+            features, mask = observation.build(self.now, self._rows[:count],
+                                               self.max_waits is None or self.waits < self.max_waits)
             if not mask[: observation.num_jobs * observation.num_nodes].any():
                 return  # fits by size, but every pair is over its job's max_energy
             self._last = (features, mask, jobs)
             action = self.choose(features, mask)
-            if action == wait_index:
+            if action == wait_index and mask[wait_index]:
+                self.waits += 1
                 self._alarm = self.now + self.wait_interval
                 self.call_me_later(self._alarm)
                 return

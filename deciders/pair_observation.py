@@ -11,7 +11,7 @@ every node; with the wait action, one more row, last, stands for "wait". A row h
 
 A pair is valid when the node has enough idle cores for all the job's tasks and the estimate
 does not exceed the job's `max_energy` (when it gives one). Invalid rows are all zero, and the
-mask says which actions are valid (the wait row always is). The whole matrix is divided by its
+mask says which actions are valid (the wait row too, unless the decider's wait budget is spent). The whole matrix is divided by its
 Frobenius norm, as the thesis's environment normalises it, so every value lies in [0, 1].
 
 Nodes whose processors differ in dynamic power use their first processor's (every platform of
@@ -79,15 +79,16 @@ class PairObservation:
         """What the observation reads of a job: (subtime, req_time, ntasks, max_energy or inf)."""
         return (job.subtime, job.req_time, job.ntasks, math.inf if job.max_energy is None else job.max_energy)  # type: ignore[return-value]
 
-    def build(self, now: float, job_rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def build(self, now: float, job_rows: np.ndarray, wait_allowed: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """(features float32 (n_actions, F), mask int8 (n_actions,)) for the queue's first jobs,
-        given as `job_row`s (an array (jobs, 4), queue order)."""
+        given as `job_row`s (an array (jobs, 4), queue order); the wait action (when there is
+        one) is valid when `wait_allowed`."""
         job_rows = job_rows[: self.num_jobs]
         count = len(job_rows)
         n_nodes = self.num_nodes
         out = np.zeros((self.n_actions, len(self.features)), dtype=np.float32)
         mask = np.zeros(self.n_actions, dtype=np.int8)
-        if self.wait_action:
+        if self.wait_action and wait_allowed:
             mask[-1] = 1
         if not count:
             return out, mask

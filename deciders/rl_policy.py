@@ -50,6 +50,7 @@ class RLPolicy(PairDecider):
             self.wait_action = bool(meta["wait_action"])
             self.wait_interval = float(meta.get("wait_interval", 1.0))
             self.one_per_step = meta.get("per_step", "one") == "one"
+            self.max_waits = meta.get("max_waits")
             self.features = check_features(meta["features"], f"model file {path}")
             self.trained_nodes = int(meta["num_nodes"])
         except (KeyError, TypeError, ValueError) as exc:

@@ -14,8 +14,11 @@ whenever simulated time has moved since the last reading and once more when the 
   the thesis's IRMaSim, or `per_step="all"`: as many as fit at that instant;
 - reward of an action: minus the energy consumed until the next decision (objective
   `energy`), times the time elapsed for `edp`, as the thesis's reward functions;
-- terminated when the trajectory's last job ends; truncated after `max_steps` decisions
-  (a policy that waits forever would never end its episode);
+- terminated when the trajectory's last job ends. Waiting is offered `max_waits` times per
+  episode (default 10 x the trajectory's jobs), then masked: before any processor starts,
+  waiting costs no energy, and a policy that learnt to wait forever would never end its
+  episode (seed 002 §3.3.3 warns of it). Truncated after `max_steps` steps (invalid actions
+  ignored count too);
 - an action the mask forbids is not applied: the same decision is asked again with reward
   `-invalid_penalty` and `info["invalid_action"]` set (`invalid_action="raise"` makes it an error).
 """
@@ -56,7 +59,8 @@ class _AgentBridge(PairDecider):
 
     def __init__(self, env: "NodeSchedulingEnv"):
         super().__init__({"num_jobs": str(env.num_jobs), "wait": str(env.wait_action).lower(),
-                          "wait_interval": repr(env.wait_interval), "per_step": env.per_step})
+                          "wait_interval": repr(env.wait_interval), "per_step": env.per_step,
+                          "max_waits": str(env.max_waits)})
         self.env = env
         self.features = env.features
         self.energy = 0.0  # joules consumed since t=0, as last answered (nothing before t=0)
@@ -100,7 +104,8 @@ class NodeSchedulingEnv(gym.Env):
                  trajectory_length: int | None = None, trajectory_origin: int | str = 0,
                  wait_action: bool = False, wait_interval: float = 1.0, per_step: str = "one",
                  features: Sequence[str] = FEATURES, idle_power: str = "irmasim",
-                 max_steps: int | None = None, invalid_action: str = "ignore", invalid_penalty: float = 0.0):
+                 max_waits: int | None = None, max_steps: int | None = None, invalid_action: str = "ignore",
+                 invalid_penalty: float = 0.0):
         if objective not in OBJECTIVES:
             raise JoulesimError(f"objective {objective!r}: use one of {', '.join(OBJECTIVES)}")
         if per_step not in ("one", "all"):
@@ -125,7 +130,8 @@ class NodeSchedulingEnv(gym.Env):
         self.per_step = per_step
         self.features = check_features(features, "environment")
         self.idle_power = idle_power
-        self.max_steps = max_steps if max_steps is not None else 10 * self.sampler.length + 100
+        self.max_waits = max_waits if max_waits is not None else 10 * self.sampler.length
+        self.max_steps = max_steps if max_steps is not None else 4 * (self.sampler.length + self.max_waits) + 100
         self.invalid_action = invalid_action
         self.invalid_penalty = float(invalid_penalty)
         self.n_actions = self.num_jobs * self.num_nodes + (1 if self.wait_action else 0)

@@ -6,7 +6,7 @@ Three tables, named as seed 002's hyperparameter tables (4.5, 4.10, 4.13, 4.17):
                     (energy | edp), num_jobs, trajectory_length (0: whole workload),
                     trajectory_origin (a job position or "random"), wait_action, wait_interval,
                     per_step (one: one action per time step, as the thesis; all),
-                    features (default: all of table 3.1), idle_power, max_steps
+                    features (default: all of table 3.1), idle_power, max_waits, max_steps
     [training]      simulations (training updates), trajectories (per simulation), seed,
                     checkpoint_every (0: final model only), threads (torch CPU threads)
     [ppo]           gamma, lambda, clip (epsilon), actor_lr, critic_lr, minibatch_size, epochs,
@@ -72,6 +72,7 @@ _ENVIRONMENT: dict[str, tuple[Callable[[Any], bool], str, Any, str]] = {
                   and len(set(v)) == len(v)),
                  "a non-empty list of distinct names among " + ", ".join(FEATURES), list(FEATURES), "features"),
     "idle_power": ((lambda v: v in ("irmasim", "always")), "irmasim or always", "irmasim", "idle_power"),
+    "max_waits": (*_integer(0), -1, "max_waits"),
     "max_steps": (*_integer(1), 0, "max_steps"),
 }
 _TRAINING: dict[str, tuple[Callable[[Any], bool], str, Any, str]] = {
@@ -148,5 +149,7 @@ def config_from_dict(document: dict[str, Any], label: str = "<dict>", base: str 
     for key in ("platform_name", "max_steps", "num_jobs", "trajectory_length"):
         if not environment[key]:
             environment[key] = None
+    if environment["max_waits"] == -1:  # not given: the environment's default
+        environment["max_waits"] = None
     training = values["training"]
     return TrainingConfig(path=label, environment=environment, ppo=values["ppo"], **training)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from functools import cache
 from typing import TextIO
 from importlib.metadata import PackageNotFoundError, version
 
@@ -23,6 +24,7 @@ SCHEDULE_COLUMNS = [
 ]
 
 
+@cache  # reading the installed metadata costs ~2 ms, and campaigns and RL episodes run thousands of simulations
 def joulesim_version() -> str:
     try:
         return "joulesim-" + version("joulesim")

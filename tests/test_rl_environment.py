@@ -66,10 +66,11 @@ def test_one_action_per_time_step_as_the_thesis():
     # the next event. With per_step=all, the first-valid policy starts jobs back to back.
     times = {}
     for per_step in ("one", "all"):
-        _, actions, _, infos = run_episode(NodeSchedulingEnv(*EXP2, per_step=per_step), first_valid)
+        _, actions, rewards, infos = run_episode(NodeSchedulingEnv(*EXP2, per_step=per_step), first_valid)
         decided_at = [info["time"] for info in infos[:-1]]
         times[per_step] = decided_at
         assert len(actions) == 18
+        assert math.fsum(rewards) == pytest.approx(-infos[-1]["energy"], rel=1e-12)
     assert len(set(times["one"])) == 18  # every decision at its own instant
     assert len(set(times["all"])) < 18
 
@@ -169,12 +170,22 @@ def test_waiting_moves_to_the_next_event_or_one_second_later():
     assert info["time"] != pytest.approx(2.25) and info["time"] > 1.25
 
 
-def test_an_agent_that_always_waits_is_truncated():
-    env = NodeSchedulingEnv(*EXP1, wait_action=True, max_steps=30)
-    _, actions, _, infos = run_episode(env, lambda obs: env.n_actions - 1)
-    assert len(actions) == 30
-    assert infos[-1]["time"] == pytest.approx(0.25 + 25)
-    env.reset(seed=1)  # a truncated episode's simulation is cleaned up; a new one starts
+def test_waiting_is_offered_max_waits_times_then_the_episode_ends():
+    # Before any processor starts, waiting costs nothing: a policy that always waits would
+    # never end its episode. After max_waits waits, the wait action is masked.
+    env = NodeSchedulingEnv(*EXP1, wait_action=True, max_waits=5)
+    wait = env.n_actions - 1
+    observations, actions, _, infos = run_episode(env, lambda obs: wait if obs["mask"][wait] else first_valid(obs))
+    assert actions.count(wait) == 5
+    assert all(obs["mask"][wait] == 0 for obs in observations[5:])
+    assert "energy" in infos[-1] and infos[-1]["energy"] > 0  # terminated: every job ran
+
+
+def test_a_policy_stuck_on_invalid_actions_is_truncated():
+    env = NodeSchedulingEnv(*EXP1, max_steps=7)
+    _, actions, _, infos = run_episode(env, lambda obs: int(np.flatnonzero(obs["mask"] == 0)[0]))
+    assert len(actions) == 7 and all(info.get("invalid_action") for info in infos[1:])
+    env.reset(seed=1)  # the truncated episode's simulation is cleaned up; a new one starts
     assert env._bridge.now == 0
 
 

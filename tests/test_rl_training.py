@@ -163,3 +163,29 @@ def test_cli_train_and_evaluate_end_to_end(tmp_path, two_nodes):
     done = subprocess.run(command + ["rl", "train", str(bad)], capture_output=True, text=True, timeout=300)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "[environment] key 'platform'" in done.stderr or "[environment] key 'workload'" in done.stderr
+
+
+@pytest.mark.parametrize("config", sorted(p.name for p in EXPERIMENTS.glob("*.toml")))
+def test_every_experiment_configuration_loads_and_builds_its_environment(config):
+    from joulesim.rl.training import make_environment
+
+    settings = load_training_config(EXPERIMENTS / config)
+    env = make_environment(settings)
+    observation, _ = env.reset(seed=settings.seed)
+    assert observation["features"].shape == (env.n_actions, len(settings.environment["features"]))
+    assert settings.environment["objective"] in config
+
+
+def test_the_experiment_tables_reduce_as_the_thesis_does():
+    # Table 4.6's "Min" column is the reduction of the best test run, "Max" of the worst.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("rl_energy_run", EXPERIMENTS / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    import pandas as pd
+
+    row = pd.Series({"energy_min": 2852.71, "energy_avg": 3158.94, "energy_max": 3564.88,
+                     "edp_min": 100.0, "edp_avg": 150.0, "edp_max": 250.0})
+    values = module.reductions(row, 3575.07, 200.0)
+    assert [round(v, 2) for v in values] == [20.21, 11.64, 0.29, 50.0, 25.0, -25.0]
