@@ -1,7 +1,8 @@
 """Where instances run: a local process pool (pebble), or a running Dask cluster.
 
 Both take the same task dicts and yield (task, record) as instances finish, in completion
-order. A problem of one instance (an error, a time limit, a worker that dies) becomes that
+order. The work function is a campaign instance by default; another module-level function of
+one task dict (e.g. `joulesim learn generate`'s scoring of one job pair) runs the same way. A problem of one instance (an error, a time limit, a worker that dies) becomes that
 instance's record; the others go on.
 
 Time limits: each instance stops itself at its `timeout` (the simulator checks the wall clock
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from joulesim.campaign.instance_worker import run_instance
 from joulesim.protocol.errors import JoulesimError
@@ -55,10 +56,11 @@ class LocalPool:
         self.workers = workers
         self._pool = pebble.ProcessPool(max_workers=workers, initializer=_ignore_interrupts)
 
-    def run(self, tasks: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    def run(self, tasks: list[dict[str, Any]], work: Callable[[dict[str, Any]], dict[str, Any]] = run_instance
+            ) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
         from pebble import ProcessExpired
 
-        futures = {self._pool.schedule(run_instance, args=(task,), timeout=task["timeout"] + KILL_GRACE_S): task
+        futures = {self._pool.schedule(work, args=(task,), timeout=task["timeout"] + KILL_GRACE_S): task
                    for task in tasks}
         for future in concurrent.futures.as_completed(futures):
             task = futures[future]
@@ -101,10 +103,11 @@ class DaskCluster:
         self.workers = len(self._client.scheduler_info().get("workers", {}))
         self._futures: list[Any] = []
 
-    def run(self, tasks: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    def run(self, tasks: list[dict[str, Any]], work: Callable[[dict[str, Any]], dict[str, Any]] = run_instance
+            ) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
         from distributed import as_completed
 
-        futures = {self._client.submit(run_instance, task, key=f"joulesim-instance-{task['id']}", pure=False): task
+        futures = {self._client.submit(work, task, key=f"joulesim-{work.__name__}-{task['id']}", pure=False): task
                    for task in tasks}
         self._futures = list(futures)
         for future in as_completed(futures, loop=self._client.loop):
