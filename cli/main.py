@@ -33,6 +33,7 @@ DEFAULT_DECIDER = "easy"
     "campaign": "joulesim.cli.campaign_command:campaign",
     "slurm": "joulesim.cli.slurm_command:slurm",
     "rl": "joulesim.cli.rl_command:rl",
+    "learn": "joulesim.cli.learn_command:learn",
 })
 @click.version_option(package_name="joulesim")
 def main() -> None:

@@ -31,6 +31,10 @@ DECIDERS: dict[str, str] = {
     "reducepc": "joulesim.deciders.energy_budget:ReducePC",
     "heuristic": "joulesim.deciders.irmasim_heuristic:IrmasimHeuristic",
     "pcbe": "joulesim.deciders.pcbe:PCBE",
+    # Utility-ordered queues (seed 003): Tang et al. 2009's WFP3 and UNICEF, learned F1/F2.
+    "wfp": "joulesim.deciders.utility_policies:WFP3Policy",
+    "unicef": "joulesim.deciders.utility_policies:UnicefPolicy",
+    "utility": "joulesim.deciders.utility_policies:UtilityPolicy",
     # Seed 002's Energy scheduler: a policy trained by `joulesim rl train` (needs the rl extra).
     "rl": "joulesim.deciders.rl_policy:RLPolicy",
 }

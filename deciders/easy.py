@@ -1,9 +1,17 @@
-"""EASY backfilling (Algorithm 1 of the Batsim thesis)."""
+"""EASY backfilling (Algorithm 1 of the Batsim thesis), over any queue order.
+
+In submission order (the default `queue_order`) this is plain EASY. With another order
+(queue_order.py) it is EASY with priorities (Mu'alem and Feitelson 2001, "Utilization,
+predictability, workloads, and user runtime estimates in scheduling the IBM SP2 with
+backfilling", IEEE TPDS 12(6)): the head of the ordered queue gets the reservation and the
+other jobs are backfilled in that order when they do not delay it.
+"""
 
 from __future__ import annotations
 
 import math
 from bisect import bisect_left, insort
+from typing import Iterator
 
 from joulesim.deciders.queue_policy import QueuePolicy, RunningJob
 from joulesim.protocol.decider import SubmittedJob
@@ -66,27 +74,40 @@ class EasyBackfilling(QueuePolicy):
         return math.inf, 0
 
     def schedule(self) -> None:
+        order = self.queue_order
+        if order.submission_order:
+            # Plain EASY's fast path: the queue's head, and an iterator only once a job is blocked.
+            blocked = self.start_from_head()
+            if blocked is not None:
+                self.backfill(blocked)
+        else:
+            self.easy_pass(order.ordered(self.queue, self.now))
+
+    def easy_pass(self, jobs: Iterator[SubmittedJob]) -> None:
+        """EASY over `jobs`, the waiting jobs in priority order (`self.queue_order`): the first
+        that does not fit gets the reservation, the ones after it are backfilled in that order."""
+        # 1. Start jobs in order while they fit.
+        blocked = self.start_in_order(jobs)
+        if blocked is not None:
+            self.backfill(blocked, jobs)  # `jobs` continues after the blocked job
+
+    def backfill(self, blocked: SubmittedJob, later: Iterator[SubmittedJob] | None = None) -> None:
+        """Steps 2 and 3: reserve for `blocked` (the first job in order that does not fit), then
+        backfill the waiting jobs of `later` (those after it in order), in that order; `later`
+        None: the jobs after `blocked` in submission order (made only when needed)."""
         queue = self.queue
-        # 1. Start jobs in queue order while they fit.
-        while True:
-            job = queue.first()
-            if job is None:
-                return
-            if job.res > self.free_mask.bit_count():
-                break
-            self.start_job(job)
-        blocked = job
         free = self.free_mask.bit_count()
         smallest = queue.min_res()  # no waiting job fits in fewer machines
         if free < smallest or len(queue) == 1:
             return  # nothing can be backfilled: the reservation would not be used
+        if later is None:
+            later = queue.iter_from(blocked.id)
+            next(later)  # the blocked job itself
         # 2. Reservation for the first blocked job.
         shadow, extra = self.shadow(blocked.res)
         # 3. Backfilling.
         now = self.now
-        candidates = iter(queue)
-        next(candidates)  # the blocked job itself
-        for job in candidates:
+        for job in later:
             if free < smallest:
                 break
             res = job.res

@@ -15,7 +15,9 @@ mask says which actions are valid (the wait row too, unless the decider's wait b
 Frobenius norm, as the thesis's environment normalises it, so every value lies in [0, 1].
 
 Nodes whose processors differ in dynamic power use their first processor's (every platform of
-the thesis has one processor type per node).
+the thesis has one processor type per node). With numba (the rl extra) the matrix is filled in
+one compiled pass (`pair_features_kernel`); the numpy passes below give the same values and
+serve without it.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import numpy as np
 
 from joulesim.deciders.node_jobs import NodeJob
 from joulesim.deciders.node_platform import NodePlatform
+from joulesim.deciders.pair_features_kernel import AVAILABLE as KERNEL_AVAILABLE
+from joulesim.deciders.pair_features_kernel import fill_pairs
 from joulesim.protocol.errors import JoulesimError
 
 __all__ = ["FEATURES", "ENERGY_FEATURES", "PairObservation", "check_features"]
@@ -71,6 +75,9 @@ class PairObservation:
         self._job_columns = [i for i, name in enumerate(FEATURES[:4]) if name in self.features]
         self._node_columns = [i for i, name in enumerate(FEATURES[4:8]) if name in self.features]
         self._with_estimate = "energy_estimate" in self.features
+        self._chosen = np.array([FEATURES.index(name) for name in self.features], dtype=np.int64)
+        #: The compiled one-pass build (numba) when available, else the numpy passes below.
+        self.compiled = KERNEL_AVAILABLE
         self._node_part = np.empty((self.num_nodes, 4))
         self._node_part[:, 1] = self.clock
 
@@ -93,6 +100,10 @@ class PairObservation:
         if not count:
             return out, mask
         idle = np.array(self.platform.idle, dtype=np.float64)
+        if self.compiled:
+            fill_pairs(out, mask, float(now), job_rows, idle, self.size, self.clock, self.static, self.idle_power,
+                       self.dynamic, self.speed_factor, self.assigned, self._chosen)
+            return out, mask
         subtime, req_time, tasks, limit = job_rows.T
         valid = tasks[:, None] <= idle
         estimate = np.multiply.outer(req_time, self.speed_factor)

@@ -18,6 +18,9 @@ resources, or fewer than one) are rejected at submission.
 
 Subclasses implement `schedule()`, called from `decide()` when something that can change a
 decision happened since the last call (a submission, a job end, an availability change).
+The order in which a pass visits the waiting jobs is `self.queue_order` (a `QueueOrder`,
+submission order by default; see queue_order.py); `start_in_order` is the strict pass
+(`start_from_head` its submission-order fast path).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any, Iterator
 
 from procset import ProcSet
 
+from joulesim.deciders.queue_order import SUBMISSION_ORDER, QueueOrder
 from joulesim.protocol.decider import Decider, SubmittedJob
 from joulesim.protocol.interval_set import procset_from_canonical_runs as _procset_from_runs
 
@@ -216,6 +220,8 @@ class QueuePolicy(Decider):
 
     #: Options the decider accepts (name -> description); `load_decider` rejects others.
     OPTIONS: dict[str, str] = {}
+    #: The order in which passes visit the waiting jobs (a policy with another order sets its own).
+    queue_order: QueueOrder = SUBMISSION_ORDER
 
     def __init__(self, options: dict[str, str] | None = None):
         super().__init__(options)
@@ -268,6 +274,25 @@ class QueuePolicy(Decider):
                             sum(last - first + 1 for first, last in runs))
         self.running[job.id] = record
         return record
+
+    def start_in_order(self, jobs: Iterator[SubmittedJob]) -> SubmittedJob | None:
+        """The strict pass: start the jobs of `jobs` (waiting jobs in priority order) while they
+        fit; return the first that does not (None when all started). `jobs` is left just after it."""
+        for job in jobs:
+            if job.res > self.free_mask.bit_count():
+                return job
+            self.start_job(job)
+        return None
+
+    def start_from_head(self) -> SubmittedJob | None:
+        """`start_in_order` in submission order, read from the queue's head: the fast path of
+        FCFS and plain EASY (no iterator, no order object in their per-event loop)."""
+        queue = self.queue
+        while True:
+            job = queue.first()
+            if job is None or job.res > self.free_mask.bit_count():
+                return job
+            self.start_job(job)
 
     def _release(self, job_id: str) -> None:
         # Idempotent: a job both killed and completed, or unknown, frees nothing twice.

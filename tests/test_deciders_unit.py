@@ -99,12 +99,14 @@ def test_registry_loads_every_decider_class():
     from joulesim.deciders.pcbe import PCBE
     from joulesim.deciders.power_capped_easy import PowerCappedEasy
     from joulesim.deciders.proportional_shutdown import ProportionalShutdown
+    from joulesim.deciders.utility_policies import UnicefPolicy, UtilityPolicy, WFP3Policy
 
     expected = {"fcfs": FCFS, "sjf": SJF, "easy": EasyBackfilling,
                 "conservative": ConservativeBackfilling, "rejecter": Rejecter,
                 "proportional": ProportionalShutdown, "inertial": InertialShutdown,
                 "powercap": PowerCappedEasy, "energybud": EnergyBudget, "reducepc": ReducePC,
-                "heuristic": IrmasimHeuristic, "pcbe": PCBE}
+                "heuristic": IrmasimHeuristic, "pcbe": PCBE,
+                "wfp": WFP3Policy, "unicef": UnicefPolicy, "utility": UtilityPolicy}
     assert set(DECIDERS) == set(expected) | {"rl"}
     for name, cls in expected.items():
         assert type(load_decider(name, {})) is cls

@@ -223,9 +223,25 @@ def _submitted(t=1, job_id="w0!1"):
                                                      "req_time": 5}}}
 
 
+def _options_for(name: str, tmp_path) -> dict[str, str]:
+    """Decider `rl` needs a model: an untrained one for the one-node platform of _begins()."""
+    if name != "rl":
+        return {}
+    pytest.importorskip("torch", reason="the rl extra is not installed (pip install 'joulesim[rl]')")
+    from joulesim.deciders.pair_observation import FEATURES
+    from joulesim.rl.model_file import save_agent
+    from joulesim.rl.ppo import PPOAgent, PPOSettings
+
+    path = tmp_path / "model.pt"
+    save_agent(path, PPOAgent(2, len(FEATURES), PPOSettings()),
+               {"num_nodes": 1, "num_jobs": 2, "wait_action": False, "features": list(FEATURES), "n_actions": 2,
+                "n_features": len(FEATURES)})
+    return {"model": str(path)}
+
+
 @pytest.mark.parametrize("name", sorted(describe_deciders()))
-def test_every_shipped_decider_refuses_a_job_submitted_twice(name):
-    decider = load_decider(name)
+def test_every_shipped_decider_refuses_a_job_submitted_twice(name, tmp_path):
+    decider = load_decider(name, _options_for(name, tmp_path))
     decider.handle({"now": 0, "events": [_begins()]})
     with pytest.raises(ProtocolError, match=r"events\[1\] \(JOB_SUBMITTED at t=1\): job w0!1 was already submitted"):
         decider.handle({"now": 1, "events": [_submitted(), _submitted()]})

@@ -217,3 +217,31 @@ def test_bad_inputs_are_clear_errors(tmp_path):
     env = NodeSchedulingEnv(*EXP1)
     with pytest.raises(JoulesimError, match="call reset"):
         env.step(0)
+
+
+def test_the_compiled_observation_equals_the_numpy_one():
+    # pair_features_kernel (numba) fills the matrix in one pass; the numpy passes serve without
+    # numba. Both must give the same bits, on every step of random episodes.
+    env = NodeSchedulingEnv(*EXP2, wait_action=True, per_step="all")
+    rng = np.random.default_rng(1)
+    obs, _ = env.reset(seed=0)
+    compared = 0
+    for _ in range(300):
+        bridge = env._bridge
+        observation = bridge.observation
+        count = min(len(bridge.pending), observation.num_jobs)
+        if observation.compiled is False:
+            pytest.skip("numba is not installed: only the numpy path exists")
+        built = []
+        for compiled in (True, False):
+            observation.compiled = compiled
+            built.append(observation.build(bridge.now, bridge._rows[:count], True))
+        observation.compiled = True
+        np.testing.assert_array_equal(built[0][0], built[1][0])
+        np.testing.assert_array_equal(built[0][1], built[1][1])
+        compared += int(built[0][1][:-1].any())
+        valid = np.flatnonzero(obs["mask"])
+        obs, _, terminated, truncated, _ = env.step(int(valid[rng.integers(len(valid))]))
+        if terminated or truncated:
+            obs, _ = env.reset()
+    assert compared > 100

@@ -177,7 +177,7 @@ def bar_chart(results: pd.DataFrame, grid: pd.DataFrame, experiment: str, metric
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--exp3", action="store_true", help="include experiment 3 (hours of training)")
+    parser.add_argument("--exp3", action="store_true", help="include experiment 3 (about 30 min of training on 2 cores)")
     parser.add_argument("--only", action="append", choices=sorted(CONFIGURATIONS), help="only these configurations")
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--retrain", action="store_true")

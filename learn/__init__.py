@@ -1,0 +1,1 @@
+"""Scheduling policies found by simulation and non-linear regression (seed 003)."""

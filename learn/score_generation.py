@@ -1,0 +1,128 @@
+"""`joulesim learn generate`: seed 003's training data, one (S, Q) pair at a time, resumable.
+
+Pair k (k = 0 .. pairs-1) is the k-th window of 48 consecutive jobs of one Lublin trace
+(`joulesim.learn.job_pairs`); its `permutations` random orders of Q are drawn from a seed
+derived from (seed, k) alone, so a pair's scores do not depend on how many pairs are asked for,
+on the workers or on the order they finish in. Each pair is scored by the fast path
+(`joulesim.learn.permutation_scores`) in a worker of the campaign executors (a local process
+pool, or a Dask cluster), and written as it finishes to `OUT.parts/pair_NNNNNN.csv`; a rerun
+skips the pairs already there. When every pair is done, the parts are gathered into OUT
+(parquet, or CSV when OUT ends in .csv): one row per (pair, job of Q) with r, n, s and score.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from joulesim.protocol.errors import JoulesimError
+
+__all__ = ["generate_scores", "score_one_pair", "GenerationSummary", "COLUMNS"]
+
+COLUMNS = ["pair", "job", "r", "n", "s", "score", "first_count", "permutations", "seed"]
+#: Seconds a worker may spend on one pair before the local pool gives up on it.
+PAIR_TIMEOUT_S = 3600.0
+
+
+@dataclass
+class GenerationSummary:
+    out: str
+    pairs: int
+    computed: int  # pairs scored by this run (the others were already in the parts folder)
+    permutations: int
+    wall_s: float
+    failures: list[str]
+
+
+def _pair_seed(seed: int, pair: int) -> int:
+    return int(np.random.SeedSequence([seed, pair]).generate_state(1, np.uint64)[0] >> 1)
+
+
+def score_one_pair(task: dict[str, Any]) -> dict[str, Any]:
+    """Worker: score pair task["pair"]; returns {"id", "status", "rows" | "error", "wall_time"}."""
+    from joulesim.learn.job_pairs import lublin_pair
+    from joulesim.learn.permutation_scores import score_pair
+
+    started = time.perf_counter()
+    try:
+        threads = task.get("threads")
+        if threads:
+            import numba
+
+            numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
+        pair = lublin_pair(task["pair"], task["trace_seed"], task["n_procs"])
+        seed = _pair_seed(task["seed"], task["pair"])
+        scores, first_counts = score_pair(pair, task["permutations"], seed, n_procs=task["n_procs"], tau=task["tau"])
+        rows = [{"pair": task["pair"], "job": j, "r": float(pair.queue_runtimes[j]), "n": int(pair.queue_sizes[j]),
+                 "s": float(pair.queue_submits[j]), "score": float(scores[j]), "first_count": int(first_counts[j]),
+                 "permutations": task["permutations"], "seed": task["seed"]} for j in range(len(scores))]
+        return {"id": task["id"], "status": "ok", "rows": rows, "wall_time": time.perf_counter() - started}
+    except Exception as exc:  # recorded against the pair; the other pairs go on
+        return {"id": task["id"], "status": "failed", "error": f"{type(exc).__name__}: {exc}",
+                "wall_time": time.perf_counter() - started}
+
+
+def _part_path(parts: str, pair: int) -> str:
+    return os.path.join(parts, f"pair_{pair:06d}.csv")
+
+
+def generate_scores(out: str, pairs: int, permutations: int, seed: int = 0, workers: int | None = None,
+                    dask_address: str | None = None, connect_timeout: float = 10.0, n_procs: int = 256,
+                    tau: float = 10.0, progress: bool = False) -> GenerationSummary:
+    from joulesim.campaign.executors import DaskCluster, LocalPool, default_workers
+
+    if pairs < 1 or permutations < 1:
+        raise JoulesimError(f"--pairs {pairs} and --permutations {permutations}: both must be >= 1")
+    started = time.perf_counter()
+    parts = out + ".parts"
+    os.makedirs(parts, exist_ok=True)
+    todo = [k for k in range(pairs) if not os.path.isfile(_part_path(parts, k))]
+    workers = workers or default_workers()
+    # One numba thread per worker when pairs run side by side (a Dask worker is one of many);
+    # a lone local worker uses every core for its pair.
+    threads = 1 if dask_address or min(len(todo), workers) > 1 else default_workers()
+    tasks = [{"id": f"pair{k}", "pair": k, "trace_seed": seed, "seed": seed, "permutations": permutations,
+              "n_procs": n_procs, "tau": tau, "timeout": PAIR_TIMEOUT_S, "threads": threads} for k in todo]
+    failures: list[str] = []
+    if tasks:
+        executor = DaskCluster(dask_address, connect_timeout) if dask_address else LocalPool(min(workers, len(tasks)))
+        bar = None
+        if progress:
+            from tqdm import tqdm
+            bar = tqdm(total=len(tasks), unit="pair", desc="scoring pairs", leave=False)
+        try:
+            for task, record in executor.run(tasks, score_one_pair):
+                if record["status"] == "ok":
+                    path = _part_path(parts, task["pair"])
+                    pd.DataFrame(record["rows"], columns=COLUMNS).to_csv(path + ".tmp", index=False)
+                    os.replace(path + ".tmp", path)  # a part is there whole or not at all
+                else:
+                    failures.append(f"pair {task['pair']}: {record.get('error', record['status'])}")
+                if bar is not None:
+                    bar.update(1)
+        except KeyboardInterrupt:
+            executor.close(cancel=True)
+            raise JoulesimError(f"interrupted: the pairs scored so far are kept in {parts}; run the same command "
+                                "again to go on") from None
+        finally:
+            if bar is not None:
+                bar.close()
+        executor.close()
+    if failures:
+        raise JoulesimError(f"{len(failures)} pair(s) failed (the others are kept in {parts}; rerun to retry): "
+                            + "; ".join(failures[:3]))
+    table = pd.concat([pd.read_csv(_part_path(parts, k)) for k in range(pairs)], ignore_index=True)
+    if out.endswith(".csv"):
+        table.to_csv(out, index=False)
+    else:
+        try:
+            table.to_parquet(out, index=False)
+        except ImportError:
+            raise JoulesimError(f"{out}: writing parquet needs pyarrow (pip install 'joulesim[learn]'), or give "
+                                "an output ending in .csv") from None
+    return GenerationSummary(out, pairs, len(tasks), permutations, time.perf_counter() - started, failures)
