@@ -100,6 +100,10 @@ def output_paths(prefix: str | None, energy: bool = False) -> dict[str, str]:
     return {name: f"{prefix}_{name}.csv" for name in output_names(energy)}
 
 
+#: (platform id, hosts, sleeping hosts) -> (the platform, its SIMULATION_BEGINS host entries).
+_RESOURCE_ENTRIES: dict[tuple, tuple[Any, list[dict[str, Any]]]] = {}
+
+
 class Simulation:
     def __init__(self, config: SimulationConfig, link: DeciderLink):
         self.config = config
@@ -369,10 +373,7 @@ class Simulation:
             "allow_compute_sharing": False,
             "allow_storage_sharing": True,
             "config": batsim_config(config.forward_profiles, config.dynamic_jobs, config.acknowledge_dynamic_jobs),
-            "compute_resources": [
-                {"id": h.id, "name": h.name, "state": "sleeping" if self.switching.host_off[i] else "idle",
-                 "properties": h.properties, "zone_properties": h.zone_properties}
-                for i, h in enumerate(self.hosts)],
+            "compute_resources": self._compute_resources(),
             "storage_resources": [
                 {"id": self.nb_hosts + i, "name": h.name, "state": "idle", "properties": h.properties,
                  "zone_properties": h.zone_properties} for i, h in enumerate(storage)],
@@ -380,6 +381,22 @@ class Simulation:
             "profiles": {w.name: w.profiles for w in config.workloads},
             **({"hierarchy": self.hierarchy.to_protocol()} if self.hierarchy is not None else {}),
         }
+
+    def _compute_resources(self) -> list[dict[str, Any]]:
+        """SIMULATION_BEGINS' compute_resources. The entries of a platform's hosts are built once
+        per process (thousands of runs of one platform, as in RL training, rebuilt them at ~2 us
+        a host) and each run gets fresh copies, so that no decider sees another run's."""
+        off = self.switching.host_off
+        key = (id(self.config.platform), self.nb_hosts, tuple(off) if any(off) else ())
+        entries = _RESOURCE_ENTRIES.get(key)
+        if entries is None or entries[0] is not self.config.platform:
+            built = [{"id": h.id, "name": h.name, "state": "sleeping" if off[i] else "idle",
+                      "properties": h.properties, "zone_properties": h.zone_properties}
+                     for i, h in enumerate(self.hosts)]
+            if len(_RESOURCE_ENTRIES) >= 64:
+                _RESOURCE_ENTRIES.clear()
+            entries = _RESOURCE_ENTRIES[key] = (self.config.platform, built)
+        return [entry.copy() for entry in entries[1]]
 
     # ------------------------------------------------------------------ submission
     def _submit_from(self, cursor: tuple[int, int]) -> None:
