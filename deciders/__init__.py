@@ -35,6 +35,8 @@ DECIDERS: dict[str, str] = {
     "wfp": "joulesim.deciders.utility_policies:WFP3Policy",
     "unicef": "joulesim.deciders.utility_policies:UnicefPolicy",
     "utility": "joulesim.deciders.utility_policies:UtilityPolicy",
+    # Seed 004's broker: one EASY (with shutdown) per cluster, jobs sent by algorithm S or P.
+    "broker": "joulesim.deciders.cluster_broker:ClusterBroker",
     # Seed 002's Energy scheduler: a policy trained by `joulesim rl train` (needs the rl extra).
     "rl": "joulesim.deciders.rl_policy:RLPolicy",
 }

@@ -93,6 +93,7 @@ def start(name: str, n: int, *, unavailable: tuple[int, ...] = ()):
 
 # --------------------------------------------------------------------------- registry
 def test_registry_loads_every_decider_class():
+    from joulesim.deciders.cluster_broker import ClusterBroker
     from joulesim.deciders.energy_budget import EnergyBudget, ReducePC
     from joulesim.deciders.inertial_shutdown import InertialShutdown
     from joulesim.deciders.irmasim_heuristic import IrmasimHeuristic
@@ -106,7 +107,8 @@ def test_registry_loads_every_decider_class():
                 "proportional": ProportionalShutdown, "inertial": InertialShutdown,
                 "powercap": PowerCappedEasy, "energybud": EnergyBudget, "reducepc": ReducePC,
                 "heuristic": IrmasimHeuristic, "pcbe": PCBE,
-                "wfp": WFP3Policy, "unicef": UnicefPolicy, "utility": UtilityPolicy}
+                "wfp": WFP3Policy, "unicef": UnicefPolicy, "utility": UtilityPolicy,
+                "broker": ClusterBroker}
     assert set(DECIDERS) == set(expected) | {"rl"}
     for name, cls in expected.items():
         assert type(load_decider(name, {})) is cls
