@@ -105,7 +105,7 @@ def compute_metrics(run: RunOutputs, tau: float = DEFAULT_TAU) -> dict[str, Any]
     switches = schedule.get("nb_machine_switches")
     switches = None if switches is None or (isinstance(switches, float) and math.isnan(switches)) \
         else int(switches)
-    return {
+    metrics: dict[str, Any] = {
         "run": run.name,
         "nb_jobs": int(len(jobs)),
         "nb_jobs_finished": int(started.sum()),
@@ -125,6 +125,15 @@ def compute_metrics(run: RunOutputs, tau: float = DEFAULT_TAU) -> dict[str, Any]
         "energy_delay_product": joules * makespan if (has_energy or joules) and joules is not None else None,
         "nb_machine_switches": switches if switches else None,
     }
+    cost = run.energy_cost  # only runs on platforms with prices have these two keys
+    if cost is not None:
+        kinds = cost["kind"].astype(str)
+        total = cost[kinds == "total"]["cost_cents"]
+        clusters = cost[kinds == "cluster"]
+        metrics["energy_cost_cents"] = float(total.iloc[0]) if len(total) else float(clusters["cost_cents"].sum())
+        metrics["energy_cost_by_cluster"] = {str(name): float(value) for name, value
+                                             in zip(clusters["name"], clusters["cost_cents"])}
+    return metrics
 
 
 def metrics_of(prefixes: list[str], tau: float = DEFAULT_TAU) -> list[dict[str, Any]]:
@@ -142,6 +151,13 @@ def format_table(rows: list[dict[str, Any]]) -> str:
             label += f" (tau = {tau:g} s)"
         labels.append(label)
     cells = [[m.fmt(r.get(m.key)) for r in rows] for m in shown]
+    if any("energy_cost_cents" in r for r in rows):  # platforms with prices
+        labels.append("energy cost (US cents)")
+        cells.append([_num(2)(r.get("energy_cost_cents")) for r in rows])
+        names = list(dict.fromkeys(n for r in rows for n in r.get("energy_cost_by_cluster", {})))
+        for name in names:
+            labels.append(f"  cluster {name}")
+            cells.append([_num(2)(r.get("energy_cost_by_cluster", {}).get(name)) for r in rows])
     headers = [r["run"] for r in rows]
     label_width = max(len(x) for x in labels + ["metric"])
     widths = [max([len(headers[i])] + [len(c[i]) for c in cells]) for i in range(len(rows))]

@@ -2,7 +2,8 @@
 
 A run is named by its export prefix: `a/out` means `a/out_jobs.csv`, `a/out_schedule.csv`,
 `a/out_machine_states.csv` and, when energy was on, `a/out_consumed_energy.csv` and
-`a/out_pstate_changes.csv`. Each file is read on first use; the energy files may be absent.
+`a/out_pstate_changes.csv`, and `a/out_energy_cost.csv` when the platform has electricity
+prices. Each file is read on first use; the energy files may be absent.
 A run that kept its outputs in memory (`joulesim.simulate` without `export`) is read the same
 way from the texts of those files.
 """
@@ -33,9 +34,10 @@ MACHINE_STATES_REQUIRED = ["time", "nb_sleeping", "nb_switching_on", "nb_switchi
                            "nb_computing"]
 CONSUMED_ENERGY_REQUIRED = ["time", "energy", "event_type", "wattmin", "epower"]
 PSTATE_CHANGES_REQUIRED = ["time", "machine_id", "new_pstate"]
+ENERGY_COST_REQUIRED = ["kind", "name", "energy_joules", "cost_cents"]
 
 _FILE_SUFFIXES = ("_jobs.csv", "_schedule.csv", "_machine_states.csv", "_consumed_energy.csv",
-                  "_pstate_changes.csv")
+                  "_pstate_changes.csv", "_energy_cost.csv")
 
 
 class AnalysisError(JoulesimError):
@@ -191,6 +193,12 @@ class RunOutputs:
         """`PREFIX_pstate_changes.csv`, or None when the run had energy off."""
         return self._optional("pstate_changes", PSTATE_CHANGES_REQUIRED, ["time", "new_pstate"],
                               ["machine_id"])
+
+    @property
+    def energy_cost(self) -> pd.DataFrame | None:
+        """`PREFIX_energy_cost.csv` (a platform with prices, energy on), or None."""
+        return self._optional("energy_cost", ENERGY_COST_REQUIRED, ["energy_joules", "cost_cents"],
+                              ["kind", "name"])
 
     def allocation_runs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Contiguous host ranges of every started job: arrays (job row, first host, last host).

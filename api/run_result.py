@@ -48,6 +48,13 @@ class RunResult:
         """Power-state changes (`PREFIX_pstate_changes.csv`); None when energy was off."""
         return self._outputs.pstate_changes
 
+    @property
+    def energy_cost(self) -> pd.DataFrame | None:
+        """Energy cost per cluster, per job and in total (`PREFIX_energy_cost.csv`: columns
+        kind, name, energy_joules, cost_cents); None unless energy was on and the platform's
+        hosts carry a `price`."""
+        return self._outputs.energy_cost
+
     @cached_property
     def metrics(self) -> dict[str, Any]:
         """Summary metrics (as `joulesim analyze` computes them, tau = 10 s), all

@@ -16,7 +16,8 @@ each scheduled by its own EASY backfilling (with opportunistic shutdown given `t
 Clusters come from the hosts' properties in SIMULATION_BEGINS (see cluster_router.py):
 `cluster` (name), `price` (US cents/kWh), `utc_offset` (hours, "+2", "-7"), optional
 `night_price` with `day_start` / `day_end` (local hours, default 8 and 20; the day price
-applies in [day_start, day_end)). Simulation time 0 is `start_utc_hour` o'clock UTC (default 0).
+applies in [day_start, day_end); the rule is simulator/tariffs.py's, shared with the energy cost
+accounting). Simulation time 0 is `start_utc_hour` o'clock UTC (default 0).
 A platform without `cluster` properties is one cluster (the broker is then plain EASY).
 
 The broker learns which of its jobs started from the EXECUTE_JOB decisions of the clusters'
@@ -33,11 +34,9 @@ from joulesim.deciders.cluster_router import Cluster, ClusterRouter
 from joulesim.deciders.decider_options import choice_option, float_option
 from joulesim.protocol.decider import Decider, SubmittedJob
 from joulesim.protocol.errors import JoulesimError
+from joulesim.simulator.tariffs import price_at
 
 __all__ = ["ClusterBroker", "Tariff"]
-
-_HOUR = 3600.0
-
 
 class Tariff:
     """A cluster's electricity price (US cents/kWh) at its local time, and its node power."""
@@ -60,14 +59,8 @@ class Tariff:
     def price_at(self, now: float, start_utc_hour: float) -> float:
         """The price in force at simulation time `now` (cents/kWh); `price` must be known."""
         assert self.price is not None
-        if self.night_price == self.price:
-            return self.price
-        local = (now / _HOUR + start_utc_hour + self.utc_offset) % 24.0
-        if self.day_start <= self.day_end:
-            day = self.day_start <= local < self.day_end
-        else:  # a day tariff across midnight
-            day = local >= self.day_start or local < self.day_end
-        return self.price if day else self.night_price  # type: ignore[return-value]
+        return price_at(now, self.price, self.night_price, self.utc_offset,  # type: ignore[arg-type]
+                        self.day_start, self.day_end, start_utc_hour)
 
     def cost_rate(self, now: float, start_utc_hour: float) -> float:
         """Cost per node-second, up to a constant: price x node power (price alone without power)."""

@@ -88,6 +88,11 @@ class EnergyMeter:
         """Joules consumed by the compute hosts from t=0 to `now` (>= the last change)."""
         return self._energy.value + self._power * (now - self._t)
 
+    def window_start(self, now: float) -> float:
+        """The joules consumed up to `now`, the start of consumed_joules' window (the first
+        job submission)."""
+        return self.energy_at(now)
+
     @property
     def power(self) -> float:
         return self._power

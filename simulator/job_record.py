@@ -17,7 +17,8 @@ COMPLETED_STATES = (
 
 class JobRecord:
     __slots__ = ("job", "state", "start", "finish", "alloc", "alloc_str", "speeds", "metadata",
-                 "end_state", "return_code", "profiles", "power", "dynamic_power", "energy", "energy_t")
+                 "end_state", "return_code", "profiles", "power", "dynamic_power", "energy", "energy_t",
+                 "cost", "cost_parts")  # the last two: energy cost only (simulator/energy_cost.py)
 
     def __init__(self, job: Job, profiles: dict):
         self.job = job

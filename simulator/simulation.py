@@ -29,6 +29,7 @@ from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
 from joulesim.simulator.core_task_runner import CoreTaskRunner, initial_static_watts
 from joulesim.simulator.decisions import DecisionApplier, DecisionContext
 from joulesim.simulator.decider_link import DeciderLink
+from joulesim.simulator.energy_cost import CostPlan, PricedEnergyMeter, cost_plan
 from joulesim.simulator.energy_meter import EnergyMeter
 from joulesim.simulator.input_error import InputError
 from joulesim.simulator.job_execution import (
@@ -86,18 +87,20 @@ class _Call:
 _FIRE = (_fire,)
 
 
-def output_names(energy: bool = False) -> list[str]:
+def output_names(energy: bool = False, cost: bool = False) -> list[str]:
     names = ["jobs", "schedule", "machine_states"]
     if energy:
         names += ["consumed_energy", "pstate_changes"]
+        if cost:  # a platform with prices (simulator/energy_cost.py)
+            names.append("energy_cost")
     return names
 
 
-def output_paths(prefix: str | None, energy: bool = False) -> dict[str, str]:
+def output_paths(prefix: str | None, energy: bool = False, cost: bool = False) -> dict[str, str]:
     """Output name -> file path; empty when outputs stay in memory (no prefix)."""
     if prefix is None:
         return {}
-    return {name: f"{prefix}_{name}.csv" for name in output_names(energy)}
+    return {name: f"{prefix}_{name}.csv" for name in output_names(energy, cost)}
 
 
 #: (platform id, hosts, sleeping hosts) -> (the platform, its SIMULATION_BEGINS host entries).
@@ -133,6 +136,11 @@ class Simulation:
         if config.energy and self.hierarchy is None:  # node models carry their own power model
             self._check_power_model()
         self.energy: EnergyMeter | None = None
+        # Energy cost, when the compute hosts carry prices (node models: not supported).
+        self.cost_plan: CostPlan | None = None
+        self._tariff_events = 0  # day/night boundaries on the calendar
+        if config.energy and self.hierarchy is None:
+            self.cost_plan = cost_plan(hosts, config.platform.source)
         self.pstate_out: PstateChangesOutput | None = None
         # Parallel tasks share CPUs and links when the platform describes a network.
         self.runner: ParallelTaskRunner | None = None
@@ -160,7 +168,7 @@ class Simulation:
         self.applier = DecisionApplier(self)
         self._progress = None
         self._files: list[Any] = []
-        self.paths = output_paths(config.export_prefix, config.energy)
+        self.paths = output_paths(config.export_prefix, config.energy, self.cost_plan is not None)
         self._buffers: dict[str, io.StringIO] = {}  # outputs kept in memory (no export prefix)
 
     def _check_power_model(self) -> None:
@@ -180,6 +188,23 @@ class Simulation:
         `now` property returns. Both save Python calls on every event of every job.
         """
         heappush(self._queue, (when, NORMAL, next(self._event_ids), _Call(callback, value)))
+
+    def _schedule_tariff_change(self, cluster: int, now: float) -> None:
+        assert self.cost_plan is not None
+        when = self.cost_plan.tariffs[cluster].next_change(now)
+        if when < MAX_SIMULATED_TIME:  # math.inf for a flat tariff
+            self._tariff_events += 1
+            self.at(when, self._tariff_change, cluster)
+
+    def _tariff_change(self, cluster: int) -> None:
+        """A day/night boundary of a cluster's tariff: settle the costs at the old price. The
+        next boundary goes on the calendar only while something else is to happen (a run that
+        is over or stuck must not be kept going by its tariffs)."""
+        now = self.env._now
+        self._tariff_events -= 1
+        self.energy.tariff_changes(now, cluster)  # type: ignore[union-attr]
+        if len(self._queue) > self._tariff_events or self.pending or not self.decider_free:
+            self._schedule_tariff_change(cluster, now)
 
     def emit(self, kind: str, data: dict[str, Any]) -> None:
         self.pending.append({"timestamp": self.env._now, "type": kind, "data": data})
@@ -205,7 +230,12 @@ class Simulation:
                 static = initial_static_watts(self.hierarchy, self.config.idle_power)
             else:
                 static = [h.wattage_per_state[p][0] for h, p in zip(self.hosts, pstates)]
-            self.energy = EnergyMeter(energy_file, static)
+            if self.cost_plan is not None:
+                self.energy = PricedEnergyMeter(energy_file, static, self.cost_plan)
+                for index, tariff in enumerate(self.cost_plan.tariffs):
+                    self._schedule_tariff_change(index, 0.0)
+            else:
+                self.energy = EnergyMeter(energy_file, static)
             self.pstate_out = PstateChangesOutput(pstates_file, pstates)
         network = self.config.platform.network
         if self.hierarchy is not None:
@@ -240,6 +270,11 @@ class Simulation:
         with self._open_output("schedule") as schedule_file:
             schedule = write_schedule(schedule_file, self.stats, self.machines, self.nb_hosts,
                                       self.link.scheduling_time, wall, consumed, self.switching)
+            if isinstance(self.energy, PricedEnergyMeter):
+                cost_file = self._open_output("energy_cost")
+                self.energy.write(cost_file)
+                if not isinstance(cost_file, io.StringIO):  # a buffer's text is read below
+                    cost_file.close()
             texts = {name: buffer.getvalue() for name, buffer in self._buffers.items()}
         node_model = f"{self.hierarchy.model}, idle power {self.config.idle_power}" if self.hierarchy else ""
         return SimulationResult(schedule, self.stats, list(self.paths.values()), self.link.calls, wall,
@@ -418,7 +453,7 @@ class Simulation:
 
     def submit(self, record: JobRecord, announce: bool = True) -> None:
         if self._energy_first_submission is None and self.energy is not None:
-            self._energy_first_submission = self.energy.energy_at(self.env._now)
+            self._energy_first_submission = self.energy.window_start(self.env._now)
         record.state = SUBMITTED
         self.nb_unfinished += 1
         if announce:
