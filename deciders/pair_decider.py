@@ -145,23 +145,30 @@ class PairDecider(NodeDecider):
                 self._alarm = self.now + self.wait_interval
                 self.call_me_later(self._alarm)
                 return
-            self.apply(action, features, mask, jobs)
+            self.apply(action, mask, jobs)
 
-    def apply(self, action: Any, features: np.ndarray, mask: np.ndarray, jobs: list[NodeJob]) -> None:
-        """Start the pair `action` names; an invalid action is an error naming it."""
+    def invalid_reason(self, action: Any, mask: np.ndarray, jobs: list[NodeJob]) -> str | None:
+        """Why `action` cannot be taken on the observation whose mask is `mask` (None: it can)."""
         observation = self.observation
         assert observation is not None
         if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) \
                 or not 0 <= int(action) < observation.n_actions:
-            raise JoulesimError(f"decider {self.NAME}: action {action!r} is not an integer in "
-                                f"[0, {observation.n_actions}) (the (job, node) pairs"
-                                f"{' and wait' if self.wait_action else ''})")
-        action = int(action)
-        if not mask[action]:
-            raise JoulesimError(f"decider {self.NAME}: {observation.describe(action, jobs)} is not valid at "
-                                f"t={self.now:g}: the job is absent, the node lacks idle cores or the estimate "
-                                "exceeds the job's max_energy (choose among the actions the mask allows)")
-        job_index, node = divmod(action, observation.num_nodes)
+            return (f"decider {self.NAME}: action {action!r} is not an integer in [0, {observation.n_actions}) "
+                    f"(the (job, node) pairs{' and wait' if self.wait_action else ''})")
+        if not mask[int(action)]:
+            return (f"decider {self.NAME}: {observation.describe(int(action), jobs)} is not valid at t={self.now:g}: "
+                    "the job is absent, the node lacks idle cores or the estimate exceeds the job's max_energy "
+                    "(choose among the actions the mask allows)")
+        return None
+
+    def apply(self, action: Any, mask: np.ndarray, jobs: list[NodeJob]) -> None:
+        """Start the pair `action` names; an invalid action is an error naming it."""
+        reason = self.invalid_reason(action, mask, jobs)
+        if reason is not None:
+            raise JoulesimError(reason)
+        observation = self.observation
+        assert observation is not None
+        job_index, node = divmod(int(action), observation.num_nodes)
         job = jobs[job_index]
         self.start(job, [(node, job.ntasks)])
         rows, last = self._rows, len(self.pending)  # the queue's rows close up behind the job

@@ -26,7 +26,6 @@ whenever simulated time has moved since the last reading and once more when the 
 from __future__ import annotations
 
 import math
-import os
 from typing import Any, Sequence
 
 import gymnasium as gym
@@ -142,7 +141,6 @@ class NodeSchedulingEnv(gym.Env):
             "mask": gym.spaces.MultiBinary(self.n_actions),
         })
         self._sim: greenlet | None = None
-        self._mask: np.ndarray | None = None
         self._marker: tuple[float, float] | None = None  # (energy, time) at the last decision
         self._steps = 0
         self._bridge: _AgentBridge | None = None
@@ -163,7 +161,7 @@ class NodeSchedulingEnv(gym.Env):
             raise JoulesimError(f"workload {self.workload.path}: the trajectory of {self.sampler.length} job(s) "
                                 "gave no decision to take (no job fits any node?)")
         features, mask, _ = outcome
-        return self._observation(features, mask), {"time": self._bridge.now}
+        return {"features": features, "mask": mask}, {"time": self._bridge.now}
 
     def step(self, action: Any):
         if self._sim is None or self._sim.dead:
@@ -177,8 +175,8 @@ class NodeSchedulingEnv(gym.Env):
             truncated = self._steps >= self.max_steps
             if truncated:
                 self._stop_simulation()
-            assert self._mask is not None
-            observation = {"features": self._last_features.copy(), "mask": self._mask.copy()}
+            features, mask, _ = self._bridge._last  # type: ignore[union-attr,misc]
+            observation = {"features": features.copy(), "mask": mask.copy()}
             return observation, -self.invalid_penalty, False, truncated, {"invalid_action": True,
                                                                            "reason": str(outcome)}
         bridge = self._bridge
@@ -194,13 +192,14 @@ class NodeSchedulingEnv(gym.Env):
         truncated = self._steps >= self.max_steps
         if truncated:
             self._stop_simulation()
-        return self._observation(features, mask), reward, False, truncated, {"time": bridge.now}
+        return {"features": features, "mask": mask}, reward, False, truncated, {"time": bridge.now}
 
     def action_masks(self) -> np.ndarray:
         """The valid actions of the current observation, as booleans."""
-        if self._mask is None:
+        last = self._bridge._last if self._bridge is not None else None
+        if last is None:
             return np.zeros(self.n_actions, dtype=bool)
-        return self._mask.astype(bool)
+        return last[1].astype(bool)
 
     def close(self) -> None:
         self._stop_simulation()
@@ -212,22 +211,17 @@ class NodeSchedulingEnv(gym.Env):
 
     def _ask(self, features: np.ndarray, mask: np.ndarray, now: float, energy: float) -> int:
         """Called by the bridge inside the simulation: hand the observation out, get an action."""
-        reward = self._reward(energy, now) if self._marker is not None else None
-        self._marker = (energy, now)
+        reward = self._reward(energy, now) if self._marker is not None else None  # moves the marker
+        self._marker = (energy, now)  # (the first decision of an episode sets it)
         payload: Any = (features, mask, reward)
-        assert self._sim is not None and self._bridge is not None
-        bridge = self._bridge
+        assert self._sim is not None and self._bridge is not None and self._bridge._last is not None
+        jobs = self._bridge._last[2]
         while True:
             action = self._sim.parent.switch(payload)
-            if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) \
-                    or not 0 <= int(action) < self.n_actions:
-                payload = _Invalid(f"action {action!r} is not an integer in [0, {self.n_actions})")
-            elif not mask[int(action)]:
-                assert bridge.observation is not None and bridge._last is not None
-                payload = _Invalid(f"{bridge.observation.describe(int(action), bridge._last[2])} is not valid at "
-                                   f"t={now:g} (the mask forbids it: use env.action_masks())")
-            else:
+            reason = self._bridge.invalid_reason(action, mask, jobs)
+            if reason is None:
                 return int(action)
+            payload = _Invalid(reason)
 
     def _reward(self, energy: float, now: float) -> float:
         assert self._marker is not None
@@ -238,20 +232,8 @@ class NodeSchedulingEnv(gym.Env):
             reward *= now - last_time
         return reward
 
-    def _observation(self, features: np.ndarray, mask: np.ndarray) -> dict[str, np.ndarray]:
-        self._last_features, self._mask = features, mask
-        return {"features": features, "mask": mask}
-
     def _stop_simulation(self) -> None:
         if self._sim is not None and not self._sim.dead:
             self._sim.throw(GreenletExit)
         self._sim = None
 
-
-def make_env(config_dir: str | os.PathLike, **settings: Any) -> NodeSchedulingEnv:
-    """An environment whose platform and workload paths are relative to `config_dir`."""
-    for key in ("platform", "workload"):
-        value = settings.get(key)
-        if isinstance(value, str) and not os.path.isabs(value):
-            settings[key] = os.path.join(os.fspath(config_dir), value)
-    return NodeSchedulingEnv(settings.pop("platform"), settings.pop("workload"), **settings)
