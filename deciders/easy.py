@@ -74,27 +74,16 @@ class EasyBackfilling(QueuePolicy):
         return math.inf, 0
 
     def schedule(self) -> None:
-        order = self.queue_order
-        if order.submission_order:
-            # Plain EASY's fast path: the queue's head, and an iterator only once a job is blocked.
-            blocked = self.start_from_head()
-            if blocked is not None:
-                self.backfill(blocked)
-        else:
-            self.easy_pass(order.ordered(self.queue, self.now))
-
-    def easy_pass(self, jobs: Iterator[SubmittedJob]) -> None:
-        """EASY over `jobs`, the waiting jobs in priority order (`self.queue_order`): the first
-        that does not fit gets the reservation, the ones after it are backfilled in that order."""
-        # 1. Start jobs in order while they fit.
-        blocked = self.start_in_order(jobs)
+        # 1. Start jobs in order while they fit; 2-3. reserve for the first that does not, backfill.
+        blocked, later = self.strict_pass()
         if blocked is not None:
-            self.backfill(blocked, jobs)  # `jobs` continues after the blocked job
+            self.backfill(blocked, later)
 
     def backfill(self, blocked: SubmittedJob, later: Iterator[SubmittedJob] | None = None) -> None:
         """Steps 2 and 3: reserve for `blocked` (the first job in order that does not fit), then
-        backfill the waiting jobs of `later` (those after it in order), in that order; `later`
-        None: the jobs after `blocked` in submission order (made only when needed)."""
+        backfill the waiting jobs of `later` (those after it in order, as `strict_pass` leaves
+        them), in that order; `later` None: the jobs after `blocked` in submission order (made
+        only when needed)."""
         queue = self.queue
         free = self.free_mask.bit_count()
         smallest = queue.min_res()  # no waiting job fits in fewer machines

@@ -5,9 +5,9 @@ The base of the utility-ordered deciders (utility_policies.py). It composes exis
 - the order: a `ScoreOrder` over `JobFacts` (r, n, submission time), which a subclass
   builds in `make_order()`;
 - the pass: `backfill=none` (the default, the setting of seed 003 and of the authors'
-  simulator) is the strict pass `QueuePolicy.start_in_order`, which starts jobs in order
+  simulator) is the strict pass `QueuePolicy.strict_pass`, which starts jobs in order
   until the first that does not fit, which then waits; `backfill=easy` is
-  `EasyBackfilling.easy_pass` over the same order (EASY with priorities, Mu'alem and
+  `EasyBackfilling.schedule` over the same order (EASY with priorities, Mu'alem and
   Feitelson 2001): the head of the ordered queue gets the reservation, computed from the
   walltimes of running jobs as in plain EASY, and the other jobs are backfilled in order
   when they fit now and do not delay it.
@@ -92,8 +92,7 @@ class OrderedPolicy(EasyBackfilling):
     def schedule(self) -> None:
         if self.free_mask.bit_count() < self.queue.min_res():
             return  # no waiting job fits: neither pass can start one, no need to score the queue
-        jobs = self.queue_order.ordered(self.queue, self.now)
         if self.backfilling:
-            self.easy_pass(jobs)
+            super().schedule()  # EASY's pass, over this policy's order
         else:
-            self.start_in_order(jobs)
+            self.strict_pass()

@@ -1,7 +1,7 @@
 """Orders of the waiting queue: in which order a queue policy's pass visits the waiting jobs.
 
-A pass (the strict pass `QueuePolicy.start_in_order`, used by FCFS; EASY's pass
-`EasyBackfilling.easy_pass`) takes the waiting jobs in priority order; an order says what
+A pass (the strict pass `QueuePolicy.strict_pass`, used by FCFS; EASY's pass
+`EasyBackfilling.schedule`) takes the waiting jobs in priority order; an order says what
 that order is. A queue policy is then an order plus a pass (`QueuePolicy.queue_order`):
 
 - `QueueOrder` itself is submission order (FCFS), `SUBMISSION_ORDER` its shared instance.

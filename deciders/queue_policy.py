@@ -19,8 +19,8 @@ resources, or fewer than one) are rejected at submission.
 Subclasses implement `schedule()`, called from `decide()` when something that can change a
 decision happened since the last call (a submission, a job end, an availability change).
 The order in which a pass visits the waiting jobs is `self.queue_order` (a `QueueOrder`,
-submission order by default; see queue_order.py); `start_in_order` is the strict pass
-(`start_from_head` its submission-order fast path).
+submission order by default; see queue_order.py); `strict_pass` starts jobs in that order
+while they fit (`start_from_head` is its submission-order fast path).
 """
 
 from __future__ import annotations
@@ -274,6 +274,16 @@ class QueuePolicy(Decider):
                             sum(last - first + 1 for first, last in runs))
         self.running[job.id] = record
         return record
+
+    def strict_pass(self) -> tuple[SubmittedJob | None, Iterator[SubmittedJob] | None]:
+        """Start the waiting jobs in `self.queue_order` while they fit. Returns the first that
+        does not fit (None when all started) and the jobs after it in that order, as an iterator
+        (None in submission order, whose fast path reads the queue's head)."""
+        order = self.queue_order
+        if order.submission_order:
+            return self.start_from_head(), None
+        jobs = order.ordered(self.queue, self.now)
+        return self.start_in_order(jobs), jobs
 
     def start_in_order(self, jobs: Iterator[SubmittedJob]) -> SubmittedJob | None:
         """The strict pass: start the jobs of `jobs` (waiting jobs in priority order) while they
