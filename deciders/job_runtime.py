@@ -51,9 +51,7 @@ class RuntimeReader:
         return self._profile_delay(job)
 
     def _profile_delay(self, job: SubmittedJob) -> float:
-        profile = job.profile_data
-        if profile is None:
-            profile = (self.profiles.get(job.workload) or {}).get(job.profile)
+        profile = job.profile_in(self.profiles)
         if not isinstance(profile, dict):
             raise JoulesimError(
                 f"decider {self.decider}: job {job.id} has profile {job.profile!r}, which neither "

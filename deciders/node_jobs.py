@@ -87,9 +87,7 @@ class JobReader:
 
     # ------------------------------------------------------------------ helpers
     def _profile(self, job: SubmittedJob) -> dict[str, Any]:
-        profile = job.profile_data
-        if profile is None:
-            profile = (self.profiles.get(job.workload) or {}).get(job.profile)
+        profile = job.profile_in(self.profiles)
         if not isinstance(profile, dict):
             option = self.needs.get("ops") or self.needs.get("mem_vol")
             raise self._error(job, f"has profile {job.profile!r}, which neither SIMULATION_BEGINS' profiles nor "

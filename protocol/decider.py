@@ -42,6 +42,13 @@ class SubmittedJob:
     def workload(self) -> str:
         return self.id.split("!", 1)[0]
 
+    def profile_in(self, profiles: dict[str, Any]) -> Any:
+        """The job's profile: forwarded with JOB_SUBMITTED, else looked up in SIMULATION_BEGINS'
+        `profiles` (workload -> name -> profile); None when neither has it."""
+        if self.profile_data is not None:
+            return self.profile_data
+        return (profiles.get(self.workload) or {}).get(self.profile)
+
 
 class Decider:
     """Base class of every decider. Callbacks do nothing unless overridden.
