@@ -38,11 +38,11 @@ def train(config: str, out_dir: str | None, progress: bool | None) -> None:
     """Train a PPO agent as CONFIG (TOML: [environment], [training], [ppo]) says."""
     import os
 
+    _needs_rl_extra()  # joulesim.rl imports them
+    from joulesim.rl.training import train as run_training
     from joulesim.rl.training_config import load_training_config
 
     settings = load_training_config(config)
-    _needs_rl_extra()
-    from joulesim.rl.training import train as run_training
 
     if out_dir is None:
         out_dir = os.path.splitext(config)[0] + "_training"

@@ -39,8 +39,12 @@ class RLPolicy(PairDecider):
                                 "`joulesim rl train CONFIG`, e.g. OUT/model.pt)")
         self.mode = choice_option(self.NAME, self.options, "mode", ("greedy", "sample"), "greedy")
         seed = int_option(self.NAME, self.options, "seed", 0, minimum=0)
-        from joulesim.rl.model_file import load_agent
-        from joulesim.rl.ppo import PPOSettings
+        try:
+            from joulesim.rl.model_file import load_agent
+            from joulesim.rl.ppo import PPOSettings
+        except ImportError as exc:
+            raise JoulesimError(f"decider rl needs the rl extra ({exc.name} is missing): "
+                                "pip install 'joulesim[rl]'") from None
 
         self.agent, self.metadata = load_agent(path, settings=PPOSettings(seed=seed or 0))
         self.model_path = path

@@ -66,7 +66,11 @@ def _is_product(form: str) -> bool:
 
 
 def fit_forms(table: pd.DataFrame) -> FitResult:
-    from scipy.optimize import least_squares
+    try:
+        from scipy.optimize import least_squares
+    except ImportError:
+        raise JoulesimError("joulesim learn fit needs scipy: install the learn extra "
+                            "(pip install 'joulesim[learn]')") from None
 
     r = table["r"].to_numpy(float)
     n = table["n"].to_numpy(float)

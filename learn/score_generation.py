@@ -50,14 +50,10 @@ def score_one_pair(task: dict[str, Any]) -> dict[str, Any]:
 
     started = time.perf_counter()
     try:
-        threads = task.get("threads")
-        if threads:
-            import numba
-
-            numba.set_num_threads(min(int(threads), numba.config.NUMBA_NUM_THREADS))
         pair = lublin_pair(task["pair"], task["trace_seed"], task["n_procs"])
         seed = _pair_seed(task["seed"], task["pair"])
-        scores, first_counts = score_pair(pair, task["permutations"], seed, n_procs=task["n_procs"], tau=task["tau"])
+        scores, first_counts = score_pair(pair, task["permutations"], seed, n_procs=task["n_procs"], tau=task["tau"],
+                                          threads=task.get("threads"))
         rows = [{"pair": task["pair"], "job": j, "r": float(pair.queue_runtimes[j]), "n": int(pair.queue_sizes[j]),
                  "s": float(pair.queue_submits[j]), "score": float(scores[j]), "first_count": int(first_counts[j]),
                  "permutations": task["permutations"], "seed": task["seed"]} for j in range(len(scores))]

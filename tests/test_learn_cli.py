@@ -103,3 +103,25 @@ def test_generate_on_a_dask_cluster_gives_the_pool_scores(tmp_path):
         summary = generate_scores(on_dask, pairs=2, permutations=2000, seed=9, dask_address=cluster.scheduler_address)
     assert summary.computed == 2
     pd.testing.assert_frame_equal(pd.read_csv(on_dask), pd.read_csv(pool))
+
+
+def test_without_the_learn_extra_generate_still_runs_and_fit_says_what_to_install(tmp_path):
+    # numba and scipy hidden as on a base install: generate falls back to plain Python (the
+    # worker used to import numba to set its threads), fit names the extra instead of a traceback.
+    script = f"""
+import sys
+sys.modules["numba"] = None
+sys.modules["scipy"] = None
+sys.modules["scipy.optimize"] = None
+from joulesim.cli.main import main
+sys.argv = ["joulesim", "learn", *sys.argv[1:]]
+main()
+"""
+    out = str(tmp_path / "g.csv")
+    done = subprocess.run([sys.executable, "-c", script, "generate", "--pairs", "1", "--permutations", "50",
+                           "--workers", "1", "-o", out], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert len(pd.read_csv(out)) == 32
+    done = subprocess.run([sys.executable, "-c", script, "fit", out], capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "needs scipy: install the learn extra" in done.stderr

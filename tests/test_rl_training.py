@@ -189,3 +189,24 @@ def test_the_experiment_tables_reduce_as_the_thesis_does():
                      "edp_min": 100.0, "edp_avg": 150.0, "edp_max": 250.0})
     values = module.reductions(row, 3575.07, 200.0)
     assert [round(v, 2) for v in values] == [20.21, 11.64, 0.29, 50.0, 25.0, -25.0]
+
+
+def test_without_the_rl_extra_the_commands_and_the_decider_say_what_to_install(tmp_path):
+    script = """
+import sys
+sys.modules["gymnasium"] = None
+from joulesim.cli.main import main
+sys.argv = ["joulesim", *sys.argv[1:]]
+main()
+"""
+    config = str(EXPERIMENTS / "exp1_energy.toml")
+    done = subprocess.run([sys.executable, "-c", script, "rl", "train", config], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "install the rl extra" in done.stderr
+    grid = ROOT / "experiments" / "irmasim_grid" / "exp1"
+    done = subprocess.run([sys.executable, "-c", script, "run", "--in-process", "-p", str(grid / "platform.json"),
+                           "-w", str(grid / "workload.json"), "-d", "rl", "-o", "model=x.pt"],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "decider rl needs the rl extra (gymnasium is missing)" in done.stderr
