@@ -108,7 +108,7 @@ def test_generate_on_a_dask_cluster_gives_the_pool_scores(tmp_path):
 def test_without_the_learn_extra_generate_still_runs_and_fit_says_what_to_install(tmp_path):
     # numba and scipy hidden as on a base install: generate falls back to plain Python (the
     # worker used to import numba to set its threads), fit names the extra instead of a traceback.
-    script = f"""
+    script = """
 import sys
 sys.modules["numba"] = None
 sys.modules["scipy"] = None
