@@ -194,3 +194,23 @@ def test_the_table_2_platform_runs_under_the_broker():
     assert where["j1"] == min(cost, key=cost.get) == "united_states_e"
     wide = [c["properties"]["cluster"] for c in platform["clusters"] if c["count"] >= 10]
     assert where["j2"] == min(wide, key=cost.get) == "japan"
+
+
+def test_the_broker_runs_as_its_own_decider_process_with_the_same_schedule(tmp_path):
+    # The ten-cluster platform of table 2 and a grid-stream day, decider over ZeroMQ vs in-process.
+    import subprocess
+    import sys
+
+    from joulesim.workload_tools.grid_stream import generate
+
+    root = __import__("pathlib").Path(__file__).resolve().parents[1]
+    subprocess.run([sys.executable, str(root / "experiments" / "grid_broker" / "make_platform.py"),
+                    "--out", str(tmp_path / "grid.json")], check=True, capture_output=True)
+    workload = generate(days=0.5, jobs_per_day=500, nb_res=493, seed=1)
+    options = {"algorithm": "P", "h_diff": "1800", "t_idle": "209.8"}
+    own = joulesim.simulate(tmp_path / "grid.json", workload, "broker", options=options, energy=True,
+                            in_process=False)
+    inside = joulesim.simulate(tmp_path / "grid.json", workload, "broker", options=options, energy=True)
+    columns = ["job_id", "starting_time", "finish_time", "allocated_resources"]
+    assert own.jobs[columns].equals(inside.jobs[columns]) and len(own.jobs) > 100
+    assert own.schedule["consumed_joules"] == inside.schedule["consumed_joules"]

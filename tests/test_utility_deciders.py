@@ -279,3 +279,15 @@ def test_runtime_reader_reads_forwarded_profiles_first_and_names_missing_ones():
     with pytest.raises(JoulesimError, match=r"decider wfp: job w0!c has profile 'dyn', which neither "
                                             r"SIMULATION_BEGINS' profiles nor JOB_SUBMITTED gives.*runtime=walltime"):
         reader.runtime(SubmittedJob("w0!c", 0, 1, 100, "dyn"))
+
+
+@pytest.mark.parametrize("decider, options", [
+    ("wfp", {"backfill": "easy"}), ("unicef", {}), ("utility", {"function": "F2", "runtime": "profile"}),
+])
+def test_each_order_runs_as_its_own_decider_process_with_the_same_schedule(decider, options):
+    # joulesim decide NAME over ZeroMQ gives the schedule the in-process run gives.
+    own = joulesim.simulate("cluster32", "default", decider, options=options, in_process=False)
+    inside = joulesim.simulate("cluster32", "default", decider, options=options)
+    columns = ["job_id", "starting_time", "finish_time", "allocated_resources"]
+    assert own.jobs[columns].equals(inside.jobs[columns])
+    assert len(own.jobs) == 400
