@@ -328,6 +328,20 @@ def test_the_static_total_from_counts_is_the_exactly_rounded_sum_of_the_hosts(wa
     assert exact_total(Counter(watts)) == fsum(watts)
 
 
+@settings(max_examples=300)
+@given(st.dictionaries(st.floats(min_value=0.0, max_value=1e200, allow_subnormal=True), st.integers(1, 10**9),
+                       max_size=60))
+def test_the_static_total_is_exact_for_any_wattages_and_counts(counts):
+    """Up to 60 distinct wattages (a grid of clusters, each with its idle, sleep and switching
+    powers), any magnitudes, host counts up to a billion: the correctly rounded sum."""
+    from collections import Counter
+    from fractions import Fraction
+
+    from joulesim.simulator.energy_meter import exact_total
+
+    assert exact_total(Counter(counts)) == float(sum(Fraction(w) * n for w, n in counts.items()))
+
+
 def test_consumed_joules_counts_from_the_first_submission_to_the_last_job_end_as_batsim(tmp_path):
     """Batsim 4's schedule.csv: consumed_joules = energy at the last job end - energy at the
     first submission. Idle time before the first job and a switch-off requested after the
