@@ -16,11 +16,11 @@ import pandas as pd
 
 from joulesim.analysis.metrics import metric_label
 from joulesim.analysis.plotting import pyplot, save
-from joulesim.campaign.results_store import METRIC_COLUMNS, read_table
+from joulesim.campaign.results_store import COST_COLUMNS, METRIC_COLUMNS, WINDOW_COLUMNS, read_table
 from joulesim.protocol.errors import JoulesimError
 
 DEFAULT_METRICS = ["mean_waiting_time", "mean_bounded_slowdown", "makespan", "utilization", "consumed_joules",
-                   "nb_machine_switches"]
+                   "nb_machine_switches", "energy_cost_cents"]
 # Parameters that are not x axes (ids, the decider is the line, repetitions are averaged).
 _NOT_AXES = {"instance_id", "decider", "repetition"}
 
@@ -33,7 +33,7 @@ def _label(column: str) -> str:
 
 
 def varying_parameters(frame: pd.DataFrame) -> list[str]:
-    metrics_and_status = set(METRIC_COLUMNS) | {"status", "error", "wall_time", "decider_calls"}
+    metrics_and_status = set(METRIC_COLUMNS + COST_COLUMNS + WINDOW_COLUMNS) | {"status", "error", "wall_time", "decider_calls"}
     return [c for c in frame.columns if c not in metrics_and_status and c not in _NOT_AXES
             and frame[c].nunique(dropna=True) > 1]
 

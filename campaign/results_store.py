@@ -25,6 +25,8 @@ METRIC_COLUMNS = [
     "mean_waiting_time", "max_waiting_time", "mean_bounded_slowdown", "max_bounded_slowdown", "utilization",
     "nb_machines", "consumed_joules", "nb_machine_switches",
 ]
+#: Platforms whose hosts carry an electricity `price` (and energy on): the total energy cost.
+COST_COLUMNS = ["energy_cost_cents"]
 #: With `window = [t0, t1]` in [campaign]: metrics over that window (analysis/window_metrics.py).
 WINDOW_COLUMNS = ["window_utilization", "window_energy", "window_jobs_started"]
 STATUS_COLUMNS = ["status", "error", "wall_time", "decider_calls"]
@@ -67,7 +69,7 @@ class ResultsStore:
             record = self.load(instance.id) or {"status": "missing"}
             row: dict[str, Any] = {"instance_id": instance.id, **instance.parameters()}
             metrics = record.get("metrics") or {}
-            for column in METRIC_COLUMNS + WINDOW_COLUMNS:
+            for column in METRIC_COLUMNS + COST_COLUMNS + WINDOW_COLUMNS:
                 row[column] = metrics.get(column)
             for column in STATUS_COLUMNS:
                 row[column] = record.get(column)
@@ -76,8 +78,9 @@ class ResultsStore:
         option_columns = sorted(c for c in frame.columns if c.startswith("option."))
         parameters = ["instance_id", "platform", "workload", "week", "seed", "decider", *option_columns,
                       "energy", "repetition"]
-        unused = {c for c in ["week", "seed"] + WINDOW_COLUMNS if frame[c].isna().all()}  # no weeks, seeds, window
-        columns = parameters + METRIC_COLUMNS + WINDOW_COLUMNS + STATUS_COLUMNS
+        # no weeks, seeds, prices or window: no such columns
+        unused = {c for c in ["week", "seed"] + COST_COLUMNS + WINDOW_COLUMNS if frame[c].isna().all()}
+        columns = parameters + METRIC_COLUMNS + COST_COLUMNS + WINDOW_COLUMNS + STATUS_COLUMNS
         return frame[[c for c in columns if c not in unused]]
 
     def write_table(self, frame: pd.DataFrame) -> list[str]:

@@ -33,6 +33,8 @@ APPLIES: dict[str, tuple[str, ...]] = {
     "day_start": ("grid-stream",),
     "day_end": ("grid-stream",),
     "single_fraction": ("grid-stream",),
+    "night_weight": ("grid-stream",),
+    "compute_speed": ("grid-stream",),
 }
 
 
@@ -87,6 +89,11 @@ class _ReportingCommand(click.Command):
               help="[grid-stream] Hour the day ends [20].")
 @click.option("--single-fraction", type=click.FloatRange(0, 1), default=None,
               help="[grid-stream] Share of single-processor jobs [0.8].")
+@click.option("--night-weight", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="[grid-stream] Night arrival rate / day rate [0.5]; 1 for a uniform stream.")
+@click.option("--compute-speed", type=click.FloatRange(min=0, min_open=True), default=None, metavar="FLOPS",
+              help="[grid-stream] The hosts' flop/s: jobs become computations of their duration, "
+                   "loading their hosts fully (default: delay profiles, hosts at idle power).")
 def generate(model: str, output: str, seed: int, **options: Any) -> None:
     """Generate a synthetic Batsim workload from MODEL (lublin, batsim-eval, grid-stream)."""
     from joulesim.workload_tools import batsim_eval, grid_stream, lublin

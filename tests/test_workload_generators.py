@@ -193,6 +193,52 @@ def test_grid_stream_job_count_and_flat_stream():
     assert abs(day / (1 - day) - 1) < 0.1
 
 
+
+def test_grid_stream_compute_speed_turns_each_delay_into_a_computation_of_the_same_duration():
+    delays = grid_stream.generate(jobs_per_day=800, days=1, nb_res=20, night_weight=1.0, seed=4)
+    computing = grid_stream.generate(jobs_per_day=800, days=1, nb_res=20, night_weight=1.0, seed=4,
+                                     compute_speed=2e9)
+    assert len(computing["jobs"]) == len(delays["jobs"]) > 700
+    for plain, job in zip(delays["jobs"], computing["jobs"]):
+        seconds = delays["profiles"][plain["profile"]]["delay"]
+        assert {k: v for k, v in job.items() if k != "profile"} == {k: v for k, v in plain.items() if k != "profile"}
+        assert computing["profiles"][job["profile"]] == {"type": "parallel_homogeneous", "cpu": seconds * 2e9,
+                                                         "com": 0.0}
+    assert computing["description"]["compute_speed"] == 2e9
+    assert "compute_speed" not in delays["description"]  # the default stream's bytes are unchanged
+
+
+def test_computing_stream_runs_its_jobs_for_their_duration_at_full_power(tmp_path):
+    import joulesim
+
+    platform = {"version": 1, "master": {"name": "m", "speed": "1Gf"},
+                "clusters": [{"id": "c", "prefix": "n", "count": 10, "speed": "1Gf",
+                              "wattage_per_state": [[100.0, 300.0]], "wattage_off": 5.0}]}
+    workload = grid_stream.generate(jobs=3, jobs_per_day=10, nb_res=10, seed=1, compute_speed=1e9)
+    run = joulesim.simulate(platform, workload, "fcfs", energy=True)
+    jobs = run.jobs.sort_values("job_id")
+    durations = [workload["profiles"][j["profile"]]["cpu"] / 1e9 for j in workload["jobs"]]
+    assert jobs["execution_time"].tolist() == pytest.approx(durations)
+    widths = [j["res"] for j in workload["jobs"]]
+    assert jobs["consumed_energy"].tolist() == pytest.approx([300.0 * w * d for w, d in zip(widths, durations)])
+
+
+@pytest.mark.parametrize("speed", [0.0, -1.0])
+def test_grid_stream_refuses_a_non_positive_compute_speed(speed):
+    with pytest.raises(GeneratorError, match="compute speed"):
+        grid_stream.generate(jobs_per_day=10, days=1, compute_speed=speed)
+
+
+def test_delays_as_computations_refuses_other_profiles():
+    from joulesim.workload_tools.synthetic import delays_as_computations
+
+    workload = {"nb_res": 1, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p"}],
+                "profiles": {"p": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}}}
+    with pytest.raises(GeneratorError, match="'p' is not a delay profile"):
+        delays_as_computations(workload, 1e9)
+    with pytest.raises(GeneratorError, match="host speed"):
+        delays_as_computations(workload, float("nan"))
+
 # ---------------------------------------------------------------------- determinism, loading
 
 MODELS = {
@@ -230,6 +276,7 @@ def run(args):
     ["lublin", "--jobs", "300", "--nb-res", "64"],
     ["batsim-eval", "--jobs", "300", "--runtime-min", "5", "--runtime-max", "50"],
     ["grid-stream", "--days", "1", "--jobs-per-day", "300", "--day-start", "9", "--day-end", "18"],
+    ["grid-stream", "--days", "1", "--jobs-per-day", "300", "--night-weight", "1", "--compute-speed", "1e9"],
 ])
 def test_command_writes_identical_bytes_per_seed(args, tmp_path):
     outputs = []
@@ -256,6 +303,9 @@ def test_command_walltime_options(tmp_path):
     (["lublin", "--days", "2"], "--days does not apply to model 'lublin'"),
     (["batsim-eval", "--jobs-per-day", "9"], "--jobs-per-day does not apply"),
     (["grid-stream", "--runtime-min", "9", "--days", "1"], "--runtime-min does not apply"),
+    (["lublin", "--compute-speed", "1e9"], "--compute-speed does not apply"),
+    (["grid-stream", "--days", "1", "--compute-speed", "0"], "--compute-speed"),
+    (["grid-stream", "--days", "1", "--night-weight", "0"], "--night-weight"),
     (["grid-stream"], "needs --days D or --jobs N"),
     (["grid-stream", "--days", "1", "--jobs", "5"], "not both"),
     (["batsim-eval", "--nb-res", "8"], "must be >= 32"),

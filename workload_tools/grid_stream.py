@@ -26,7 +26,10 @@ What we choose where the paper is silent:
   is random with mean days * jobs_per_day) or `jobs` (exactly that many jobs);
 * nb_res defaults to 10, the widest job (the paper's clusters are larger; pass their size);
 * walltime: not stated; walltime = ceil(duration * walltime_factor) (default 1), none when
-  walltime_factor is None.
+  walltime_factor is None;
+* profiles: delays by default (hosts stay at idle power); `compute_speed` (the hosts' flop/s)
+  makes each job a computation of the same duration that loads its hosts fully, as an energy
+  study needs (`synthetic.delays_as_computations`).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from joulesim.workload_tools.synthetic import build_workload, check
+from joulesim.workload_tools.synthetic import build_workload, check, delays_as_computations
 
 MIN_WIDTH, MAX_WIDTH = 1, 10
 SINGLE_FRACTION = 0.8
@@ -81,7 +84,7 @@ class DailyRate:
 def generate(jobs_per_day: float = 1000.0, days: float | None = None, jobs: int | None = None,
              nb_res: int = MAX_WIDTH, seed: int = 0, day_start: float = 8.0, day_end: float = 20.0,
              night_weight: float = 0.5, single_fraction: float = SINGLE_FRACTION,
-             walltime_factor: float | None = 1.0) -> dict[str, Any]:
+             walltime_factor: float | None = 1.0, compute_speed: float | None = None) -> dict[str, Any]:
     """A broker job stream (seed 004, table 3) over `days` days or of `jobs` jobs.
 
     jobs_per_day: mean density.  days / jobs: give exactly one.  nb_res: machine size (>= 10).
@@ -97,6 +100,7 @@ def generate(jobs_per_day: float = 1000.0, days: float | None = None, jobs: int 
     check(0 <= day_start < day_end <= 24, f"need 0 <= day start < day end <= 24, not {day_start}-{day_end}")
     check(night_weight > 0, f"the night weight must be > 0, not {night_weight}")
     check(0 <= single_fraction <= 1, f"the single-processor fraction must be in [0, 1], not {single_fraction}")
+    check(compute_speed is None or compute_speed > 0, f"the compute speed (flop/s) must be > 0, not {compute_speed}")
     rng = np.random.default_rng(seed)
     rate = DailyRate(jobs_per_day, day_start, day_end, night_weight)
     if jobs is not None:
@@ -122,9 +126,12 @@ def generate(jobs_per_day: float = 1000.0, days: float | None = None, jobs: int 
     single = rng.random(count) < single_fraction
     widths = np.where(single, 1, rng.integers(2, MAX_WIDTH + 1, size=count))
     durations = rng.integers(MIN_DURATION, MAX_DURATION + 1, size=count)
-    return build_workload(nb_res, subtimes, widths.tolist(), durations.tolist(), walltime_factor,
-                          {"generator": "grid-stream", "seed": seed, "jobs_per_day": jobs_per_day,
-                           "days": days, "jobs": jobs if jobs is not None else count,
-                           "nb_res": nb_res, "day_hours": [day_start, day_end],
-                           "night_weight": night_weight, "single_fraction": single_fraction,
-                           "walltime_factor": walltime_factor})
+    description = {"generator": "grid-stream", "seed": seed, "jobs_per_day": jobs_per_day, "days": days,
+                   "jobs": jobs if jobs is not None else count, "nb_res": nb_res,
+                   "day_hours": [day_start, day_end], "night_weight": night_weight,
+                   "single_fraction": single_fraction, "walltime_factor": walltime_factor}
+    workload = build_workload(nb_res, subtimes, widths.tolist(), durations.tolist(), walltime_factor, description)
+    if compute_speed is None:
+        return workload
+    description["compute_speed"] = compute_speed
+    return delays_as_computations(workload, compute_speed)

@@ -67,6 +67,27 @@ def build_workload(nb_res: int, subtimes: Sequence[float], sizes: Sequence[int],
     return doc
 
 
+def delays_as_computations(workload: dict[str, Any], flops_per_second: float) -> dict[str, Any]:
+    """The workload with each delay profile of D seconds replaced by a computation that takes D
+    seconds on hosts of `flops_per_second` (`parallel_homogeneous`, D x speed flops per host, no
+    communication). A delay job leaves its hosts at idle power; a computing one loads them
+    fully, which is what an energy study of the stream needs. Profiles are renamed
+    `compute_D`."""
+    check(math.isfinite(flops_per_second) and flops_per_second > 0,
+          f"the host speed (flop/s) must be a positive number, not {flops_per_second}")
+    renamed: dict[str, str] = {}
+    profiles: dict[str, dict[str, Any]] = {}
+    for name, profile in workload["profiles"].items():
+        check(profile.get("type") == "delay", f"profile {name!r} is not a delay profile")
+        renamed[name] = f"compute_{profile['delay']}"
+        profiles[renamed[name]] = {"type": "parallel_homogeneous", "cpu": float(profile["delay"]) * flops_per_second,
+                                   "com": 0.0}
+    out = dict(workload)
+    out["jobs"] = [{**job, "profile": renamed[job["profile"]]} for job in workload["jobs"]]
+    out["profiles"] = profiles
+    return out
+
+
 def dumps(workload: dict[str, Any]) -> bytes:
     """The workload as JSON bytes (one job per line, so the file stays diff- and grep-friendly)."""
     head = {k: v for k, v in workload.items() if k not in ("jobs", "profiles")}

@@ -80,10 +80,9 @@ def platform(nodes: int = NODES) -> dict[str, Any]:
 def computing(workload: dict[str, Any]) -> dict[str, Any]:
     """The workload with its delay profiles turned into computations of the same duration at
     1 Gflop/s (a delay job leaves its hosts at idle power; a computing one loads them fully)."""
-    out = dict(workload)
-    out["profiles"] = {name: {"type": "parallel_homogeneous", "cpu": float(p["delay"]) * 1e9, "com": 0.0}
-                       for name, p in workload["profiles"].items()}
-    return out
+    from joulesim.workload_tools.synthetic import delays_as_computations
+
+    return delays_as_computations(workload, 1e9)
 
 
 def stream(density: float, seed: int, days: float, single: float = 0.8, nodes: int = NODES) -> dict[str, Any]:
