@@ -3,7 +3,6 @@ hand-computed case with and without shutdown, h_j on a hand-made queue, and --qu
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pandas as pd
 import pytest
 
 import joulesim
+from conftest import load_experiment_script
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN = ROOT / "experiments" / "grid_energy" / "run.py"
@@ -19,10 +19,7 @@ RUN = ROOT / "experiments" / "grid_energy" / "run.py"
 
 @pytest.fixture(scope="module")
 def ge():
-    spec = importlib.util.spec_from_file_location("grid_energy_run", RUN)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_experiment_script("grid_energy")
 
 
 def test_break_even(ge):

@@ -1,0 +1,290 @@
+"""Seed 004, figure 3: the broker's algorithms S and P on the ten clusters of table 2, as one
+joulesim campaign over the stream density (jobs/day, equal steps from 500) and P's H_diff
+(5-minute steps): the increase of the mean waiting time (P - S) and the energy-cost ratio S / P.
+
+    python experiments/grid_broker/run.py               # the paper's grid (about 40 min on 2 cores)
+    python experiments/grid_broker/run.py --quick       # 3 densities x 3 H_diff, a quarter day (seconds)
+    python experiments/grid_broker/run.py --no-readme   # leave README.md alone
+
+It writes OUT/platform.json (make_platform.py), OUT/fig3.toml (the campaign file) and runs it
+into OUT/fig3_results/ (resumable: an interrupted run continues where it stopped; the same
+campaign runs by hand with `joulesim campaign run OUT/fig3.toml --out OUT/fig3_results`),
+then OUT/fig3.csv (one row per density and H_diff), OUT/fig3.png (the two heat maps) and the
+comparison with the paper between the markers of README.md. OUT is out/grid_broker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+REPO_ROOT = HERE.parents[1]
+DEFAULT_OUT = REPO_ROOT / "out" / "grid_broker"  # /out/ is git-ignored
+
+# The paper's grid: densities from 500 jobs/day in equal steps (its points 620 and 3,140 are
+# 500 + 1 x 120 and 500 + 22 x 120), H_diff in 5-minute steps (its 8,700 and 9,000 are 29 and
+# 30 x 300 s). It names densities up to 5,000 in the figure and 10,000 in its conclusion.
+DENSITY_START, DENSITY_STEP, DENSITY_STOP = 500, 120, 10_100
+H_DIFF_STEP, H_DIFF_STOP = 300, 9_000
+DAYS = 1.0
+SEED = 0
+HOST_SPEED = 1e9  # flop/s of every node (make_platform.py: "1Gf"): jobs load their nodes fully
+
+
+def _load(name: str, path: Path) -> Any:
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def densities(quick: bool, stop: int = DENSITY_STOP, step: int = DENSITY_STEP) -> list[int]:
+    return [500, 620, 3140] if quick else list(range(DENSITY_START, stop + 1, step))
+
+
+def h_diffs(quick: bool, step: int = H_DIFF_STEP) -> list[int]:
+    return [0, 4500, 9000] if quick else list(range(0, H_DIFF_STOP + 1, step))
+
+
+# ---------------------------------------------------------------- the campaign file
+def study_text(platform_file: str, density_list: list[int], h_list: list[int], days: float, t_idle: float,
+               nb_hosts: int) -> str:
+    """The campaign: one grid-stream workload per density (uniform over the day: the paper's
+    broker stream, night_weight = 1), the same stream for S and for every H_diff of P."""
+    lines = ["# Seed 004 figure 3 (written by experiments/grid_broker/run.py)", "[campaign]",
+             'name = "grid_broker_fig3"', "energy = true", "timeout = 3600", "",
+             "[[platforms]]", f'path = "{platform_file}"', 'name = "table2"', ""]
+    for density in density_list:
+        lines += ["[[workloads]]", 'generator = "grid-stream"', f'name = "d{density}"', f"seeds = [{SEED}]",
+                  f"parameters = {{jobs_per_day = {density}, days = {days}, nb_res = {nb_hosts}, "
+                  f"night_weight = 1.0, compute_speed = {HOST_SPEED:.0f}.0}}", ""]
+    lines += ["[[deciders]]", 'name = "S"', 'decider = "broker"', f'options = {{algorithm = "S", t_idle = {t_idle!r}}}',
+              "", "[[deciders]]", 'name = "P"', 'decider = "broker"',
+              f'options = {{algorithm = "P", t_idle = {t_idle!r}}}',
+              "grid = {h_diff = [" + ", ".join(str(h) for h in h_list) + "]}", ""]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- figure 3 from the results
+def figure3(results: pd.DataFrame) -> pd.DataFrame:
+    """One row per (density, H_diff): S's and P's mean waiting time and energy cost, the wait
+    increase P - S (s) and the cost ratio S / P."""
+    bad = results[results["status"] != "ok"]
+    if len(bad):
+        raise SystemExit(f"{len(bad)} instance(s) did not finish ({', '.join(bad['instance_id'][:5])}...): "
+                         "rerun the script (finished instances are kept)")
+    frame = results.assign(density=results["workload"].str.slice(1).astype(int))
+    s = frame[frame["decider"] == "S"].set_index("density")
+    p = frame[frame["decider"] == "P"].copy()
+    p["h_diff"] = p["option.h_diff"].astype(float).astype(int)
+    out = pd.DataFrame({
+        "density": p["density"], "h_diff": p["h_diff"],
+        "jobs": p["nb_jobs"].to_numpy(),
+        "wait_s": p["density"].map(s["mean_waiting_time"]).to_numpy(),
+        "wait_p": p["mean_waiting_time"].to_numpy(),
+        "cost_s_cents": p["density"].map(s["energy_cost_cents"]).to_numpy(),
+        "cost_p_cents": p["energy_cost_cents"].to_numpy()})
+    out["wait_increase"] = out["wait_p"] - out["wait_s"]
+    out["cost_ratio"] = out["cost_s_cents"] / out["cost_p_cents"]
+    out["saving_pct"] = 100.0 * (1.0 - out["cost_p_cents"] / out["cost_s_cents"])
+    return out.sort_values(["density", "h_diff"]).reset_index(drop=True)
+
+
+def _cell(fig: pd.DataFrame, column: str, rows: pd.Series | None = None) -> SimpleNamespace:
+    """The cell where `column` is largest (density and H_diff as integers: a row is all floats)."""
+    part = fig if rows is None else fig[rows]
+    row = part.loc[part[column].idxmax()].to_dict()
+    return SimpleNamespace(**{**row, "density": int(row["density"]), "h_diff": int(row["h_diff"])})
+
+
+def comparison(fig: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """The paper's statements on figure 3 (§4 and the conclusion), each with ours."""
+    d_max = fig["density"].max()
+    h_values = sorted(fig["h_diff"].unique())
+    rows: list[tuple[str, str, str]] = []
+    positive = (fig["wait_increase"] > 0).mean()
+    rows.append(("P's mean wait is always higher than S's", "always",
+                 f"in {100 * positive:.0f} % of the {len(fig):,} cells (min {fig['wait_increase'].min():+,.0f} s)"))
+    top = _cell(fig, "wait_increase")
+    rows.append(("largest wait increase (anywhere)", "2,659 s at density 3,140, H_diff 9,000",
+                 f"{top.wait_increase:,.0f} s at density {top.density:,}, H_diff {top.h_diff:,}"))
+    region1 = fig["density"].between(2000, 5000) & fig["h_diff"].between(7000, 9000)
+    if region1.any():
+        r1 = _cell(fig, "wait_increase", region1)
+        rows.append(("region 1 (density 2,000-5,000, H_diff 7,000-9,000): the largest increases",
+                     "up to 2,659 s", f"up to {r1.wait_increase:,.0f} s (density {r1.density:,}, H_diff {r1.h_diff:,}); "
+                     f"mean {fig.loc[region1, 'wait_increase'].mean():,.0f} s"))
+    h4000 = min(h_values, key=lambda h: (abs(h - 4000), h))
+    mid = fig["h_diff"] == h4000
+    r2 = _cell(fig, "wait_increase", mid)
+    beyond = mid & (fig["density"] >= 2000)
+    text = f"{r2.wait_increase:,.0f} s (density {r2.density:,})"
+    if beyond.any():
+        r2b = _cell(fig, "wait_increase", beyond)
+        text += f"; over densities >= 2,000: {r2b.wait_increase:,.0f} s (density {r2b.density:,})"
+    rows.append((f"region 2 (middle values): largest increase at H_diff 4,000 (ours: {h4000:,})", "about 800 s", text))
+    high = fig["density"] >= fig["density"].quantile(0.75)
+    low_h = fig["h_diff"] <= h_values[min(4, len(h_values) - 1)]
+    r3 = fig[high & low_h]
+    rows.append((f"region 3 (highest densities, smallest H_diff; ours: density >= {int(fig.loc[high, 'density'].min()):,}, "
+                 f"H_diff <= {int(fig.loc[low_h, 'h_diff'].max()):,})", "increase under 300 s",
+                 f"max {r3['wait_increase'].max():,.0f} s, mean {r3['wait_increase'].mean():,.0f} s"))
+    for density, h_diff, column, paper, unit in ((3140, 9000, "wait_increase", "2,659 s", " s"),
+                                                 (620, 8700, "cost_ratio", "1.87", "")):
+        at = fig[(fig["density"] == density) & (fig["h_diff"] == h_diff)]
+        if len(at):
+            value = at[column].iloc[0]
+            rows.append((f"{column.replace('_', ' ')} at the paper's point: density {density:,}, H_diff {h_diff:,}",
+                         paper, f"{value:,.0f}{unit}" if unit else f"{value:.2f}"))
+    best = _cell(fig, "cost_ratio")
+    rows.append(("largest cost ratio S / P", "1.87 at density 620, H_diff 8,700",
+                 f"{best.cost_ratio:.2f} at density {int(best.density):,}, H_diff {int(best.h_diff):,}"))
+    lowest = fig[(fig["density"] == fig["density"].min()) & (fig["h_diff"] >= 1000)]
+    rows.append((f"density {fig['density'].min():,}, H_diff >= 1,000: the largest savings", "ratio up to 1.87",
+                 f"ratio {lowest['cost_ratio'].min():.2f}-{lowest['cost_ratio'].max():.2f} "
+                 f"(the largest of every density: {fig.groupby('density')['cost_ratio'].max().idxmax():,})"))
+    above = fig[fig["h_diff"] >= 2000].groupby("density")["cost_ratio"]
+    spread = (above.max() - above.min()).max()
+    below = fig[fig["h_diff"] < 2000].groupby("density")["cost_ratio"]
+    rows.append(("beyond H_diff 2,000 the cost no longer changes",
+                 "flat", f"ratio spread over H_diff >= 2,000: at most {spread:.3f} per density "
+                         f"(below 2,000: up to {(below.max() - below.min()).max():.3f})"))
+    for label, lo, hi, paper in (("about 2,000-4,000 jobs/day", 2000, 4000, "15-20 % saving"),
+                                 (f"10,000 jobs/day and more (ours: up to {d_max:,})", 10_000, None, "at most 3 %")):
+        band = fig[(fig["density"] >= lo) & ((fig["density"] <= hi) if hi else True) & (fig["h_diff"] >= 2000)]
+        if len(band):
+            rows.append((f"saving (1 - P / S cost), {label}, H_diff >= 2,000", paper,
+                         f"{band['saving_pct'].min():.1f}-{band['saving_pct'].max():.1f} % "
+                         f"(mean {band['saving_pct'].mean():.1f} %)"))
+    trade = tradeoff(fig)
+    knee = trade[trade["saving_pct"] >= 0.9 * trade["saving_pct"].max()].iloc[0]
+    at4000 = trade.loc[(trade["h_diff"] - 4000).abs().idxmin()]
+    rows.append(("the best trade-off between cost and wait", "H_diff 2,000-4,000",
+                 f"the mean saving over all densities reaches 90 % of its largest ({trade['saving_pct'].max():.1f} %) "
+                 f"at H_diff {int(knee.h_diff):,} (mean wait +{knee.wait_increase:,.0f} s); at {int(at4000.h_diff):,}: "
+                 f"{at4000.saving_pct:.1f} % for +{at4000.wait_increase:,.0f} s; beyond, only the wait grows"))
+    return rows
+
+
+def tradeoff(fig: pd.DataFrame) -> pd.DataFrame:
+    """Per H_diff, over all densities: mean saving and mean wait increase (the paper: 2,000-4,000 s
+    is the best trade-off)."""
+    return fig.groupby("h_diff", as_index=False).agg(saving_pct=("saving_pct", "mean"),
+                                                     wait_increase=("wait_increase", "mean"),
+                                                     max_wait_increase=("wait_increase", "max"))
+
+
+def plot(fig: pd.DataFrame, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(1, 2, figsize=(13, 5))
+    for ax, column, title, cmap in ((axes[0], "wait_increase", "mean wait increase P - S (s)", "magma"),
+                                    (axes[1], "cost_ratio", "energy-cost ratio S / P", "viridis")):
+        grid = fig.pivot(index="density", columns="h_diff", values=column)
+        mesh = ax.pcolormesh(grid.columns, grid.index, grid.to_numpy(), shading="nearest", cmap=cmap)
+        point = (9000, 3140) if column == "wait_increase" else (8700, 620)  # the paper's maxima
+        ax.plot(*point, marker="x", color="cyan", markersize=10, mew=2, label=f"paper's maximum {point}")
+        ax.legend(loc="upper left", fontsize=8)
+        ax.set_xlabel("H_diff (s)")
+        ax.set_ylabel("density (jobs/day)")
+        ax.set_title(title)
+        figure.colorbar(mesh, ax=ax)
+    figure.suptitle("Figure 3: broker P against S, ten clusters of table 2")
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def markdown(fig: pd.DataFrame, days: float, wall: float | None, nb_instances: int, quick: bool,
+             base: int, nb_hosts: int) -> str:
+    dens = sorted(fig["density"].unique())
+    hs = sorted(fig["h_diff"].unique())
+    lines = [f"Measured by `run.py{' --quick' if quick else ''}` (relative size 1 = {base} nodes, {nb_hosts:,} in all): densities {dens[0]:,}-{dens[-1]:,} jobs/day "
+             f"({len(dens)} values), H_diff {hs[0]:,}-{hs[-1]:,} s ({len(hs)} values), {days:g} day(s) of a uniform "
+             f"stream (seed {SEED}) per density, {nb_instances:,} simulations"
+             + (f" in {wall / 60:.1f} min ({nb_instances / wall:.2f} instances/s)." if wall else "."), "",
+             "| the paper says | paper | joulesim |", "|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} |" for a, b, c in comparison(fig)]
+    lines += ["", "Per H_diff, over all densities (the trade-off):", "",
+              "| H_diff (s) | mean saving | mean wait increase | max wait increase |", "|---:|---:|---:|---:|"]
+    table = tradeoff(fig)
+    picks = [h for h in hs if h in (0, 600, 1200, 2100, 3000, 3900, 6000, 9000)] if len(hs) > 8 else hs
+    for r in table[table["h_diff"].isin(picks)].itertuples():
+        lines.append(f"| {r.h_diff:,} | {r.saving_pct:.1f} % | {r.wait_increase:,.0f} s | {r.max_wait_increase:,.0f} s |")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- main
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--quick", action="store_true", help="3 densities x 3 H_diff, a quarter of a day")
+    parser.add_argument("--days", type=float, default=None, help=f"days of stream per density (default {DAYS:g})")
+    parser.add_argument("--density-stop", type=int, default=DENSITY_STOP,
+                        help=f"the largest density (default {DENSITY_STOP:,})")
+    parser.add_argument("--density-step", type=int, default=DENSITY_STEP,
+                        help=f"the density step (default {DENSITY_STEP})")
+    parser.add_argument("--h-diff-step", type=int, default=H_DIFF_STEP, help=f"the H_diff step (default {H_DIFF_STEP} s)")
+    parser.add_argument("--base-size", type=int, default=None,
+                        help="nodes of a cluster of relative size 1 (default: make_platform.py's)")
+    parser.add_argument("--workers", type=int, default=None, help="worker processes (default: the cores)")
+    parser.add_argument("--no-readme", action="store_true")
+    parser.add_argument("--readme", type=Path, default=HERE / "README.md")
+    args = parser.parse_args(argv)
+    if min(args.density_step, args.h_diff_step, args.base_size or 1) < 1:
+        parser.error("steps and the base size must be positive")
+    from joulesim.campaign.results_store import read_table
+    from joulesim.campaign.runner import run_campaign
+
+    make_platform = _load("grid_broker_platform", HERE / "make_platform.py")
+    grid_energy = _load("grid_energy_run", REPO_ROOT / "experiments" / "grid_energy" / "run.py")
+    days = args.days if args.days is not None else (0.25 if args.quick else DAYS)
+    args.out.mkdir(parents=True, exist_ok=True)
+    base = args.base_size or make_platform.BASE_SIZE
+    name = "fig3" + ("_quick" if args.quick else "") + (f"_base{base}" if base != make_platform.BASE_SIZE else "")
+    if not args.quick and (args.density_step, args.h_diff_step) != (DENSITY_STEP, H_DIFF_STEP):
+        name += f"_step{args.density_step}x{args.h_diff_step}"
+    doc = make_platform.platform(base)
+    platform_file = "platform.json" if base == make_platform.BASE_SIZE else f"platform_base{base}.json"
+    (args.out / platform_file).write_text(json.dumps(doc, indent=1) + "\n")
+    nb_hosts = sum(c["count"] for c in doc["clusters"])
+    study = args.out / f"{name}.toml"
+    study.write_text(study_text(platform_file, densities(args.quick, args.density_stop, args.density_step),
+                                h_diffs(args.quick, args.h_diff_step), days, round(grid_energy.T_BE, 1), nb_hosts))
+    results_dir = args.out / f"{name}_results"
+    print(f"campaign {study} -> {results_dir} (also: joulesim campaign run {study} --out {results_dir})", flush=True)
+    summary = run_campaign(str(study), str(results_dir), workers=args.workers, progress=None)
+    # The campaign's speed is that of a run in one go; a resumed or repeated run keeps it.
+    timing = results_dir / "timing.json"
+    if summary.nb_run == summary.nb_instances:
+        timing.write_text(json.dumps({"wall_time": summary.wall_time, "instances": summary.nb_instances,
+                                      "workers": args.workers or os.cpu_count()}) + "\n")
+    wall = json.loads(timing.read_text())["wall_time"] if timing.exists() else None
+    fig = figure3(read_table(str(results_dir)))
+    fig.to_csv(args.out / f"{name}.csv", index=False)
+    try:
+        plot(fig, args.out / f"{name}.png")
+    except ImportError:
+        print("no figure: matplotlib is missing (pip install 'joulesim[plot]')")
+    text = markdown(fig, days, wall, summary.nb_instances, args.quick, base, nb_hosts)
+    print(text)
+    if not args.no_readme:
+        _load("irmasim_grid_run", REPO_ROOT / "experiments" / "irmasim_grid" / "run.py").replace_results(args.readme, text)
+    print(f"{summary.nb_run} instance(s) run in {summary.wall_time:.1f} s; outputs in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

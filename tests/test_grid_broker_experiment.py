@@ -1,0 +1,121 @@
+"""Seed 004 figure 3 (experiments/grid_broker/run.py): the campaign file it writes, the wait
+increase and cost ratio it derives from a results table (hand-made numbers), the energy-cost
+column of campaign results, and --quick end to end."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+import joulesim
+from conftest import load_experiment_script
+from joulesim.campaign.runner import instances_of, run_campaign
+
+@pytest.fixture(scope="module")
+def gb():
+    return load_experiment_script("grid_broker")
+
+
+def test_the_paper_grid_holds_its_named_points(gb):
+    dens, hs = gb.densities(False), gb.h_diffs(False)
+    assert dens[0] == 500 and {620, 3140} <= set(dens) and dens[-1] == 10_100
+    assert len(dens) == 81 and all(b - a == 120 for a, b in zip(dens, dens[1:]))
+    assert hs == list(range(0, 9001, 300)) and {8700, 9000} <= set(hs)
+
+
+def test_the_campaign_file_pairs_one_stream_per_density_with_s_and_every_h_diff_of_p(gb, tmp_path):
+    (tmp_path / "platform.json").write_text(json.dumps(_two_clusters()))
+    study = tmp_path / "fig3.toml"
+    study.write_text(gb.study_text("platform.json", [500, 620], [0, 300, 600], 0.5, 209.8, 20))
+    parsed, instances, _ = instances_of(str(study))
+    assert len(instances) == 2 * (1 + 3)
+    assert [w.label for w in parsed.workloads] == ["d500", "d620"]
+    settings = dict(parsed.workloads[0].settings)
+    assert settings == {"jobs_per_day": 500, "days": 0.5, "nb_res": 20, "night_weight": 1.0, "compute_speed": 1e9}
+    p = [i.parameters() for i in instances if i.parameters()["decider"] == "P"]
+    assert sorted({row["option.h_diff"] for row in p}) == [0, 300, 600]
+    assert all(row["option.algorithm"] == "P" and row["option.t_idle"] == 209.8 for row in p)
+    assert parsed.energy == [True]
+
+
+def _results(rows):
+    """A campaign table as run.py reads it: (workload, decider, h_diff, wait, cost)."""
+    return pd.DataFrame([{"instance_id": f"i{n}", "workload": w, "decider": d, "option.h_diff": h,
+                          "mean_waiting_time": wait, "energy_cost_cents": cost, "nb_jobs": 10, "status": "ok"}
+                         for n, (w, d, h, wait, cost) in enumerate(rows)])
+
+
+def test_figure3_derives_the_wait_increase_the_cost_ratio_and_the_saving(gb):
+    fig = gb.figure3(_results([
+        ("d500", "S", None, 100.0, 200.0), ("d500", "P", 0, 90.0, 200.0), ("d500", "P", 300, 400.0, 100.0),
+        ("d620", "S", None, 50.0, 300.0), ("d620", "P", 0, 60.0, 250.0), ("d620", "P", 300, 2000.0, 120.0)]))
+    assert fig[["density", "h_diff"]].values.tolist() == [[500, 0], [500, 300], [620, 0], [620, 300]]
+    assert fig["wait_increase"].tolist() == [-10.0, 300.0, 10.0, 1950.0]
+    assert fig["cost_ratio"].tolist() == [1.0, 2.0, 1.2, 2.5]
+    assert fig["saving_pct"].tolist() == pytest.approx([0.0, 50.0, 100 / 6, 60.0])
+    rows = {paper: ours for paper, _, ours in gb.comparison(fig)}
+    assert rows["P's mean wait is always higher than S's"].startswith("in 75 % of the 4 cells (min -10 s)")
+    assert rows["largest wait increase (anywhere)"] == "1,950 s at density 620, H_diff 300"
+    assert rows["largest cost ratio S / P"] == "2.50 at density 620, H_diff 300"
+    trade = gb.tradeoff(fig)
+    assert trade["saving_pct"].tolist() == pytest.approx([100 / 12, 55.0])
+    assert trade["wait_increase"].tolist() == [0.0, 1125.0]
+
+
+def test_figure3_refuses_a_table_with_unfinished_instances(gb):
+    table = _results([("d500", "S", None, 1.0, 1.0), ("d500", "P", 0, 1.0, 1.0)])
+    table.loc[1, "status"] = "timeout"
+    with pytest.raises(SystemExit, match="1 instance"):
+        gb.figure3(table)
+
+
+def _two_clusters():
+    """Two clusters of 10 single-node hosts; the second's node draws half the watts at the same price."""
+    def cluster(name, watts):
+        return {"id": name, "prefix": f"{name}-", "count": 10, "speed": "1Gf",
+                "properties": {"cluster": name, "price": "10"},
+                "wattage_per_state": [[watts * 0.5, watts]], "wattage_off": 1.0}
+    return {"version": 1, "master": {"name": "m", "speed": "1Gf"}, "clusters": [cluster("a", 400.0), cluster("b", 200.0)]}
+
+
+def test_campaign_results_carry_the_energy_cost_of_priced_platforms_only(gb, tmp_path):
+    (tmp_path / "platform.json").write_text(json.dumps(_two_clusters()))
+    study = tmp_path / "fig3.toml"
+    study.write_text(gb.study_text("platform.json", [500], [0], 0.1, 209.8, 20))
+    summary = run_campaign(str(study), str(tmp_path / "res"), workers=1, progress=False)
+    assert summary.nb_run == 2 and not summary.failed
+    table = pd.read_csv(tmp_path / "res" / "results.csv")
+    workload = json.loads(next((tmp_path / "res" / "workloads").glob("d500-*.json")).read_text())
+    for _, row in table.iterrows():
+        options = {"algorithm": row["decider"], "t_idle": 209.8}
+        if row["decider"] == "P":
+            options["h_diff"] = 0
+        single = joulesim.simulate(_two_clusters(), workload, "broker", options=options, energy=True).metrics
+        assert row["energy_cost_cents"] == pytest.approx(single["energy_cost_cents"], rel=1e-12)
+    # P at H_diff 0 still takes the cheaper cluster whenever the queues are even: it costs less
+    s, p = (table.set_index("decider").loc[d, "energy_cost_cents"] for d in ("S", "P"))
+    assert p < s
+    no_prices = _two_clusters()
+    for c in no_prices["clusters"]:
+        del c["properties"]["price"]
+    (tmp_path / "platform.json").write_text(json.dumps(no_prices))
+    run_campaign(str(study), str(tmp_path / "res2"), workers=1, progress=False, where={"decider": ["S"]})
+    assert "energy_cost_cents" not in pd.read_csv(tmp_path / "res2" / "results.csv").columns
+
+
+def test_quick_run_end_to_end(gb, tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("before\n<!-- results: begin -->\nold\n<!-- results: end -->\nafter\n")
+    assert gb.main(["--quick", "--out", str(tmp_path / "out"), "--workers", "1", "--readme", str(readme)]) == 0
+    fig = pd.read_csv(tmp_path / "out" / "fig3_quick.csv")
+    assert len(fig) == 9 and sorted(fig["density"].unique()) == [500, 620, 3140]
+    assert (fig["wait_increase"] == fig["wait_p"] - fig["wait_s"]).all()
+    # At 500 jobs/day, P with a large H_diff runs almost everything on the cheapest cluster
+    # (eastern United States: 61.9 W x 11.2 cents) where S fills the clusters in table order.
+    low = fig[(fig["density"] == 500) & (fig["h_diff"] == 9000)].iloc[0]
+    assert low["cost_ratio"] > 1.5
+    text = readme.read_text()
+    assert text.startswith("before\n<!-- results: begin -->\nMeasured by `run.py --quick`") and "old" not in text
+    assert "| largest cost ratio S / P | 1.87 at density 620, H_diff 8,700 |" in text
