@@ -23,6 +23,9 @@ def print_summary(result: SimulationResult) -> None:
                      "machine switches")
         joules = float(schedule["consumed_joules"])
         lines.append(f"energy x makespan     {joules:.6g} J x {stats.makespan:.6g} s = {joules * stats.makespan:.6g} J s (EDP)")
+    if result.energy_cost_cents is not None:
+        lines.append(f"energy cost           {result.energy_cost_cents:,.2f} US cents (per cluster and job: "
+                     "PREFIX_energy_cost.csv, joulesim analyze)")
     if result.node_model:
         lines.append(f"node model            {result.node_model}")
     lines += [

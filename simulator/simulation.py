@@ -60,6 +60,8 @@ class SimulationResult:
     texts: dict[str, str] = field(default_factory=dict)
     #: Node-model runs: the model and the idle-power rule the energy used ("" otherwise).
     node_model: str = ""
+    #: Platforms with electricity prices (energy on): the total energy cost, US cents.
+    energy_cost_cents: float | None = None
 
 
 def _fire(event: "_Call") -> None:
@@ -270,7 +272,9 @@ class Simulation:
         with self._open_output("schedule") as schedule_file:
             schedule = write_schedule(schedule_file, self.stats, self.machines, self.nb_hosts,
                                       self.link.scheduling_time, wall, consumed, self.switching)
+            cost_total = None
             if isinstance(self.energy, PricedEnergyMeter):
+                cost_total = self.energy.rows()[-1][3]  # the `total` row
                 cost_file = self._open_output("energy_cost")
                 self.energy.write(cost_file)
                 if not isinstance(cost_file, io.StringIO):  # a buffer's text is read below
@@ -278,7 +282,7 @@ class Simulation:
             texts = {name: buffer.getvalue() for name, buffer in self._buffers.items()}
         node_model = f"{self.hierarchy.model}, idle power {self.config.idle_power}" if self.hierarchy else ""
         return SimulationResult(schedule, self.stats, list(self.paths.values()), self.link.calls, wall,
-                                self.energy is not None, texts, node_model)
+                                self.energy is not None, texts, node_model, cost_total)
 
     def _open_output(self, name: str) -> Any:
         """The file of output `name`, or a memory buffer when the run exports no files."""

@@ -124,12 +124,12 @@ def send(decider, now: float, *events: dict) -> list[tuple]:
     return out
 
 
-def load_experiment_script(name: str):
-    """experiments/NAME/run.py as a module (the experiment scripts are not a package)."""
+def load_experiment_script(name: str, script: str = "run.py"):
+    """experiments/NAME/SCRIPT as a module (the experiment scripts are not a package)."""
     import importlib.util
 
-    path = Path(__file__).resolve().parents[1] / "experiments" / name / "run.py"
-    spec = importlib.util.spec_from_file_location(f"{name}_run", path)
+    path = Path(__file__).resolve().parents[1] / "experiments" / name / script
+    spec = importlib.util.spec_from_file_location(f"{name}_{Path(script).stem}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -164,13 +164,9 @@ def test_bad_cluster_properties_are_refused(properties, options, pattern):
 
 
 def test_the_table_2_platform_runs_under_the_broker():
-    import importlib.util
-    from pathlib import Path
+    from conftest import load_experiment_script
 
-    path = Path(__file__).resolve().parents[1] / "experiments" / "grid_broker" / "make_platform.py"
-    spec = importlib.util.spec_from_file_location("grid_broker_make_platform", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_experiment_script("grid_broker", "make_platform.py")
     platform = module.platform(base_size=1)  # 1, 1, 2, 2, 2, 4, 8, 17, 19, 31 nodes
     assert [c["count"] for c in platform["clusters"]] == [1, 1, 2, 2, 2, 4, 8, 17, 19, 31]
     russia = platform["clusters"][6]

@@ -5,6 +5,9 @@ column of campaign results, and --quick end to end."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -119,3 +122,33 @@ def test_quick_run_end_to_end(gb, tmp_path):
     text = readme.read_text()
     assert text.startswith("before\n<!-- results: begin -->\nMeasured by `run.py --quick`") and "old" not in text
     assert "| largest cost ratio S / P | 1.87 at density 620, H_diff 8,700 |" in text
+
+
+def test_the_shipped_table2_platform_is_make_platforms_output():
+    from joulesim.simulator.platform_loader import shipped_platform_path
+
+    make_platform = load_experiment_script("grid_broker", "make_platform.py")
+    shipped = Path(shipped_platform_path("grid_table2")).read_text()
+    assert json.loads(shipped) == make_platform.platform(), \
+        "platforms/grid_table2.json is stale: python experiments/grid_broker/make_platform.py --out platforms/grid_table2.json"
+
+
+def test_joulesim_run_on_the_shipped_grid_prints_the_total_energy_cost(tmp_path):
+    from conftest import write_workload
+
+    workload = write_workload(tmp_path, [{"id": i, "subtime": 60 * i, "res": 1 + i % 3, "delay": 600} for i in range(8)])
+    done = subprocess.run([sys.executable, "-m", "joulesim.cli.main", "run", "-p", "grid_table2", "-w", workload,
+                           "-d", "broker", "-o", "algorithm=P", "-o", "h_diff=inf", "-E", "-e", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    cost = pd.read_csv(tmp_path / "out_energy_cost.csv")
+    total = cost[cost["kind"] == "total"]["cost_cents"].iloc[0]
+    assert f"energy cost           {total:,.2f} US cents" in done.stdout
+    # P with h_diff=inf runs every job on the eastern United States (the cheapest node-second):
+    # a delay job holds its nodes at that cluster's idle power, 0.43 x 520 W / 8.4.
+    jobs = cost[cost["kind"] == "job"].set_index("name")
+    assert len(jobs) == 8
+    for i in range(8):
+        joules = jobs.loc[jobs.index.str.endswith(f"!{i}"), "energy_joules"].iloc[0]
+        assert joules == pytest.approx(0.43 * 520.0 / 8.4 * (1 + i % 3) * 600, rel=1e-9)
+

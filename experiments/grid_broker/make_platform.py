@@ -3,6 +3,7 @@ platform for the `broker` decider (deciders/cluster_broker.py).
 
     python experiments/grid_broker/make_platform.py                  # out/grid_broker/platform.json
     python experiments/grid_broker/make_platform.py --base-size 8 --out grid10.json
+    python experiments/grid_broker/make_platform.py --out platforms/grid_table2.json  # the shipped copy
 
 Each cluster is a joulesim "clusters" entry of single-processor nodes, the node of
 experiments/grid_energy (its constants are read from that run.py: 520 W peak, idle 0.43, sleep
