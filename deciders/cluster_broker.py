@@ -34,7 +34,7 @@ from joulesim.deciders.cluster_router import Cluster, ClusterRouter
 from joulesim.deciders.decider_options import choice_option, float_option
 from joulesim.protocol.decider import Decider, SubmittedJob
 from joulesim.protocol.errors import JoulesimError
-from joulesim.simulator.tariffs import price_at
+from joulesim.simulator.tariffs import DAY_END, DAY_START, TARIFF_RANGES, price_at, tariff_number
 
 __all__ = ["ClusterBroker", "Tariff"]
 
@@ -44,13 +44,13 @@ class Tariff:
     def __init__(self, cluster: Cluster, who: str):
         props = cluster.properties
         self.name = cluster.name
-        self.price = _number(props, "price", cluster, who, None, minimum=0.0)
-        self.utc_offset = _number(props, "utc_offset", cluster, who, 0.0, minimum=-24.0, maximum=24.0)
-        self.night_price = _number(props, "night_price", cluster, who, self.price, minimum=0.0)
-        self.day_start = _number(props, "day_start", cluster, who, 8.0, minimum=0.0, maximum=24.0)
-        self.day_end = _number(props, "day_end", cluster, who, 20.0, minimum=0.0, maximum=24.0)
+        self.price = _number(props, "price", cluster, who, None)
+        self.utc_offset = _number(props, "utc_offset", cluster, who, 0.0)
+        self.night_price = _number(props, "night_price", cluster, who, self.price)
+        self.day_start = _number(props, "day_start", cluster, who, DAY_START)
+        self.day_end = _number(props, "day_end", cluster, who, DAY_END)
         self.watts = _peak_watts(props.get("wattage_per_state"), cluster, who)
-        for key in ("price", "utc_offset", "night_price", "day_start", "day_end"):
+        for key in TARIFF_RANGES:
             values = {str((r.get("properties") or {}).get(key)) for r in cluster.resources}
             if len(values) > 1:
                 raise JoulesimError(f"decider {who}: the hosts of cluster {cluster.name!r} disagree on property "
@@ -67,19 +67,15 @@ class Tariff:
         return self.price_at(now, start_utc_hour) * (self.watts if self.watts is not None else 1.0)
 
 
-def _number(props: dict[str, str], key: str, cluster: Cluster, who: str, default: float | None, *,
-            minimum: float = -math.inf, maximum: float = math.inf) -> float | None:
+def _number(props: dict[str, str], key: str, cluster: Cluster, who: str, default: float | None) -> float | None:
     if key not in props:
         return default
     text = props[key].strip()
     try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (minimum <= value <= maximum):  # also refuses NaN
+        return tariff_number(key, text)
+    except ValueError as exc:
         raise JoulesimError(f"decider {who}: cluster {cluster.name!r} has property {key}={text!r}: "
-                            f"expected a number in [{minimum:g}, {maximum:g}]")
-    return value
+                            f"expected a number in {exc}") from None
 
 
 def _peak_watts(text: str | None, cluster: Cluster, who: str) -> float | None:

@@ -31,14 +31,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 from joulesim.simulator.compensated_sum import CompensatedSum
 from joulesim.simulator.energy_meter import EnergyMeter
 from joulesim.simulator.input_error import InputError
-from joulesim.simulator.tariffs import next_change, price_at
+from joulesim.simulator.tariffs import DAY_END, DAY_START, TARIFF_RANGES, next_change, price_at, tariff_number
 
 if TYPE_CHECKING:
     from joulesim.simulator.job_record import JobRecord
 
 COST_COLUMNS = ["kind", "name", "energy_joules", "cost_cents"]
 JOULES_PER_KWH = 3.6e6
-_TARIFF_KEYS = ("price", "utc_offset", "night_price", "day_start", "day_end")
 
 
 @dataclass
@@ -75,21 +74,16 @@ class CostPlan:
     host_cluster: list[int]
 
 
-def _number(source: str, host: Any, key: str, default: float | None, minimum: float = -math.inf,
-            maximum: float = math.inf) -> float | None:
+def _number(source: str, host: Any, key: str, default: float | None) -> float | None:
     text = (host.properties or {}).get(key)
     if text is None:
         return default
     try:
-        value = float(str(text).strip())
-    except ValueError:
-        value = math.nan
-    if not (minimum <= value <= maximum):  # also refuses NaN and infinities beyond the bounds
-        raise InputError(source, f"host {host.name}", f"property {key}={text!r} is not a number in "
-                         f"[{minimum:g}, {maximum:g}]",
+        return tariff_number(key, text)
+    except ValueError as exc:
+        raise InputError(source, f"host {host.name}", f"property {key}={text!r} is not a number in {exc}",
                          "energy cost reads price and night_price in US cents/kWh (>= 0), utc_offset "
-                         "in hours, day_start / day_end as local hours in [0, 24]")
-    return value
+                         "in hours, day_start / day_end as local hours in [0, 24]") from None
 
 
 def cost_plan(hosts: list[Any], source: str) -> CostPlan | None:
@@ -107,21 +101,21 @@ def cost_plan(hosts: list[Any], source: str) -> CostPlan | None:
                              "have one (energy cost needs the price of every compute host)",
                              "give it <prop id=\"price\" value=\"CENTS_PER_KWH\"/> (in JSON, "
                              "\"properties\": {\"price\": \"...\"}), or remove price from every host")
-        price = _number(source, host, "price", None, minimum=0.0, maximum=math.inf)
+        price = _number(source, host, "price", None)
         assert price is not None
         tariff = ClusterTariff(
             str(props.get("cluster", "all")), price,
-            _number(source, host, "night_price", price, minimum=0.0, maximum=math.inf),  # type: ignore[arg-type]
-            _number(source, host, "utc_offset", 0.0, minimum=-24.0, maximum=24.0),  # type: ignore[arg-type]
-            _number(source, host, "day_start", 8.0, minimum=0.0, maximum=24.0),  # type: ignore[arg-type]
-            _number(source, host, "day_end", 20.0, minimum=0.0, maximum=24.0))  # type: ignore[arg-type]
+            _number(source, host, "night_price", price),  # type: ignore[arg-type]
+            _number(source, host, "utc_offset", 0.0),  # type: ignore[arg-type]
+            _number(source, host, "day_start", DAY_START),  # type: ignore[arg-type]
+            _number(source, host, "day_end", DAY_END))  # type: ignore[arg-type]
         index = names.get(tariff.name)
         if index is None:
             index = names[tariff.name] = len(tariffs)
             tariffs.append(tariff)
-            seen.append({key: props.get(key) for key in _TARIFF_KEYS})
+            seen.append({key: props.get(key) for key in TARIFF_RANGES})
         else:
-            for key in _TARIFF_KEYS:
+            for key in TARIFF_RANGES:
                 if props.get(key) != seen[index][key]:
                     raise InputError(source, f"host {host.name}", f"property {key}={props.get(key)!r} differs "
                                      f"from {seen[index][key]!r} on the other hosts of cluster {tariff.name!r}",
@@ -286,8 +280,11 @@ class PricedEnergyMeter(EnergyMeter):
         rows.append(("total", "all", math.fsum(energies), math.fsum(costs)))
         return rows
 
-    def write(self, out: TextIO) -> None:
+    def write(self, out: TextIO) -> float:
+        """Write PREFIX_energy_cost.csv; returns the total cost (cents), its last row's."""
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(COST_COLUMNS)
-        for kind, name, joules, cost in self.rows():
+        rows = self.rows()
+        for kind, name, joules, cost in rows:
             writer.writerow([kind, name, repr(joules), repr(cost)])
+        return rows[-1][3]

@@ -13,6 +13,24 @@ import math
 
 HOUR = 3600.0
 DAY = 24.0 * HOUR
+DAY_START, DAY_END = 8.0, 20.0  # local hours of the day price when the hosts do not say
+
+#: The admissible values of each tariff property (a host property is a string).
+TARIFF_RANGES = {"price": (0.0, math.inf), "utc_offset": (-24.0, 24.0), "night_price": (0.0, math.inf),
+                 "day_start": (0.0, 24.0), "day_end": (0.0, 24.0)}
+
+
+def tariff_number(key: str, text: object) -> float:
+    """Tariff property `key` as a number; ValueError("[min, max]") when `text` is no number in
+    the property's range (NaN included), for the caller to name the host or cluster."""
+    minimum, maximum = TARIFF_RANGES[key]
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        value = math.nan
+    if not (minimum <= value <= maximum):
+        raise ValueError(f"[{minimum:g}, {maximum:g}]")
+    return value
 
 
 def is_day(local_hour: float, day_start: float, day_end: float) -> bool:
