@@ -234,7 +234,7 @@ class Simulation:
                 static = [h.wattage_per_state[p][0] for h, p in zip(self.hosts, pstates)]
             if self.cost_plan is not None:
                 self.energy = PricedEnergyMeter(energy_file, static, self.cost_plan)
-                for index, tariff in enumerate(self.cost_plan.tariffs):
+                for index in range(len(self.cost_plan.tariffs)):
                     self._schedule_tariff_change(index, 0.0)
             else:
                 self.energy = EnergyMeter(energy_file, static)
@@ -274,9 +274,8 @@ class Simulation:
                                       self.link.scheduling_time, wall, consumed, self.switching)
             cost_total = None
             if isinstance(self.energy, PricedEnergyMeter):
-                cost_total = self.energy.rows()[-1][3]  # the `total` row
                 cost_file = self._open_output("energy_cost")
-                self.energy.write(cost_file)
+                cost_total = self.energy.write(cost_file)
                 if not isinstance(cost_file, io.StringIO):  # a buffer's text is read below
                     cost_file.close()
             texts = {name: buffer.getvalue() for name, buffer in self._buffers.items()}

@@ -130,8 +130,7 @@ def generate(jobs_per_day: float = 1000.0, days: float | None = None, jobs: int 
                    "jobs": jobs if jobs is not None else count, "nb_res": nb_res,
                    "day_hours": [day_start, day_end], "night_weight": night_weight,
                    "single_fraction": single_fraction, "walltime_factor": walltime_factor}
+    if compute_speed is not None:  # only then: the default stream's bytes stay as they were
+        description["compute_speed"] = compute_speed
     workload = build_workload(nb_res, subtimes, widths.tolist(), durations.tolist(), walltime_factor, description)
-    if compute_speed is None:
-        return workload
-    description["compute_speed"] = compute_speed
-    return delays_as_computations(workload, compute_speed)
+    return workload if compute_speed is None else delays_as_computations(workload, compute_speed)

@@ -99,11 +99,9 @@ def offered_load(density: float, single: float, nodes: int = NODES) -> float:
 
 def count_machines(ids: str) -> int:
     """Machines in a Batsim interval set "0-3 7 9-10"."""
-    total = 0
-    for part in str(ids).split():
-        a, _, b = part.partition("-")
-        total += (int(b) - int(a) + 1) if b else 1
-    return total
+    from joulesim.protocol.interval_set import parse_interval_set
+
+    return len(parse_interval_set(str(ids)))
 
 
 def switch_ons(pstate_changes: pd.DataFrame | None) -> int:
