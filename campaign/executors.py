@@ -50,11 +50,16 @@ class LocalPool:
 
     description = "local process pool"
 
-    def __init__(self, workers: int):
+    def __init__(self, workers: int, start_method: str | None = None):
+        """start_method: multiprocessing's ("fork", "forkserver", "spawn"); None: the platform's
+        default (fork on Linux, which lets workers use what the parent imported)."""
+        import multiprocessing
+
         import pebble
 
         self.workers = workers
-        self._pool = pebble.ProcessPool(max_workers=workers, initializer=_ignore_interrupts)
+        context = multiprocessing.get_context(start_method) if start_method else multiprocessing
+        self._pool = pebble.ProcessPool(max_workers=workers, initializer=_ignore_interrupts, context=context)
 
     def run(self, tasks: list[dict[str, Any]], work: Callable[[dict[str, Any]], dict[str, Any]] = run_instance
             ) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:

@@ -86,7 +86,10 @@ def generate_scores(out: str, pairs: int, permutations: int, seed: int = 0, work
               "n_procs": n_procs, "tau": tau, "timeout": PAIR_TIMEOUT_S, "threads": threads} for k in todo]
     failures: list[str] = []
     if tasks:
-        executor = DaskCluster(dask_address, connect_timeout) if dask_address else LocalPool(min(workers, len(tasks)))
+        # Not forked: a parent that has run a numba parallel kernel holds an OpenMP thread pool,
+        # which a forked child inherits broken (the workers then die of a segfault).
+        executor = (DaskCluster(dask_address, connect_timeout) if dask_address
+                    else LocalPool(min(workers, len(tasks)), start_method="forkserver"))
         bar = None
         if progress:
             from tqdm import tqdm

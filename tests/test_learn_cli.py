@@ -125,3 +125,16 @@ main()
     done = subprocess.run([sys.executable, "-c", script, "fit", out], capture_output=True, text=True, timeout=300)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "needs scipy: install the learn extra" in done.stderr
+
+
+def test_generate_works_after_this_process_ran_the_parallel_kernel(tmp_path):
+    """A notebook that scored permutations itself, then generates: the pool's workers must not
+    inherit the parent's numba (OpenMP) threads, with which a forked child dies of a segfault."""
+    from joulesim.learn.list_schedule import permutations_avebsld, using_threads
+
+    with using_threads(2):
+        values = permutations_avebsld(np.array([2]), np.array([5.0]), np.array([1, 2]), np.array([3.0, 4.0]),
+                                      np.array([[0, 1], [1, 0]]), 2)
+    assert values.shape == (2,)
+    summary = generate_scores(str(tmp_path / "scores.csv"), pairs=2, permutations=500, seed=1, workers=2)
+    assert summary.computed == 2 and summary.failures == []
