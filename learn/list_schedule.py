@@ -49,7 +49,7 @@ except ImportError:  # the same kernels, interpreted
     warnings.warn("numba is not installed: joulesim.learn's list scheduling runs as plain Python, about "
                   "100 times slower (pip install 'joulesim[learn]')", RuntimeWarning, stacklevel=2)
 
-__all__ = ["start_times", "permutations_avebsld", "using_threads", "HAVE_NUMBA"]
+__all__ = ["start_times", "permutations_avebsld", "pair_jobs", "orders_avebsld", "using_threads", "HAVE_NUMBA"]
 
 # Permutations per parallel block: each block allocates its scratch arrays once.
 _BLOCK = 256
@@ -163,20 +163,35 @@ def permutations_avebsld(state_sizes: np.ndarray, state_runtimes: np.ndarray, qu
     int64: each dtype compiles once). The list simulated for row p is S, then Q in order p; the
     mean is over Q's jobs only. Runs on numba's threads (`using_threads`).
     """
-    state_sizes, state_runtimes = _jobs(state_sizes, state_runtimes, n_procs, "state")
-    queue_sizes, queue_runtimes = _jobs(queue_sizes, queue_runtimes, n_procs, "queue")
+    jobs = pair_jobs(state_sizes, state_runtimes, queue_sizes, queue_runtimes, n_procs)
     permutations = np.ascontiguousarray(permutations)
-    q = queue_sizes.shape[0]
+    q = jobs[2].shape[0]
     if permutations.ndim != 2 or permutations.shape[1] != q or permutations.dtype.kind not in "iu":
         raise ValueError(f"permutations must be an integer array of shape [P, {q}]")
     if not (np.sort(permutations, axis=1) == np.arange(q)).all():
         raise ValueError(f"each row of permutations must be an order of the queue's indices 0..{q - 1}")
+    return orders_avebsld(jobs, permutations, n_procs, tau)
+
+
+PairJobs = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def pair_jobs(state_sizes: np.ndarray, state_runtimes: np.ndarray, queue_sizes: np.ndarray,
+              queue_runtimes: np.ndarray, n_procs: int) -> PairJobs:
+    """S's and Q's sizes and runtimes, checked and in the kernel's dtypes (once per pair)."""
+    return (*_jobs(state_sizes, state_runtimes, n_procs, "state"), *_jobs(queue_sizes, queue_runtimes, n_procs, "queue"))
+
+
+def orders_avebsld(jobs: PairJobs, orders: np.ndarray, n_procs: int, tau: float = 10.0) -> np.ndarray:
+    """`permutations_avebsld` of jobs from `pair_jobs` and orders known to be permutations of
+    Q's indices (as `draw_permutations` makes them): the per-chunk path of score generation,
+    which need not check again what it built."""
     if not tau > 0:
         raise ValueError(f"tau must be > 0, not {tau}")
-    if q == 0:
-        return np.full(permutations.shape[0], np.nan)
-    return _permutations_kernel(state_sizes, state_runtimes, queue_sizes, queue_runtimes, permutations,
-                                np.int64(n_procs), np.float64(tau))
+    orders = np.ascontiguousarray(orders)
+    if jobs[2].shape[0] == 0:
+        return np.full(orders.shape[0], np.nan)
+    return _permutations_kernel(*jobs, orders, np.int64(n_procs), np.float64(tau))
 
 
 @contextlib.contextmanager

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from joulesim.learn.job_pairs import Pair
-from joulesim.learn.list_schedule import njit, permutations_avebsld, using_threads
+from joulesim.learn.list_schedule import njit, orders_avebsld, pair_jobs, using_threads
 
 __all__ = ["draw_permutations", "job_scores", "score_pair", "DEFAULT_CHUNK"]
 
@@ -81,6 +81,7 @@ def score_pair(pair: Pair, permutations: int, seed: int, n_procs: int = 256, tau
     if permutations < 1 or chunk < 1:
         raise ValueError(f"permutations {permutations} and chunk {chunk} must be >= 1")
     q = len(pair.queue_sizes)
+    jobs = pair_jobs(pair.state_sizes, pair.state_runtimes, pair.queue_sizes, pair.queue_runtimes, n_procs)
     rng = np.random.default_rng(seed)
     first_jobs = np.empty(permutations, dtype=np.int64)
     avebsld = np.empty(permutations, dtype=np.float64)
@@ -89,6 +90,5 @@ def score_pair(pair: Pair, permutations: int, seed: int, n_procs: int = 256, tau
             orders = draw_permutations(rng, min(chunk, permutations - begin), q)
             end = begin + len(orders)
             first_jobs[begin:end] = orders[:, 0]
-            avebsld[begin:end] = permutations_avebsld(pair.state_sizes, pair.state_runtimes, pair.queue_sizes,
-                                                      pair.queue_runtimes, orders, n_procs, tau)
+            avebsld[begin:end] = orders_avebsld(jobs, orders, n_procs, tau)
     return job_scores(first_jobs, avebsld, q), np.bincount(first_jobs, minlength=q)
