@@ -61,11 +61,13 @@ def fit(scores: str, directory: str | None, top: int) -> None:
     best = write_fit(result, directory, scores)
     click.echo(f"{result.rows:,} scored jobs; forms ranked by mean absolute distance:")
     click.echo(f"{'form':<26} {'':>3} {'c1':>12} {'c2':>12} {'c3':>12} {'mean abs dist':>14} {'rmse':>12}")
-    for row in result.ranking.head(top).itertuples():
-        click.echo(f"{row.form:<26} {row.alias:>3} {row.c1:>12.6g} {row.c2:>12.6g} {row.c3:>12.6g} "
-                   f"{row.mad:>14.6g} {row.rmse:>12.6g}")
+    _echo_forms(result.ranking.head(top))
     click.echo("the paper's table 1 on the same data:")
-    for row in result.paper.itertuples():
+    _echo_forms(result.paper)
+    click.echo(f"best: {best} (use it with -d utility --option function={best})")
+
+
+def _echo_forms(forms) -> None:
+    for row in forms.itertuples():
         click.echo(f"{row.form:<26} {row.alias:>3} {row.c1:>12.6g} {row.c2:>12.6g} {row.c3:>12.6g} "
                    f"{row.mad:>14.6g} {row.rmse:>12.6g}")
-    click.echo(f"best: {best} (use it with -d utility --option function={best})")

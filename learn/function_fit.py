@@ -77,29 +77,26 @@ def fit_forms(table: pd.DataFrame) -> FitResult:
     s = table["s"].to_numpy(float)
     y = table["score"].to_numpy(float)
     aliases = {form: alias for alias, form in FORM_ALIASES.items()}
+    def row(name: str, alias: str, coefficients: tuple, error: np.ndarray) -> dict:
+        return {"form": name, "alias": alias, "c1": coefficients[0], "c2": coefficients[1], "c3": coefficients[2],
+                "mad": float(np.mean(np.abs(error))), "rmse": float(np.sqrt(np.mean(error * error)))}
+
     rows = []
     for name, form in learn_forms.items():
         product = _is_product(name)
 
-        def residuals(c: np.ndarray, form=form, product=product) -> np.ndarray:
-            coefficients = (c[0], 1.0, c[1]) if product else (c[0], c[1], c[2])
-            return form(r, n, s, coefficients) - y
+        def expand(c: np.ndarray, product=product) -> tuple:
+            return (c[0], 1.0, c[1]) if product else (c[0], c[1], c[2])  # products have c2 = 1
+
+        def residuals(c: np.ndarray, form=form, expand=expand) -> np.ndarray:
+            return form(r, n, s, expand(c)) - y
 
         start = np.array([1e-4, 1e-2]) if product else np.array([1e-4, 1e-4, 1e-2])
         solution = least_squares(residuals, start, method="trf", x_scale="jac", max_nfev=2000)
-        c = solution.x
-        coefficients = (c[0], 1.0, c[1]) if product else (c[0], c[1], c[2])
-        error = residuals(c)
-        rows.append({"form": name, "alias": aliases.get(name, ""), "c1": coefficients[0], "c2": coefficients[1],
-                     "c3": coefficients[2], "mad": float(np.mean(np.abs(error))),
-                     "rmse": float(np.sqrt(np.mean(error * error)))})
+        rows.append(row(name, aliases.get(name, ""), expand(solution.x), residuals(solution.x)))
     ranking = pd.DataFrame(rows).sort_values(["mad", "form"]).reset_index(drop=True)
-    paper = []
-    for alias, coefficients in PAPER_FUNCTIONS.items():
-        error = learn_forms[FORM_ALIASES[alias]](r, n, s, coefficients) - y
-        paper.append({"form": FORM_ALIASES[alias], "alias": alias, "c1": coefficients[0], "c2": coefficients[1],
-                      "c3": coefficients[2], "mad": float(np.mean(np.abs(error))),
-                      "rmse": float(np.sqrt(np.mean(error * error)))})
+    paper = [row(FORM_ALIASES[alias], alias, coefficients, learn_forms[FORM_ALIASES[alias]](r, n, s, coefficients) - y)
+             for alias, coefficients in PAPER_FUNCTIONS.items()]
     return FitResult(ranking, pd.DataFrame(paper), len(table))
 
 

@@ -50,7 +50,7 @@ def score_one_pair(task: dict[str, Any]) -> dict[str, Any]:
 
     started = time.perf_counter()
     try:
-        pair = lublin_pair(task["pair"], task["trace_seed"], task["n_procs"])
+        pair = lublin_pair(task["pair"], task["seed"], task["n_procs"])
         seed = _pair_seed(task["seed"], task["pair"])
         scores, first_counts = score_pair(pair, task["permutations"], seed, n_procs=task["n_procs"], tau=task["tau"],
                                           threads=task.get("threads"))
@@ -82,7 +82,7 @@ def generate_scores(out: str, pairs: int, permutations: int, seed: int = 0, work
     # One numba thread per worker when pairs run side by side (a Dask worker is one of many);
     # a lone local worker uses every core for its pair.
     threads = 1 if dask_address or min(len(todo), workers) > 1 else default_workers()
-    tasks = [{"id": f"pair{k}", "pair": k, "trace_seed": seed, "seed": seed, "permutations": permutations,
+    tasks = [{"id": f"pair{k}", "pair": k, "seed": seed, "permutations": permutations,
               "n_procs": n_procs, "tau": tau, "timeout": PAIR_TIMEOUT_S, "threads": threads} for k in todo]
     failures: list[str] = []
     if tasks:
