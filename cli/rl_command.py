@@ -8,6 +8,7 @@ import click
 
 from joulesim.cli.error_reporting import reports_errors
 from joulesim.protocol.errors import JoulesimError
+from joulesim.simulator.core_task_runner import IDLE_POWER_RULES
 
 
 def _needs_rl_extra() -> None:
@@ -65,7 +66,7 @@ def train(config: str, out_dir: str | None, progress: bool | None) -> None:
 @click.option("--mode", type=click.Choice(["sample", "greedy"]), default="sample", show_default=True,
               help="Draw actions from the policy (seeds SEED, SEED+1, ...) or take the best valid pair.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
-@click.option("--idle-power", type=click.Choice(["irmasim", "always"]), default="irmasim", show_default=True)
+@click.option("--idle-power", type=click.Choice(IDLE_POWER_RULES), default="irmasim", show_default=True)
 @click.option("-o", "--out", "out_csv", default=None, metavar="CSV", help="Write one row per run here.")
 @reports_errors
 def evaluate(model: str, platform: str, workload: str, platform_name: str | None, runs: int, mode: str, seed: int,

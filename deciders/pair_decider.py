@@ -22,6 +22,7 @@ observation to an agent). Jobs larger than every node are rejected at submission
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -60,7 +61,6 @@ class PairDecider(NodeDecider):
         self.waits = 0
         self.features: tuple[str, ...] = FEATURES
         self.observation: PairObservation | None = None
-        self.node_of: dict[str, int] = {}  # running job -> its node
         self._alarm: float | None = None  # time of the wake-up still wanted
         self._woken = False
         self._last: tuple[np.ndarray, np.ndarray, list[NodeJob]] | None = None
@@ -90,9 +90,8 @@ class PairDecider(NodeDecider):
         self._rows[count] = PairObservation.job_row(job)
 
     def released(self, job_id: str, run: NodeRun) -> None:
-        node = self.node_of.pop(job_id, None)
-        if node is not None and self.observation is not None:
-            self.observation.assigned[node] -= 1
+        if self.observation is not None:
+            self.observation.assigned[run.parts[0][0]] -= 1  # every job runs on one node
 
     # ------------------------------------------------------------------ the step
     def on_requested_call(self) -> None:
@@ -133,7 +132,7 @@ class PairDecider(NodeDecider):
             if self.one_per_step and self._acted_at == self.now:
                 return
             count = min(len(self.pending), self.num_jobs)
-            jobs = list(self.pending.values())[:count]
+            jobs = list(islice(self.pending.values(), count))  # not a copy of the whole queue
             features, mask = observation.build(self.now, self._rows[:count],
                                                self.max_waits is None or self.waits < self.max_waits)
             if not mask[: observation.num_jobs * observation.num_nodes].any():
@@ -173,7 +172,6 @@ class PairDecider(NodeDecider):
         self.start(job, [(node, job.ntasks)])
         rows, last = self._rows, len(self.pending)  # the queue's rows close up behind the job
         rows[job_index:last] = rows[job_index + 1:last + 1]
-        self.node_of[job.id] = node
         observation.assigned[node] += 1
         self._alarm = None  # a decision cancels the pending wake-up
         self._acted_at = self.now

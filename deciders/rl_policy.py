@@ -10,11 +10,13 @@ from the policy as the thesis's test runs do, reproducibly for a given `seed`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from joulesim.deciders.decider_options import choice_option, int_option
 from joulesim.deciders.pair_decider import PairDecider
-from joulesim.deciders.pair_observation import PairObservation, check_features
+from joulesim.deciders.pair_observation import check_features
 from joulesim.protocol.errors import JoulesimError
 
 __all__ = ["RLPolicy"]
@@ -30,7 +32,9 @@ class RLPolicy(PairDecider):
         "seed": "seed of the draws in mode=sample (default 0)",
     }
 
-    def __init__(self, options: dict[str, str] | None = None):
+    def __init__(self, options: dict[str, str] | None = None, loaded: tuple[Any, dict] | None = None):
+        """loaded: (agent, metadata) of `model`, already read (load_agent) and seeded with `seed`
+        (agent.reseed), for many runs of one model without reading the file each time."""
         super().__init__({})
         self.options = dict(options or {})
         path = self.options.get("model")
@@ -46,7 +50,7 @@ class RLPolicy(PairDecider):
             raise JoulesimError(f"decider rl needs the rl extra ({exc.name} is missing): "
                                 "pip install 'joulesim[rl]'") from None
 
-        self.agent, self.metadata = load_agent(path, settings=PPOSettings(seed=seed or 0))
+        self.agent, self.metadata = loaded or load_agent(path, settings=PPOSettings(seed=seed or 0))
         self.model_path = path
         meta = self.metadata
         try:
@@ -68,8 +72,9 @@ class RLPolicy(PairDecider):
                 f"decider rl: model file {self.model_path} was trained for a platform of {self.trained_nodes} "
                 f"nodes ({self.metadata.get('platform', '?')}), but this platform has {len(self.platform)}: "
                 "train a model on this platform, or simulate the platform the model was trained on")
-        self.observation = PairObservation(self.platform, self.num_jobs, self.wait_action, self.features)
+        super().setup()
 
     def choose(self, features: np.ndarray, mask: np.ndarray) -> int:
-        action, _, _ = self.agent.act({"features": features, "mask": mask}, greedy=self.mode == "greedy")
+        action, _, _ = self.agent.act({"features": features, "mask": mask}, greedy=self.mode == "greedy",
+                                      value=False)
         return int(action)

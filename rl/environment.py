@@ -80,7 +80,7 @@ class _AgentBridge(PairDecider):
             self._answered = False
             self._woken = True  # decide now that the energy is known
         super().decide()
-        if self._static_done and not self.pending and not self.node_of and self.energy_time < self.now:
+        if self._static_done and not self.pending and not self.platform.runs and self.energy_time < self.now:
             self.query_consumed_energy()  # the last job has ended: the episode's final reading
 
     def schedule(self) -> None:

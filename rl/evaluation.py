@@ -32,14 +32,19 @@ def evaluate_model(model: str | os.PathLike, platform: Any, workload: Any, runs:
     from joulesim.deciders.rl_policy import RLPolicy
     from joulesim.simulation_inputs import platform_from
 
+    from joulesim.rl.model_file import load_agent
+    from joulesim.rl.ppo import PPOSettings
+
     platform_model = platform_from(platform, None, platform_name)  # read once for every run
+    loaded = load_agent(model, settings=PPOSettings(seed=seed))  # so is the model
     results = []
     iterator = range(runs)
     if progress:
         from tqdm import tqdm
         iterator = tqdm(iterator, unit="run", desc="evaluating", leave=False)
     for run in iterator:
-        decider = RLPolicy({"model": os.fspath(model), "mode": mode, "seed": str(seed + run)})
+        loaded[0].reseed(seed + run)  # as a fresh load with this seed would start
+        decider = RLPolicy({"model": os.fspath(model), "mode": mode, "seed": str(seed + run)}, loaded=loaded)
         result = joulesim.simulate(platform_model, workload, decider, energy=True, idle_power=idle_power)
         energy = float(result.schedule["consumed_joules"])
         makespan = float(result.schedule["makespan"])

@@ -285,8 +285,9 @@ class PPOAgent:
             raise ValueError("observation without any valid action (its mask is all 0)")
         return valid, torch.from_numpy(features[valid])
 
-    def act(self, obs: Observation, greedy: bool = False) -> tuple[int, float, float]:
-        """(action, value, log-probability) for one observation, without gradient.
+    def act(self, obs: Observation, greedy: bool = False, value: bool = True) -> tuple[int, float, float]:
+        """(action, value, log-probability) for one observation, without gradient; the value is
+        NaN with `value=False` (a decider that only acts need not run the critic).
 
         Sampled from the masked categorical distribution (seeded generator), or the action of
         highest masked logit when `greedy`. Invalid rows have probability exactly 0 and all-zero
@@ -308,8 +309,8 @@ class PPOAgent:
                 cdf = torch.cumsum(logps.exp(), 0)
                 u = torch.rand(1, generator=self._sample_rng, dtype=torch.float64) * cdf[-1]
                 choice = min(int(torch.searchsorted(cdf, u, right=True)), len(valid) - 1)
-            value = float(self.critic.forward_sparse(rows, torch.from_numpy(valid)))
-        return int(valid[choice]), value, float(logps[choice])
+            estimate = float(self.critic.forward_sparse(rows, torch.from_numpy(valid))) if value else math.nan
+        return int(valid[choice]), estimate, float(logps[choice])
 
     def probabilities(self, obs: Observation) -> np.ndarray:
         """The policy's probability of every action (A,) for one observation (0 where masked)."""

@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from joulesim.deciders.pair_observation import FEATURES
+from joulesim.simulator.core_task_runner import IDLE_POWER_RULES
 from joulesim.simulator.input_error import InputError
+from joulesim.simulator.input_file import read_input_file
 
 __all__ = ["TrainingConfig", "load_training_config", "config_from_dict"]
 
@@ -71,7 +73,7 @@ _ENVIRONMENT: dict[str, tuple[Callable[[Any], bool], str, Any, str]] = {
     "features": ((lambda v: isinstance(v, list) and bool(v) and all(x in FEATURES for x in v)
                   and len(set(v)) == len(v)),
                  "a non-empty list of distinct names among " + ", ".join(FEATURES), list(FEATURES), "features"),
-    "idle_power": ((lambda v: v in ("irmasim", "always")), "irmasim or always", "irmasim", "idle_power"),
+    "idle_power": ((lambda v: v in IDLE_POWER_RULES), " or ".join(IDLE_POWER_RULES), "irmasim", "idle_power"),
     "max_waits": (*_integer(0), -1, "max_waits"),
     "max_steps": (*_integer(1), 0, "max_steps"),
 }
@@ -99,15 +101,12 @@ _TABLES = {"environment": _ENVIRONMENT, "training": _TRAINING, "ppo": _PPO}
 
 def load_training_config(path: str | os.PathLike) -> TrainingConfig:
     path = os.fspath(path)
+    raw = read_input_file(path, "a training configuration (TOML); experiments/rl_energy/ has examples")
     try:
-        with open(path, "rb") as handle:
-            document = tomllib.load(handle)
-    except FileNotFoundError:
-        raise InputError(path, "file", "does not exist", "give the path of a training configuration (TOML); "
-                         "experiments/rl_energy/ has examples") from None
+        document = tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(path, "TOML syntax", str(exc), "see https://toml.io for the syntax") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise InputError(path, "file", f"cannot be read ({exc})", "give a readable UTF-8 TOML file") from None
     return config_from_dict(document, path, os.path.dirname(os.path.abspath(path)))
 

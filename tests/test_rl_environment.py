@@ -163,7 +163,7 @@ def test_waiting_moves_to_the_next_event_or_one_second_later():
     assert info["time"] == pytest.approx(0.25)
     obs, _, _, _, info = env.step(wait)  # no event left: the timer, one second later
     assert info["time"] == pytest.approx(1.25)
-    assert env._bridge.node_of == {}
+    assert env._bridge.platform.runs == {}
     # A decision cancels the timer: after a start, the next decision comes at the next event
     # (J0's end, 5.5 s later at most), not at the timer (2.25 s).
     obs, _, _, _, info = env.step(first_valid(obs))

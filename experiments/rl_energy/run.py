@@ -100,8 +100,10 @@ def train_and_test(name: str, out: Path, runs: int, retrain: bool, progress: boo
 
 def reductions(row: pd.Series, energy_ref: float, edp_ref: float) -> list[float]:
     """Table 4.6's six columns: energy min/avg/max, EDP min/avg/max (positive: better)."""
-    out = [100 * (energy_ref - row[f"energy_{k}"]) / energy_ref for k in ("min", "avg", "max")]
-    return out + [100 * (edp_ref - row[f"edp_{k}"]) / edp_ref for k in ("min", "avg", "max")]
+    from joulesim.rl.evaluation import reduction
+
+    out = [reduction(energy_ref, row[f"energy_{k}"]) for k in ("min", "avg", "max")]
+    return out + [reduction(edp_ref, row[f"edp_{k}"]) for k in ("min", "avg", "max")]
 
 
 def markdown(results: pd.DataFrame, grids: dict[str, pd.DataFrame]) -> str:
