@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from joulesim.simulator.external_events import load_external_events
@@ -16,9 +15,9 @@ def build_config(options: dict[str, Any]) -> SimulationConfig:
     workloads = [load_workload(path, f"w{i}") for i, path in enumerate(options["workloads"])]
     nb_hosts = options["mmax"] or platform.nb_compute
     events = load_external_events(options["events_path"], nb_hosts) if options["events_path"] else []
-    progress = options["progress"]
-    if progress is None:
-        progress = sys.stderr.isatty()
+    # By default a bar on a terminal, and in a log a line every few seconds once a run has
+    # lasted a few seconds (short runs print nothing): see joulesim.progress_bar.
+    progress = options["progress"] is not False
     return SimulationConfig(
         platform=platform,
         workloads=workloads,

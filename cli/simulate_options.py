@@ -49,7 +49,8 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
                          type=float, callback=check_timeout,
                          help=f"Seconds to wait for each decider reply before giving up (at most {MAX_TIMEOUT_S:g})."),
             click.option("--progress/--no-progress", default=None,
-                         help="Show a progress bar (default: when stderr is a terminal)."),
+                         help="Show progress on stderr (default: a bar on a terminal, otherwise a line "
+                              "every 5 s once a run has lasted 5 s)."),
         ]
         for option in reversed(options):
             command = option(command)

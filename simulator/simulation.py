@@ -250,10 +250,9 @@ class Simulation:
                 (lambda record, watts: energy.set_dynamic_power(self.env._now, record, watts)) if energy else None,
                 (lambda host: self.hosts[host].wattage_per_state[self.host_pstate[host]]) if energy else None)
         if self.config.progress:
-            from tqdm import tqdm
+            from joulesim.progress_bar import progress_bar
             total = sum(len(w.jobs) for w in self.config.workloads)
-            self._progress = tqdm(total=total, unit="job", file=sys.stderr, mininterval=0.5,
-                                  desc="simulating", leave=False)
+            self._progress = progress_bar(total, "simulating", "job")
         try:
             self._start()
             self._loop()
