@@ -190,6 +190,28 @@ def test_numeric_options_take_ascii_decimals_only(name, options, bad):
     assert f"option {bad}=" in message and "is invalid: accepted values are" in message and "ASCII" in message, message
 
 
+def test_platform_properties_read_by_deciders_take_ascii_decimals_only():
+    # Under Batsim the properties reach deciders unchecked: '١' and '1_0' were read as 1 and 10.
+    from joulesim.deciders.budgeted_easy import full_power
+    from joulesim.deciders.cluster_broker import _peak_watts
+    from joulesim.deciders.cluster_router import Cluster
+    from joulesim.deciders.machine_power import parse_sleep_pstates
+
+    assert parse_sleep_pstates("1:2:3", "h") == [(1, 2, 3)]
+    for text in ("١:2:3", "1_0:2:3", "+1:2:3"):
+        with pytest.raises(JoulesimError, match="host h: property sleep_pstates"):
+            parse_sleep_pstates(text, "h")
+    assert full_power([{"name": "h", "properties": {"wattage_per_state": "95:190.5"}}], 0, "d") == 190.5
+    for text in ("95:١٩٠", "95:1_90", "95:inf", "95:nan"):
+        with pytest.raises(JoulesimError, match="host h has no wattage_per_state entry"):
+            full_power([{"name": "h", "properties": {"wattage_per_state": text}}], 0, "d")
+    cluster = Cluster.__new__(Cluster)
+    cluster.name = "c"
+    assert _peak_watts("95:190.5", cluster, "broker") == 190.5
+    with pytest.raises(JoulesimError, match="unreadable wattage_per_state"):
+        _peak_watts("95:1e400", cluster, "broker")
+
+
 def test_numeric_options_still_take_decimal_notation():
     assert load_decider("easy", {"t_idle": " 1.5e2 "}).t_idle == 150.0
     assert load_decider("easy", {"t_idle": "inf"}).t_idle == math.inf
