@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from joulesim.cli.error_reporting import reports_errors
+from joulesim.cli.number_options import DecimalRange, IntegerRange
 from joulesim.protocol.errors import JoulesimError
 
 
@@ -42,17 +43,17 @@ def _missing_walltime(ctx: click.Context, param: click.Parameter, value: str) ->
               help="Walltime of jobs whose requested time is -1: the run time, none (-1), or run time x F (e.g. 2x).")
 @click.option("--fix-walltime", is_flag=True,
               help="Raise requested times below the run time to the run time (else the job is killed).")
-@click.option("--procs-per-node", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--procs-per-node", type=IntegerRange(1), default=1, show_default=True,
               help="Processors per host: res = ceil(processors / K).")
-@click.option("--nb-res", type=click.IntRange(min=1), default=None,
+@click.option("--nb-res", type=IntegerRange(1), default=None,
               help="Machine size (hosts); default from the header (MaxNodes, else MaxProcs).")
-@click.option("--from", "time_from", type=float, default=None, metavar="T0",
+@click.option("--from", "time_from", type=DecimalRange(), default=None, metavar="T0",
               help="Keep jobs submitted at or after T0 (seconds, the trace's time).")
-@click.option("--to", "time_to", type=float, default=None, metavar="T1",
+@click.option("--to", "time_to", type=DecimalRange(), default=None, metavar="T1",
               help="Keep jobs submitted before T1 (seconds, the trace's time).")
-@click.option("--week", type=click.IntRange(min=0), default=None, metavar="N",
+@click.option("--week", type=IntegerRange(0), default=None, metavar="N",
               help="Keep the N-th 7-day window (0-based) from the first submission.")
-@click.option("--mmax", type=click.IntRange(min=0), default=None, metavar="N",
+@click.option("--mmax", type=IntegerRange(0), default=None, metavar="N",
               help="Keep at most the first N jobs after cleaning.")
 @click.option("--keep-submit-times", is_flag=True,
               help="Keep the trace's submit times (default: shift so that the first job is at 0).")

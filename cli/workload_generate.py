@@ -16,9 +16,13 @@ from typing import Any
 
 import click
 
+from joulesim.cli.number_options import DecimalRange, IntegerRange
 from joulesim.protocol.errors import JoulesimError
 
 MODELS = ("lublin", "batsim-eval", "grid-stream")
+# The largest workload generated in one go: the whole document is built in memory (about 1 kB
+# a job), and the largest Parallel Workloads Archive traces hold a few million jobs.
+MAX_GENERATED_JOBS = 10_000_000
 
 # option name (as the function parameter) -> models it applies to
 APPLIES: dict[str, tuple[str, ...]] = {
@@ -64,34 +68,34 @@ class _ReportingCommand(click.Command):
 @click.argument("model", metavar="MODEL", type=click.Choice(MODELS))
 @click.option("-o", "--output", required=True, metavar="WORKLOAD.json",
               help="Output file ('-' for standard output).")
-@click.option("--seed", default=0, show_default=True, type=int,
+@click.option("--seed", default=0, show_default=True, type=IntegerRange(0),
               help="Seed of numpy.random.default_rng: same seed, same bytes.")
-@click.option("--jobs", type=click.IntRange(min=1), default=None,
+@click.option("--jobs", type=IntegerRange(1, MAX_GENERATED_JOBS), default=None,
               help="Number of jobs [all models; default: lublin 1000, batsim-eval 800; "
                    "grid-stream: give --jobs or --days].")
-@click.option("--nb-res", type=click.IntRange(min=1), default=None,
+@click.option("--nb-res", type=IntegerRange(1), default=None,
               help="Machine size written as nb_res [default: lublin 128 (sets the largest job), "
                    "batsim-eval 32, grid-stream 10].")
-@click.option("--walltime-factor", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--walltime-factor", type=DecimalRange(0, min_open=True), default=None,
               help="walltime = ceil(runtime * FACTOR) [all models; default 1: exact estimates].")
 @click.option("--no-walltime", is_flag=True, default=None, help="Write jobs without a walltime.")
-@click.option("--runtime-min", type=click.FloatRange(min=1), default=None,
+@click.option("--runtime-min", type=DecimalRange(1), default=None,
               help="[batsim-eval] Smallest runtime (s) of the log-uniform stand-in [10].")
-@click.option("--runtime-max", type=click.FloatRange(min=1), default=None,
+@click.option("--runtime-max", type=DecimalRange(1), default=None,
               help="[batsim-eval] Largest runtime (s) of the log-uniform stand-in [600].")
-@click.option("--jobs-per-day", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--jobs-per-day", type=DecimalRange(0, min_open=True), default=None,
               help="[grid-stream] Mean density in jobs per day [1000].")
-@click.option("--days", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--days", type=DecimalRange(0, min_open=True), default=None,
               help="[grid-stream] Length of the stream in days (instead of --jobs).")
-@click.option("--day-start", type=click.FloatRange(0, 24), default=None,
+@click.option("--day-start", type=DecimalRange(0, 24), default=None,
               help="[grid-stream] Hour the day begins; day arrivals are twice as likely [8].")
-@click.option("--day-end", type=click.FloatRange(0, 24), default=None,
+@click.option("--day-end", type=DecimalRange(0, 24), default=None,
               help="[grid-stream] Hour the day ends [20].")
-@click.option("--single-fraction", type=click.FloatRange(0, 1), default=None,
+@click.option("--single-fraction", type=DecimalRange(0, 1), default=None,
               help="[grid-stream] Share of single-processor jobs [0.8].")
-@click.option("--night-weight", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--night-weight", type=DecimalRange(0, min_open=True), default=None,
               help="[grid-stream] Night arrival rate / day rate [0.5]; 1 for a uniform stream.")
-@click.option("--compute-speed", type=click.FloatRange(min=0, min_open=True), default=None, metavar="FLOPS",
+@click.option("--compute-speed", type=DecimalRange(0, min_open=True), default=None, metavar="FLOPS",
               help="[grid-stream] The hosts' flop/s: jobs become computations of their duration, "
                    "loading their hosts fully (default: delay profiles, hosts at idle power).")
 def generate(model: str, output: str, seed: int, **options: Any) -> None:
@@ -110,6 +114,10 @@ def generate(model: str, output: str, seed: int, **options: Any) -> None:
             raise click.UsageError("--no-walltime and --walltime-factor exclude each other")
         given["walltime_factor"] = None
     if model == "grid-stream":
+        expected = given.get("days", 0) * given.get("jobs_per_day", 1000.0)  # grid_stream's default density
+        if expected > MAX_GENERATED_JOBS:
+            raise click.UsageError(f"--days x --jobs-per-day asks for about {expected:.3g} jobs, more than joulesim's "
+                                   f"limit of {MAX_GENERATED_JOBS:,} per workload: generate fewer days")
         if "jobs" in given and "days" in given:
             raise click.UsageError("grid-stream takes --jobs or --days, not both")
         if "jobs" not in given and "days" not in given:

@@ -38,6 +38,7 @@ from joulesim.deciders.easy_shutdown import ShutdownMixin
 from joulesim.deciders.queue_policy import RunningJob, lowest_bits
 from joulesim.protocol.decider import SubmittedJob
 from joulesim.protocol.errors import JoulesimError
+from joulesim.protocol.number_text import parse_decimal
 
 __all__ = [
     "BUDGET_OPTIONS",
@@ -118,7 +119,7 @@ def full_power(compute_resources: list[dict[str, Any]], pstate: int, decider: st
         try:
             if pstate >= len(pairs):
                 raise ValueError
-            total += float(pairs[pstate].split(":")[-1])
+            total += parse_decimal(pairs[pstate].split(":")[-1])  # a NumberTextError is a ValueError
         except ValueError:
             raise JoulesimError(f"decider {decider}: a budget in % needs the machines' full-load power, but host "
                                 f"{name} has no wattage_per_state entry for pstate {pstate} (got {text!r}); give "

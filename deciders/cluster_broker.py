@@ -34,6 +34,7 @@ from joulesim.deciders.cluster_router import Cluster, ClusterRouter
 from joulesim.deciders.decider_options import choice_option, float_option
 from joulesim.protocol.decider import Decider, SubmittedJob
 from joulesim.protocol.errors import JoulesimError
+from joulesim.protocol.number_text import NumberTextError, parse_decimal
 from joulesim.simulator.tariffs import DAY_END, DAY_START, TARIFF_RANGES, price_at, tariff_number
 
 __all__ = ["ClusterBroker", "Tariff"]
@@ -83,8 +84,8 @@ def _peak_watts(text: str | None, cluster: Cluster, who: str) -> float | None:
     if not text:
         return None
     try:
-        values = [float(w) for state in str(text).split(",") for w in state.split(":")]
-    except ValueError:
+        values = [parse_decimal(w) for state in str(text).split(",") for w in state.split(":")]
+    except NumberTextError:
         raise JoulesimError(f"decider {who}: cluster {cluster.name!r} has an unreadable wattage_per_state "
                             f"{text!r} (expected 'idle:max, ...')") from None
     return max(values) if values else None

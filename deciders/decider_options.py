@@ -9,30 +9,31 @@ from __future__ import annotations
 import math
 
 from joulesim.protocol.errors import JoulesimError
+from joulesim.protocol.number_text import NumberTextError, parse_decimal, parse_integer
 
 __all__ = ["bool_option", "choice_option", "float_option", "int_option"]
 
 
 def _invalid(decider: str, name: str, value: str, accepted: str) -> JoulesimError:
-    return JoulesimError(f"decider {decider}: option {name}={value!r} is invalid: accepted values are {accepted}")
+    shown = repr(value) if len(value) <= 60 else repr(value[:60]) + f"... ({len(value):,} characters)"
+    return JoulesimError(f"decider {decider}: option {name}={shown} is invalid: accepted values are {accepted}")
 
 
 def float_option(decider: str, options: dict[str, str], name: str, default: float, *,
                  minimum: float = -math.inf, maximum: float = math.inf,
                  minimum_excluded: bool = False, allow_inf: bool = False) -> float:
-    """A number in [minimum, maximum] (]minimum, maximum] when minimum_excluded);
-    'inf' too when allow_inf."""
+    """A number in [minimum, maximum] (]minimum, maximum] when minimum_excluded), written in
+    ASCII decimal notation (protocol.number_text); 'inf' too when allow_inf."""
     if name not in options:
         return default
-    text = str(options[name]).strip()
+    text = str(options[name]).strip(" \t\r\n")  # ASCII blanks only, as number_text reads them
     low = "]" if minimum_excluded else "["
-    accepted = f"numbers in {low}{minimum:g}, {maximum:g}]" + (" or 'inf'" if allow_inf else "")
+    accepted = (f"numbers in {low}{minimum:g}, {maximum:g}]" + (" or 'inf'" if allow_inf else "")
+                + " (ASCII decimal notation, e.g. 600, 0.5 or 1e3)")
     try:
-        value = float(text)
-    except ValueError:
+        value = parse_decimal(text, allow_inf=allow_inf)
+    except NumberTextError:
         raise _invalid(decider, name, text, accepted) from None
-    if math.isnan(value) or (math.isinf(value) and not (allow_inf and value > 0)):
-        raise _invalid(decider, name, text, accepted)
     too_low = value <= minimum if minimum_excluded else value < minimum
     if too_low or (value > maximum and not (allow_inf and math.isinf(value))):
         raise _invalid(decider, name, text, accepted)
@@ -41,16 +42,17 @@ def float_option(decider: str, options: dict[str, str], name: str, default: floa
 
 def int_option(decider: str, options: dict[str, str], name: str, default: int | None, *,
                minimum: int = 0) -> int | None:
-    """An integer >= minimum."""
+    """An integer >= minimum, of ASCII digits (protocol.number_text)."""
     if name not in options:
         return default
-    text = str(options[name]).strip()
+    text = str(options[name]).strip(" \t\r\n")
+    accepted = f"integers >= {minimum} (ASCII digits)"
     try:
-        value = int(text)
-    except ValueError:
-        raise _invalid(decider, name, text, f"integers >= {minimum}") from None
+        value = parse_integer(text)
+    except NumberTextError:
+        raise _invalid(decider, name, text, accepted) from None
     if value < minimum:
-        raise _invalid(decider, name, text, f"integers >= {minimum}")
+        raise _invalid(decider, name, text, accepted)
     return value
 
 

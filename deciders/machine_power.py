@@ -33,6 +33,7 @@ from typing import Any
 from joulesim.deciders.queue_policy import mask_runs
 from joulesim.protocol.errors import JoulesimError
 from joulesim.protocol.interval_set import expand_runs
+from joulesim.protocol.number_text import parse_integer
 
 __all__ = ["MachinePower", "machine_ids", "parse_sleep_pstates"]
 
@@ -45,7 +46,8 @@ def parse_sleep_pstates(text: str, host: str) -> list[tuple[int, int, int]]:
         try:
             if len(parts) != 3:
                 raise ValueError
-            triples.append((int(parts[0]), int(parts[1]), int(parts[2])))
+            triples.append((parse_integer(parts[0], signed=False), parse_integer(parts[1], signed=False),
+                            parse_integer(parts[2], signed=False)))
         except ValueError:
             raise JoulesimError(f"host {host}: property sleep_pstates={text!r} is not a comma-separated "
                                 "list of S:OFF:ON pstate triples (integers), e.g. '1:2:3'") from None

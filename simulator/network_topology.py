@@ -364,8 +364,17 @@ class NetworkTopology:
             self._fail(route.where, f"{role} {name!r} is no host or router of the platform",
                        "name a host or router inside the zone (a cluster's router is prefix + id + '_router' + suffix, or its router_id)")
 
+    def _refuse_route_to_itself(self, route: RouteDecl, what: str) -> None:
+        """SimGrid reads a route from a host to itself as its loopback, which joulesim does not
+        model (transfers within a host are free): it would be accepted and never used."""
+        if route.src == route.dst:
+            self._fail(route.where, f"the route goes from {route.src!r} to itself: joulesim has no loopback routes "
+                       "(transfers within a host or zone cost nothing)",
+                       f"remove it; {what} joins two different ends")
+
     def _add_route(self, zone: _Zone, route: RouteDecl) -> None:
         zone_route = route.gw_src is not None or route.gw_dst is not None
+        self._refuse_route_to_itself(route, "a <zoneRoute>" if zone_route else "a <route>")
         if zone_route:
             if route.gw_src is None or route.gw_dst is None:
                 self._fail(route.where, "a route between zones needs both gw_src and gw_dst", "add the missing gateway")
@@ -380,7 +389,7 @@ class NetworkTopology:
             self._fail(route.where, "the route has no <link_ctn>", "list the links it crosses (SimGrid forbids empty routes)")
         forward = _Hop(tuple(self._resolve(r, False) for r in route.links), route.gw_src, route.gw_dst, route.where)
         self._add_hop(zone, route.src, route.dst, forward, route)
-        if route.symmetrical and route.src != route.dst:
+        if route.symmetrical:
             backward = _Hop(tuple(self._resolve(r, True) for r in reversed(route.links)), route.gw_dst, route.gw_src, route.where, True)
             self._add_hop(zone, route.dst, route.src, backward, route)
 
@@ -395,6 +404,7 @@ class NetworkTopology:
             zone.graph.setdefault(src, []).append((dst, hop))
 
     def _add_bypass(self, zone: _Zone, route: RouteDecl) -> None:
+        self._refuse_route_to_itself(route, "a <bypassRoute>")
         for name, role in ((route.src, "src"), (route.dst, "dst")):
             if name not in self._zone_of:
                 self._fail(route.where, f"{role} {name!r} is no host or router of the platform", "a <bypassRoute> joins two hosts or routers")

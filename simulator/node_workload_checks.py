@@ -1,11 +1,12 @@
 """What a workload needs of a node-model platform: cpu_ops jobs need a node hierarchy, and on
 one, jobs run cpu_ops or delay profiles only (its cores have no flop rate of Batsim's model)
-and must fit: their tasks per node on some node's cores."""
+and must fit: their tasks per node on some node's cores. A job's `mem` (per task, read by the
+node deciders) is a number >= 0 there."""
 
 from __future__ import annotations
 
 from joulesim.simulator.input_error import InputError
-from joulesim.simulator.json_input import clip
+from joulesim.simulator.json_input import clip, is_number, shown
 from joulesim.simulator.node_hierarchy import NodeHierarchy
 from joulesim.simulator.workload_model import Workload
 
@@ -33,6 +34,9 @@ def _check_job_sizes(workload: Workload, hierarchy: NodeHierarchy, platform: str
     node_cores = [sum(len(hierarchy.processors[p].cores) for p in node.processors) for node in hierarchy.nodes]
     largest = max(node_cores)
     for job in workload.jobs:
+        if "mem" in job.json and not (is_number(job.json["mem"]) and job.json["mem"] >= 0):
+            raise InputError(workload.path, f"job '{clip(job.local_id)}': field 'mem'", f"is {shown(job.json['mem'])}",
+                             "give the memory each task uses (GB, as the node's capacity), a number >= 0, or leave it out")
         nodes = job.json.get("nodes", 1)
         per_node = job.json.get("ntasks_per_node", job.res)
         if job.res > hierarchy.nb_cores or (nodes == 1 and per_node > largest) or nodes > len(node_cores):

@@ -5,8 +5,9 @@ Both loaders (:mod:`platform_xml`, :mod:`platform_json`) turn their file into a 
 it to :func:`build_platform`, which checks the semantics (pstates, power model, roles), chooses
 the master host and numbers the hosts. Every problem is reported as an :class:`InputError`.
 
-Numbers in files are read strictly: ASCII digits only, no underscores, nothing around them but
-spaces (Python's ``int()``/``float()`` would also take "²", "١", "１.５", "1_0", "inf" or "nan").
+Numbers in files are read strictly, by :mod:`joulesim.protocol.number_text`: ASCII digits only,
+no underscores, nothing around them but spaces (Python's ``int()``/``float()`` would also take
+"²", "١", "１.５", "1_0", "inf" or "nan").
 The limits below are checked before anything is allocated, so that a mistyped or hostile file
 ends with an error instead of exhausting memory, the stack or the user's patience.
 """
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 
 from natsort import natsort_keygen
 
+from joulesim.protocol.number_text import DECIMAL_PATTERN, MAX_INTEGER_DIGITS, NumberTextError, parse_decimal, parse_integer
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
 from joulesim.simulator.input_error import InputError
 from joulesim.simulator.platform_model import Host, Platform, SleepPstate
@@ -35,8 +37,6 @@ MAX_PSTATES = 256
 MAX_NAME_LENGTH = 1000
 # Zones nested deeper than this are refused (routes between zones recurse along the nesting).
 MAX_ZONE_DEPTH = 100
-# Integers (pstates, cores, radical numbers) have at most this many digits.
-_MAX_INT_DIGITS = 18
 # Platform files are read whole; 1M hosts with their power properties take about 300 MB.
 MAX_PLATFORM_FILE_BYTES = 1 << 30
 
@@ -65,11 +65,9 @@ SPEED_UNITS = {
     "Yf": 1e24,
     "yottaflops": 1e24,
 }
-# ASCII only: \d and \s would also match other scripts' digits and spaces.
-_NUMBER = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-_SPEED_RE = re.compile(rf"[ \t\r\n]*({_NUMBER})[ \t\r\n]*([A-Za-z]*)[ \t\r\n]*")
-_NUMBER_RE = re.compile(rf"[ \t\r\n]*{_NUMBER}[ \t\r\n]*")
-_INT_RE = re.compile(r"[ \t\r\n]*([0-9]+)[ \t\r\n]*")
+# A number then a SimGrid unit ("1.25GBps"); ASCII only: \d and \s would also match other
+# scripts' digits and spaces. The number is then read by number_text.parse_decimal.
+_SPEED_RE = re.compile(rf"[ \t\r\n]*({DECIMAL_PATTERN})[ \t\r\n]*([A-Za-z]*)[ \t\r\n]*")
 _SPEED_FIX = "write one speed per pstate, comma-separated, with a SimGrid unit, e.g. speed=\"1Gf, 500Mf\" (units: f, kf, Mf, Gf, Tf, Pf, Ef, Zf)"
 
 
@@ -144,7 +142,7 @@ def _parse_with_units(path: str, where: str, text: str | float | int, what: str,
             near = [u for u in units if u.lower() == unit.lower()]
             hint = f" (units are case-sensitive: did you mean {' or '.join(repr(u) for u in near)}?)" if near else ""
             raise InputError(path, where, f"{what} {shown(text)} has an unknown unit {shown(unit)}{hint}", fix)
-        value = float(m.group(1)) * (units[unit] if unit else 1.0)
+        value = _unit_number(path, where, text, m.group(1), what, fix) * (units[unit] if unit else 1.0)
     if not math.isfinite(value) or value < 0:
         raise InputError(path, where, f"{what} {shown(text)} must be a finite non-negative number", fix)
     return value
@@ -184,21 +182,30 @@ class RawHost:
 
 def parse_number(path: str, where: str, text: str, what: str, fix: str = "") -> float:
     """A finite float from `text` (ASCII decimal notation), or InputError naming `what`."""
-    text = str(text)
-    value = float(text) if _NUMBER_RE.fullmatch(text) else math.nan
-    if not math.isfinite(value):
-        raise InputError(path, where, f"{what} {shown(text)} is not a finite decimal number", fix or "write a decimal number such as 9.75")
-    return value
+    try:
+        return parse_decimal(str(text))
+    except NumberTextError:
+        raise InputError(path, where, f"{what} {shown(text)} is not a finite decimal number", fix or "write a decimal number such as 9.75") from None
 
 
 def parse_int(path: str, where: str, text: str, what: str, fix: str = "") -> int:
     """A non-negative int from `text` (ASCII digits), or InputError naming `what`."""
-    m = _INT_RE.fullmatch(str(text))
-    if not m:
-        raise InputError(path, where, f"{what} {shown(text)} is not a non-negative integer (ASCII digits 0-9)", fix or "write an integer such as 0")
-    if len(m.group(1)) > _MAX_INT_DIGITS:
-        raise InputError(path, where, f"{what} {shown(text)} is too large (more than {_MAX_INT_DIGITS} digits)", fix or "write an integer such as 0")
-    return int(m.group(1))
+    text = str(text)
+    try:
+        return parse_integer(text, signed=False)
+    except NumberTextError:
+        digits = text.strip(" \t\r\n")
+        if digits.isascii() and digits.isdigit():  # well formed, only too long
+            raise InputError(path, where, f"{what} {shown(text)} is too large (more than {MAX_INTEGER_DIGITS} digits)", fix or "write an integer such as 0") from None
+        raise InputError(path, where, f"{what} {shown(text)} is not a non-negative integer (ASCII digits 0-9)", fix or "write an integer such as 0") from None
+
+
+def _unit_number(path: str, where: str, text: str, number: str, what: str, fix: str) -> float:
+    """The number before the unit of a SimGrid unit string (already matched by DECIMAL_PATTERN)."""
+    try:
+        return parse_decimal(number)
+    except NumberTextError:  # an exponent beyond a double
+        raise InputError(path, where, f"{what} {shown(text)} must be a finite non-negative number", fix) from None
 
 
 def parse_speed(path: str, where: str, text: str | float | int) -> float:
@@ -214,7 +221,7 @@ def parse_speed(path: str, where: str, text: str | float | int) -> float:
         unit = m.group(2)
         if unit not in SPEED_UNITS:
             raise InputError(path, where, f"speed {shown(text)} has an unknown unit {shown(unit)}", _SPEED_FIX)
-        value = float(m.group(1)) * SPEED_UNITS[unit]
+        value = _unit_number(path, where, text, m.group(1), "speed", _SPEED_FIX) * SPEED_UNITS[unit]
     if not math.isfinite(value) or value < 0:
         raise InputError(path, where, f"speed {shown(text)} must be a finite non-negative number", _SPEED_FIX)
     return value

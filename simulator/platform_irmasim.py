@@ -78,7 +78,7 @@ def load_irmasim_platform(path: str, document: dict, platform_name: str | None =
                                  "define the node type under \"node\" in this file (IRMaSim's built-in types are not shipped)")
             count = _count(path, f"{ewhere}.number", entry.get("number", 1))
             ndef = _object(path, _type_where("node", node_type), node_types[node_type], "a node type object")
-            memory = ndef.get("memory", {}).get("capacity") if isinstance(ndef.get("memory"), dict) else None
+            memory = _node_memory(path, node_type, ndef)
             proc_entries = _list(path, _type_where("node", node_type) + ".processors", ndef.get("processors"), "a list of processor entries")
             if not proc_entries:
                 raise InputError(path, _type_where("node", node_type) + ".processors", "is empty", "give the node type at least one processor")
@@ -86,7 +86,7 @@ def load_irmasim_platform(path: str, document: dict, platform_name: str | None =
                 node_id = str(entry.get("id", f"node{node_number}"))
                 node_number += 1
                 name = node_id if len(clusters) == 1 else f"{cluster_id}.{node_id}"
-                node = Node(name, node_id, cluster_id, str(node_type), memory if is_number(memory) else None, [])
+                node = Node(name, node_id, cluster_id, str(node_type), memory, [])
                 proc_number = 0
                 for p_index, pentry in enumerate(proc_entries):
                     pwhere = _type_where("node", node_type) + f".processors[{p_index}]"
@@ -154,6 +154,27 @@ def _processor_type(path: str, where: str, definition: Any) -> dict[str, Any]:
             raise InputError(path, f"{where}.dc", f"dc - {n} x dd is 0, which modelV1 divides by with {n + 1} busy cores",
                              "check dc and dd")
     return checked
+
+
+def _node_memory(path: str, node_type: Any, definition: dict) -> float | None:
+    """A node type's memory capacity (IRMaSim's {"memory": {"capacity": GB}}; joulesim's native
+    form writes "memory": GB), None when not given; a non-number or a negative capacity is
+    refused (deciders place jobs by free memory: a negative one was accepted)."""
+    where = _type_where("node", node_type)
+    native = where.startswith("$.nodes[")
+    if "memory" not in definition:
+        return None
+    memory = definition["memory"]
+    if not isinstance(memory, dict):
+        raise InputError(path, f"{where}.memory", f"is {shown(memory)}",
+                         'give the memory as an object with its capacity in GB, e.g. "memory": {"capacity": 32}')
+    if "capacity" not in memory:
+        return None
+    capacity = memory["capacity"]
+    if not is_number(capacity) or capacity < 0:
+        raise InputError(path, f"{where}.memory" if native else f"{where}.memory.capacity", f"is {shown(capacity)}",
+                         "give the node's memory capacity in GB, a number >= 0")
+    return capacity
 
 
 def _type_where(kind: str, name: Any) -> str:

@@ -40,7 +40,7 @@ from joulesim.simulator.platform_checks import (
     shown,
 )
 from joulesim.simulator.platform_model import Platform
-from joulesim.simulator.platform_xml_network import read_xml_network
+from joulesim.simulator.platform_xml_network import read_xml_network, zone_routing
 
 _ZONE_TAGS = ("zone", "AS")
 # SimGrid reads versions 4 to 4.1 (older files use power= and must be converted).
@@ -139,6 +139,8 @@ class _HostReader:
                 if depth >= MAX_ZONE_DEPTH:
                     raise InputError(path, where, f"zones are nested more than {MAX_ZONE_DEPTH} deep (joulesim's limit)",
                                      "flatten the zone hierarchy: real platforms need a few levels")
+                if child.get("routing") is not None:  # required, and read, by read_xml_network when there are links
+                    zone_routing(path, where, child.get("routing"))
                 inner = dict(zone_props)
                 inner.update(_props(path, child, where))
                 # Hosts of a hand-built cluster (routing="Cluster") belong to it as to a <cluster>.

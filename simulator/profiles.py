@@ -46,6 +46,12 @@ UNSUPPORTED_BATSIM_TYPES = (
 # (memory and steps) and the engine's recursion over nested profiles small, whatever the file says.
 MAX_TASKS_PER_JOB = 100_000
 MAX_COMPOSED_DEPTH = 100
+# A cpu_ops task runs ceil(req_ops / ipc) operations and asks mem_vol / (ops / core speed) of
+# memory bandwidth. 2^33 s (the simulated time range) at 1e15 operations/s, a core a hundred
+# thousand times today's, is 8.6e24 operations: more could never end. Bounding the operations
+# and mem_vol at 1e24 keeps every count, run time and bandwidth finite (ipc 1e-300 made
+# req_ops / ipc infinite, an OverflowError mid-run).
+MAX_CPU_OPS = 1e24
 
 _SUPPORTED_TEXT = ", ".join(SUPPORTED_TYPES)
 _PROFILE_FIELDS = frozenset({"type", "delay", "cpu", "com", "seq", "repeat", "ret", "req_ops", "ipc", "mem_vol"})
@@ -59,6 +65,21 @@ def _check_non_negative_number(profile: dict, key: str, where: str, path: str) -
     if not is_number(value) or value < 0:
         raise InputError(path, f"{where}: field '{key}'", f"invalid value {shown(value)}",
                          f"{key} must be a number >= 0")
+
+
+def check_cpu_ops_size(path: str, where: str, req_ops: float, ipc: float, mem_vol: float) -> None:
+    """InputError naming `where` when a cpu_ops task's operations ceil(req_ops / ipc) or its
+    mem_vol exceed MAX_CPU_OPS (the fields are numbers already checked: >= 0, ipc > 0)."""
+    if mem_vol > MAX_CPU_OPS:
+        raise InputError(path, f"{where}: field 'mem_vol'", f"is {mem_vol:g}, more than joulesim's limit of {MAX_CPU_OPS:g}",
+                         "give the task's memory volume in MB (IRMaSim's unit)")
+    ops = req_ops / ipc  # may be inf: a float division overflows to inf, it does not raise
+    if ops > MAX_CPU_OPS:
+        field = "field 'ipc'" if ipc < 1 else "field 'req_ops'"
+        raise InputError(path, f"{where}: {field}",
+                         f"req_ops / ipc = {req_ops:g} / {ipc:g} = {ops:g} operations per task, more than joulesim's limit "
+                         f"of {MAX_CPU_OPS:g} (they would not end within the simulated time range)",
+                         "check req_ops and ipc: ipc is typically between 0.1 and 10")
 
 
 def validate_profile(name: str, profile: Any, where: str, path: str) -> dict:
@@ -139,6 +160,7 @@ def validate_profile(name: str, profile: Any, where: str, path: str) -> dict:
         if not is_number(ipc) or ipc <= 0:
             raise InputError(path, f"{where}: field 'ipc'", f"invalid value {shown(ipc)}",
                              "ipc (operations per instruction count divisor) must be a number > 0, or left out for 1")
+        check_cpu_ops_size(path, where, profile["req_ops"], ipc, profile.get("mem_vol", 0))
     else:  # composed
         fix = "seq must be a non-empty list of profile names"
         if "seq" not in profile:

@@ -11,25 +11,33 @@ from __future__ import annotations
 
 import math
 
+from joulesim.protocol.number_text import NumberTextError, parse_decimal
+
 HOUR = 3600.0
 DAY = 24.0 * HOUR
 DAY_START, DAY_END = 8.0, 20.0  # local hours of the day price when the hosts do not say
+# Prices are finite and at most MAX_PRICE cents/kWh: 1,000 times the highest spot prices seen
+# (about 1,000 cents/kWh), and small enough that a cost, price x joules / 3.6e6 over at most
+# 2^33 s, stays finite for any host power below 1e298 W (an "inf" price made costs inf and
+# the total NaN).
+MAX_PRICE = 1e6
 
 #: The admissible values of each tariff property (a host property is a string).
-TARIFF_RANGES = {"price": (0.0, math.inf), "utc_offset": (-24.0, 24.0), "night_price": (0.0, math.inf),
+TARIFF_RANGES = {"price": (0.0, MAX_PRICE), "utc_offset": (-24.0, 24.0), "night_price": (0.0, MAX_PRICE),
                  "day_start": (0.0, 24.0), "day_end": (0.0, 24.0)}
 
 
 def tariff_number(key: str, text: object) -> float:
-    """Tariff property `key` as a number; ValueError("[min, max]") when `text` is no number in
-    the property's range (NaN included), for the caller to name the host or cluster."""
+    """Tariff property `key` as a number; ValueError("[min, max] ...") when `text` is no ASCII
+    decimal number in the property's range (protocol.number_text: no NaN, infinity, "1_0" or
+    other scripts' digits), for the caller to name the host or cluster."""
     minimum, maximum = TARIFF_RANGES[key]
     try:
-        value = float(str(text).strip())
-    except ValueError:
+        value = parse_decimal(str(text))
+    except NumberTextError:
         value = math.nan
     if not (minimum <= value <= maximum):
-        raise ValueError(f"[{minimum:g}, {maximum:g}]")
+        raise ValueError(f"[{minimum:g}, {maximum:g}] written in ASCII decimal notation (e.g. 12.5)")
     return value
 
 

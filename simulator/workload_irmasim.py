@@ -24,6 +24,7 @@ from typing import Any
 
 from joulesim.simulator.input_error import InputError
 from joulesim.simulator.json_input import clip, is_int, is_number, shown
+from joulesim.simulator.profiles import check_cpu_ops_size
 
 _JOB_MARKERS = frozenset({"req_ops", "req_time", "ntasks", "nodes"})
 _SIZE_KEYS = ("res", "ntasks", "nodes", "ntasks_per_node")
@@ -81,6 +82,7 @@ def batsim_document(path: str, document: dict) -> dict:
             if not is_number(value) or value < 0 or (key == "ipc" and value == 0):
                 raise InputError(path, f"{source_where}: field '{key}'", f"invalid value {shown(value)}",
                                  f"{key} must be a number {'> 0' if key == 'ipc' else '>= 0'}")
+        check_cpu_ops_size(path, source_where, values["req_ops"], values["ipc"], values["mem_vol"])
         hidden = {"type": "cpu_ops", "req_ops": values["req_ops"], "ipc": values["ipc"], "mem_vol": values["mem_vol"]}
         if "profile" in job:
             profile_name = job["profile"]

@@ -169,6 +169,56 @@ def test_unknown_option_refused_for_registered_deciders():
         load_decider("easy", {"bogus": "1"})
 
 
+# What float()/int() take beyond ASCII decimals (issue 23): other scripts' digits, underscores,
+# nan, infinities where none is allowed, and exponents beyond a double.
+@pytest.mark.parametrize("name, options, bad", [
+    ("easy", {"t_idle": "١٢"}, "t_idle"),
+    ("easy", {"t_idle": "1_0"}, "t_idle"),
+    ("easy", {"t_idle": "1e400"}, "t_idle"),  # float() says inf: not the 'inf' the user did not write
+    ("easy", {"t_idle": "nan"}, "t_idle"),
+    ("proportional", {"rho": "０.５"}, "rho"),
+    ("proportional", {"rho": "inf"}, "rho"),
+    ("easy", {"t_idle": "0", "compute_pstate": "١"}, "compute_pstate"),
+    ("easy", {"t_idle": "0", "sleep_pstate": "1_0"}, "sleep_pstate"),
+    ("heuristic", {"seed": "٣"}, "seed"),
+    ("heuristic", {"seed": "9" * 5000}, "seed"),
+])
+def test_numeric_options_take_ascii_decimals_only(name, options, bad):
+    with pytest.raises(JoulesimError) as info:
+        load_decider(name, options)
+    message = str(info.value)
+    assert f"option {bad}=" in message and "is invalid: accepted values are" in message and "ASCII" in message, message
+
+
+def test_platform_properties_read_by_deciders_take_ascii_decimals_only():
+    # Under Batsim the properties reach deciders unchecked: '١' and '1_0' were read as 1 and 10.
+    from joulesim.deciders.budgeted_easy import full_power
+    from joulesim.deciders.cluster_broker import _peak_watts
+    from joulesim.deciders.cluster_router import Cluster
+    from joulesim.deciders.machine_power import parse_sleep_pstates
+
+    assert parse_sleep_pstates("1:2:3", "h") == [(1, 2, 3)]
+    for text in ("١:2:3", "1_0:2:3", "+1:2:3"):
+        with pytest.raises(JoulesimError, match="host h: property sleep_pstates"):
+            parse_sleep_pstates(text, "h")
+    assert full_power([{"name": "h", "properties": {"wattage_per_state": "95:190.5"}}], 0, "d") == 190.5
+    for text in ("95:١٩٠", "95:1_90", "95:inf", "95:nan"):
+        with pytest.raises(JoulesimError, match="host h has no wattage_per_state entry"):
+            full_power([{"name": "h", "properties": {"wattage_per_state": text}}], 0, "d")
+    cluster = Cluster.__new__(Cluster)
+    cluster.name = "c"
+    assert _peak_watts("95:190.5", cluster, "broker") == 190.5
+    with pytest.raises(JoulesimError, match="unreadable wattage_per_state"):
+        _peak_watts("95:1e400", cluster, "broker")
+
+
+def test_numeric_options_still_take_decimal_notation():
+    assert load_decider("easy", {"t_idle": " 1.5e2 "}).t_idle == 150.0
+    assert load_decider("easy", {"t_idle": "inf"}).t_idle == math.inf
+    assert load_decider("proportional", {"rho": ".5"}).rho == 0.5
+    assert load_decider("heuristic", {"seed": "+7"}).seed == 7
+
+
 def test_describe_deciders_gives_first_docstring_lines():
     described = describe_deciders()
     assert set(described) == set(DECIDERS)

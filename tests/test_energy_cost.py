@@ -136,6 +136,15 @@ def test_a_host_without_price_among_priced_hosts():
     ({"price": "-1"}, r"host a0: property price='-1' is not a number"),
     ({"price": "cheap"}, r"host a0: property price='cheap' is not a number"),
     ({"price": "10", "night_price": "-3"}, r"host a0: property night_price='-3'"),
+    # float() reads these as numbers: costs were inf and the total NaN, or a price in other digits
+    ({"price": "inf"}, r"host a0: property price='inf' is not a number in \[0, 1e\+06\] written in ASCII decimal"),
+    ({"price": "1e400"}, r"host a0: property price='1e400' is not a number in \[0, 1e\+06\]"),
+    ({"price": "10", "night_price": "inf"}, r"host a0: property night_price='inf' is not a number"),
+    ({"price": "nan"}, r"host a0: property price='nan' is not a number"),
+    ({"price": "١٢"}, r"host a0: property price='١٢' is not a number"),
+    ({"price": "1_0"}, r"host a0: property price='1_0' is not a number"),
+    ({"price": "10", "utc_offset": "１"}, r"host a0: property utc_offset='１' is not a number"),
+    ({"price": "1e300"}, r"host a0: property price='1e300' is not a number in \[0, 1e\+06\]"),
 ])
 def test_bad_prices(props, pattern):
     bad = platform(host("a0", 100, 200, **props))

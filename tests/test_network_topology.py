@@ -356,6 +356,10 @@ HOSTS = '<zone id="z" routing="Full"><host id="h0" speed="1Gf"/><host id="h1" sp
     ('<route src="h0" dst="h1"><link_ctn id="l"/></route><route src="h1" dst="h0"><link_ctn id="l"/></route>',
      ["<route src='h1' dst='h0'>", "already declared by zone 'z', <route src='h0' dst='h1'>", 'symmetrical="NO"']),
     ('<link_ctn id="l"/><bypassRoute src="h0" dst="hx"><link_ctn id="l"/></bypassRoute>', ["<bypassRoute src='h0' dst='hx'>", "dst 'hx'"]),
+    # a loopback route was accepted and never used (issue 23)
+    ('<route src="h0" dst="h0"><link_ctn id="l"/></route>', ["zone 'z', <route src='h0' dst='h0'>", "from 'h0' to itself", "no loopback routes", "remove it"]),
+    ('<route src="r" dst="r" symmetrical="NO"><link_ctn id="l"/></route>', ["<route src='r' dst='r'>", "from 'r' to itself"]),
+    ('<bypassRoute src="h1" dst="h1"><link_ctn id="l"/></bypassRoute>', ["<bypassRoute src='h1' dst='h1'>", "from 'h1' to itself", "a <bypassRoute> joins"]),
 ])
 def test_route_errors(tmp_path, routes, needles):
     raises(xml(tmp_path, HOSTS.format(routes) + SECTION_11, name="routes.xml"), *needles)
@@ -370,6 +374,24 @@ def test_route_errors(tmp_path, routes, needles):
 ])
 def test_zone_route_errors(tmp_path, zone_route, needles):
     raises(xml(tmp_path, TWO_CLUSTERS + zone_route, name="zroutes.xml"), *needles)
+
+
+def test_a_zone_route_from_a_zone_to_itself_is_refused(tmp_path):
+    body = TWO_CLUSTERS + '<zoneRoute src="a" dst="a" gw_src="a-a_router" gw_dst="a-a_router"><link_ctn id="wan"/></zoneRoute>'
+    raises(xml(tmp_path, body, name="zself.xml"), "<zoneRoute src='a' dst='a'>", "from 'a' to itself", "a <zoneRoute> joins")
+
+
+@pytest.mark.parametrize("routing", ["Quantum", "RuleBased", "Vivaldi", "", "Full Floyd"])
+@pytest.mark.parametrize("links", [False, True])
+def test_unknown_routings_are_refused_with_or_without_links(tmp_path, routing, links):
+    # Without links no network is read, and routing="Quantum" used to pass unchecked.
+    network = '<link id="l" bandwidth="1GBps"/>' if links else ""
+    body = f'<zone id="q" routing="{routing}"><host id="h" speed="1Gf"/>{network}</zone>'
+    if routing == "":
+        msg = raises(xml(tmp_path, body, name="q.xml"), "zone 'q'")
+    else:
+        msg = raises(xml(tmp_path, body, name="q.xml"), "zone 'q', routing", routing)
+        assert ("not supported" if routing == "Vivaldi" else "Full, Floyd, Dijkstra, DijkstraCache, Cluster, None") in msg
 
 
 def test_no_route_errors_name_both_hosts_and_the_file(tmp_path):

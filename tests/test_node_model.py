@@ -238,6 +238,10 @@ def test_node_names_follow_irmasim_across_entries_and_clusters(tmp_path):
     (lambda d: d["processor"]["fast"].update(min_power=2), r"min_power", "between 0 and 1"),
     (lambda d: d["processor"]["fast"].update(dc=6000, dd=2000), r"dc - 3 x dd is 0", "check dc and dd"),
     (lambda d: d["platform"]["p"].update(model_name="modelV2"), r"model_name", "modelV1"),
+    # a negative or non-numeric memory capacity was accepted (issue 23)
+    (lambda d: d["node"]["n_fast"].update(memory={"capacity": -32}), r"\$\.node\.n_fast\.memory\.capacity: is -32", "a number >= 0"),
+    (lambda d: d["node"]["n_fast"].update(memory={"capacity": "32"}), r"\$\.node\.n_fast\.memory\.capacity: is '32'", "a number >= 0"),
+    (lambda d: d["node"]["n_fast"].update(memory=32), r"\$\.node\.n_fast\.memory: is 32", '{"capacity": 32}'),
 ])
 def test_bad_irmasim_platforms_name_the_entry_and_the_fix(tmp_path, change, where, fix):
     doc = copy.deepcopy(platform())
@@ -257,6 +261,11 @@ def test_bad_irmasim_platforms_name_the_entry_and_the_fix(tmp_path, change, wher
     ({"subtime": 0, "res": 2, "ntasks": 2, "req_ops": 1}, "field 'res'", "either res"),
     ({"subtime": 0, "req_ops": 1}, "field 'ntasks'", "give res"),
     ({"subtime": 0, "res": 1, "req_ops": 1, "ipc": 0}, "field 'ipc'", "> 0"),
+    ({"subtime": 0, "res": 1, "req_ops": 1, "mem": -1}, "field 'mem'", ">= 0"),
+    # req_ops / ipc overflowed to inf: an OverflowError mid-run (issue 23)
+    ({"subtime": 0, "res": 1, "req_ops": 1e10, "ipc": 1e-300}, "jobs[0] (id 'j0'): field 'ipc'", "check req_ops and ipc"),
+    ({"subtime": 0, "res": 1, "req_ops": 1e30}, "jobs[0] (id 'j0'): field 'req_ops'", "check req_ops and ipc"),
+    ({"subtime": 0, "res": 1, "req_ops": 1, "mem_vol": 1e300}, "jobs[0] (id 'j0'): field 'mem_vol'", "memory volume in MB"),
 ])
 def test_bad_irmasim_jobs_name_the_job_and_the_fix(tmp_path, job, where, fix):
     path = tmp_path / "w.json"
@@ -264,6 +273,40 @@ def test_bad_irmasim_jobs_name_the_job_and_the_fix(tmp_path, job, where, fix):
     with pytest.raises(InputError) as info:
         load_workload(str(path), "w0")
     assert str(path) in str(info.value) and where in str(info.value) and fix in str(info.value)
+
+
+@pytest.mark.parametrize("profile, where", [
+    ({"type": "cpu_ops", "req_ops": 1e10, "ipc": 1e-300}, "profile 'p': field 'ipc': req_ops / ipc = 1e+10 / 1e-300 = inf"),
+    ({"type": "cpu_ops", "req_ops": 1e25}, "profile 'p': field 'req_ops': req_ops / ipc = 1e+25 / 1 = 1e+25"),
+    ({"type": "cpu_ops", "req_ops": 1, "mem_vol": 1e25}, "profile 'p': field 'mem_vol': is 1e+25"),
+])
+def test_cpu_ops_profiles_whose_tasks_could_never_end_are_refused_at_load(tmp_path, profile, where):
+    # ipc 1e-300 made ceil(req_ops / ipc) an OverflowError mid-run, blamed on the decider
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p"}], "profiles": {"p": profile}}))
+    with pytest.raises(InputError) as info:
+        joulesim.simulate(platform(), path, "fcfs")
+    assert str(path) in str(info.value) and where in str(info.value), str(info.value)
+    assert "limit of 1e+24" in str(info.value)
+
+
+def test_negative_job_memory_is_refused_on_a_node_platform(tmp_path):
+    # A Batsim-shaped workload's jobs carry mem as an extra field: the node deciders read it.
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p", "mem": -5}],
+                                "profiles": {"p": {"type": "cpu_ops", "req_ops": 1e9}}}))
+    with pytest.raises(InputError, match=r"w\.json: job '1': field 'mem': is -5 \(give the memory each task uses"):
+        joulesim.simulate(platform(), path, "heuristic")
+    good = json.loads(path.read_text())
+    good["jobs"][0]["mem"] = 4
+    assert joulesim.simulate(platform(), good, "heuristic").jobs["job_id"].astype(str).tolist() == ["1"]
+
+
+def test_negative_node_memory_is_refused_in_the_native_node_format(tmp_path):
+    path = tmp_path / "native.json"
+    path.write_text(json.dumps({"model": "modelV1", "nodes": [{"memory": -32, "processors": [dict(FAST)]}]}))
+    with pytest.raises(InputError, match=r"native\.json: \$\.nodes\[0\]\.memory: is -32 \(give the node's memory capacity"):
+        load_platform(str(path))
 
 
 def test_a_job_larger_than_every_node_is_refused_before_the_run(tmp_path):

@@ -280,3 +280,12 @@ def test_real_lublin_and_ctc_headers(shared_data):
     workload, report = convert_swf(shared_data / "swf" / "CTC-SP2-1996-3.1-cln.swf.gz", week=3)
     assert workload["nb_res"] == 338  # "338 (batch partition; 512 total)"
     assert 0 < report["kept"] < 77_222
+
+
+@pytest.mark.parametrize("option, value", [("--from", "nan"), ("--to", "١٠"), ("--week", "1_0"), ("--nb-res", "0")])
+def test_numeric_options_are_ascii_decimals_within_bounds(tmp_path, option, value):
+    # float() and click's ranges took 'nan' (it passes every comparison), '١٠' and '1_0' (issue 23)
+    trace = write(tmp_path, HEADER + line(1, 0, 10, 1) + "\n")
+    result = CliRunner().invoke(from_swf, [trace, "-o", str(tmp_path / "w.json"), option, value])
+    assert result.exit_code == 2 and f"Invalid value for '{option}': {value!r}" in result.output, result.output
+    assert not (tmp_path / "w.json").exists()

@@ -319,3 +319,24 @@ def test_command_errors(args, words, tmp_path):
     assert result.output.startswith("joulesim: error: ")
     assert words in result.output
     assert not (tmp_path / "w.json").exists()
+
+
+
+# int(), float() and click's ranges took '١٢', '1_0', 'nan' (it passes every range check); a
+# negative seed or a huge --jobs / --days ended in a numpy traceback (issue 23).
+@pytest.mark.parametrize("args, words", [
+    (["lublin", "--seed", "-1"], "'--seed': '-1' is not in the range [0, inf]"),
+    (["lublin", "--seed", "١٢"], "'--seed': '١٢' is not an integer of ASCII digits"),
+    (["lublin", "--jobs", "1_0"], "'--jobs': '1_0' is not an integer of ASCII digits"),
+    (["lublin", "--jobs", "999999999999"], "'--jobs': '999999999999' is not in the range [1, 10,000,000]"),
+    (["lublin", "--walltime-factor", "nan"], "'--walltime-factor': 'nan' is not an ASCII decimal number"),
+    (["lublin", "--walltime-factor", "inf"], "'--walltime-factor': 'inf' is not an ASCII decimal number"),
+    (["grid-stream", "--days", "1e400"], "'--days': '1e400' is beyond the largest number a double holds"),
+    (["grid-stream", "--days", "1e300"], "asks for about 1e+303 jobs, more than joulesim's limit of 10,000,000"),
+    (["grid-stream", "--days", "1", "--day-start", "２"], "'--day-start': '２' is not an ASCII decimal number"),
+])
+def test_command_numbers_are_ascii_decimals_within_bounds(args, words, tmp_path):
+    result = run(args + ["-o", str(tmp_path / "w.json")])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("joulesim: error: ") and words in result.output, result.output
+    assert not (tmp_path / "w.json").exists()
