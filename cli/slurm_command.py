@@ -28,9 +28,13 @@ from joulesim.cli.simulate_options import parse_key_values
               help="Writes PREFIX_slurm_jobs.csv: each job's real submission, start and end times and nodes.")
 @click.option("--timeout", "timeout_s", default=120.0, show_default=True, type=float,
               help="Seconds to wait for each decider reply.")
+@click.option("--progress/--no-progress", default=True, show_default=True,
+              help="Show the jobs ended so far on stderr (a bar on a terminal, otherwise a line every 5 s once "
+                   "the run has lasted 5 s).")
 @reports_errors
 def slurm(workload: str, slurm_conf: str | None, local_nodes: int | None, decider: str,
-          decider_options: tuple[str, ...], endpoint: str | None, export_prefix: str, timeout_s: float) -> None:
+          decider_options: tuple[str, ...], endpoint: str | None, export_prefix: str, timeout_s: float,
+          progress: bool) -> None:
     """Run WORKLOAD's jobs on a real Slurm cluster, scheduled by a protocol decider.
 
     Jobs are submitted held at their submission times (wall clock from now), pinned to the
@@ -58,13 +62,13 @@ def slurm(workload: str, slurm_conf: str | None, local_nodes: int | None, decide
             raise click.UsageError(f"--local-nodes: cannot start a local Slurm: {reason}")
         with tempfile.TemporaryDirectory(prefix="joulesim-slurm-") as directory, \
                 LocalSlurm(directory, nodes=local_nodes) as cluster:
-            _run(jobs, cluster.conf, decider, decider_options, endpoint, export_prefix, timeout_s)
+            _run(jobs, cluster.conf, decider, decider_options, endpoint, export_prefix, timeout_s, progress)
         return
-    _run(jobs, slurm_conf, decider, decider_options, endpoint, export_prefix, timeout_s)
+    _run(jobs, slurm_conf, decider, decider_options, endpoint, export_prefix, timeout_s, progress)
 
 
 def _run(jobs, slurm_conf: str | None, decider: str, decider_options: tuple[str, ...], endpoint: str | None,
-         export_prefix: str, timeout_s: float) -> None:
+         export_prefix: str, timeout_s: float, progress: bool) -> None:
     from joulesim.adapters.slurm.adapter import SlurmAdapter
     from joulesim.adapters.slurm.slurm_commands import SlurmCommands
     from joulesim.cli.decider_process import DeciderProcess, free_ipc_endpoint, joulesim_decide_command
@@ -81,7 +85,7 @@ def _run(jobs, slurm_conf: str | None, decider: str, decider_options: tuple[str,
         why_gone = process.why_gone
     link = DeciderLink(ZmqRequester(endpoint, timeout_s, why_gone))
     try:
-        real = SlurmAdapter(jobs, link, commands).run()
+        real = SlurmAdapter(jobs, link, commands, progress=progress).run()
     finally:
         link.close()
         if process is not None:

@@ -5,35 +5,86 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import random
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
+from marked_processes import MARK_VARIABLE, live_marked_processes, new_mark
 
 import joulesim
 from joulesim.adapters.slurm.local_cluster import LocalSlurm, slurm_available
 from joulesim.protocol.interval_set import expand_runs, parse_runs
 
+TESTS = Path(__file__).resolve().parent
+
 REASON = slurm_available()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no local Slurm: {REASON}")
 
 
-def test_local_nodes_starts_and_stops_a_slurm_for_the_run(tmp_path):
-    # Runs before the module's cluster is started (file order): both use the same ports.
-    workload = {"nb_res": 2, "jobs": [{"id": i, "subtime": 0, "res": 1, "walltime": 10, "profile": "p"}
-                                      for i in (1, 2)], "profiles": {"p": {"type": "delay", "delay": 1}}}
+RECORDING_DECIDER = """
+import json, os, signal
+from marked_processes import MARK_VARIABLE, live_marked_processes
+from joulesim.protocol.decider import Decider
+
+class Recording(Decider):
+    '''Writes down the processes of the run (while the local Slurm is up), then ends as
+    ENDING says: normally, on an error (a node that does not exist), or on a Ctrl-C.'''
+
+    def on_job_submitted(self, job):
+        with open(os.environ["RECORD"], "w") as out:
+            json.dump(live_marked_processes(os.environ[MARK_VARIABLE]), out)
+        ending = os.environ["ENDING"]
+        if ending == "interrupt":  # as a terminal's Ctrl-C does: SIGINT to the foreground process group
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            os.killpg(os.getpgrp(), signal.SIGINT)
+        self.execute_job(job.id, "7" if ending == "error" else "0")
+"""
+
+
+@pytest.mark.parametrize("ending, status, message", [("normal", 0, "1 completed on Slurm"),
+                                                     ("error", 8, "names resource 7"),
+                                                     ("interrupt", 130, "joulesim: interrupted")])
+def test_local_nodes_stops_every_process_it_started(tmp_path, ending, status, message):
+    """munged, slurmctld, the slurmd, the decider: none alive once `joulesim slurm --local-nodes`
+    has ended, whether normally, on an error or on Ctrl-C. The normal run's job lasts 6 s, past the
+    5 s after which progress would show, and --no-progress keeps the log clean."""
+    workload = {"nb_res": 1, "jobs": [{"id": 1, "subtime": 0, "res": 1, "walltime": 60, "profile": "p"}],
+                "profiles": {"p": {"type": "delay", "delay": 6}}}
     (tmp_path / "w.json").write_text(json.dumps(workload))
-    result = subprocess.run([sys.executable, "-m", "joulesim.cli.main", "slurm", "--local-nodes", "2", "-w",
-                             str(tmp_path / "w.json"), "-e", str(tmp_path / "out")],
-                            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-    assert result.returncode == 0, result.stderr
-    with open(tmp_path / "out_slurm_jobs.csv") as f:
-        rows = list(csv.DictReader(f))
-    assert [(r["state"], r["slurm_nodes"]) for r in rows] == [("COMPLETED_SUCCESSFULLY", "n1"),
-                                                            ("COMPLETED_SUCCESSFULLY", "n2")]
-    daemons = subprocess.run(["pgrep", "-f", "slurmctld -D -i -f " + "/tmp/joulesim-slurm-"], capture_output=True)
-    assert daemons.returncode == 1  # none left running
+    (tmp_path / "recording.py").write_text(RECORDING_DECIDER)
+    mark = new_mark()
+    env = {**os.environ, MARK_VARIABLE: mark, "RECORD": str(tmp_path / "record.json"), "ENDING": ending,
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(TESTS)])}
+    result = subprocess.run([sys.executable, "-m", "joulesim.cli.main", "slurm", "--local-nodes", "1", "--no-progress",
+                             "-w", str(tmp_path / "w.json"), "-d", "recording:Recording", "-e", str(tmp_path / "out")],
+                            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env=env,
+                            start_new_session=True)  # its own process group, for the decider's Ctrl-C
+    assert result.returncode == status, result.stderr
+    assert message in result.stdout + result.stderr and "Traceback" not in result.stderr
+    assert not [line for line in result.stderr.splitlines() if line.startswith("slurm:")]  # --no-progress
+    during = json.loads((tmp_path / "record.json").read_text())
+    assert {"munged", "slurmctld", "slurmd"} <= set(during.values()), during
+    assert live_marked_processes(mark) == {}
+
+
+def test_a_local_slurm_stops_what_it_started_and_the_jobs_running_on_it(tmp_path, monkeypatch):
+    """What the test fixtures use: after the `with`, no daemon it started and no process of a job
+    that was running on it is alive."""
+    mark = new_mark()
+    monkeypatch.setenv(MARK_VARIABLE, mark)  # LocalSlurm and the jobs' environment inherit it
+    with LocalSlurm(tmp_path / "slurm", nodes=2) as local:
+        subprocess.run(["sbatch", "--parsable", "-n", "1", "-o", "/dev/null", "--wrap", "sleep 300"], env=local.env,
+                       check=True, capture_output=True)
+        deadline = time.monotonic() + 30
+        while "sleep" not in (running := live_marked_processes(mark)).values() and time.monotonic() < deadline:
+            time.sleep(0.1)  # polling the job's start, bounded by the deadline
+        assert set(local.pids) <= set(running)
+        assert {"munged", "slurmctld", "slurmd", "slurmstepd", "sleep"} <= set(running.values()), running
+    assert live_marked_processes(mark) == {}
 
 
 @pytest.fixture(scope="module")
@@ -75,6 +126,9 @@ def test_easy_drives_slurm_as_it_drives_the_simulation(cluster, tmp_path):
     workload = dozen_jobs()
     result = run_on_slurm(cluster, workload, tmp_path, "-d", "easy")
     assert result.returncode == 0, result.stderr
+    # Progress is on by default: in a log (stderr is a pipe here), a line every 5 s, jobs ended of 12.
+    progress = [line for line in result.stderr.splitlines() if line.startswith("slurm:")]
+    assert len(progress) >= 2 and all("/12 " in line for line in progress), result.stderr
     with open(tmp_path / "real" / "out_slurm_jobs.csv") as f:
         real = {row["job_id"]: row for row in csv.DictReader(f)}
     simulated = joulesim.simulate("cluster32", workload, "easy", mmax=4).jobs

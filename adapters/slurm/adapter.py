@@ -7,6 +7,8 @@ is Slurm node i, in `sinfo` order) and releases it; REJECT_JOB and KILL_JOB canc
 completions, polled from `squeue`, come back as JOB_COMPLETED. Jobs run `sleep DELAY` for
 `delay` profiles, so that the same workload can be simulated and run. On any error every job
 the adapter submitted and that is not over is cancelled: no held job is left behind.
+With progress on, jobs ended so far show on stderr: a bar on a terminal, in a log a line every
+5 s once the run has lasted 5 s (joulesim.progress_bar), also while no job ends.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from joulesim.adapters.slurm.slurm_commands import FINAL_STATES, SlurmCommands, SlurmError
+from joulesim.progress_bar import progress_bar
 from joulesim.protocol.simulation_begins import batsim_config
 from joulesim.protocol.interval_set import expand_runs, format_interval_set, parse_runs
 from joulesim.simulator.decider_link import DeciderLink
@@ -42,7 +45,7 @@ class RealJob:
 
 
 class SlurmAdapter:
-    def __init__(self, workload: Workload, link: DeciderLink, slurm: SlurmCommands):
+    def __init__(self, workload: Workload, link: DeciderLink, slurm: SlurmCommands, progress: bool = False):
         for job in workload.jobs:
             profile = workload.profiles[job.profile]
             if profile["type"] != "delay":
@@ -57,6 +60,7 @@ class SlurmAdapter:
         self._events: list[dict[str, Any]] = []
         self._calls: list[float] = []  # pending CALL_ME_LATER times
         self._t0 = 0.0
+        self._progress = progress
 
     def now(self) -> float:
         return time.monotonic() - self._t0
@@ -65,12 +69,23 @@ class SlurmAdapter:
         self._events.append({"timestamp": self.now(), "type": kind, "data": data})
 
     def run(self) -> dict[str, RealJob]:
+        self._bar = progress_bar(len(self.workload.jobs), "slurm", "job") if self._progress else None
         try:
             self._run()
         except BaseException:
             self._cancel_unfinished()
             raise
+        finally:
+            if self._bar is not None:
+                self._bar.close()
         return self.jobs
+
+    def _show_progress(self) -> None:
+        """Called at every turn of the loop: tqdm prints at its own pace, and an update of 0
+        still prints a line when the last one is older than the interval (jobs lasting long)."""
+        if self._bar is not None:
+            ended = sum(1 for job in self.jobs.values() if job.finished is not None)
+            self._bar.update(ended - self._bar.n)
 
     def _run(self) -> None:
         self.nodes = self.slurm.node_names()
@@ -88,6 +103,7 @@ class SlurmAdapter:
                 if not queue:
                     self._emit("NOTIFY", {"type": "no_more_static_job_to_submit"})
             self._poll()
+            self._show_progress()
             while self._calls and self._calls[0] <= self.now():
                 self._calls.pop(0)
                 self._emit("REQUESTED_CALL", {})
