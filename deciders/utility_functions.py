@@ -32,21 +32,34 @@ File format (`--option function=FILE`, written by `joulesim learn fit`), a JSON 
     {"form": "F1", "coefficients": [0.0001352, 0.2765352, 0.0071470]}
 
 `form` is a name of `learn_forms` or an alias (F1, F2); `coefficients` are [c1, c2, c3],
-finite numbers. Other keys (e.g. the fit's error, its data) are allowed and ignored.
+numbers of magnitude at most MAX_COEFFICIENT (1e100: every form then stays finite for any job,
+runtimes below 2**33 s and sizes below 2**31, where larger ones could reach inf - inf = NaN
+and leave the queue order undefined; fitted coefficients are near 1e-7 to 1). Other keys
+(e.g. the fit's error, its data) are allowed and ignored. The file is strict JSON (no NaN,
+no Infinity), nested at most MAX_FILE_DEPTH levels deep (the format needs 2): deeper files,
+such as a thousand arrays inside each other, are refused before anything walks them
+recursively.
 """
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from joulesim.protocol.errors import JoulesimError
+import orjson
 
-__all__ = ["FORM_ALIASES", "PAPER_FUNCTIONS", "UtilityFunction", "learn_forms", "load_function_file",
-           "log10_at_least_1", "resolve_form", "utility_function"]
+from joulesim.protocol.errors import JoulesimError
+from joulesim.simulator.input_error import InputError
+from joulesim.simulator.input_file import read_input_file
+from joulesim.simulator.json_input import clip, nests_deeper, shown
+
+__all__ = ["FORM_ALIASES", "MAX_COEFFICIENT", "MAX_FILE_DEPTH", "PAPER_FUNCTIONS", "UtilityFunction", "learn_forms",
+           "load_function_file", "log10_at_least_1", "resolve_form", "utility_function"]
+
+MAX_COEFFICIENT = 1e100
+MAX_FILE_DEPTH = 32
 
 Form = Callable[[Any, Any, Any, "tuple[float, ...] | list[float]"], Any]
 
@@ -130,17 +143,31 @@ def _file_error(path: str, problem: str) -> JoulesimError:
         f"{', '.join(learn_forms)}), as `joulesim learn fit` writes")
 
 
+def _is_coefficient(value: Any) -> bool:
+    return type(value) in (int, float) and abs(value) <= MAX_COEFFICIENT  # a bool is no number
+
+
+def _coefficients_shown(value: Any) -> str:
+    """The coefficients as written, cut short (a hostile file may hold megabytes or deep nesting)."""
+    if isinstance(value, list) and len(value) <= 6:
+        return "[" + ", ".join(shown(item) for item in value) + "]"
+    return shown(value)
+
+
 def load_function_file(path: str) -> UtilityFunction:
     """A utility function from a JSON file (format in the module's docstring)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except OSError as exc:
-        raise JoulesimError(f"cannot read utility function file {path!r}: {exc.strerror or exc}; "
+        raw = read_input_file(path, "a utility function file (JSON)")
+    except InputError as exc:  # missing, a folder, a device (read forever), unreadable
+        raise JoulesimError(f"cannot read utility function file {path!r}: it {exc.problem}; "
                             "give function=F1, function=F2 or the path of a JSON file "
                             "written by `joulesim learn fit`") from None
-    except (ValueError, UnicodeDecodeError) as exc:
+    try:
+        data = orjson.loads(raw.removeprefix(b"\xef\xbb\xbf"))  # strict JSON; a UTF-8 BOM is allowed
+    except orjson.JSONDecodeError as exc:
         raise _file_error(path, f"is not valid JSON ({exc})") from None
+    if nests_deeper(data, MAX_FILE_DEPTH):  # before anything (repr, checks) walks it recursively
+        raise _file_error(path, f"nests arrays or objects more than {MAX_FILE_DEPTH} levels deep (the format needs 2)")
     if not isinstance(data, dict):
         raise _file_error(path, f"holds a {type(data).__name__}, not an object")
     form = data.get("form")
@@ -149,12 +176,11 @@ def load_function_file(path: str) -> UtilityFunction:
     try:
         form = resolve_form(form)
     except KeyError:
-        raise _file_error(path, f"has an unknown form {data['form']!r}") from None
+        raise _file_error(path, f"has an unknown form {clip(form)!r}") from None
     coefficients = data.get("coefficients")
-    if not (isinstance(coefficients, list) and len(coefficients) == 3
-            and all(isinstance(c, (int, float)) and not isinstance(c, bool) and math.isfinite(c)
-                    for c in coefficients)):
-        raise _file_error(path, f"has coefficients {coefficients!r}: three finite numbers are needed")
+    if not (isinstance(coefficients, list) and len(coefficients) == 3 and all(map(_is_coefficient, coefficients))):
+        raise _file_error(path, f"has coefficients {_coefficients_shown(coefficients)}: three numbers of magnitude "
+                                f"at most {MAX_COEFFICIENT:g} are needed")
     return UtilityFunction(form, (float(coefficients[0]), float(coefficients[1]), float(coefficients[2])), path)
 
 

@@ -20,17 +20,27 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from joulesim.deciders.utility_functions import FORM_ALIASES, PAPER_FUNCTIONS, learn_forms
+from joulesim.learn.output_paths import make_output_folder, write_via_temporary
 from joulesim.protocol.errors import JoulesimError
+from joulesim.protocol.time_range import MAX_SIMULATED_TIME
 from joulesim.simulator.input_error import InputError
+from joulesim.simulator.input_file import check_input_file
+from joulesim.simulator.json_input import MAX_INT32
 
 __all__ = ["fit_forms", "FitResult", "read_scores", "write_fit"]
 
 _REQUIRED = ("r", "n", "s", "score")
+#: The range of each feature column: runtimes and submission times are simulated times, sizes
+#: processor counts (a C int in Batsim). Beyond it a file is not `learn generate`'s, and values
+#: such as 1e300 would overflow the forms into inf during the fit.
+_RANGES = {"r": (0.0, MAX_SIMULATED_TIME), "n": (1.0, float(MAX_INT32)), "s": (-MAX_SIMULATED_TIME, MAX_SIMULATED_TIME)}
+_SCORES_FIX = "give the scores file written by joulesim learn generate"
 
 
 @dataclass
@@ -40,10 +50,24 @@ class FitResult:
     rows: int
 
 
+def _numeric_column(path: str, table: pd.DataFrame, name: str) -> np.ndarray:
+    """Column `name` as float64, or InputError naming the column and its first bad value."""
+    column = table[name]
+    if isinstance(column, pd.DataFrame):
+        raise InputError(path, f"column {name}", "appears more than once", _SCORES_FIX)
+    if not (pd.api.types.is_integer_dtype(column) or pd.api.types.is_float_dtype(column)):
+        bad = next((v for v in column if not isinstance(v, (int, float, np.integer, np.floating))
+                    or isinstance(v, (bool, np.bool_))), column.iloc[0] if len(column) else None)
+        raise InputError(path, f"column {name}", f"is not numeric ({column.dtype} values, e.g. {str(bad)[:40]!r})",
+                         f"every value must be a number: {_SCORES_FIX}")
+    return column.to_numpy(np.float64, na_value=np.nan)
+
+
 def read_scores(path: str) -> pd.DataFrame:
-    """The (r, n, s, score) rows of a file written by `joulesim learn generate`."""
-    if not os.path.isfile(path):
-        raise InputError(path, "file", "does not exist", "give the scores file written by joulesim learn generate")
+    """The (r, n, s, score) rows of a file written by `joulesim learn generate`, checked: numbers
+    in every column, r, n and s finite and in range, scores finite or NaN (a job first in no
+    permutation: such rows are left out)."""
+    check_input_file(path, "the scores file written by joulesim learn generate")
     try:
         table = pd.read_csv(path) if path.endswith(".csv") else pd.read_parquet(path)
     except ImportError:
@@ -55,10 +79,22 @@ def read_scores(path: str) -> pd.DataFrame:
     if missing:
         raise InputError(path, f"column(s) {', '.join(missing)}", "are missing",
                          "the scores file needs columns r, n, s and score (joulesim learn generate writes them)")
-    table = table[np.isfinite(table["score"])]
-    if len(table) < 4:
-        raise InputError(path, "rows", f"only {len(table)} rows have a score", "generate more pairs or permutations")
-    return table
+    columns = {name: _numeric_column(path, table, name) for name in _REQUIRED}
+    for name, (low, high) in _RANGES.items():
+        values = columns[name]
+        bad = ~((values >= low) & (values <= high))  # NaN compares False: bad too
+        if bad.any():
+            row = int(np.argmax(bad))
+            raise InputError(path, f"column {name}, data row {row + 1}",
+                             f"value {values[row]:g} is not a finite number from {low:g} to {high:g}", _SCORES_FIX)
+    if np.isinf(columns["score"]).any():
+        row = int(np.argmax(np.isinf(columns["score"])))
+        raise InputError(path, f"column score, data row {row + 1}", f"value {columns['score'][row]:g} is infinite",
+                         "scores are finite shares of AVEbsld, or empty (NaN) for a job first in no permutation")
+    kept = np.isfinite(columns["score"])
+    if kept.sum() < 4:
+        raise InputError(path, "rows", f"only {int(kept.sum())} rows have a score", "generate more pairs or permutations")
+    return pd.DataFrame({name: values[kept] for name, values in columns.items()})
 
 
 def _is_product(form: str) -> bool:
@@ -92,7 +128,10 @@ def fit_forms(table: pd.DataFrame) -> FitResult:
             return form(r, n, s, expand(c)) - y
 
         start = np.array([1e-4, 1e-2]) if product else np.array([1e-4, 1e-4, 1e-2])
-        solution = least_squares(residuals, start, method="trf", x_scale="jac", max_nfev=2000)
+        try:
+            solution = least_squares(residuals, start, method="trf", x_scale="jac", max_nfev=2000)
+        except (ValueError, np.linalg.LinAlgError) as exc:  # e.g. residuals that overflow to inf
+            raise JoulesimError(f"the least-squares fit of form {name} failed on these scores: {exc}") from None
         rows.append(row(name, aliases.get(name, ""), expand(solution.x), residuals(solution.x)))
     ranking = pd.DataFrame(rows).sort_values(["mad", "form"]).reset_index(drop=True)
     paper = [row(FORM_ALIASES[alias], alias, coefficients, learn_forms[FORM_ALIASES[alias]](r, n, s, coefficients) - y)
@@ -101,16 +140,17 @@ def fit_forms(table: pd.DataFrame) -> FitResult:
 
 
 def write_fit(result: FitResult, directory: str, source: str) -> str:
-    """ranking.csv, <form>.json per form and best.json in `directory`; returns best.json's path."""
-    os.makedirs(directory, exist_ok=True)
-    result.ranking.to_csv(os.path.join(directory, "ranking.csv"), index=False)
+    """ranking.csv, <form>.json per form and best.json in `directory`; returns best.json's path.
+    Each file is written whole (`output_paths.write_via_temporary`)."""
+    make_output_folder(directory, "output folder (-o)")
+    what = "output folder (-o)"
+    write_via_temporary(os.path.join(directory, "ranking.csv"), what,
+                        lambda path: result.ranking.to_csv(path, index=False))
+    best = os.path.join(directory, "best.json")
     for row in result.ranking.itertuples():
         document = {"form": row.form, "coefficients": [row.c1, row.c2, row.c3], "mean_absolute_distance": row.mad,
                     "rmse": row.rmse, "rows": result.rows, "scores": os.path.abspath(source)}
-        with open(os.path.join(directory, f"{row.form}.json"), "w") as handle:
-            json.dump(document, handle, indent=1)
-        if row.Index == 0:
-            best = os.path.join(directory, "best.json")
-            with open(best, "w") as handle:
-                json.dump(document, handle, indent=1)
+        text = json.dumps(document, indent=1)
+        for name in [f"{row.form}.json"] + (["best.json"] if row.Index == 0 else []):
+            write_via_temporary(os.path.join(directory, name), what, lambda path: Path(path).write_text(text))
     return best

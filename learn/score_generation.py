@@ -8,6 +8,11 @@ on the workers or on the order they finish in. Each pair is scored by the fast p
 pool, or a Dask cluster), and written as it finishes to `OUT.parts/pair_NNNNNN.csv`; a rerun
 skips the pairs already there. When every pair is done, the parts are gathered into OUT
 (parquet, or CSV when OUT ends in .csv): one row per (pair, job of Q) with r, n, s and score.
+
+The counts and the seed are bounded (`joulesim.learn.generation_limits`); tasks go to the
+executor BATCH_PAIRS at a time, so that memory does not grow with the pair count. The output
+paths are checked (and the parts folder made) before any pair is scored
+(`joulesim.learn.output_paths`).
 """
 
 from __future__ import annotations
@@ -20,13 +25,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from joulesim.learn.generation_limits import MAX_PAIRS, MAX_PERMUTATIONS, MAX_SEED, MAX_WORKERS
+from joulesim.learn.output_paths import check_output_file, make_output_folder, write_via_temporary
+from joulesim.progress_bar import progress_bar
 from joulesim.protocol.errors import JoulesimError
 
-__all__ = ["generate_scores", "score_one_pair", "GenerationSummary", "COLUMNS"]
+__all__ = ["generate_scores", "score_one_pair", "GenerationSummary", "COLUMNS", "GenerationCountError"]
 
 COLUMNS = ["pair", "job", "r", "n", "s", "score", "first_count", "permutations", "seed"]
 #: Seconds a worker may spend on one pair before the local pool gives up on it.
 PAIR_TIMEOUT_S = 3600.0
+#: Pairs handed to the executor at a time (a task and its future each hold about a kilobyte).
+BATCH_PAIRS = 10_000
 
 
 @dataclass
@@ -67,43 +77,80 @@ def _part_path(parts: str, pair: int) -> str:
     return os.path.join(parts, f"pair_{pair:06d}.csv")
 
 
+class GenerationCountError(JoulesimError):
+    """A count or seed out of `generate_scores`' bounds (bad input: exit status 2)."""
+
+    exit_code = 2
+
+
+def _shown(value: object) -> str:
+    """A value for a message: integers of more than 12 digits as 1.20893e+24 (or their size)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10 ** 12:
+        return f"{float(value):.6g}" if value.bit_length() <= 1000 else f"(an integer of {value.bit_length():,} bits)"
+    return repr(value)
+
+
+def _check_counts(pairs: int, permutations: int, seed: int, workers: int | None) -> None:
+    """Refuse counts beyond the bounds of the module's docstring, naming the option and its limit."""
+    bounds = [("--pairs", pairs, 1, MAX_PAIRS), ("--permutations", permutations, 1, MAX_PERMUTATIONS),
+              ("--seed", seed, 0, MAX_SEED)]
+    if workers is not None:
+        bounds.append(("--workers", workers, 1, MAX_WORKERS))
+    for option, value, low, high in bounds:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not low <= value <= high:
+            raise GenerationCountError(f"{option} {_shown(value)} is out of range: give an integer from {low:,} to "
+                                       f"{high:,} (joulesim learn generate's limit, see --help)")
+
+
+def _parquet_engine(out: str) -> None:
+    """Refuse a parquet output without pyarrow now, not after every pair is scored."""
+    if out.endswith(".csv"):
+        return
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise JoulesimError(f"{out}: writing parquet needs pyarrow (pip install 'joulesim[learn]'), or give "
+                            "an output ending in .csv") from None
+
+
 def generate_scores(out: str, pairs: int, permutations: int, seed: int = 0, workers: int | None = None,
                     dask_address: str | None = None, connect_timeout: float = 10.0, n_procs: int = 256,
                     tau: float = 10.0, progress: bool = False) -> GenerationSummary:
     from joulesim.campaign.executors import DaskCluster, LocalPool, default_workers
 
-    if pairs < 1 or permutations < 1:
-        raise JoulesimError(f"--pairs {pairs} and --permutations {permutations}: both must be >= 1")
+    out = os.fspath(out)
+    _check_counts(pairs, permutations, seed, workers)
+    _parquet_engine(out)
     started = time.perf_counter()
     parts = out + ".parts"
-    os.makedirs(parts, exist_ok=True)
+    check_output_file(out, "output (-o)")
+    make_output_folder(parts, "parts folder (from -o)")
     todo = [k for k in range(pairs) if not os.path.isfile(_part_path(parts, k))]
     workers = workers or default_workers()
     # One numba thread per worker when pairs run side by side (a Dask worker is one of many);
     # a lone local worker uses every core for its pair.
     threads = 1 if dask_address or min(len(todo), workers) > 1 else default_workers()
-    tasks = [{"id": f"pair{k}", "pair": k, "seed": seed, "permutations": permutations,
-              "n_procs": n_procs, "tau": tau, "timeout": PAIR_TIMEOUT_S, "threads": threads} for k in todo]
     failures: list[str] = []
-    if tasks:
+    if todo:
         # Not forked: a parent that has run a numba parallel kernel holds an OpenMP thread pool,
         # which a forked child inherits broken (the workers then die of a segfault).
         executor = (DaskCluster(dask_address, connect_timeout) if dask_address
-                    else LocalPool(min(workers, len(tasks)), start_method="forkserver"))
-        bar = None
-        if progress:
-            from tqdm import tqdm
-            bar = tqdm(total=len(tasks), unit="pair", desc="scoring pairs", leave=False)
+                    else LocalPool(min(workers, len(todo)), start_method="forkserver"))
+        bar = progress_bar(len(todo), "scoring pairs", "pair") if progress else None
         try:
-            for task, record in executor.run(tasks, score_one_pair):
-                if record["status"] == "ok":
-                    path = _part_path(parts, task["pair"])
-                    pd.DataFrame(record["rows"], columns=COLUMNS).to_csv(path + ".tmp", index=False)
-                    os.replace(path + ".tmp", path)  # a part is there whole or not at all
-                else:
-                    failures.append(f"pair {task['pair']}: {record.get('error', record['status'])}")
-                if bar is not None:
-                    bar.update(1)
+            for first in range(0, len(todo), BATCH_PAIRS):
+                tasks = [{"id": f"pair{k}", "pair": k, "seed": seed, "permutations": permutations, "n_procs": n_procs,
+                          "tau": tau, "timeout": PAIR_TIMEOUT_S, "threads": threads}
+                         for k in todo[first:first + BATCH_PAIRS]]
+                for task, record in executor.run(tasks, score_one_pair):
+                    if record["status"] == "ok":
+                        path = _part_path(parts, task["pair"])
+                        pd.DataFrame(record["rows"], columns=COLUMNS).to_csv(path + ".tmp", index=False)
+                        os.replace(path + ".tmp", path)  # a part is there whole or not at all
+                    else:
+                        failures.append(f"pair {task['pair']}: {record.get('error', record['status'])}")
+                    if bar is not None:
+                        bar.update(1)
         except KeyboardInterrupt:
             executor.close(cancel=True)
             raise JoulesimError(f"interrupted: the pairs scored so far are kept in {parts}; run the same command "
@@ -117,11 +164,7 @@ def generate_scores(out: str, pairs: int, permutations: int, seed: int = 0, work
                             + "; ".join(failures[:3]))
     table = pd.concat([pd.read_csv(_part_path(parts, k)) for k in range(pairs)], ignore_index=True)
     if out.endswith(".csv"):
-        table.to_csv(out, index=False)
+        write_via_temporary(out, "output (-o)", lambda path: table.to_csv(path, index=False))
     else:
-        try:
-            table.to_parquet(out, index=False)
-        except ImportError:
-            raise JoulesimError(f"{out}: writing parquet needs pyarrow (pip install 'joulesim[learn]'), or give "
-                                "an output ending in .csv") from None
-    return GenerationSummary(out, pairs, len(tasks), permutations, time.perf_counter() - started, failures)
+        write_via_temporary(out, "output (-o)", lambda path: table.to_parquet(path, index=False))
+    return GenerationSummary(out, pairs, len(todo), permutations, time.perf_counter() - started, failures)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -138,3 +139,160 @@ def test_generate_works_after_this_process_ran_the_parallel_kernel(tmp_path):
     assert values.shape == (2,)
     summary = generate_scores(str(tmp_path / "scores.csv"), pairs=2, permutations=500, seed=1, workers=2)
     assert summary.computed == 2 and summary.failures == []
+
+
+# --------------------------------------------------------------------------- hostile inputs
+def learn_cli(*args: str):
+    """`joulesim learn ARGS` in this process (so that a test can patch what it calls)."""
+    from click.testing import CliRunner
+
+    from joulesim.cli.learn_command import learn
+
+    return CliRunner().invoke(learn, list(args))
+
+
+@pytest.mark.parametrize("option, value, limit", [
+    ("--pairs", str(10 ** 30), "1<=x<=1000000"),
+    ("--permutations", str(10 ** 12), "1<=x<=100000000"),
+    ("--workers", "1000000000", "1<=x<=1024"),
+    ("--seed", str(2 ** 80), "0<=x<=9223372036854775807"),
+])
+def test_generate_refuses_counts_beyond_its_limits_before_any_work(tmp_path, option, value, limit):
+    # --pairs 1e30 built a list of 1e30 pair numbers (a hang); --seed 2**80 scored every pair and
+    # then failed writing the int64 seed column of the parquet (an OverflowError traceback).
+    out = tmp_path / "scores.parquet"
+    arguments = {"--pairs": "1", "--permutations": "10", option: value}
+    done = learn_cli("generate", *[x for pair in arguments.items() for x in pair], "-o", str(out))
+    assert done.exit_code == 2 and f"Invalid value for '{option}'" in done.output and limit in done.output
+    assert not os.path.exists(str(out) + ".parts")
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ({"pairs": 10 ** 30}, r"--pairs 1e\+30 is out of range: give an integer from 1 to 1,000,000"),
+    ({"pairs": 10 ** 5000}, r"--pairs \(an integer of 16,610 bits\) is out of range"),
+    ({"permutations": 0}, r"--permutations 0 is out of range: give an integer from 1 to 100,000,000"),
+    ({"seed": 2 ** 80}, r"--seed 1.20893e\+24 is out of range: give an integer from 0 to 9,223,372,036,854,775,807"),
+    ({"seed": -1}, r"--seed -1 is out of range"),
+    ({"workers": 10 ** 6}, r"--workers 1000000 is out of range: give an integer from 1 to 1,024"),
+    ({"pairs": 2.5}, r"--pairs 2.5 is out of range"),
+])
+def test_generate_scores_refuses_counts_beyond_its_limits(tmp_path, arguments, message):
+    from joulesim.learn.score_generation import GenerationCountError
+
+    out = str(tmp_path / "scores.csv")
+    with pytest.raises(GenerationCountError, match=message) as refused:
+        generate_scores(out, **{"pairs": 1, "permutations": 10, **arguments})
+    assert refused.value.exit_code == 2 and not os.path.exists(out + ".parts")
+
+
+def test_generate_accepts_the_largest_seed_and_writes_it_to_parquet(tmp_path):
+    from joulesim.learn.generation_limits import MAX_SEED
+
+    out = str(tmp_path / "scores.parquet")
+    generate_scores(out, pairs=1, permutations=50, seed=MAX_SEED, workers=1)
+    assert pd.read_parquet(out).seed.tolist() == [MAX_SEED] * 32
+
+
+def _a_file(tmp_path: Path) -> Path:
+    (tmp_path / "file").write_text("not a folder")
+    return tmp_path / "file"
+
+
+@pytest.mark.parametrize("out, problem", [
+    ("{tmp}/folder", r"{tmp}/folder: output \(-o\): is a folder, not a file"),
+    ("{tmp}/file/scores.parquet", r"{tmp}/file/scores.parquet: output \(-o\): {tmp}/file is a file, not a folder"),
+    ("/proc/scores.csv", r"/proc/scores.csv: output \(-o\): cannot be written"),
+    ("{tmp}/scores.csv\0x", r"output \(-o\): cannot be written: embedded null byte"),
+])
+def test_generate_checks_its_output_before_scoring_any_pair(tmp_path, monkeypatch, out, problem):
+    # -o a folder used to score every pair, then fail writing the table (IsADirectoryError).
+    import joulesim.learn.score_generation as generation
+
+    (tmp_path / "folder").mkdir()
+    _a_file(tmp_path)
+    out, problem = out.format(tmp=tmp_path), problem.format(tmp=tmp_path)
+    monkeypatch.setattr(generation, "score_one_pair", lambda task: pytest.fail("a pair was scored"))
+    with pytest.raises(InputError, match=problem) as refused:
+        generate_scores(out, pairs=2, permutations=10, workers=1)
+    assert refused.value.exit_code == 2 and not os.path.exists(out + ".parts")
+
+
+def test_generate_refuses_a_parts_folder_that_is_a_file(tmp_path):
+    out = tmp_path / "scores.csv"
+    (tmp_path / "scores.csv.parts").write_text("")
+    with pytest.raises(InputError, match=r"scores.csv.parts: parts folder \(from -o\): is a file, not a folder"):
+        generate_scores(str(out), pairs=1, permutations=10, workers=1)
+
+
+@pytest.mark.parametrize("out, problem", [
+    ("{tmp}/file", r"{tmp}/file: output folder \(-o\): is a file, not a folder"),
+    ("{tmp}/file/functions", r"{tmp}/file/functions: output folder \(-o\): folder cannot be created: Not a directory"),
+    ("/proc/functions", r"/proc/functions: output folder \(-o\): folder cannot be created"),
+])
+def test_fit_checks_its_output_folder_before_fitting(tmp_path, monkeypatch, out, problem):
+    import joulesim.learn.function_fit as function_fit
+
+    scores = tmp_path / "scores.csv"
+    pd.DataFrame({"r": [1.0, 2, 3, 4], "n": [1, 2, 3, 4], "s": [0.0, 1, 2, 3], "score": [0.1, 0.2, 0.3, 0.4]}).to_csv(
+        scores, index=False)
+    _a_file(tmp_path)
+    out, problem = out.format(tmp=tmp_path), problem.format(tmp=tmp_path)
+    monkeypatch.setattr(function_fit, "fit_forms", lambda table: pytest.fail("the forms were fitted"))
+    done = learn_cli("fit", str(scores), "-o", out)
+    assert done.exit_code == 2, done.output
+    assert re.search(f"joulesim: error: {problem}", done.output) and "Traceback" not in done.output
+
+
+GOOD_SCORES = {"r": [10.0, 20.0, 30.0, 40.0, 50.0], "n": [1, 2, 4, 8, 16], "s": [0.0, 5.0, 9.0, 12.0, 30.0],
+               "score": [0.1, 0.3, float("nan"), 0.2, 0.4]}
+
+
+@pytest.mark.parametrize("column, values, problem", [
+    ("r", ["10", "x", "30", "40", "50"], r"column r: is not numeric \((object|str) values, e.g. '10'\)"),
+    ("n", [True, False, True, True, False], r"column n: is not numeric \(bool values"),
+    ("score", ["a", "b", "c", "d", "e"], r"column score: is not numeric"),
+    ("r", [10.0, float("inf"), 30.0, 40.0, 50.0], r"column r, data row 2: value inf is not a finite number from 0"),
+    ("s", [0.0, 5.0, float("nan"), 12.0, 30.0], r"column s, data row 3: value nan is not a finite number"),
+    ("n", [1, 2, 0, 8, 16], r"column n, data row 3: value 0 is not a finite number from 1 to 2.14748e\+09"),
+    ("r", [10.0, -1.0, 30.0, 40.0, 50.0], r"column r, data row 2: value -1 is not a finite number from 0"),
+    ("r", [10.0, 1e300, 30.0, 40.0, 50.0], r"column r, data row 2: value 1e\+300 is not a finite number from 0"),
+    ("score", [0.1, float("-inf"), 0.3, 0.2, 0.4], r"column score, data row 2: value -inf is infinite"),
+    ("n", pd.array([1, 2, None, 8, 16], dtype="Int64"), r"column n, data row 3: value nan is not a finite number"),
+])
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_fit_refuses_columns_that_are_not_finite_numbers(tmp_path, column, values, problem, suffix):
+    # Strings were a TypeError traceback (np.isfinite on objects); inf fitted garbage or ended in
+    # least_squares' ValueError; NaN features were fitted as if they were numbers.
+    path = tmp_path / f"bad{suffix}"
+    table = pd.DataFrame({**GOOD_SCORES, column: values})
+    table.to_parquet(path) if suffix == ".parquet" else table.to_csv(path, index=False)
+    with pytest.raises(InputError, match=f"{re.escape(str(path))}: {problem}"):
+        read_scores(str(path))
+    done = learn_cli("fit", str(path))
+    assert done.exit_code == 2 and f"joulesim: error: {path}: column {column}" in done.output
+    assert not os.path.exists(tmp_path / "bad_functions")
+
+
+def test_fit_reads_good_scores_leaving_out_jobs_without_a_score(tmp_path):
+    path = tmp_path / "good.parquet"
+    pd.DataFrame(GOOD_SCORES).to_parquet(path)
+    table = read_scores(str(path))
+    assert table.score.tolist() == [0.1, 0.3, 0.2, 0.4] and table.n.tolist() == [1, 2, 8, 16]
+
+
+def test_generate_shows_progress_lines_without_a_terminal(tmp_path, monkeypatch):
+    # In a log (stderr not a terminal) generate used to show nothing for minutes. The pairs also
+    # go to the executor in batches (here 2 + 1), with the same result.
+    import joulesim.learn.score_generation as generation
+    import joulesim.progress_bar as progress
+
+    monkeypatch.setattr(progress, "PLAIN_DELAY_S", 0)
+    monkeypatch.setattr(progress, "PLAIN_INTERVAL_S", 0)
+    monkeypatch.setattr(generation, "BATCH_PAIRS", 2)
+    out = tmp_path / "scores.csv"
+    done = learn_cli("generate", "--pairs", "3", "--permutations", "100", "--workers", "1", "-o", str(out))
+    assert done.exit_code == 0, done.output
+    lines = [line for line in done.stderr.split("\n") if line.startswith("scoring pairs")]
+    assert lines and lines[-1].startswith("scoring pairs: 100%") and "3/3" in lines[-1]
+    assert "\r" not in done.stderr
+    assert sorted(set(pd.read_csv(out).pair)) == [0, 1, 2]

@@ -193,9 +193,27 @@ def test_invalid_options_are_clear_errors(name, options, message):
     ("[1, 2, 3]", r"holds a list, not an object"),
     ('{"coefficients": [1, 2, 3]}', r"has no string 'form'"),
     ('{"form": "F9", "coefficients": [1, 2, 3]}', r"has an unknown form 'F9'"),
-    ('{"form": "F1", "coefficients": [1, 2]}', r"has coefficients \[1, 2\]: three finite numbers are needed"),
-    ('{"form": "F1", "coefficients": [1, "2", 3]}', r"has coefficients \[1, '2', 3\]: three finite numbers"),
-    ('{"form": "F1", "coefficients": [1, NaN, 3]}', r"has coefficients \[1, nan, 3\]: three finite numbers"),
+    ('{"form": "F1", "coefficients": [1, 2]}', r"has coefficients \[1, 2\]: three numbers of magnitude at most 1e\+100"),
+    ('{"form": "F1", "coefficients": [1, "2", 3]}',
+     r"has coefficients \[1, '2' \(a string: write numbers without quotes\), 3\]: three numbers"),
+    ('{"form": "F1", "coefficients": [1, true, 3]}', r"has coefficients \[1, true \(a boolean, not a number\), 3\]"),
+    ('{"form": "F1", "coefficients": [1, null, 3]}', r"has coefficients \[1, null, 3\]"),
+    # JSON has no NaN nor Infinity; 1e400 is no double.
+    ('{"form": "F1", "coefficients": [1, NaN, 3]}', r"is not valid JSON"),
+    ('{"form": "F1", "coefficients": [1, Infinity, 3]}', r"is not valid JSON"),
+    ('{"form": "F1", "coefficients": [1, 1e400, 3]}', r"is not valid JSON \(number is infinity"),
+    # Finite but so large that a form could reach inf - inf = NaN: no queue order then.
+    ('{"form": "F2", "coefficients": [1e300, -1e300, 3]}', r"has coefficients \[1e\+300, -1e\+300, 3\]: three numbers"),
+    ('{"form": "F1", "coefficients": ' + "[" * 20 + "]" * 20 + "}", r"has coefficients \[a list of 1 values\]"),
+    ('{"form": "F1", "coefficients": ' + "[" * 5000 + "]" * 5000 + "}", r"is not valid JSON \(depth limit exceeded"),
+    ('{"form": "F1", "coefficients": [1, 2, 3, 4, 5, 6, 7, 8]}', r"has coefficients a list of 8 values"),
+    ('{"form": "' + "x" * 10_000 + '", "coefficients": [1, 2, 3]}', r"has an unknown form 'x{40}\.\.\. \(10,000 characters\)'"),
+    # Nested deeper than the format needs: refused before anything walks it recursively (a
+    # thousand arrays deep was a RecursionError in json.load, and in the repr of the message).
+    ("[" * 1000 + "]" * 1000, r"nests arrays or objects more than 32 levels deep"),
+    ('{"form": "F1", "coefficients": [1, 2, 3], "fit": ' + "[" * 1000 + "]" * 1000 + "}",
+     r"nests arrays or objects more than 32 levels deep"),
+    ('{"form": "F1", "coefficients": ' + "[" * 900 + "]" * 900 + "}", r"nests arrays or objects more than 32 levels"),
 ])
 def test_invalid_function_files_are_clear_errors(tmp_path, content, problem):
     path = tmp_path / "bad.json"
@@ -203,6 +221,22 @@ def test_invalid_function_files_are_clear_errors(tmp_path, content, problem):
     with pytest.raises(JoulesimError, match=rf"decider utility: option function='{path}': utility function file "
                                             rf"'{path}' {problem}.*expected a JSON object like"):
         load_decider("utility", {"function": str(path)})
+
+
+@pytest.mark.parametrize("path, problem", [("/dev/zero", r"is a device, not a file \(it may never end\)"),
+                                           ("{tmp}", "is a directory")])
+def test_function_files_that_are_no_files_are_clear_errors(tmp_path, path, problem):
+    # A device would be read forever; a folder was an IsADirectoryError.
+    path = path.format(tmp=tmp_path)
+    with pytest.raises(JoulesimError, match=rf"cannot read utility function file '{path}': it {problem}; give "):
+        load_decider("utility", {"function": path})
+
+
+def test_a_function_file_with_a_utf8_bom_is_read(tmp_path):
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"form": "F2", "coefficients": [1, 2.5, -1e100]}).encode())
+    function = load_function_file(str(path))
+    assert (function.form, function.coefficients) == ("r_plus_sqrt_n", (1.0, 2.5, -1e100))
 
 
 # --------------------------------------------------------------------------- units
