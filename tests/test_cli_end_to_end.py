@@ -324,6 +324,8 @@ def test_a_run_killed_at_once_leaves_csv_files_with_their_header(tmp_path):
 def test_ctrl_c_mid_run_prints_one_line_naming_the_outputs_kept(tmp_path, mode):
     """Ctrl-C at a terminal signals the whole process group: the run and its decider."""
     run, decider_pid = start_blocking_run(tmp_path, 3, *mode, new_session=True)
+    if not mode:  # the decider is not in the terminal's group: the run stops it, it prints nothing
+        assert os.getpgid(decider_pid) != run.pid
     os.killpg(run.pid, signal.SIGINT)
     _, stderr = run.communicate(timeout=30)
     assert run.returncode == 130
