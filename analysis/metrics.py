@@ -123,7 +123,7 @@ def compute_metrics(run: RunOutputs, tau: float = DEFAULT_TAU) -> dict[str, Any]
         "consumed_joules": joules if (has_energy or joules) else None,
         # EDP, as the energy-aware scheduling papers on IRMaSim (seeds 000, 002) report it.
         "energy_delay_product": joules * makespan if (has_energy or joules) and joules is not None else None,
-        "nb_machine_switches": switches if switches else None,
+        "nb_machine_switches": switches,  # 0 is a count (the schedule says 0), not a missing value
     }
     cost = run.energy_cost  # only runs on platforms with prices have these two keys
     if cost is not None:

@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from joulesim.protocol.decider import Decider
 from joulesim.protocol.errors import JoulesimError
+from joulesim.run_interrupted import RunInterrupted
 from joulesim.simulation_inputs import PlatformSource, WorkloadSource, events_from, platform_from, workloads_from
 from joulesim.simulator.decider_link import DeciderLink
 from joulesim.simulator.input_error import InputError
+from joulesim.simulator.output_files import check_output_prefix
 from joulesim.simulator.core_task_runner import IDLE_POWER_RULES
 from joulesim.simulator.simulation import Simulation, SimulationResult
 from joulesim.simulator.simulation_config import DEFAULT_TIMEOUT_S, SimulationConfig
@@ -72,6 +74,9 @@ def simulate(platform: PlatformSource = "cluster32",
     """
     if idle_power not in IDLE_POWER_RULES:
         raise JoulesimError(f"idle_power={idle_power!r}: use one of {', '.join(IDLE_POWER_RULES)}")
+    export_prefix = os.fspath(export) if export is not None else None
+    if export_prefix is not None:
+        check_output_prefix(export_prefix)  # before anything runs (see simulator/output_files.py)
     platform_model = platform_from(platform, master_host, platform_name)
     nb_hosts = mmax or platform_model.nb_compute
     config = SimulationConfig(
@@ -79,7 +84,7 @@ def simulate(platform: PlatformSource = "cluster32",
         workloads=workloads_from(workload),
         external_events=events_from(events, nb_hosts) if events is not None else [],
         has_events_file=events is not None,
-        export_prefix=os.fspath(export) if export is not None else None,
+        export_prefix=export_prefix,
         energy=energy,
         mmax=mmax,
         dynamic_jobs=enable_dynamic_jobs,
@@ -112,23 +117,27 @@ def simulate(platform: PlatformSource = "cluster32",
 
     return _with_process(config, lambda endpoint: joulesim_decide_command(
         decider, endpoint, options, timeout, os.fspath(curve_keys) if curve_keys is not None else None),
-        f"joulesim decide {decider}", keys, time_limit, decider_log)
+        f"joulesim decide {decider}", keys, time_limit, decider_log, reports_start=True)
 
 
 def run_configured(config: SimulationConfig, transport: Any, time_limit: float | None = None) -> SimulationResult:
-    """Run a configured simulation over `transport`; on an error, the message says which
-    output files were written so far (they are kept)."""
+    """Run a configured simulation over `transport`; on an error or Ctrl-C (RunInterrupted), the
+    message says which output files were written so far (they are kept)."""
     link = DeciderLink(transport)
     link.limit_wall_time(time_limit)
+    simulation = None
     try:
         simulation = Simulation(config, link)
-        try:
-            return simulation.run()
-        except JoulesimError as exc:
-            kept = ", ".join(p for k, p in simulation.paths.items() if k != "schedule")
-            if not kept:
-                raise
-            raise type(exc)(f"{exc}\n(outputs written so far are kept: {kept})") from None
+        return simulation.run()
+    except JoulesimError as exc:
+        kept = ", ".join(simulation.opened_outputs) if simulation is not None else ""
+        if kept:  # the same error (its class and exit status), its message completed
+            exc.args = (f"{exc}\n(outputs written so far are kept: {kept})",)
+        raise
+    except RunInterrupted:
+        raise
+    except KeyboardInterrupt:
+        raise RunInterrupted(simulation.opened_outputs if simulation is not None else []) from None
     finally:
         link.close()
 
@@ -197,13 +206,16 @@ def _with_command(config: SimulationConfig, command: list[str], keys: Any, time_
 
 
 def _with_process(config: SimulationConfig, command_for: Callable[[str], list[str]], description: str,
-                  keys: Any, time_limit: float | None, log: Any) -> RunResult:
-    """Start the decider on a private ipc:// endpoint, run, and make sure it is gone after."""
+                  keys: Any, time_limit: float | None, log: Any, reports_start: bool = False) -> RunResult:
+    """Start the decider on a private ipc:// endpoint, run, and make sure it is gone after.
+    With `reports_start` (a `joulesim decide`), no output is written before it accepted its
+    name and options."""
     from joulesim.cli.decider_process import DeciderProcess, free_ipc_endpoint
 
     endpoint, directory = free_ipc_endpoint()
-    process = DeciderProcess(command_for(endpoint), description, log)
+    process = DeciderProcess(command_for(endpoint), description, log, reports_start)
     try:
+        process.wait_started(config.timeout_s)
         result = _with_zmq(config, endpoint, keys, time_limit, process.why_gone)
         status = process.wait()
         if status not in (0, None):

@@ -1,16 +1,19 @@
-"""Turn command-line options into a SimulationConfig: load and check every input file."""
+"""Turn command-line options into a SimulationConfig: load and check every input file, and the
+output prefix (before anything is written)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from joulesim.simulator.external_events import load_external_events
+from joulesim.simulator.output_files import check_output_prefix
 from joulesim.simulator.platform_loader import load_platform
 from joulesim.simulator.simulation_config import SimulationConfig
 from joulesim.simulator.workload_loader import load_workload
 
 
 def build_config(options: dict[str, Any]) -> SimulationConfig:
+    check_output_prefix(options["export_prefix"])  # first: it costs nothing, loading inputs may
     platform = load_platform(options["platform"], options["master_host"], options["platform_name"])
     workloads = [load_workload(path, f"w{i}") for i, path in enumerate(options["workloads"])]
     nb_hosts = options["mmax"] or platform.nb_compute

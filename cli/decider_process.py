@@ -10,6 +10,7 @@ import sys
 import tempfile
 from typing import Any
 
+from joulesim.cli.start_handshake import wait_until_started
 from joulesim.protocol.errors import JoulesimError
 
 _PREFIX = "joulesim-"
@@ -70,15 +71,40 @@ def joulesim_decide_command(name: str, endpoint: str, options: dict[str, str], t
 
 class DeciderProcess:
     """A decider started as a child process from a command line (a shipped decider through
-    `joulesim decide`, or any program that serves the Batsim protocol)."""
+    `joulesim decide`, or any program that serves the Batsim protocol).
 
-    def __init__(self, command: list[str], description: str, stderr: Any = None):
+    It runs in its own process group: Ctrl-C at a terminal interrupts only us, and we stop it
+    (one message, not one per process). With `reports_start` (a `joulesim decide` command line),
+    it tells through a pipe whether it accepted its name and options (see start_handshake).
+    """
+
+    def __init__(self, command: list[str], description: str, stderr: Any = None, reports_start: bool = False):
         self.description = description
+        self._ready_fd: int | None = None
+        pass_fds: tuple[int, ...] = ()
+        if reports_start:
+            self._ready_fd, write_fd = os.pipe()
+            command = [*command, "--ready-fd", str(write_fd)]
+            pass_fds = (write_fd,)
         try:
-            self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr)
+            self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr,
+                                            pass_fds=pass_fds, process_group=0)
         except OSError as exc:
+            if self._ready_fd is not None:
+                os.close(self._ready_fd)
             raise JoulesimError(f"cannot start the decider {description}: {exc.strerror or exc} (check the "
                                 "command's first word: a program on PATH or a path to an executable)") from None
+        finally:
+            for fd in pass_fds:
+                os.close(fd)  # the child holds its own copy: end of file when it exits
+
+    def wait_started(self, timeout_s: float) -> None:
+        """Return once the decider accepted its name and options (at once for a decider that
+        does not report its start); raise its refusal as our error otherwise."""
+        if self._ready_fd is None:
+            return
+        fd, self._ready_fd = self._ready_fd, None
+        wait_until_started(fd, self.description, timeout_s, lambda: self.wait())
 
     def why_gone(self) -> str | None:
         """None while the decider runs; otherwise a sentence for the user."""
@@ -96,6 +122,9 @@ class DeciderProcess:
 
     def stop(self) -> None:
         """Make sure the decider is gone: ask, then insist."""
+        if self._ready_fd is not None:
+            os.close(self._ready_fd)
+            self._ready_fd = None
         if self.process.poll() is not None:
             return
         self.process.terminate()

@@ -8,7 +8,9 @@ from typing import Any, Callable
 
 import click
 
+from joulesim.cli.interruption import command_reports_interruption
 from joulesim.protocol.errors import JoulesimError
+from joulesim.run_interrupted import RunInterrupted
 
 
 def reports_errors(command: Callable) -> Callable:
@@ -17,12 +19,16 @@ def reports_errors(command: Callable) -> Callable:
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return command(*args, **kwargs)
+            with command_reports_interruption():
+                return command(*args, **kwargs)
         except JoulesimError as exc:
             click.echo(f"joulesim: error: {exc}", err=True)
             sys.exit(exc.exit_code)
-        except KeyboardInterrupt:
-            click.echo("joulesim: interrupted", err=True)
+        except KeyboardInterrupt as exc:
+            # A run says which outputs it kept (RunInterrupted); other commands say their own
+            # elsewhere (a campaign's results) or have none.
+            click.echo(f"joulesim: {exc.message}" if isinstance(exc, RunInterrupted) else "joulesim: interrupted",
+                       err=True)
             sys.exit(130)
 
     return wrapper

@@ -2,23 +2,32 @@
 
 from __future__ import annotations
 
-import shutil
-import sys
-import traceback
-from typing import Any, Callable
+# First of all, before the imports below (libraries, schema compilation): Ctrl-C from now on
+# prints one line, never a traceback (see joulesim.cli.interruption).
+from joulesim.cli import interruption
 
-import click
+if interruption.started_as_joulesim(__name__):
+    interruption.install()
 
-from joulesim.cli.build_simulation import build_config
-from joulesim.cli.decider_process import DeciderProcess, free_ipc_endpoint, joulesim_decide_command
-from joulesim.cli.error_reporting import reports_errors
-from joulesim.cli.lazy_group import LazyGroup
-from joulesim.cli.simulate_options import (
+import shutil  # noqa: E402
+import sys  # noqa: E402
+import traceback  # noqa: E402
+from typing import Any, Callable  # noqa: E402
+
+import click  # noqa: E402
+
+from joulesim.cli.build_simulation import build_config  # noqa: E402
+from joulesim.cli.decider_process import DeciderProcess, free_ipc_endpoint, joulesim_decide_command  # noqa: E402
+from joulesim.cli.error_reporting import reports_errors  # noqa: E402
+from joulesim.cli.lazy_group import LazyGroup  # noqa: E402
+from joulesim.cli.simulate_options import (  # noqa: E402
     check_endpoint, check_timeout, curve_keys_option, parse_key_values, simulate_options, split_simulate_kwargs,
 )
-from joulesim.cli.summary import print_summary
-from joulesim.protocol.errors import JoulesimError
-from joulesim.protocol.transport_zmq import DEFAULT_ENDPOINT
+from joulesim.cli.start_handshake import reports_start  # noqa: E402
+from joulesim.cli.summary import print_summary  # noqa: E402
+from joulesim.protocol.errors import JoulesimError  # noqa: E402
+from joulesim.protocol.transport_zmq import DEFAULT_ENDPOINT  # noqa: E402
+from joulesim.run_interrupted import RunInterrupted  # noqa: E402
 
 DEFAULT_PLATFORM = "cluster32"
 DEFAULT_WORKLOAD = ("default",)
@@ -40,11 +49,17 @@ def main() -> None:
     """joulesim: a fast, Batsim-4-compatible simulator of HPC job and resource management."""
 
 
-def _simulate(options: dict[str, Any], transport_factory: Callable[[Any], Any]) -> None:
+def _simulate(config: Any, transport: Any, after_run: Callable[[], None] = lambda: None) -> None:
+    """Run, check what `after_run` checks (the decider process's exit), print the summary. Ctrl-C
+    at any moment ends in RunInterrupted, which names the outputs kept."""
     from joulesim.run_simulation import run_configured
 
-    config = build_config(options)
-    print_summary(run_configured(config, transport_factory(config)))
+    result = run_configured(config, transport)  # raises RunInterrupted itself while it runs
+    try:
+        after_run()
+        print_summary(result, config.export_prefix)
+    except KeyboardInterrupt:
+        raise RunInterrupted(result.outputs) from None
 
 
 def _curve_keys(directory: str | None):
@@ -75,10 +90,16 @@ def simulate(endpoint: str, curve_keys: str | None, **kwargs: Any) -> None:
     """Run the simulator; a decider must serve ENDPOINT (start it with `joulesim decide`)."""
     from joulesim.protocol.transport_zmq import ZmqRequester
 
-    keys = _curve_keys(curve_keys)
-    _warn_if_exposed(endpoint, keys)
-    options, _ = split_simulate_kwargs(kwargs)
-    _simulate(options, lambda config: ZmqRequester(endpoint, config.timeout_s, curve=keys))
+    try:
+        keys = _curve_keys(curve_keys)
+        _warn_if_exposed(endpoint, keys)
+        options, _ = split_simulate_kwargs(kwargs)
+        config = build_config(options)  # inputs and output prefix checked: nothing written yet
+        _simulate(config, ZmqRequester(endpoint, config.timeout_s, curve=keys))
+    except RunInterrupted:
+        raise
+    except KeyboardInterrupt:
+        raise RunInterrupted() from None
 
 
 @main.command()
@@ -98,15 +119,28 @@ def run(decider: str, decider_options: tuple[str, ...], in_process: bool, curve_
     With no arguments: the shipped default workload on the shipped cluster32 platform,
     scheduled by EASY backfilling.
     """
+    try:
+        _run(decider, parse_key_values(decider_options), in_process, curve_keys, kwargs)
+    except RunInterrupted:
+        raise
+    except KeyboardInterrupt:  # before the run started writing (starting the decider, reading inputs)
+        raise RunInterrupted() from None
+
+
+def _run(decider: str, decider_kv: dict[str, str], in_process: bool, curve_keys: str | None,
+         kwargs: dict[str, Any]) -> None:
+    """`joulesim run`. Everything that can be refused up front is checked before any output file
+    is opened (and an older run's are removed): the decider's name and options, the inputs, the
+    output prefix."""
     options, _ = split_simulate_kwargs(kwargs)
-    decider_kv = parse_key_values(decider_options)
     if in_process:
         from joulesim.deciders import load_decider
         from joulesim.protocol.transport_inprocess import InProcessRequester
 
         instance = load_decider(decider, decider_kv)
+        config = build_config(options)
         try:
-            _simulate(options, lambda config: InProcessRequester(instance))
+            _simulate(config, InProcessRequester(instance))
         except (JoulesimError, KeyboardInterrupt):
             raise
         except Exception:  # a bug in the decider's own code (the simulator's are JoulesimErrors)
@@ -118,12 +152,17 @@ def run(decider: str, decider_options: tuple[str, ...], in_process: bool, curve_
     keys = _curve_keys(curve_keys)  # checked before the decider starts (ipc:// needs no warning)
     endpoint, directory = free_ipc_endpoint()
     process = DeciderProcess(joulesim_decide_command(decider, endpoint, decider_kv, options["timeout_s"], curve_keys),
-                             f"joulesim decide {decider}")
+                             f"joulesim decide {decider}", reports_start=True)
     try:
-        _simulate(options, lambda config: ZmqRequester(endpoint, config.timeout_s, process.why_gone, keys))
-        status = process.wait()
-        if status not in (0, None):
-            raise JoulesimError(f"the decider process ({process.description}) exited with status {status}")
+        config = build_config(options)  # while the decider starts
+        process.wait_started(config.timeout_s)  # its refusal of its name or options is ours
+
+        def decider_exit() -> None:
+            status = process.wait()
+            if status not in (0, None):
+                raise JoulesimError(f"the decider process ({process.description}) exited with status {status}")
+
+        _simulate(config, ZmqRequester(endpoint, config.timeout_s, process.why_gone, keys), decider_exit)
     finally:
         process.stop()
         shutil.rmtree(directory, ignore_errors=True)
@@ -150,9 +189,11 @@ def _report_decider_bug(name: str, decider: Any) -> None:
 @curve_keys_option()
 @click.option("--parent-pid", type=int, default=None, hidden=True,
               help="Set by `joulesim run`: exit when that process is gone.")
+@click.option("--ready-fd", type=int, default=None, hidden=True,
+              help="Set by `joulesim run`: a pipe to report on once built (cli/start_handshake.py).")
 @reports_errors
 def decide(name: str | None, endpoint: str, decider_options: tuple[str, ...], timeout_s: float,
-           list_deciders: bool, curve_keys: str | None, parent_pid: int | None) -> None:
+           list_deciders: bool, curve_keys: str | None, parent_pid: int | None, ready_fd: int | None) -> None:
     """Serve decisions of decider NAME on ENDPOINT until the simulation ends."""
     from joulesim.deciders import describe_deciders, load_decider
     from joulesim.protocol.decider_server import serve
@@ -165,9 +206,10 @@ def decide(name: str | None, endpoint: str, decider_options: tuple[str, ...], ti
         from joulesim.cli.parent_death import die_with_parent
 
         die_with_parent(parent_pid)
-    keys = _curve_keys(curve_keys)
-    _warn_if_exposed(endpoint, keys)
-    decider = load_decider(name, parse_key_values(decider_options))
+    with reports_start(ready_fd):  # to `joulesim run`, which opens no output before we are built
+        keys = _curve_keys(curve_keys)
+        _warn_if_exposed(endpoint, keys)
+        decider = load_decider(name, parse_key_values(decider_options))
     try:
         serve(decider, endpoint, timeout_s, curve=keys, parent_pid=parent_pid)
     except (JoulesimError, KeyboardInterrupt):

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import click
 
+from joulesim.simulator.output_files import output_path
 from joulesim.simulator.simulation import SimulationResult
 
 
-def print_summary(result: SimulationResult) -> None:
+def print_summary(result: SimulationResult, export_prefix: str) -> None:
     stats = result.stats
     lines = [
         f"jobs                  {stats.nb_jobs} ({stats.nb_success} succeeded, {stats.nb_killed} killed, "
@@ -25,7 +26,7 @@ def print_summary(result: SimulationResult) -> None:
         lines.append(f"energy x makespan     {joules:.6g} J x {stats.makespan:.6g} s = {joules * stats.makespan:.6g} J s (EDP)")
     if result.energy_cost_cents is not None:
         lines.append(f"energy cost           {result.energy_cost_cents:,.2f} US cents (per cluster and job: "
-                     "PREFIX_energy_cost.csv, joulesim analyze)")
+                     f"{output_path(export_prefix, 'energy_cost')}, joulesim analyze {export_prefix})")
     if result.node_model:
         lines.append(f"node model            {result.node_model}")
     lines += [

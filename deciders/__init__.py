@@ -6,6 +6,7 @@ Each decider runs in its own process and sees only protocol messages, through
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import sys
@@ -52,11 +53,25 @@ OPTION_VARIANTS: dict[str, str] = {
     "powercap": "joulesim.deciders.budgeted_easy_shutdown:PowerCappedEasyWithShutdown",
 }
 
-__all__ = ["DECIDERS", "check_options", "load_decider", "load_decider_class", "describe_deciders"]
+__all__ = ["DECIDERS", "DeciderChoiceError", "accepted_options", "check_options", "load_decider",
+           "load_decider_class", "describe_deciders"]
+
+
+class DeciderChoiceError(JoulesimError):
+    """An unknown decider, or options it refuses: bad command-line input, checked before any
+    output file is opened."""
+
+    exit_code = 2
 
 
 def _known() -> str:
     return ", ".join(sorted(DECIDERS))
+
+
+def _closest(word: str, candidates: list[str] | dict[str, str]) -> str:
+    """' (did you mean X?)' for the closest candidate, or ''."""
+    matches = difflib.get_close_matches(word, list(candidates), n=1)
+    return f" (did you mean {matches[0]!r}?)" if matches else ""
 
 
 def load_decider_class(name_or_path: str) -> type:
@@ -66,8 +81,8 @@ def load_decider_class(name_or_path: str) -> type:
     target = DECIDERS.get(name_or_path, name_or_path)
     module_name, sep, class_name = target.partition(":")
     if not sep or not module_name or not class_name:
-        raise JoulesimError(
-            f"unknown decider {name_or_path!r}: use one of {_known()}, "
+        raise DeciderChoiceError(
+            f"unknown decider {name_or_path!r}{_closest(name_or_path, DECIDERS)}: use one of {_known()}, "
             f"or 'package.module:ClassName' for a decider of your own"
         )
     if name_or_path not in DECIDERS and os.getcwd() not in sys.path:
@@ -77,12 +92,13 @@ def load_decider_class(name_or_path: str) -> type:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise JoulesimError(f"cannot import decider module {module_name!r} (from {name_or_path!r}): {exc}") from exc
+        raise DeciderChoiceError(f"cannot import decider module {module_name!r} (from {name_or_path!r}): "
+                                 f"{exc}") from exc
     cls = getattr(module, class_name, None)
     if cls is None:
-        raise JoulesimError(f"module {module_name!r} has no class {class_name!r} (from {name_or_path!r})")
+        raise DeciderChoiceError(f"module {module_name!r} has no class {class_name!r} (from {name_or_path!r})")
     if not (isinstance(cls, type) and issubclass(cls, Decider)):
-        raise JoulesimError(
+        raise DeciderChoiceError(
             f"{target} is not a subclass of joulesim.protocol.decider.Decider"
         )
     return cls
@@ -92,27 +108,58 @@ def load_decider(name_or_path: str, options: dict[str, str] | None = None) -> "D
     """Instantiate a decider from a registered name or "package.module:ClassName".
 
     When the class declares `OPTIONS` (a dict name -> description), options it does not
-    list are refused with a JoulesimError.
+    list are refused. Every refusal (an unknown name or option, a value the decider refuses)
+    is a DeciderChoiceError naming the decider as it was given (`easy`, not the shutdown
+    variant that `easy --option t_idle=...` selects).
     """
     options = dict(options or {})
-    if name_or_path in OPTION_VARIANTS and any(name in options for name in SHUTDOWN_OPTION_NAMES):
-        name_or_path = OPTION_VARIANTS[name_or_path]
     cls = load_decider_class(name_or_path)
-    check_options(cls, name_or_path, options)
-    return cls(options)
+    accepted = accepted_options(name_or_path, cls)
+    if accepted is not None:
+        _refuse_unknown(name_or_path, options, accepted)
+    if name_or_path in OPTION_VARIANTS and any(name in options for name in SHUTDOWN_OPTION_NAMES):
+        cls = load_decider_class(OPTION_VARIANTS[name_or_path])
+    try:
+        return cls(options)
+    except DeciderChoiceError:
+        raise
+    except JoulesimError as exc:
+        if type(exc).exit_code != JoulesimError.exit_code:
+            raise  # a more specific error keeps its own status
+        # The decider refused an option's value: bad input (exit 2). The shutdown variants name
+        # themselves by class in their messages; the user typed the registered name.
+        message = str(exc).replace(f"decider {cls.__name__}", f"decider {name_or_path}")
+        raise DeciderChoiceError(message) from None
+
+
+def accepted_options(name_or_path: str, cls: type) -> dict[str, str] | None:
+    """The options decider `name_or_path` accepts (its shutdown variant's too, for the names
+    that switch to it when given one), or None when no class lists its options."""
+    classes = [cls]
+    if name_or_path in OPTION_VARIANTS:
+        classes.append(load_decider_class(OPTION_VARIANTS[name_or_path]))
+    listed = [getattr(c, "OPTIONS", None) for c in classes]
+    if not any(isinstance(options, dict) for options in listed):
+        return None
+    return {k: v for options in listed if isinstance(options, dict) for k, v in options.items()}
 
 
 def check_options(cls: type, name: str, options: dict[str, str]) -> None:
     """Refuse options the decider class does not list in its `OPTIONS` (when it has one)."""
     accepted = getattr(cls, "OPTIONS", None)
     if isinstance(accepted, dict):
-        unknown = sorted(set(options) - set(accepted))
-        if unknown:
-            listed = ", ".join(sorted(accepted)) or "none"
-            raise JoulesimError(
-                f"decider {name!r} does not accept option(s) {', '.join(unknown)} "
-                f"(accepted: {listed})"
-            )
+        _refuse_unknown(name, options, accepted)
+
+
+def _refuse_unknown(name: str, options: dict[str, str], accepted: dict[str, str]) -> None:
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        listed = ", ".join(sorted(accepted)) or "none"
+        hints = "".join(_closest(option, accepted) for option in unknown)
+        raise DeciderChoiceError(
+            f"decider {name!r} does not accept option(s) {', '.join(unknown)} "
+            f"(accepted: {listed}){hints}"
+        )
 
 
 def describe_deciders() -> dict[str, str]:
@@ -122,9 +169,7 @@ def describe_deciders() -> dict[str, str]:
         cls = load_decider_class(name)
         doc = (cls.__doc__ or "").strip()
         text = doc.splitlines()[0].strip() if doc else ""
-        options = list(getattr(cls, "OPTIONS", None) or {})
-        if name in OPTION_VARIANTS:
-            options += [o for o in SHUTDOWN_OPTION_NAMES if o not in options]
+        options = list(accepted_options(name, cls) or {})
         if options:
             text += " Options: " + ", ".join(options) + "."
         result[name] = text

@@ -12,7 +12,6 @@ This core knows no scheduling policy: it only applies decisions and checks them.
 from __future__ import annotations
 
 import io
-import os
 import sys
 import time
 from heapq import heappush
@@ -41,6 +40,7 @@ from joulesim.simulator.jobs_output import JobsOutput
 from joulesim.simulator.machine_states import COMPUTING, IDLE, SLEEPING, UNAVAILABLE, MachineStates
 from joulesim.simulator.machine_switching import MachineSwitching
 from joulesim.simulator.node_workload_checks import check_workload_fits_platform
+from joulesim.simulator.output_files import output_error, output_paths, start_output_files
 from joulesim.simulator.pstate_changes_output import PstateChangesOutput
 from joulesim.simulator.ptask_runner import ParallelTaskRunner
 from joulesim.simulator.schedule_output import write_schedule
@@ -87,22 +87,6 @@ class _Call:
 
 
 _FIRE = (_fire,)
-
-
-def output_names(energy: bool = False, cost: bool = False) -> list[str]:
-    names = ["jobs", "schedule", "machine_states"]
-    if energy:
-        names += ["consumed_energy", "pstate_changes"]
-        if cost:  # a platform with prices (simulator/energy_cost.py)
-            names.append("energy_cost")
-    return names
-
-
-def output_paths(prefix: str | None, energy: bool = False, cost: bool = False) -> dict[str, str]:
-    """Output name -> file path; empty when outputs stay in memory (no prefix)."""
-    if prefix is None:
-        return {}
-    return {name: f"{prefix}_{name}.csv" for name in output_names(energy, cost)}
 
 
 #: (platform id, hosts, sleeping hosts) -> (the platform, its SIMULATION_BEGINS host entries).
@@ -170,6 +154,8 @@ class Simulation:
         self.applier = DecisionApplier(self)
         self._progress = None
         self._files: list[Any] = []
+        #: Paths of the output files opened so far (kept when the run stops early).
+        self.opened_outputs: list[str] = []
         self.paths = output_paths(config.export_prefix, config.energy, self.cost_plan is not None)
         self._buffers: dict[str, io.StringIO] = {}  # outputs kept in memory (no export prefix)
 
@@ -214,9 +200,8 @@ class Simulation:
     # ------------------------------------------------------------------ run
     def run(self) -> SimulationResult:
         started = time.perf_counter()
-        directory = os.path.dirname(self.config.export_prefix or "")
-        if directory:
-            os.makedirs(directory, exist_ok=True)
+        if self.config.export_prefix is not None:
+            start_output_files(self.config.export_prefix)  # never a mix with an older run's files
         jobs_file = self._open_output("jobs")
         states_file = self._open_output("machine_states")
         self.jobs_out = JobsOutput(jobs_file)
@@ -239,6 +224,8 @@ class Simulation:
             else:
                 self.energy = EnergyMeter(energy_file, static)
             self.pstate_out = PstateChangesOutput(pstates_file, pstates)
+        for handle in self._files:  # headers on disk at once: a run killed now leaves headed CSVs
+            handle.flush()
         network = self.config.platform.network
         if self.hierarchy is not None:
             self.runner = CoreTaskRunner(self.hierarchy, self.at, lambda: self.env._now, self._tasks_done,
@@ -287,7 +274,11 @@ class Simulation:
         if self.config.export_prefix is None:
             handle = self._buffers[name] = io.StringIO(newline="")
         else:
-            handle = open(self.paths[name], "w", newline="")
+            try:
+                handle = open(self.paths[name], "w", newline="")
+            except OSError as exc:  # checked before the run; something changed since
+                raise output_error(self.config.export_prefix, exc) from None
+            self.opened_outputs.append(self.paths[name])
         self._files.append(handle)
         return handle
 

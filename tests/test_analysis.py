@@ -50,7 +50,18 @@ def test_exact_metrics(small):
     assert m["max_bounded_slowdown"] == pytest.approx(9.5)
     assert m["utilization"] == pytest.approx((2 * 100 + 5 + 50) / (2 * 150))
     assert m["nb_machines"] == 2
-    assert m["consumed_joules"] is None and m["nb_machine_switches"] is None
+    # No energy accounting: no energy figure. Switches are a count the schedule gives (0 here).
+    assert m["consumed_joules"] is None and m["nb_machine_switches"] == 0
+
+
+def test_zero_machine_switches_are_0_in_json_not_null(small):
+    """The schedule says 0; analyze --json (and so campaigns' results.csv) said null."""
+    assert RunOutputs(small).schedule["nb_machine_switches"] == 0
+    result = CliRunner().invoke(analyze, [small, "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)[0]["nb_machine_switches"] == 0
+    table = CliRunner().invoke(analyze, [small]).output
+    assert next(line for line in table.splitlines() if line.startswith("machine switches")).split()[-1] == "0"
 
 
 def test_tau(small):

@@ -226,3 +226,137 @@ def test_a_decider_speaking_the_old_batsim_text_protocol_is_named(tmp_path):
     assert result.returncode == 3
     assert "speaks Batsim's old text protocol" in result.stderr and "Batsim 4's JSON protocol" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# ---------------------------------------------------------------- issue 23: no lost work, one line
+
+def earlier_run(tmp_path: Path) -> dict[str, bytes]:
+    """A complete run under tmp_path/out; returns its files' contents."""
+    result = joulesim("run", "-p", "small4", "-w", "tiny", "-d", "fcfs", "--in-process", "-e", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    return {path.name: path.read_bytes() for path in tmp_path.glob("out_*.csv")}
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["-d", "eazy"], "joulesim: error: unknown decider 'eazy' (did you mean 'easy'?): use one of "),
+    # easy takes the options of its shutdown variant; messages name it as typed.
+    (["-d", "easy", "--option", "tidle=600"],
+     "joulesim: error: decider 'easy' does not accept option(s) tidle (accepted: compute_pstate, sleep_pstate, "
+     "t_idle) (did you mean 't_idle'?)"),
+    (["-d", "easy", "--option", "t_idle=600", "--option", "sleep_pstat=1"],
+     "joulesim: error: decider 'easy' does not accept option(s) sleep_pstat (accepted: compute_pstate, "
+     "sleep_pstate, t_idle) (did you mean 'sleep_pstate'?)"),
+    (["-d", "easy", "--option", "t_idle=soon"], "joulesim: error: decider easy: option t_idle='soon' is invalid"),
+])
+def test_a_refused_decider_leaves_earlier_results_untouched(tmp_path, args, expected):
+    before = earlier_run(tmp_path)
+    assert set(before) == {"out_jobs.csv", "out_machine_states.csv", "out_schedule.csv"}
+    for mode in ([], ["--in-process"]):
+        result = joulesim("run", "-p", "small4", "-w", "tiny", *args, *mode, "-e", str(tmp_path / "out"))
+        assert result.returncode == 2, (mode, result.stderr)
+        lines = result.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith(expected), (mode, result.stderr)
+        assert "EasyWithShutdown" not in result.stderr
+        assert {path.name: path.read_bytes() for path in tmp_path.glob("out_*.csv")} == before
+
+
+@pytest.mark.parametrize("command", [["run"], ["run", "--in-process"], ["simulate", "-s", "ipc:///nonexistent/x.sock"]])
+def test_an_unwritable_output_prefix_is_refused_before_anything_runs(tmp_path, command):
+    (tmp_path / "a_file").write_text("")
+    prefix = tmp_path / "a_file" / "x" / "out"
+    result = joulesim(*command, "-p", "small4", "-w", "tiny", "--timeout", "5", "-e", str(prefix))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines() == [
+        f"joulesim: error: {prefix}: export prefix: cannot write outputs there: {tmp_path / 'a_file'} is not a "
+        "directory (choose an export prefix in a directory you can write to)"]
+    (tmp_path / "out_schedule.csv").mkdir()
+    result = joulesim(*command, "-p", "small4", "-w", "tiny", "--timeout", "5", "-e", str(tmp_path / "out"))
+    assert result.returncode == 2 and f"{tmp_path / 'out_schedule.csv'} is a directory" in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "out_jobs.csv").exists()
+
+
+def start_blocking_run(tmp_path: Path, at_call: int, *extra: str, new_session: bool = False) -> tuple[subprocess.Popen, int]:
+    """`joulesim run` with an EASY decider that blocks for ever at its call `at_call` (1: at
+    SIMULATION_BEGINS, once the outputs are open); returns the run and the decider's pid, once
+    the decider blocks (it tells through a FIFO: no sleeps)."""
+    fifo = tmp_path / f"called{at_call}"
+    os.mkfifo(fifo)
+    (tmp_path / "blocking_easy.py").write_text(textwrap.dedent(f"""
+        import os, threading
+        from joulesim.deciders.easy import EasyBackfilling
+
+        class BlockAt(EasyBackfilling):
+            calls = 0
+
+            def handle(self, message):
+                self.calls += 1
+                if self.calls == {at_call}:
+                    with open({str(fifo)!r}, "w") as f:
+                        f.write(str(os.getpid()))
+                    threading.Event().wait()  # think for ever
+                return super().handle(message)
+    """))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    # The tiny workload submits jobs at t=0, 10, 20 and 30: call 3 (t=10) comes mid-run.
+    run = subprocess.Popen([*JOULESIM, "run", "-p", "small4", "-w", "tiny", "-d", "blocking_easy:BlockAt",
+                            "-e", str(tmp_path / "out"), *extra], env=env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=new_session)
+    with open(fifo) as f:
+        decider_pid = int(f.read())
+    return run, decider_pid
+
+
+def test_a_run_killed_at_once_leaves_csv_files_with_their_header(tmp_path):
+    earlier_run(tmp_path)
+    run, decider_pid = start_blocking_run(tmp_path, 1)
+    run.kill()
+    run.communicate(timeout=30)
+    try:
+        os.kill(decider_pid, signal.SIGKILL)  # it dies with its parent anyway; do not wait for that
+    except ProcessLookupError:
+        pass
+    assert (tmp_path / "out_jobs.csv").read_text().startswith("job_id,workload_name,")
+    assert (tmp_path / "out_machine_states.csv").read_text().startswith("time,nb_sleeping,")
+    assert not (tmp_path / "out_schedule.csv").exists()  # the earlier run's is not left beside them
+
+
+@pytest.mark.parametrize("mode", [[], ["--in-process"]])
+def test_ctrl_c_mid_run_prints_one_line_naming_the_outputs_kept(tmp_path, mode):
+    """Ctrl-C at a terminal signals the whole process group: the run and its decider."""
+    run, decider_pid = start_blocking_run(tmp_path, 3, *mode, new_session=True)
+    if not mode:  # the decider is not in the terminal's group: the run stops it, it prints nothing
+        assert os.getpgid(decider_pid) != run.pid
+    os.killpg(run.pid, signal.SIGINT)
+    _, stderr = run.communicate(timeout=30)
+    assert run.returncode == 130
+    prefix = tmp_path / "out"
+    assert stderr.splitlines() == [
+        f"joulesim: interrupted; outputs so far kept in {prefix}_jobs.csv, {prefix}_machine_states.csv"]
+    if not mode:
+        with pytest.raises(ProcessLookupError):
+            os.kill(decider_pid, 0)  # stopped and reaped
+
+
+def test_ctrl_c_during_start_up_prints_one_line(tmp_path):
+    """SIGINT while Python still imports joulesim (-X importtime lists each import on stderr as
+    it ends; fastjsonschema's come before the schemas are compiled and the platform loaded)."""
+    run = subprocess.Popen([sys.executable, "-X", "importtime", *JOULESIM[1:], "run", "-p", "small4", "-w", "tiny",
+                            "-e", str(tmp_path / "out")], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    for line in run.stderr:
+        if "fastjsonschema" in line:
+            run.send_signal(signal.SIGINT)
+            break
+    _, stderr = run.communicate(timeout=60)
+    lines = [line for line in stderr.splitlines() if not line.startswith("import time:")]
+    assert run.returncode == 130, stderr
+    assert lines == ["joulesim: interrupted; no output written yet"]
+
+
+def test_the_summary_names_the_energy_cost_file(tmp_path):
+    prefix = tmp_path / "priced"
+    result = joulesim("run", "--in-process", "-p", "grid_table2", "-w", "tiny", "-E", "-d", "fcfs", "-e", str(prefix))
+    assert result.returncode == 0, result.stderr
+    cost_line = next(line for line in result.stdout.splitlines() if line.startswith("energy cost"))
+    assert f"{prefix}_energy_cost.csv" in cost_line and "PREFIX" not in result.stdout
+    assert os.path.exists(f"{prefix}_energy_cost.csv")

@@ -170,3 +170,68 @@ def test_several_workloads_are_w0_w1():
     result = joulesim.simulate(TWO_HOSTS, [two_jobs(), two_jobs()], "fcfs")
     assert sorted(set(result.jobs["workload_name"])) == ["w0", "w1"]
     assert len(result.jobs) == 4
+
+
+# ---------------------------------------------------------------- issue 23: outputs never lost or mixed
+
+class StopsAtCall(Decider):
+    """Rejects every job; at its call `at` raises `error` (a decider failing mid-run, or Ctrl-C)."""
+
+    at = 3
+    error: BaseException = JoulesimError("the decider gave up")
+
+    def __init__(self, options=None):
+        super().__init__(options)
+        self.calls = 0
+
+    def handle(self, message):
+        self.calls += 1
+        if self.calls == self.at:
+            raise self.error
+        return super().handle(message)
+
+    def on_job_submitted(self, job):
+        self.reject_job(job.id)
+
+
+def output_names(folder) -> list[str]:
+    return sorted(os.listdir(folder))
+
+
+def test_a_run_never_leaves_an_older_runs_files_beside_its_own(tmp_path):
+    prefix = tmp_path / "out"
+    joulesim.simulate("energy2", "tiny", "easy", energy=True, export=prefix)
+    assert len(output_names(tmp_path)) == 5
+    with pytest.raises(JoulesimError, match="outputs written so far are kept: .*out_jobs.csv"):
+        joulesim.simulate("energy2", "tiny", StopsAtCall, export=prefix)
+    # The older run's schedule and energy files are gone: what is left is the failed run's own.
+    assert output_names(tmp_path) == ["out_jobs.csv", "out_machine_states.csv"]
+
+
+def test_ctrl_c_raises_a_keyboard_interrupt_naming_the_outputs_kept(tmp_path):
+    from joulesim.run_interrupted import RunInterrupted
+
+    class Interrupted(StopsAtCall):
+        error = KeyboardInterrupt()
+
+    prefix = tmp_path / "out"
+    with pytest.raises(RunInterrupted) as caught:
+        joulesim.simulate("energy2", "tiny", Interrupted, export=prefix)
+    assert caught.value.outputs == [f"{prefix}_jobs.csv", f"{prefix}_machine_states.csv"]
+    assert str(caught.value) == f"interrupted; outputs so far kept in {prefix}_jobs.csv, {prefix}_machine_states.csv"
+    assert isinstance(caught.value, KeyboardInterrupt)
+
+
+def test_outputs_and_the_decider_are_checked_before_anything_is_written(tmp_path):
+    (tmp_path / "a_file").write_text("")
+    with pytest.raises(InputError, match=f"cannot write outputs there: {tmp_path / 'a_file'} is not a directory"):
+        joulesim.simulate("energy2", "tiny", "easy", export=tmp_path / "a_file" / "out")
+    prefix = tmp_path / "out"
+    joulesim.simulate("energy2", "tiny", "fcfs", export=prefix)
+    before = {name: (tmp_path / name).read_bytes() for name in output_names(tmp_path)}
+    for in_process in (True, False):
+        with pytest.raises(JoulesimError, match=r"decider 'easy' does not accept option\(s\) tidle .*"
+                                                r"\(did you mean 't_idle'\?\)") as caught:
+            joulesim.simulate("energy2", "tiny", "easy", options={"tidle": 60}, export=prefix, in_process=in_process)
+        assert caught.value.exit_code == 2
+        assert {name: (tmp_path / name).read_bytes() for name in output_names(tmp_path)} == before

@@ -1,0 +1,81 @@
+"""How a decider process started by `joulesim run` (or `joulesim.simulate(in_process=False)`)
+tells its parent that it is ready, or why it refused to start, before the parent opens any
+output file.
+
+The parent passes the write end of a pipe (`joulesim decide --ready-fd N`). The decider writes
+one JSON line once it is built from its name and options: {"ready": true}, or {"error": MESSAGE,
+"exit_code": N} when it refuses them (an unknown name or option, a value out of range, a missing
+model file). The parent then reports that one error as its own (one line, the same exit status
+as `--in-process`) and the run touches no output file. End of file without a line: the decider
+died before it could say (a crash, a signal); its own message, if any, is on stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import sys
+from contextlib import contextmanager
+from typing import Iterator
+
+import orjson
+
+from joulesim.protocol.errors import DeciderUnavailableError, JoulesimError
+
+
+class DeciderRefusedError(JoulesimError):
+    """The decider process refused its name or options; its message and exit status."""
+
+    def __init__(self, message: str, exit_code: int):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@contextmanager
+def reports_start(ready_fd: int | None) -> Iterator[None]:
+    """Decider side: around building the decider. With no pipe, errors go their usual way."""
+    if ready_fd is None:
+        yield
+        return
+    try:
+        yield
+    except JoulesimError as exc:
+        _send(ready_fd, {"error": str(exc), "exit_code": exc.exit_code})
+        sys.exit(exc.exit_code)  # the parent reports it: nothing on our stderr
+    except BaseException:
+        os.close(ready_fd)  # end of file: the parent says the decider died, the traceback says why
+        raise
+    _send(ready_fd, {"ready": True})
+
+
+def _send(fd: int, report: dict) -> None:
+    try:
+        os.write(fd, orjson.dumps(report) + b"\n")  # one short write: atomic on a pipe
+    except OSError:
+        pass  # the parent is gone: nobody to tell
+    finally:
+        os.close(fd)
+
+
+def wait_until_started(read_fd: int, description: str, timeout_s: float, status_after_exit) -> None:
+    """Parent side: return once the decider is ready; raise its refusal, or that it died or
+    did not start in time. `status_after_exit()` gives its exit status once it has ended."""
+    with os.fdopen(read_fd, "rb") as pipe:
+        readable, _, _ = select.select([pipe], [], [], timeout_s)
+        if not readable:
+            raise DeciderUnavailableError(
+                f"the decider process ({description}) was not ready after {timeout_s:g} s (raise --timeout "
+                "if it needs longer to load)")
+        line = pipe.readline()
+    if not line:
+        raise DeciderUnavailableError(
+            f"the decider process ({description}) exited with status {status_after_exit()} before it "
+            "started (its own error message, if any, is above)")
+    try:
+        report = orjson.loads(line)
+        if report.get("ready") is True:
+            return
+        raise DeciderRefusedError(str(report["error"]), int(report["exit_code"]))
+    except (orjson.JSONDecodeError, AttributeError, KeyError, TypeError, ValueError):
+        raise DeciderUnavailableError(f"the decider process ({description}) sent an unreadable start-up "
+                                      f"report: {line[:200]!r}") from None
