@@ -129,11 +129,11 @@ class ZmqRequester:
             earlier = int.from_bytes(frames[0], "little")
             if 0 < earlier < self._request_id:
                 return ProtocolError(f"the decider at {self.endpoint} sent a second reply to request {earlier} "
-                                    f"while the simulator waited for the reply to request {self._request_id}; "
-                                    f"{_ONE_REPLY}")
+                                     f"while the simulator waited for the reply to request {self._request_id}; "
+                                     f"{_ONE_REPLY}")
         return ProtocolError(f"the decider at {self.endpoint} sent a message that answers no request (its "
-                            f"envelope is not the request id and empty frame the request carried; got "
-                            f"{len(frames)} frames); {_ONE_REPLY}")
+                             f"envelope is not the request id and empty frame the request carried; got "
+                             f"{len(frames)} frames); {_ONE_REPLY}")
 
     def _wait(self, event: int, started: float) -> None:
         """Return once the socket can do `event` (POLLIN: a message came; POLLOUT: a connection
