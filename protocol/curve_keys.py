@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import os
 import shutil
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 
 import zmq
 import zmq.auth
+from zmq.utils import z85
 
 from joulesim.protocol.errors import JoulesimError
 
 _FILES = ("decider.key", "decider.key_secret", "simulator.key", "simulator.key_secret")
+_MAX_CERTIFICATE_BYTES = 64 * 1024
 
 
 class CurveKeysError(JoulesimError):
@@ -70,16 +73,68 @@ def generate_keys(directory: str, force: bool = False) -> Path:
 
 
 def load_keys(directory: str) -> CurveKeys:
-    """The keys of a directory written by generate_keys, or CurveKeysError naming what is missing."""
+    """The keys of a directory written by generate_keys, or CurveKeysError naming the file
+    that is missing or malformed (checked here: libzmq would refuse a bad key only when a
+    socket is made, with a bare "Invalid argument")."""
     require_curve()
     target = Path(directory)
-    try:
-        decider_public, decider_secret = zmq.auth.load_certificate(str(target / "decider.key_secret"))
-        simulator_public, simulator_secret = zmq.auth.load_certificate(str(target / "simulator.key_secret"))
-    except (OSError, ValueError) as exc:
-        raise CurveKeysError(f"{target}: not a joulesim keys directory ({exc}); create one with "
-                             "`joulesim keys generate DIR`") from None
-    if not (target / "authorized" / "simulator.key").is_file():
-        raise CurveKeysError(f"{target}: authorized/simulator.key is missing; regenerate with "
-                             "`joulesim keys generate DIR --force`")
+    if not target.is_dir():
+        raise CurveKeysError(f"{target}: not a joulesim keys directory (not a directory); create one with "
+                             "`joulesim keys generate DIR`")
+    decider_public, decider_secret = _key_pair(target, "decider.key_secret")
+    simulator_public, simulator_secret = _key_pair(target, "simulator.key_secret")
+    authorized = target / "authorized"
+    if not (authorized / "simulator.key").is_file():
+        raise CurveKeysError(f"{target}: authorized/simulator.key is missing; {_regenerate(target)}")
+    for path in sorted(authorized.glob("*.key")):  # the decider's authenticator reads them all
+        _public_key(target, path.relative_to(target))
     return CurveKeys(target, decider_public, decider_secret, simulator_public, simulator_secret)
+
+
+def _regenerate(target: Path) -> str:
+    return f"regenerate the keys with `joulesim keys generate {target} --force` and give both sides the new directory"
+
+
+def _is_z85_key(text: bytes | None) -> bool:
+    """True for 40 characters of Z85 text that decode to a 32-byte CURVE key."""
+    try:
+        return text is not None and len(text) == 40 and len(z85.decode(text)) == 32
+    except (KeyError, ValueError, struct.error):  # a character outside Z85, or a block beyond 2^32
+        return False
+
+
+def _read_certificate(target: Path, name: Path | str) -> tuple[bytes, bytes | None]:
+    path = target / name
+    try:
+        # A certificate is a few hundred bytes: a device or a huge file is not one (and
+        # /dev/zero would be read forever).
+        if not path.is_file() or path.stat().st_size > _MAX_CERTIFICATE_BYTES:
+            raise ValueError("not a regular file of at most 64 KiB")
+        return zmq.auth.load_certificate(str(path))
+    except (OSError, ValueError) as exc:
+        problem = "is missing" if not path.exists() else f"is not a ZeroMQ certificate ({exc})"
+        raise CurveKeysError(f"{path}: {problem}; {_regenerate(target)}") from None
+
+
+def _public_key(target: Path, name: Path | str) -> bytes:
+    """The public key of a certificate file, checked to be a CURVE key."""
+    public, _ = _read_certificate(target, name)
+    if not _is_z85_key(public):
+        raise CurveKeysError(f"{target / name}: its public-key is not a CURVE key (40 characters of Z85 text): "
+                             f"the file is damaged or truncated; {_regenerate(target)}")
+    return public
+
+
+def _key_pair(target: Path, name: str) -> tuple[bytes, bytes]:
+    """The (public, secret) keys of a secret certificate, checked to belong together."""
+    public = _public_key(target, name)
+    _, secret = _read_certificate(target, name)
+    if secret is None:
+        problem = "has no secret-key"
+    elif not _is_z85_key(secret):
+        problem = "its secret-key is not a CURVE key (40 characters of Z85 text)"
+    elif zmq.curve_public(secret) != public:
+        problem = "its secret-key does not belong to its public-key"
+    else:
+        return public, secret
+    raise CurveKeysError(f"{target / name}: {problem}: the file is damaged or truncated; {_regenerate(target)}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import socket
 from dataclasses import dataclass
 
 import zmq
@@ -64,6 +65,29 @@ def parse_endpoint(text: str) -> Endpoint:
     if not 1 <= port <= 65535:
         raise EndpointError(f"endpoint {text!r}: port {port} is outside 1-65535; use {FORMS}")
     return Endpoint(text, "tcp", host)
+
+
+def check_host_resolves(text: str) -> None:
+    """Raise EndpointError when a tcp:// endpoint names a host that cannot be resolved.
+
+    libzmq would retry such a connection in the background until the timeout, which then
+    blames the decider (or, with CURVE, authentication) for what is a typo or a missing DNS
+    entry; asking the resolver once, before any socket exists, names the real cause.
+    """
+    endpoint = parse_endpoint(text)
+    if endpoint.transport != "tcp" or endpoint.host == "*":
+        return
+    try:
+        ipaddress.ip_address(endpoint.host)
+        return  # an address needs no resolver
+    except ValueError:
+        pass
+    try:
+        socket.getaddrinfo(endpoint.host, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise EndpointError(f"endpoint {text[:80]!r}: host {endpoint.host[:60]!r} cannot be resolved ({reason}); "
+                            "check the host name, or give its IP address (e.g. tcp://192.0.2.7:28000)") from None
 
 
 def exposure_warning(endpoint: Endpoint, curve: bool) -> str | None:

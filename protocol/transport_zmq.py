@@ -1,24 +1,34 @@
 """ZeroMQ request-reply transport, Batsim 4 style.
 
-The simulator holds REQ and connects; the decider holds REP and binds. Every wait has a
+The simulator connects and sends requests; the decider holds REP and binds. Every wait has a
 timeout, so a decider that dies or falls silent ends the run with a clear error instead
 of a hang.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Callable
 
 import zmq
 
 from joulesim.protocol.curve_keys import CurveKeys
+from joulesim.protocol.endpoint import check_host_resolves
 from joulesim.protocol.errors import DeciderUnavailableError, ProtocolError
 
 DEFAULT_ENDPOINT = "tcp://127.0.0.1:28000"
 
 # How often a waiting simulator asks whether the decider process is still alive.
 _LIVENESS_PERIOD_S = 0.2
+
+# How long a simulator whose decider nobody started for it waits for the first reply before it
+# says, once, where it waits and how to start a decider (a decider answers SIMULATION_BEGINS in
+# milliseconds once it runs, so seconds of silence mean there is none yet).
+WAITING_NOTICE_S = 2.5
+
+_ONE_REPLY = ("a decider must send exactly one reply per request (a REP socket does; a ROUTER or DEALER "
+              "socket must answer each request once, echoing its envelope frames)")
 
 
 def _refuse_more_frames(socket: zmq.Socket, sender: str) -> None:
@@ -28,23 +38,48 @@ def _refuse_more_frames(socket: zmq.Socket, sender: str) -> None:
     while socket.getsockopt(zmq.RCVMORE):
         socket.recv()
         count += 1
-    raise ProtocolError(f"{sender} sent a message of {count} ZeroMQ frames; the protocol sends each "
-                        "message as exactly one frame holding its JSON (fix: send the JSON with one "
-                        "send(), not send_multipart)")
+    raise _too_many_frames(sender, count)
+
+
+def _too_many_frames(sender: str, count: int) -> ProtocolError:
+    return ProtocolError(f"{sender} sent a message of {count} ZeroMQ frames; the protocol sends each "
+                         "message as exactly one frame holding its JSON (fix: send the JSON with one "
+                         "send(), not send_multipart)")
 
 
 class ZmqRequester:
-    """Simulator side: send one message, wait for one reply."""
+    """Simulator side: send one message, wait for its one reply.
+
+    On the wire this is a REQ socket with ZMQ_REQ_CORRELATE and ZMQ_REQ_RELAXED set: every
+    request goes as [request id, empty delimiter, JSON], which a REP decider (pybatsim,
+    batsched, `joulesim decide`) echoes around its one-frame reply, so a reply is matched to
+    its request by id and a stray reply can never be taken for the answer to a later request.
+    The socket is a DEALER doing that framing itself, rather than a REQ socket with those
+    options, because libzmq's REQ drops a reply with an older id silently (and never shows
+    input between requests): a decider that answers a request twice would go unnoticed. Here
+    that reply is seen, and the run stops with a ProtocolError saying so. (RELAXED only matters
+    after a request timed out, and a timeout ends the run here.)
+
+    When nobody watches the decider (`is_alive` is None: the user starts it), a simulator that
+    has had no reply at all after `waiting_notice_s` says once, on stderr, where it waits and
+    how to start a decider.
+    """
 
     def __init__(self, endpoint: str, timeout_s: float,
-                 is_alive: Callable[[], str | None] | None = None, curve: CurveKeys | None = None):
+                 is_alive: Callable[[], str | None] | None = None, curve: CurveKeys | None = None,
+                 waiting_notice_s: float | None = WAITING_NOTICE_S):
         self.endpoint = endpoint
         self.timeout_s = timeout_s
         # Returns None while the decider lives, or a sentence saying why it is gone.
         self.is_alive = is_alive
         self.curve = curve
+        # A decider this process started (is_alive given) is not the user's to start.
+        self._waiting_notice_s = waiting_notice_s if is_alive is None else None
+        self._answered = False  # any reply yet: later silences are the decider thinking
+        check_host_resolves(endpoint)  # else the wait would end blaming the decider or CURVE
+        self._request_id = 0
         self._context = zmq.Context()
-        self._socket = self._context.socket(zmq.REQ)
+        self._socket = self._context.socket(zmq.DEALER)
         self._socket.setsockopt(zmq.LINGER, 0)
         if curve is not None:  # CURVE client: it knows the decider's public key
             self._socket.curve_secretkey = curve.simulator_secret
@@ -60,37 +95,95 @@ class ZmqRequester:
 
     def exchange(self, payload: bytes) -> bytes:
         socket = self._socket
-        socket.send(payload)
+        started = time.monotonic()
+        self._request_id = (self._request_id + 1) & 0xFFFFFFFF
+        request_id = self._request_id.to_bytes(4, "little")
+        request = (request_id, b"", payload)
+        try:
+            socket.send_multipart(request, zmq.NOBLOCK)
+        except zmq.Again:
+            # No connection to queue on: libzmq drops, without retrying, a connection whose
+            # handshake failed (a peer that is not ZeroMQ, or with other CURVE settings).
+            self._wait(zmq.POLLOUT, started)
+            socket.send_multipart(request, zmq.NOBLOCK)
         # First wait: one blocking recv bounded by the socket's RCVTIMEO (cheaper than poll +
         # recv); later waits check the deadline and the decider's liveness in between.
         try:
-            frame = socket.recv()
+            frames = socket.recv_multipart()
         except zmq.Again:
-            pass
-        else:
-            if socket.getsockopt(zmq.RCVMORE):
-                _refuse_more_frames(socket, "the decider")
-            return frame
-        deadline = time.monotonic() + self.timeout_s - self._first_wait_s
+            self._wait(zmq.POLLIN, started)
+            frames = socket.recv_multipart()
+        if frames[0] != request_id or len(frames) < 3 or frames[1]:
+            raise self._stray(frames)
+        if len(frames) > 3:
+            raise _too_many_frames("the decider", len(frames) - 2)
+        self._answered = True
+        if socket.getsockopt(zmq.EVENTS) & zmq.POLLIN:  # a second reply already came with it
+            raise ProtocolError(f"the decider at {self.endpoint} sent more than one reply to request "
+                                f"{self._request_id}; {_ONE_REPLY}")
+        return frames[2]
+
+    def _stray(self, frames: list[bytes]) -> ProtocolError:
+        """The error for a message that is not the reply to the request being waited for."""
+        if len(frames) >= 3 and len(frames[0]) == 4 and not frames[1]:
+            earlier = int.from_bytes(frames[0], "little")
+            if 0 < earlier < self._request_id:
+                return ProtocolError(f"the decider at {self.endpoint} sent a second reply to request {earlier} "
+                                     f"while the simulator waited for the reply to request {self._request_id}; "
+                                     f"{_ONE_REPLY}")
+        return ProtocolError(f"the decider at {self.endpoint} sent a message that answers no request (its "
+                             f"envelope is not the request id and empty frame the request carried; got "
+                             f"{len(frames)} frames); {_ONE_REPLY}")
+
+    def _wait(self, event: int, started: float) -> None:
+        """Return once the socket can do `event` (POLLIN: a message came; POLLOUT: a connection
+        takes the request), or raise when `timeout_s` since `started` has passed or the decider
+        is gone; says once where it waits if no decider has answered yet."""
+        deadline = started + self.timeout_s
+        notice_at = None
+        if self._waiting_notice_s is not None and not self._answered:
+            notice_at = started + self._waiting_notice_s
         period_ms = _LIVENESS_PERIOD_S * 1000 if self.is_alive else None
         while True:
-            remaining_ms = (deadline - time.monotonic()) * 1000
+            now = time.monotonic()
+            remaining_ms = (deadline - now) * 1000
             if remaining_ms <= 0:
-                hint = ("; with --curve-keys, authentication probably failed: give both sides the same "
-                        "keys directory" if self.curve is not None else "")
-                raise DeciderUnavailableError(
-                    f"the decider at {self.endpoint} did not answer within {self.timeout_s:g} s "
-                    f"(is it running and bound to that endpoint? give it more time with --timeout{hint})")
+                raise DeciderUnavailableError(self._silence(event))
+            if notice_at is not None and now >= notice_at:
+                print(self._waiting_notice(), file=sys.stderr, flush=True)
+                self._waiting_notice_s = notice_at = None  # once per run
             wait_ms = remaining_ms if period_ms is None else min(remaining_ms, period_ms)
-            if self._socket.poll(max(1, int(wait_ms)), zmq.POLLIN):
-                frame = socket.recv()
-                if socket.getsockopt(zmq.RCVMORE):
-                    _refuse_more_frames(socket, "the decider")
-                return frame
+            if notice_at is not None:
+                wait_ms = min(wait_ms, (notice_at - now) * 1000)
+            if self._socket.poll(max(1, int(wait_ms)), event):
+                return
             if self.is_alive is not None:
                 reason = self.is_alive()
                 if reason:
                     raise DeciderUnavailableError(reason)
+
+    def _start_hint(self) -> str:
+        keys = f" --curve-keys {self.curve.directory}" if self.curve is not None else ""
+        return (f"start one with `joulesim decide NAME -s {self.endpoint}{keys}` "
+                "(NAME from `joulesim decide --list`)")
+
+    def _waiting_notice(self) -> str:
+        return (f"joulesim: waiting for a decider at {self.endpoint}: none has answered yet; "
+                f"{self._start_hint()}; the simulator gives up after {self.timeout_s:g} s (--timeout)")
+
+    def _silence(self, event: int) -> str:
+        if event == zmq.POLLOUT:  # libzmq dropped the connection during its handshake
+            fix = ("with --curve-keys, authentication probably failed: give both sides the same keys directory"
+                   if self.curve is not None else
+                   "if the decider runs with --curve-keys DIR, give the simulator the same --curve-keys DIR")
+            return (f"the decider at {self.endpoint} did not answer within {self.timeout_s:g} s: the peer there "
+                    f"refused the ZeroMQ handshake (it is not a ZeroMQ REP socket, or its CURVE security differs); "
+                    f"{fix}")
+        hint = ("; with --curve-keys, authentication probably failed: give both sides the same "
+                "keys directory" if self.curve is not None else "")
+        start = f" {self._start_hint()};" if self.is_alive is None and not self._answered else ""
+        return (f"the decider at {self.endpoint} did not answer within {self.timeout_s:g} s "
+                f"(is it running and bound to that endpoint?{start} give it more time with --timeout{hint})")
 
     def close(self) -> None:
         self._socket.close(linger=0)

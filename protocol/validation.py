@@ -178,6 +178,9 @@ def _check_envelope(who: str, msg: Any) -> tuple[Any, list]:
             raise _fail(who, "", f"now must be a number (int or float, not a boolean); got {_got(now)}")
     if time_out_of_range(now):
         raise _fail(who, "", f"now must be a finite number below 2^33 s; got {_got(now)} ({TIME_RANGE_TEXT})")
+    if now < 0:
+        raise _fail(who, "", f"now must be a time >= 0 (simulated time starts at 0); got {_got(now)}; fix: "
+                    "answer with the time of the call (the message's now) or later")
     if type(events) is not list:
         raise _fail(who, "", f"events must be a list of events {{\"timestamp\", \"type\", \"data\"}}; got {_got(events)}")
     return now, events
@@ -250,8 +253,8 @@ def _execute_job_is_plain(data: Any, max_intervals: int | None) -> bool:
 
 # ---------------------------------------------------------------------- public API
 def validate_decider_message(msg: Any, call_now: float, nb_resources: int | None = None) -> None:
-    """Check a decider's reply to a call made at simulated time `call_now` (times before it are
-    accepted, as Batsim accepts them; the simulator applies them at its clock).
+    """Check a decider's reply to a call made at simulated time `call_now` (times before it, but
+    not before 0, are accepted, as Batsim accepts them; the simulator applies them at its clock).
 
     With `nb_resources`, an interval set listing more intervals than there are resources is
     refused before it is parsed (its ids must repeat), which bounds the work a reply can cause.
@@ -260,11 +263,13 @@ def validate_decider_message(msg: Any, call_now: float, nb_resources: int | None
     """
     who = DECIDER
     now, events = _check_envelope(who, msg)
-    # Times before the call (a reply's now, a decision's timestamp) are not refused: Batsim 4
-    # applies such a decision at its current time, and deciders that print times with fewer
-    # digits (batsched) answer 2904.153 to a call at 2904.1530000000002. The simulator applies
-    # them at the running clock (see Simulation._call_decider); only a timestamp after the
-    # reply's now is an error, as in Batsim.
+    # Times before the call (a reply's now, a decision's timestamp) are not refused, at any
+    # age: Batsim 4.2.1 applies such a decision at its current time (protocol.cpp,
+    # JsonProtocolReader::send_message_at_time sleeps only until a later time), and deciders
+    # that print times with fewer digits (batsched) answer 2904.153 to a call at
+    # 2904.1530000000002. The simulator applies them at the running clock (see
+    # Simulation._call_decider). Refused: a timestamp after the reply's now, as in Batsim, and
+    # negative times, which no clock starting at 0 can give (Batsim would apply them too).
     validators = _DECISION_VALIDATORS
     interval_fields = _DECISION_INTERVAL_FIELDS
     for index, event in enumerate(events):
@@ -282,10 +287,14 @@ def validate_decider_message(msg: Any, call_now: float, nb_resources: int | None
             raise _fail(who, where, f"unknown decision type {_got(kind)}; known decision types: {_KNOWN_DECISIONS}")
         if not (type(ts) is float or type(ts) is int) and not _is_number(ts):
             _check_event_fields(who, index, event)
-        if not ts <= now or time_out_of_range(ts):
+        if not 0 <= ts <= now or time_out_of_range(ts):
             where = _where(index, event)
             if time_out_of_range(ts):
                 raise _fail(who, where, f"timestamp must be a finite number below 2^33 s in magnitude; got {_got(ts)}")
+            if ts < 0:
+                raise _fail(who, where, f"timestamp {_t(ts)} is negative: simulated time starts at 0, so no decision "
+                            "can take effect before it; fix: stamp decisions with the time of the call (the "
+                            "message's now) or later")
             raise _fail(
                 who, where,
                 f"timestamp {_t(ts)} is after the reply's now ({_t(now)}); {_TIME_DILATION}; fix: set the "
@@ -317,7 +326,7 @@ def validate_simulator_message(msg: Any) -> None:
     now, events = _check_envelope(who, msg)
     validators = _EVENT_VALIDATORS
     interval_fields = _EVENT_INTERVAL_FIELDS
-    previous = -math.inf
+    previous = 0.0  # simulated time starts at 0
     for index, event in enumerate(events):
         ts, kind, data = _unpack(who, index, event)
         validator = validators.get(kind) if type(kind) is str else None
@@ -343,6 +352,8 @@ def validate_simulator_message(msg: Any) -> None:
                     f"timestamp {_t(ts)} is after the message's now ({_t(now)}); every event must have happened "
                     "by the time it is sent; fix: send it in a later message, or set now to the current time",
                 )
+            if ts < 0:
+                raise _fail(who, where, f"timestamp {_t(ts)} is negative: simulated time starts at 0")
             raise _fail(
                 who, where,
                 f"timestamp {_t(ts)} is before the previous event's ({_t(previous)}, events[{index - 1}]); "

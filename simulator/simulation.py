@@ -143,7 +143,8 @@ class Simulation:
         self.decider_free = True
         self.scheduled_decisions = 0
         self.pending_calls = 0  # CALL_ME_LATER not yet answered
-        self._warned_late = False  # a decision stamped before the clock was reported
+        self._late_decisions = 0  # decisions stamped more than 1 us before the clock
+        self._largest_lag = 0.0  # seconds, the largest of those
         self._energy_first_submission: float | None = None  # joules consumed when the first job came
         self._energy_last_end: float | None = None  # joules consumed when the last job ended
         self.nb_unfinished = 0  # submitted, not yet finished or rejected
@@ -369,12 +370,15 @@ class Simulation:
             self.at(reply_now, self._decider_ready)
 
     def _late_decision(self, lag: float, context: DecisionContext) -> None:
-        """Warn once when a decision is stamped earlier than it can apply by more than a
-        rounding of the time it was given (Batsim applies it silently)."""
-        if lag > 1e-6 and not self._warned_late:
-            self._warned_late = True
-            print(f"joulesim: warning: {context}: stamped {lag:.6g} s before the simulator's clock; it applies "
-                  "at the clock, as in Batsim (further such decisions are not reported)", file=sys.stderr)
+        """Warn when a decision is stamped earlier than it can apply by more than a rounding of
+        the time it was given (Batsim applies it silently): the first one in full, the count
+        and the largest lag at the end (see _end)."""
+        if lag > 1e-6:
+            self._late_decisions += 1
+            self._largest_lag = max(self._largest_lag, lag)
+            if self._late_decisions == 1:
+                print(f"joulesim: warning: {context}: stamped {lag:.6g} s before the simulator's clock; it applies "
+                      "at the clock, as in Batsim (further such decisions are counted at the end)", file=sys.stderr)
 
     def _apply_later(self, item: tuple[dict[str, Any], DecisionContext]) -> None:
         self.scheduled_decisions -= 1
@@ -389,6 +393,10 @@ class Simulation:
         if reply["events"]:
             print(f"joulesim: warning: the decider answered SIMULATION_ENDS with {len(reply['events'])} "
                   "decision(s); they are ignored (the simulation is over)", file=sys.stderr)
+        if self._late_decisions > 1:
+            print(f"joulesim: warning: {self._late_decisions} decisions in all were stamped before the simulator's "
+                  f"clock (by up to {self._largest_lag:.6g} s) and applied at the clock; a decider should stamp "
+                  "decisions with the time of the call (the message's now) or later", file=sys.stderr)
 
     # ------------------------------------------------------------------ messages
     def _simulation_begins_data(self) -> dict[str, Any]:

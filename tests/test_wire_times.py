@@ -1,6 +1,7 @@
 """Times on the wire as Batsim 4 treats them: a decider that prints times with fewer digits
 than it was given (batsched answers 2904.153 to a call at 2904.1530000000002) is not
-travelling back in time. Batsim applies a decision stamped before its clock at the clock."""
+travelling back in time. Batsim applies a decision stamped before its clock at the clock, at
+any age; a negative time, which no clock starting at 0 gives, is refused."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import pytest
 import joulesim
 from joulesim.deciders import load_decider
 from joulesim.protocol.decider import Decider
+from joulesim.protocol.errors import ProtocolError
+from joulesim.protocol.validation import validate_decider_message, validate_simulator_message
 
 
 class Rounding(Decider):
@@ -90,3 +93,54 @@ def test_a_decision_stamped_well_before_the_clock_applies_at_the_clock_with_one_
     assert list(result.jobs["starting_time"]) == [100.0, 200.0]
     err = capfd.readouterr().err
     assert err.count("stamped 50 s before the simulator's clock") == 1
+    # ...and the end of the run says how many there were in all, and by how much at most.
+    assert "2 decisions in all were stamped before the simulator's clock (by up to 50 s)" in err
+
+
+def test_a_decision_stamped_at_any_age_before_the_clock_applies_at_the_clock():
+    """Batsim 4.2.1 sets no bound (its send_message_at_time only ever waits for a later time):
+    a decision stamped at t=0 in answer to a call at t=300 starts its job at 300."""
+    workload = {"nb_res": 4, "jobs": [{"id": 1, "subtime": 300, "res": 1, "profile": "p"}],
+                "profiles": {"p": {"type": "delay", "delay": 10}}}
+
+    class Stale(Decider):
+        def on_job_submitted(self, job):
+            self.now = 0.0
+            self.execute_job(job.id, "0")
+
+    result = joulesim.simulate("cluster32", workload, Stale(), mmax=4)
+    assert list(result.jobs["starting_time"]) == [300.0]
+
+
+@pytest.mark.parametrize("reply, where", [
+    ({"now": 5, "events": [{"timestamp": -1, "type": "EXECUTE_JOB", "data": {"job_id": "w0!1", "alloc": "0"}}]},
+     r"events\[0\] \(EXECUTE_JOB at t=-1\): timestamp -1 is negative: simulated time starts at 0"),
+    ({"now": 5, "events": [{"timestamp": -1e-9, "type": "REJECT_JOB", "data": {"job_id": "w0!1"}}]},
+     r"events\[0\] \(REJECT_JOB at t=-1e-09\): timestamp -1e-09 is negative"),
+    ({"now": -300, "events": []}, r"now must be a time >= 0 \(simulated time starts at 0\); got -300"),
+])
+def test_a_negative_time_in_a_reply_is_a_protocol_error(reply, where):
+    with pytest.raises(ProtocolError, match=r"^decider reply: " + where):
+        validate_decider_message(reply, 5)
+
+
+def test_a_decider_stamping_a_negative_time_stops_the_run_naming_the_decision():
+    workload = {"nb_res": 4, "jobs": [{"id": 1, "subtime": 300, "res": 1, "profile": "p"}],
+                "profiles": {"p": {"type": "delay", "delay": 10}}}
+
+    class Negative(Decider):
+        def on_job_submitted(self, job):
+            self.execute_job(job.id, "0")
+
+        def handle(self, message):  # stamps its decisions -1, e.g. a "not yet known" time sent as it is
+            reply = super().handle(message)
+            return {**reply, "events": [dict(e, timestamp=-1.0) for e in reply["events"]]}
+
+    with pytest.raises(ProtocolError, match=r"EXECUTE_JOB at t=-1\): timestamp -1 is negative"):
+        joulesim.simulate("cluster32", workload, Negative(), mmax=4)
+
+
+def test_a_negative_time_from_the_simulator_is_refused_by_the_decider_side():
+    message = {"now": 3, "events": [{"timestamp": -2, "type": "REQUESTED_CALL", "data": {}}]}
+    with pytest.raises(ProtocolError, match=r"REQUESTED_CALL at t=-2\): timestamp -2 is negative"):
+        validate_simulator_message(message)
