@@ -5,12 +5,13 @@ from __future__ import annotations
 import click
 
 from joulesim.cli.error_reporting import reports_errors
+from joulesim.cli.number_options import DecimalRange
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("prefixes", nargs=-1, required=True, metavar="OUT_PREFIX [OUT_PREFIX ...]")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of objects, one per run.")
-@click.option("--tau", default=10.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+@click.option("--tau", default=10.0, show_default=True, type=DecimalRange(0, min_open=True),
               help="Bound of the bounded slowdown, in seconds.")
 @reports_errors
 def analyze(prefixes: tuple[str, ...], as_json: bool, tau: float) -> None:

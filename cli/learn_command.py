@@ -7,7 +7,7 @@ import os
 import click
 
 from joulesim.cli.error_reporting import reports_errors
-
+from joulesim.cli.number_options import IntegerRange
 from joulesim.learn.generation_limits import MAX_PAIRS, MAX_PERMUTATIONS, MAX_SEED, MAX_WORKERS
 
 
@@ -17,18 +17,18 @@ def learn() -> None:
 
 
 @learn.command()
-@click.option("--pairs", type=click.IntRange(min=1, max=MAX_PAIRS), required=True,
+@click.option("--pairs", type=IntegerRange(1, MAX_PAIRS), required=True,
               help=f"(S, Q) job pairs to score (at most {MAX_PAIRS:,}).")
-@click.option("--permutations", type=click.IntRange(min=1, max=MAX_PERMUTATIONS), default=250_000, show_default=True,
+@click.option("--permutations", type=IntegerRange(1, MAX_PERMUTATIONS), default=250_000, show_default=True,
               help=f"Random orders of Q simulated per pair (the paper: 250,000; at most {MAX_PERMUTATIONS:,}, "
                    "16 bytes of memory each per pair being scored).")
-@click.option("--seed", type=click.IntRange(min=0, max=MAX_SEED), default=0, show_default=True,
+@click.option("--seed", type=IntegerRange(0, MAX_SEED), default=0, show_default=True,
               help="Seed of the Lublin trace the pairs are cut from and of the permutations (0 to 2**63-1: the "
                    "table stores it as an int64).")
 @click.option("-o", "--out", "out", default="scores.parquet", show_default=True,
               help="Output table (parquet; .csv for CSV). Pairs are kept in OUT.parts/ as they finish: "
                    "rerunning the command goes on where it stopped.")
-@click.option("--workers", type=click.IntRange(min=1, max=MAX_WORKERS), default=None,
+@click.option("--workers", type=IntegerRange(1, MAX_WORKERS), default=None,
               help=f"Worker processes of the local pool (default: the cores available; at most {MAX_WORKERS:,}, "
                    "use --dask beyond one machine).")
 @click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
@@ -54,7 +54,7 @@ def generate(pairs: int, permutations: int, seed: int, out: str, workers: int | 
 @click.option("-o", "--out", "directory", default=None, metavar="DIR",
               help="Where ranking.csv, best.json and one JSON per form go (default: SCORES without its "
                    "extension + _functions).")
-@click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Forms printed.")
+@click.option("--top", type=IntegerRange(1), default=10, show_default=True, help="Forms printed.")
 @reports_errors
 def fit(scores: str, directory: str | None, top: int) -> None:
     """Fit every candidate form to SCORES by least squares; rank by mean absolute distance."""

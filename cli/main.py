@@ -20,6 +20,7 @@ from joulesim.cli.build_simulation import build_config  # noqa: E402
 from joulesim.cli.decider_process import DeciderProcess, free_ipc_endpoint, joulesim_decide_command  # noqa: E402
 from joulesim.cli.error_reporting import reports_errors  # noqa: E402
 from joulesim.cli.lazy_group import LazyGroup  # noqa: E402
+from joulesim.cli.number_options import DecimalRange  # noqa: E402
 from joulesim.cli.simulate_options import (  # noqa: E402
     check_endpoint, check_timeout, curve_keys_option, parse_key_values, simulate_options, split_simulate_kwargs,
 )
@@ -183,7 +184,7 @@ def _report_decider_bug(name: str, decider: Any) -> None:
               help="ZeroMQ endpoint to bind (the simulator connects to it).")
 @click.option("-o", "--option", "decider_options", multiple=True, metavar="KEY=VALUE",
               help="Option passed to the decider. Repeatable.")
-@click.option("--timeout", "timeout_s", default=600.0, show_default=True, type=float, callback=check_timeout,
+@click.option("--timeout", "timeout_s", default=600.0, show_default=True, type=DecimalRange(), callback=check_timeout,
               help="Give up when the simulator sends nothing for this many seconds.")
 @click.option("--list", "list_deciders", is_flag=True, help="List the shipped deciders and exit.")
 @curve_keys_option()

@@ -7,6 +7,7 @@ import os
 import click
 
 from joulesim.cli.error_reporting import reports_errors
+from joulesim.cli.number_options import DecimalRange
 
 METRIC_CHOICES = [
     "nb_jobs", "nb_jobs_finished", "nb_jobs_success", "nb_jobs_killed", "nb_jobs_rejected", "makespan",
@@ -30,7 +31,7 @@ METRIC_CHOICES = [
               help="The run's platform: with an IRMaSim node platform, the Gantt chart separates and "
                    "names the nodes (a row per core).")
 @click.option("--platform-name", default=None, help="Which platform of an IRMaSim file that holds several.")
-@click.option("--tau", default=10.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+@click.option("--tau", default=10.0, show_default=True, type=DecimalRange(0, min_open=True),
               help="Bound of the bounded slowdown, in seconds (for --compare).")
 @reports_errors
 def plot(prefixes: tuple[str, ...], output: str | None, compare: bool, x_metric: str, y_metric: str,

@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 import click
 
+from joulesim.cli.number_options import DecimalRange, IntegerRange
 from joulesim.simulator.core_task_runner import IDLE_POWER_RULES
 from joulesim.simulator.simulation_config import DEFAULT_TIMEOUT_S
 
@@ -33,7 +34,7 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
                          help="Output prefix: writes PREFIX_jobs.csv, PREFIX_schedule.csv, ..."),
             click.option("-m", "--master-host", default=None,
                          help="Name of the master host, when no host has role=master."),
-            click.option("--mmax", default=0, show_default=True, type=click.IntRange(min=0),
+            click.option("--mmax", default=0, show_default=True, type=IntegerRange(0),
                          help="Use only the first N compute hosts (0: all)."),
             click.option("--events", "events_path", default=None,
                          help="External events file (JSON lines), e.g. machines becoming unavailable."),
@@ -46,7 +47,7 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
             click.option("--forward-profiles-on-submission", is_flag=True,
                          help="Put each job's profile in its JOB_SUBMITTED event."),
             click.option("--timeout", "timeout_s", default=DEFAULT_TIMEOUT_S, show_default=True,
-                         type=float, callback=check_timeout,
+                         type=DecimalRange(), callback=check_timeout,
                          help=f"Seconds to wait for each decider reply before giving up (at most {MAX_TIMEOUT_S:g})."),
             click.option("--progress/--no-progress", default=None,
                          help="Show progress on stderr (default: a bar on a terminal, otherwise a line "

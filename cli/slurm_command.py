@@ -10,13 +10,14 @@ from typing import Any
 import click
 
 from joulesim.cli.error_reporting import reports_errors
-from joulesim.cli.simulate_options import parse_key_values
+from joulesim.cli.number_options import DecimalRange, IntegerRange
+from joulesim.cli.simulate_options import check_timeout, parse_key_values
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-w", "--workload", required=True, help="Workload (Batsim JSON; delay profiles run as `sleep DELAY`).")
 @click.option("--slurm-conf", default=None, help="slurm.conf of the cluster (default: Slurm's own lookup, SLURM_CONF).")
-@click.option("--local-nodes", type=click.IntRange(min=1, max=64), default=None,
+@click.option("--local-nodes", type=IntegerRange(1, 64), default=None,
               help="Start a Slurm of N fake one-CPU nodes on this machine for the run (root, slurm-wlm and munge "
                    "needed), instead of using an existing cluster.")
 @click.option("-d", "--decider", default="easy", show_default=True,
@@ -26,7 +27,7 @@ from joulesim.cli.simulate_options import parse_key_values
               help="Use a decider already serving this ZeroMQ endpoint instead of starting one.")
 @click.option("-e", "--export", "export_prefix", default="out", show_default=True,
               help="Writes PREFIX_slurm_jobs.csv: each job's real submission, start and end times and nodes.")
-@click.option("--timeout", "timeout_s", default=120.0, show_default=True, type=float,
+@click.option("--timeout", "timeout_s", default=120.0, show_default=True, type=DecimalRange(), callback=check_timeout,
               help="Seconds to wait for each decider reply.")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Show the jobs ended so far on stderr (a bar on a terminal, otherwise a line every 5 s once "
