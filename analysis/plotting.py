@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from joulesim.install_hint import install_hint
 from joulesim.protocol.errors import JoulesimError
 
 
@@ -13,7 +14,7 @@ def pyplot() -> Any:
         import matplotlib
     except ImportError:
         raise JoulesimError("plotting needs matplotlib, which is not installed: "
-                            "pip install 'joulesim[plot]'") from None
+                            f"{install_hint('plot')}") from None
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
     return plt

@@ -82,7 +82,7 @@ def main() -> None:
     try:
         from distributed import LocalCluster
     except ImportError:
-        print("dask.distributed is not installed: no Dask figure (pip install 'joulesim[dask]')")
+        print("dask.distributed is not installed: no Dask figure (pip install '.[dask]' in the joulesim checkout)")
         return
     with tempfile.TemporaryDirectory() as directory, \
             LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:

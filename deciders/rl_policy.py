@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from joulesim.install_hint import install_hint
 from joulesim.deciders.decider_options import choice_option, int_option
 from joulesim.deciders.pair_decider import PairDecider
 from joulesim.deciders.pair_observation import check_features
@@ -48,7 +49,7 @@ class RLPolicy(PairDecider):
             from joulesim.rl.ppo import PPOSettings
         except ImportError as exc:
             raise JoulesimError(f"decider rl needs the rl extra ({exc.name} is missing): "
-                                "pip install 'joulesim[rl]'") from None
+                                f"{install_hint('rl')}") from None
 
         self.agent, self.metadata = loaded or load_agent(path, settings=PPOSettings(seed=seed or 0))
         self.model_path = path

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from joulesim.install_hint import install_hint
 from joulesim.deciders.utility_functions import FORM_ALIASES, PAPER_FUNCTIONS, learn_forms
 from joulesim.learn.output_paths import make_output_folder, write_via_temporary
 from joulesim.protocol.errors import JoulesimError
@@ -71,7 +72,7 @@ def read_scores(path: str) -> pd.DataFrame:
     try:
         table = pd.read_csv(path) if path.endswith(".csv") else pd.read_parquet(path)
     except ImportError:
-        raise JoulesimError(f"{path}: reading parquet needs pyarrow (pip install 'joulesim[learn]')") from None
+        raise JoulesimError(f"{path}: reading parquet needs pyarrow ({install_hint('learn')})") from None
     except Exception as exc:  # a damaged or foreign file
         raise InputError(path, "file", f"cannot be read as a table ({type(exc).__name__}: {exc})",
                          "give the scores file written by joulesim learn generate (parquet or CSV)") from None
@@ -106,7 +107,7 @@ def fit_forms(table: pd.DataFrame) -> FitResult:
         from scipy.optimize import least_squares
     except ImportError:
         raise JoulesimError("joulesim learn fit needs scipy: install the learn extra "
-                            "(pip install 'joulesim[learn]')") from None
+                            f"({install_hint('learn')})") from None
 
     r = table["r"].to_numpy(float)
     n = table["n"].to_numpy(float)

@@ -32,6 +32,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from joulesim.install_hint import install_hint
+
 try:
     import numba
 
@@ -47,7 +49,7 @@ except ImportError:  # the same kernels, interpreted
         return lambda function: function
 
     warnings.warn("numba is not installed: joulesim.learn's list scheduling runs as plain Python, about "
-                  "100 times slower (pip install 'joulesim[learn]')", RuntimeWarning, stacklevel=2)
+                  f"100 times slower ({install_hint('learn')})", RuntimeWarning, stacklevel=2)
 
 __all__ = ["start_times", "permutations_avebsld", "pair_jobs", "orders_avebsld", "using_threads", "HAVE_NUMBA"]
 

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from joulesim.install_hint import install_hint
 from joulesim.learn.generation_limits import MAX_PAIRS, MAX_PERMUTATIONS, MAX_SEED, MAX_WORKERS
 from joulesim.learn.output_paths import check_output_file, make_output_folder, write_via_temporary
 from joulesim.progress_bar import progress_bar
@@ -109,7 +110,7 @@ def _parquet_engine(out: str) -> None:
     try:
         import pyarrow  # noqa: F401
     except ImportError:
-        raise JoulesimError(f"{out}: writing parquet needs pyarrow (pip install 'joulesim[learn]'), or give "
+        raise JoulesimError(f"{out}: writing parquet needs pyarrow ({install_hint('learn')}), or give "
                             "an output ending in .csv") from None
 
 

@@ -227,7 +227,7 @@ def _options_for(name: str, tmp_path) -> dict[str, str]:
     """Decider `rl` needs a model: an untrained one for the one-node platform of _begins()."""
     if name != "rl":
         return {}
-    pytest.importorskip("torch", reason="the rl extra is not installed (pip install 'joulesim[rl]')")
+    pytest.importorskip("torch", reason="the rl extra is not installed (pip install '.[rl]' in the checkout)")
     from joulesim.deciders.pair_observation import FEATURES
     from joulesim.rl.model_file import save_agent
     from joulesim.rl.ppo import PPOAgent, PPOSettings

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-pytest.importorskip("scipy", reason="the learn extra is not installed (pip install 'joulesim[learn]')")
+pytest.importorskip("scipy", reason="the learn extra is not installed (pip install '.[learn]' in the checkout)")
 
 from joulesim.learn.function_fit import fit_forms, read_scores  # noqa: E402
 from joulesim.learn.score_generation import generate_scores  # noqa: E402

@@ -96,7 +96,7 @@ def test_the_readme_node_model_example_runs_as_written(shared_data, tmp_path):
 def test_the_readme_reinforcement_learning_example_runs_as_written():
     import pytest
 
-    pytest.importorskip("gymnasium", reason="the rl extra is not installed (pip install 'joulesim[rl]')")
+    pytest.importorskip("gymnasium", reason="the rl extra is not installed (pip install '.[rl]' in the checkout)")
     source = python_blocks()["rl_example.py"]
     result = subprocess.run([sys.executable, "-c", source], cwd=README.parent, capture_output=True, text=True,
                             stdin=subprocess.DEVNULL, timeout=120)

@@ -277,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         plot(fig, args.out / f"{name}.png")
     except ImportError:
-        print("no figure: matplotlib is missing (pip install 'joulesim[plot]')")
+        print("no figure: matplotlib is missing (pip install '.[plot]' in the joulesim checkout)")
     text = markdown(fig, days, wall, summary.nb_instances, args.quick, base, nb_hosts)
     print(text)
     if not args.no_readme:

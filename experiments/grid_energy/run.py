@@ -328,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         plot(fig1, fig2, args.out)
     except ImportError:
-        print("no figures: matplotlib is missing (pip install 'joulesim[plot]')")
+        print("no figures: matplotlib is missing (pip install '.[plot]' in the joulesim checkout)")
     text = markdown(fig1, fig2, args.quick)
     print(text)
     if not args.no_readme:

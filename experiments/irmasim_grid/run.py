@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
                 bar_chart(table, experiment, metric, args.out / f"{experiment}_{metric}.png")
         print(f"charts in {args.out}")
     except ImportError:
-        print("no charts: matplotlib is missing (pip install 'joulesim[plot]')")
+        print("no charts: matplotlib is missing (pip install '.[plot]' in the joulesim checkout)")
     text = markdown(table)
     print(text)
     if not args.no_readme:

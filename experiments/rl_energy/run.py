@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
             for metric in ("energy", "edp"):
                 bar_chart(results, grid, experiment, metric, args.out / f"{experiment}_{metric}.png")
     except ImportError:
-        print("no charts: matplotlib is missing (pip install 'joulesim[plot]')")
+        print("no charts: matplotlib is missing (pip install '.[plot]' in the joulesim checkout)")
     text = markdown(results, grids)
     print(text)
     if not args.no_readme:

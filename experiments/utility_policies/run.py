@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         for c in COMPRESSIONS:
             bar_chart(results[results.compression == c], args.out / f"fig1_arrivals_x{c:g}.png")
     except ImportError:
-        print("no chart: matplotlib is missing (pip install 'joulesim[plot]')")
+        print("no chart: matplotlib is missing (pip install '.[plot]' in the joulesim checkout)")
     text = markdown(fit, results, args, time.perf_counter() - started)
     if not args.no_readme:
         spec = importlib.util.spec_from_file_location("grid_run", REPO_ROOT / "experiments" / "irmasim_grid" / "run.py")
