@@ -76,15 +76,25 @@ def _run(jobs, slurm_conf: str | None, decider: str, decider_options: tuple[str,
     from joulesim.protocol.transport_zmq import ZmqRequester
     from joulesim.simulator.decider_link import DeciderLink
 
+    path = f"{export_prefix}_slurm_jobs.csv"
+    _check_output(export_prefix, path)  # before any job reaches Slurm, not after the whole run
     commands = SlurmCommands(slurm_conf)
     process = directory = None
     why_gone: Any = None
     if endpoint is None:
         endpoint, directory = free_ipc_endpoint()
         process = DeciderProcess(joulesim_decide_command(decider, endpoint, parse_key_values(decider_options),
-                                                         timeout_s), f"joulesim decide {decider}")
+                                                         timeout_s), f"joulesim decide {decider}", reports_start=True)
         why_gone = process.why_gone
-    link = DeciderLink(ZmqRequester(endpoint, timeout_s, why_gone))
+    try:
+        if process is not None:
+            process.wait_started(timeout_s)  # a mistyped decider or option stops us before Slurm sees a job
+        link = DeciderLink(ZmqRequester(endpoint, timeout_s, why_gone))
+    except BaseException:
+        if process is not None:
+            process.stop()
+            shutil.rmtree(directory, ignore_errors=True)
+        raise
     try:
         real = SlurmAdapter(jobs, link, commands, progress=progress).run()
     finally:
@@ -92,7 +102,6 @@ def _run(jobs, slurm_conf: str | None, decider: str, decider_options: tuple[str,
         if process is not None:
             process.stop()
             shutil.rmtree(directory, ignore_errors=True)
-    path = f"{export_prefix}_slurm_jobs.csv"
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     with open(path, "w", newline="") as out:
         writer = csv.writer(out)
@@ -104,3 +113,13 @@ def _run(jobs, slurm_conf: str | None, decider: str, decider_options: tuple[str,
                              "" if job.finished is None else f"{job.finished:.3f}", job.alloc, ",".join(job.nodes)])
     done = sum(1 for j in real.values() if j.state == "COMPLETED_SUCCESSFULLY")
     click.echo(f"jobs      {len(real)} ({done} completed on Slurm)\noutputs   {path}")
+
+
+def _check_output(export_prefix: str, path: str) -> None:
+    from joulesim.simulator.input_error import InputError
+    from joulesim.simulator.output_files import check_output_prefix
+
+    check_output_prefix(export_prefix)
+    if os.path.isdir(path):
+        raise InputError(export_prefix, "export prefix", f"cannot write outputs there: {path} is a directory",
+                         "choose another export prefix")

@@ -165,6 +165,34 @@ def test_a_job_larger_than_the_cluster_is_refused_before_anything_is_submitted(c
     assert after == before
 
 
+def all_jobs(cluster) -> list[str]:
+    return subprocess.run(["squeue", "-h", "-t", "all", "-o", "%i"], env=cluster.env, capture_output=True,
+                          text=True).stdout.split()
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["-d", "eazy"], "unknown decider 'eazy' (did you mean 'easy'?)"),
+    (["-d", "easy", "--option", "tidle=60"], "did you mean 't_idle'?"),
+])
+def test_a_mistyped_decider_stops_before_slurm_sees_a_job(cluster, tmp_path, extra, message):
+    before = all_jobs(cluster)
+    result = run_on_slurm(cluster, dozen_jobs(), tmp_path, *extra)
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert all_jobs(cluster) == before
+
+
+def test_an_unwritable_export_prefix_stops_before_slurm_sees_a_job(cluster, tmp_path):
+    (tmp_path / "file").write_text("")
+    before = all_jobs(cluster)
+    workload = tmp_path / "workload.json"
+    workload.write_text(json.dumps(dozen_jobs()))
+    result = subprocess.run([sys.executable, "-m", "joulesim.cli.main", "slurm", "-w", str(workload), "--slurm-conf",
+                             cluster.conf, "-e", str(tmp_path / "file" / "out")],
+                            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert result.returncode == 2 and "is not a directory" in result.stderr, result.stderr
+    assert all_jobs(cluster) == before
+
+
 def test_a_decider_that_fails_leaves_no_held_job_behind(cluster, tmp_path):
     workload = {"nb_res": 4, "jobs": [{"id": i, "subtime": 0, "res": 1, "profile": "p"} for i in range(3)],
                 "profiles": {"p": {"type": "delay", "delay": 30}}}
