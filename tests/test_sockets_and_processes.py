@@ -53,11 +53,15 @@ def test_a_malformed_endpoint_is_refused_before_anything_starts(tmp_path, comman
 
 
 @pytest.mark.parametrize("command", [["simulate", "-p", "cluster32", "-w", "tiny"], ["decide", "easy"], ["run"]])
-@pytest.mark.parametrize("value", ["nan", "inf", "1e308", "0", "-1", "86401"])
-def test_a_timeout_outside_its_range_is_refused(tmp_path, command, value):
+@pytest.mark.parametrize("value, needle", [
+    *[(text, "is not an ASCII decimal number") for text in ("nan", "inf", "١٢", "1_0")],
+    ("1e400", "is beyond the largest number a double holds"),
+    *[(text, "is not a number of seconds in (0, 86400]") for text in ("1e308", "0", "-1", "86401")],
+])
+def test_a_timeout_outside_its_range_is_refused(tmp_path, command, value, needle):
     result = joulesim(*command, "--timeout", value, cwd=tmp_path)
     assert result.returncode == 2
-    assert_clean_error(result, "Invalid value for '--timeout'", "is not a number of seconds in (0, 86400]")
+    assert_clean_error(result, "Invalid value for '--timeout'", needle)
 
 
 def test_an_endpoint_beyond_loopback_gets_a_loud_warning(tmp_path):
