@@ -35,7 +35,7 @@ from joulesim.protocol.errors import JoulesimError
 COMMAND_BOUND_S = 45.0
 #: Address space of every process a case starts (and of the fuzzing workers): a grid of 10^12
 #: instances must end in a MemoryError, not take the machine's memory from everybody else.
-MEMORY_LIMIT_BYTES = 3 * 2**30
+MEMORY_LIMIT_BYTES = 6 * 2**30
 #: The exit status of bad input files and command-line values (README).
 BAD_INPUT_EXIT = 2
 
