@@ -72,11 +72,39 @@ SURFACE_SEEDS = {
 }
 
 
+CASE_BOUND_S = 20  # a case still running then is a hang (unbounded work: a 10^12-instance grid)
+
+
+def _bounded(runner, seed: int, directory: str):
+    import signal
+
+    from reply_fuzzer import CaseResult
+    from surface_fuzzer import CaseOvertime, limit_memory
+
+    def overtime(signum, frame):
+        raise CaseOvertime()
+
+    limit_memory()  # this pytest process: a runaway case ends in MemoryError, not in the machine's memory
+    previous = signal.signal(signal.SIGALRM, overtime)
+    signal.alarm(CASE_BOUND_S)
+    try:
+        return runner(seed, directory)
+    except CaseOvertime:
+        import surface_fuzzer
+
+        known = surface_fuzzer.current
+        return CaseResult(seed, -1, known.operator if known else "?", known.label if known else "?", HANG,
+                          f"over {CASE_BOUND_S} s", known.mutated if known else b"")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 @pytest.mark.parametrize("surface", sorted(SURFACE_SEEDS))
 def test_hostile_inputs_on_the_new_surfaces(tmp_path, surface):
     import importlib
 
     runner = importlib.import_module(surface).run_case
-    results = [runner(seed, str(tmp_path)) for seed in SURFACE_SEEDS[surface]]
+    results = [_bounded(runner, seed, str(tmp_path)) for seed in SURFACE_SEEDS[surface]]
     bad = [r for r in results if r.outcome in BAD]
     assert not bad, _report(bad)
