@@ -150,11 +150,11 @@ def _function_case(seed: int, rng: random.Random, directory: str, via_cli: bool)
     try:
         if via_cli:
             return through_cli(result, ["run", "--in-process", "-p", "small4", "-w", "tiny", "-d", "utility",
-                                        "--option", f"function={path}", "-e", os.path.join(directory, f"u{seed}", "out")],
+                                        "--option", "runtime=profile", "--option", f"function={path}", "-e", os.path.join(directory, f"u{seed}", "out")],
                                directory)
         import joulesim
 
-        return in_process(result, lambda: joulesim.simulate("small4", "tiny", "utility", options={"function": path},
+        return in_process(result, lambda: joulesim.simulate("small4", "tiny", "utility", options={"function": path, "runtime": "profile"},
                                                              time_limit=30))
     finally:
         os.unlink(path)

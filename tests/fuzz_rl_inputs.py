@@ -134,10 +134,12 @@ def _model_case(seed: int, rng: random.Random, directory: str, via_cli: bool):
     else:
         operator, label, mutated = "random_bytes", MAYBE_VALID, random_byte_mutation(raw, rng)
     result = new_result(seed, f"model:{operator}", label, via_cli)
+    if mutated is None:  # no member large enough to damage: the case is not applicable
+        mutated, result.label = raw, MAYBE_VALID
     path = os.path.join(directory, f"model{seed}.pt")
     with open(path, "wb") as handle:
-        handle.write(mutated or raw)
-    result.mutated = f"{len(mutated or raw)} bytes".encode()
+        handle.write(mutated)  # b"" too: an empty model file
+    result.mutated = f"{len(mutated)} bytes".encode()
     try:
         if via_cli:
             return through_cli(result, ["rl", "evaluate", path, "-p", PLATFORM, "-w", WORKLOAD, "--runs", "1"],
