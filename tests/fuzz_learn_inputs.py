@@ -131,7 +131,7 @@ def _function_text(rng: random.Random) -> tuple[str, str, str]:
         elif change == "form":
             text = text.replace('"F1"', rng.choice(['"F3"', '""', "null", "1", '"r_times"', '"F\\u0031x"']))
         elif change == "length":
-            text = text.replace(", 0.0071470]", rng.choice(["]", ", 0.0071470, 1]"]))
+            text = text.replace(", 0.007147]", rng.choice(["]", ", 0.007147, 1]"]))
         elif change == "types":
             text = text.replace("0.2765352", rng.choice(['"0.27"', "true", "null", "[]", '"١"']))
         else:
