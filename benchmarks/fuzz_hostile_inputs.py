@@ -4,11 +4,21 @@
     python benchmarks/fuzz_hostile_inputs.py --only reply-process:1234
 
 Categories (shares of --cases):
-- reply-inprocess (70%): a decider reply mutated, simulator and decider in one process;
-- reply-process (10%): the same with `joulesim simulate` and a mutating decider process;
-- decider-messages (6%): mutated simulator messages sent to `joulesim decide easy`;
-- files (12%): mutated platform (XML, JSON), workload and SWF files given to the loaders;
-- cli-flags (2%): random -s endpoints and --timeout values given to `joulesim simulate`.
+- reply-inprocess (40%): a decider reply mutated, simulator and decider in one process;
+- reply-process (5%): the same with `joulesim simulate` and a mutating decider process;
+- decider-messages (3%): mutated simulator messages sent to `joulesim decide easy`;
+- files (8%): mutated platform (XML, JSON), workload and SWF files given to the loaders;
+- cli-flags (1%): random -s endpoints and --timeout values given to `joulesim simulate`;
+and the surfaces added since the hardening issue (tests/fuzz_<surface>.py; each case runs in
+this process or, for a share of them, through the real `joulesim` command):
+- campaign-files (6%): campaign TOML files (`load_study`, `joulesim campaign list`);
+- node-platforms (6%): node-model platforms (native and IRMaSim JSON) and cpu_ops workloads;
+- rl-inputs (5%): `rl train` configurations and model files (`rl evaluate`);
+- learn-inputs (5%): `learn generate` options, `learn fit` scores tables, utility functions;
+- prices (5%): host tariff properties of a priced platform, energy cost and the broker;
+- decider-options (8%): `--option key=value` of every shipped decider;
+- curve-keys (4%): damaged `--curve-keys` directories;
+- output-paths (4%): -e/-o/--out of every writing command at places it cannot write.
 
 Outcomes: clean error, success, not applied (the mutation found nothing to change), and the
 three that must stay at 0: traceback, hang (a case over its time bound), accepted-invalid (an
@@ -35,24 +45,31 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
+import fuzz_campaign_files  # noqa: E402
+import fuzz_curve_keys  # noqa: E402
+import fuzz_decider_options  # noqa: E402
+import fuzz_learn_inputs  # noqa: E402
+import fuzz_node_platforms  # noqa: E402
+import fuzz_output_paths  # noqa: E402
+import fuzz_prices  # noqa: E402
+import fuzz_rl_inputs  # noqa: E402
 from decider_fuzzer import run_decider_case  # noqa: E402
 from hostile_mutations import ALWAYS_INVALID, MAYBE_VALID  # noqa: E402
+from surface_fuzzer import CaseOvertime, limit_memory  # noqa: E402
 from reply_fuzzer import (  # noqa: E402
     ACCEPTED_INVALID, CLEAN_ERROR, HANG, OUTCOMES, SUCCESS, TRACEBACK, CaseResult, run_process_case,
     run_reply_case,
 )
 
-SHARES = [("reply-inprocess", 0.70), ("reply-process", 0.10), ("decider-messages", 0.06), ("files", 0.12),
-          ("cli-flags", 0.02)]
+SHARES = [("reply-inprocess", 0.40), ("reply-process", 0.05), ("decider-messages", 0.03), ("files", 0.08),
+          ("cli-flags", 0.01), ("campaign-files", 0.06), ("node-platforms", 0.06), ("rl-inputs", 0.05),
+          ("learn-inputs", 0.05), ("prices", 0.05), ("decider-options", 0.08), ("curve-keys", 0.04),
+          ("output-paths", 0.04)]
 CASE_BOUND_S = 60
 
 
-class _Overtime(Exception):
-    pass
-
-
 def _alarm(signum, frame):
-    raise _Overtime()
+    raise CaseOvertime()
 
 
 # ----------------------------------------------------------------------------- files
@@ -130,7 +147,7 @@ def run_file_case(seed: int, directory: str) -> CaseResult:
             convert_swf(path)
     except JoulesimError as exc:
         result.outcome, result.detail = CLEAN_ERROR, str(exc)[:300]
-    except _Overtime:
+    except CaseOvertime:
         raise
     except Exception:  # noqa: BLE001 - what the fuzzer looks for
         result.outcome, result.detail = TRACEBACK, traceback.format_exc()[-1500:]
@@ -176,19 +193,34 @@ RUNNERS = {
     "decider-messages": run_decider_case,
     "files": run_file_case,
     "cli-flags": run_flag_case,
+    "campaign-files": fuzz_campaign_files.run_case,
+    "node-platforms": fuzz_node_platforms.run_case,
+    "rl-inputs": fuzz_rl_inputs.run_case,
+    "learn-inputs": fuzz_learn_inputs.run_case,
+    "prices": fuzz_prices.run_case,
+    "decider-options": fuzz_decider_options.run_case,
+    "curve-keys": fuzz_curve_keys.run_case,
+    "output-paths": fuzz_output_paths.run_case,
 }
+#: Categories whose work runs (at least partly) in the worker: bounded by SIGALRM there.
+IN_WORKER = {"reply-inprocess", "files", *list(RUNNERS)[5:]}
 
 
 def run_case(category: str, seed: int, directory: str) -> tuple[str, CaseResult]:
     """One case in a worker; in-process work is bounded by SIGALRM (a hang, not a stuck worker)."""
-    in_process = category in ("reply-inprocess", "files")
+    limit_memory()
+    in_process = category in IN_WORKER
     if in_process:
         signal.signal(signal.SIGALRM, _alarm)
         signal.alarm(CASE_BOUND_S)
     try:
         return category, RUNNERS[category](seed, directory)
-    except _Overtime:
-        return category, CaseResult(seed, -1, "?", "?", HANG, f"over {CASE_BOUND_S} s")
+    except CaseOvertime:
+        import surface_fuzzer
+
+        known = surface_fuzzer.current if surface_fuzzer.current and surface_fuzzer.current.seed == seed else None
+        return category, CaseResult(seed, -1, known.operator if known else "?", known.label if known else "?", HANG,
+                                    f"over {CASE_BOUND_S} s", known.mutated if known else b"")
     except Exception:  # noqa: BLE001 - a harness failure is reported like a traceback
         return category, CaseResult(seed, -1, "?", "?", TRACEBACK, "harness: " + traceback.format_exc()[-1500:])
     finally:
@@ -211,11 +243,19 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--json", default=None, help="write every non-clean case and the counts here")
     parser.add_argument("--only", default=None, help="rerun one case, e.g. reply-process:100042")
+    parser.add_argument("--categories", default=None,
+                        help="comma-separated categories: run only their cases of the --cases plan")
     args = parser.parse_args()
     from tqdm import tqdm
 
     directory = tempfile.mkdtemp(prefix="joulesim-fuzz-")
     jobs = plan(args.cases, args.seed)
+    if args.categories:
+        wanted = set(args.categories.split(","))
+        unknown = wanted - set(RUNNERS)
+        if unknown:
+            parser.error(f"unknown categories {', '.join(sorted(unknown))}: use some of {', '.join(RUNNERS)}")
+        jobs = [(category, seed) for category, seed in jobs if category in wanted]
     if args.only:
         category, _, seed = args.only.partition(":")
         jobs = [(category, int(seed))]

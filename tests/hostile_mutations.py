@@ -386,3 +386,39 @@ SIMULATOR_MUTATIONS: dict[str, tuple[str, Callable[[dict, random.Random], "bytes
         (MAYBE_VALID, [sim_flip_a_byte, sim_replace_a_value]),
     ] for f in fs
 }
+
+
+# ------------------------------------------------------------- input texts (files, options)
+_TEXT_JUNK = ['"', "<", ">", "{", "}", "[", "]", ",", "=", "-", "1e999", "nan", "inf", "0", "99999999999", "\x00",
+              "\n", " ", "é", "１", "١", "1_0", "[[", "{a = ", "\\", "'''", '"""', "#"]
+
+
+def random_text_mutation(text: str, rng: random.Random) -> str:
+    """One to four random edits of a text: a cut, an inserted token, a replaced character.
+    MAYBE_VALID: the result may still be a valid input."""
+    data = list(text)
+    for _ in range(rng.randint(1, 4)):
+        choice = rng.random()
+        i = rng.randrange(len(data)) if data else 0
+        if choice < 0.3 and data:
+            del data[i: i + rng.randint(1, 20)]
+        elif choice < 0.6:
+            data.insert(i, rng.choice(_TEXT_JUNK))
+        elif data:
+            data[i] = chr(rng.randrange(32, 0x3000))
+    return "".join(data)
+
+
+def random_byte_mutation(raw: bytes, rng: random.Random) -> bytes:
+    """One to four random byte edits (flip, cut, insert). MAYBE_VALID."""
+    data = bytearray(raw)
+    for _ in range(rng.randint(1, 4)):
+        i = rng.randrange(len(data)) if data else 0
+        choice = rng.random()
+        if choice < 0.5 and data:
+            data[i] ^= rng.randrange(1, 256)
+        elif choice < 0.75 and data:
+            del data[i: i + rng.randint(1, 64)]
+        else:
+            data[i:i] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 16)))
+    return bytes(data)

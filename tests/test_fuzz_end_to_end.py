@@ -55,3 +55,56 @@ def test_mutated_simulator_messages_to_joulesim_decide(tmp_path):
     assert not bad, _report(bad)
     invalid = [r for r in results if SIMULATOR_MUTATIONS[r.operator][0] == ALWAYS_INVALID and r.outcome != NOT_APPLIED]
     assert invalid and all(r.outcome == CLEAN_ERROR for r in invalid)
+
+
+# --------------------------------------------------------------------------- surfaces added since
+# A few seeded cases of each surface fuzzed by benchmarks/fuzz_hostile_inputs.py (the same
+# runners, the same seeds as its categories' first cases would not be: these are fixed here).
+SURFACE_SEEDS = {
+    "fuzz_campaign_files": range(0, 6),
+    "fuzz_node_platforms": range(0, 5),
+    "fuzz_rl_inputs": range(0, 4),
+    "fuzz_learn_inputs": range(1, 6),
+    "fuzz_prices": range(0, 6),
+    "fuzz_decider_options": range(0, 6),
+    "fuzz_curve_keys": range(0, 4),
+    "fuzz_output_paths": range(0, 3),
+}
+
+
+CASE_BOUND_S = 20  # a case still running then is a hang (unbounded work: a 10^12-instance grid)
+
+
+def _bounded(runner, seed: int, directory: str):
+    import signal
+
+    from reply_fuzzer import CaseResult
+    from surface_fuzzer import CaseOvertime, limit_memory
+
+    def overtime(signum, frame):
+        raise CaseOvertime()
+
+    limit_memory()  # this pytest process: a runaway case ends in MemoryError, not in the machine's memory
+    previous = signal.signal(signal.SIGALRM, overtime)
+    signal.alarm(CASE_BOUND_S)
+    try:
+        return runner(seed, directory)
+    except CaseOvertime:
+        import surface_fuzzer
+
+        known = surface_fuzzer.current
+        return CaseResult(seed, -1, known.operator if known else "?", known.label if known else "?", HANG,
+                          f"over {CASE_BOUND_S} s", known.mutated if known else b"")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("surface", sorted(SURFACE_SEEDS))
+def test_hostile_inputs_on_the_new_surfaces(tmp_path, surface):
+    import importlib
+
+    runner = importlib.import_module(surface).run_case
+    results = [_bounded(runner, seed, str(tmp_path)) for seed in SURFACE_SEEDS[surface]]
+    bad = [r for r in results if r.outcome in BAD]
+    assert not bad, _report(bad)
