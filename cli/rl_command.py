@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import sys
+import os
+import tempfile
 
 import click
 
 from joulesim.cli.error_reporting import reports_errors
 from joulesim.protocol.errors import JoulesimError
 from joulesim.simulator.core_task_runner import IDLE_POWER_RULES
+from joulesim.simulator.input_error import InputError
 
 
 def _needs_rl_extra() -> None:
@@ -33,12 +35,11 @@ def rl() -> None:
 @click.option("-o", "--out", "out_dir", default=None, metavar="DIR",
               help="Output folder: model.pt, training.csv, training.png, checkpoints/ (default: CONFIG's name "
                    "without .toml, beside it, + _training).")
-@click.option("--progress/--no-progress", default=None, help="Show a progress bar (default: when stderr is a terminal).")
+@click.option("--progress/--no-progress", default=True, show_default=True,
+              help="Progress on stderr: a bar on a terminal, a line every 5 s in a log.")
 @reports_errors
-def train(config: str, out_dir: str | None, progress: bool | None) -> None:
+def train(config: str, out_dir: str | None, progress: bool) -> None:
     """Train a PPO agent as CONFIG (TOML: [environment], [training], [ppo]) says."""
-    import os
-
     _needs_rl_extra()  # joulesim.rl imports them
     from joulesim.rl.training import train as run_training
     from joulesim.rl.training_config import load_training_config
@@ -47,7 +48,7 @@ def train(config: str, out_dir: str | None, progress: bool | None) -> None:
 
     if out_dir is None:
         out_dir = os.path.splitext(config)[0] + "_training"
-    outcome = run_training(settings, out_dir, progress=sys.stderr.isatty() if progress is None else progress)
+    outcome = run_training(settings, out_dir, progress=progress)  # checks out_dir before training
     last = outcome.rows[-1]
     click.echo(f"trained {settings.simulations} simulation(s) x {settings.trajectories} trajectory(ies) in "
                f"{outcome.wall_s:.1f} s; last simulation: mean reward {last['reward']:.6g}, mean energy "
@@ -68,25 +69,56 @@ def train(config: str, out_dir: str | None, progress: bool | None) -> None:
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--idle-power", type=click.Choice(IDLE_POWER_RULES), default="irmasim", show_default=True)
 @click.option("-o", "--out", "out_csv", default=None, metavar="CSV", help="Write one row per run here.")
+@click.option("--progress/--no-progress", default=True, show_default=True,
+              help="Progress on stderr: a bar on a terminal, a line every 5 s in a log.")
 @reports_errors
 def evaluate(model: str, platform: str, workload: str, platform_name: str | None, runs: int, mode: str, seed: int,
-             idle_power: str, out_csv: str | None) -> None:
+             idle_power: str, out_csv: str | None, progress: bool) -> None:
     """Run MODEL on a workload RUNS times; print min / mean / max energy, makespan and EDP."""
     _needs_rl_extra()
     from joulesim.rl.evaluation import evaluate_model
 
+    if out_csv:
+        _check_writable_file(out_csv, "-o/--out")  # before the runs, not after them
     result = evaluate_model(model, platform, workload, runs, mode, seed, platform_name, idle_power,
-                            progress=sys.stderr.isatty())
+                            progress=progress)
     click.echo(f"{runs} run(s), mode {mode}:")
     click.echo(f"{'metric':<10} {'min':>16} {'mean':>16} {'max':>16}")
     for metric, unit in (("energy", "J"), ("makespan", "s"), ("edp", "J s")):
         s = result.stats(metric)
         click.echo(f"{metric + ' ' + unit:<10} {s['min']:>16.6f} {s['avg']:>16.6f} {s['max']:>16.6f}")
     if out_csv:
-        import csv
+        _write_runs(out_csv, result.runs)
+        click.echo(f"runs: {out_csv}")
 
-        with open(out_csv, "w", newline="") as handle:
+
+def _check_writable_file(path: str, option: str) -> None:
+    """Refuse an output file that could not be written, without touching an existing one: its
+    folder must take a new file (the runs are written beside it, then renamed over it)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise InputError(path, option, "is a folder", "give the path of a CSV file")
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise InputError(path, option, f"cannot be written in folder {folder}: {exc.strerror or exc}",
+                         "give a path in an existing, writable folder") from None
+
+
+def _write_runs(path: str, runs: list[dict[str, float]]) -> None:
+    """The CSV of the runs, written whole or not at all (through a temporary file beside it)."""
+    import csv
+
+    handle = tempfile.NamedTemporaryFile("w", newline="", dir=os.path.dirname(os.path.abspath(path)),
+                                         prefix=os.path.basename(path) + ".", suffix=".partial", delete=False)
+    try:
+        with handle:
             writer = csv.DictWriter(handle, fieldnames=["run", "energy", "makespan", "edp"])
             writer.writeheader()
-            writer.writerows(result.runs)
-        click.echo(f"runs: {out_csv}")
+            writer.writerows(runs)
+        os.replace(handle.name, path)
+    except OSError as exc:
+        os.unlink(handle.name)
+        raise InputError(path, "-o/--out", f"cannot be written: {exc.strerror or exc}",
+                         "give a path in an existing, writable folder") from None

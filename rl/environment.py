@@ -42,9 +42,14 @@ from joulesim.simulator.decider_link import DeciderLink
 from joulesim.simulator.simulation import Simulation
 from joulesim.simulator.simulation_config import SimulationConfig
 
-__all__ = ["NodeSchedulingEnv", "OBJECTIVES"]
+__all__ = ["NodeSchedulingEnv", "OBJECTIVES", "MAX_ACTIONS"]
 
 OBJECTIVES = ("energy", "edp")
+
+#: Actions (job, node pairs) an observation may have: 1,000,000 rows of 9 float32 features are
+#: 36 MB per step, and the critic's first state layer 512 MB (four times that with Adam and
+#: gradients); seed 002's largest platform has 3,600.
+MAX_ACTIONS = 1_000_000
 
 
 class _Invalid(Exception):
@@ -134,6 +139,10 @@ class NodeSchedulingEnv(gym.Env):
         self.invalid_action = invalid_action
         self.invalid_penalty = float(invalid_penalty)
         self.n_actions = self.num_jobs * self.num_nodes + (1 if self.wait_action else 0)
+        if self.n_actions > MAX_ACTIONS:
+            raise JoulesimError(f"num_jobs {self.num_jobs} x {self.num_nodes} nodes = {self.n_actions:,} actions: "
+                                f"at most {MAX_ACTIONS:,} fit (each is a row of every observation and a weight "
+                                "column of the critic); give a smaller num_jobs")
         n_features = len(self.features)
         self.action_space = gym.spaces.Discrete(self.n_actions)
         self.observation_space = gym.spaces.Dict({

@@ -38,17 +38,21 @@ def evaluate_model(model: str | os.PathLike, platform: Any, workload: Any, runs:
     platform_model = platform_from(platform, None, platform_name)  # read once for every run
     loaded = load_agent(model, settings=PPOSettings(seed=seed))  # so is the model
     results = []
-    iterator = range(runs)
+    bar = None
     if progress:
-        from tqdm import tqdm
-        iterator = tqdm(iterator, unit="run", desc="evaluating", leave=False)
-    for run in iterator:
+        from joulesim.progress_bar import progress_bar
+        bar = progress_bar(runs, "evaluating", "run")
+    for run in range(runs):
         loaded[0].reseed(seed + run)  # as a fresh load with this seed would start
         decider = RLPolicy({"model": os.fspath(model), "mode": mode, "seed": str(seed + run)}, loaded=loaded)
         result = joulesim.simulate(platform_model, workload, decider, energy=True, idle_power=idle_power)
         energy = float(result.schedule["consumed_joules"])
         makespan = float(result.schedule["makespan"])
         results.append({"run": run, "energy": energy, "makespan": makespan, "edp": energy * makespan})
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
     return Evaluation(results)
 
 

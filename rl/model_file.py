@@ -16,6 +16,7 @@ import numbers
 import os
 import pickle
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,25 @@ def _mismatches(path: Path, metadata: dict[str, Any], expect: dict[str, Any]) ->
             "and these settings, or run with the platform and settings the model was trained on.")
 
 
+def _check_checksums(path: Path) -> None:
+    """Refuse a zip-format model file whose members fail their CRC-32 (torch.load checks none:
+    64 flipped bytes in a tensor would load as different weights and decide silently)."""
+    if not zipfile.is_zipfile(path):
+        return  # not a torch.save file at all: torch.load's failure says so
+    try:
+        with zipfile.ZipFile(path) as archive:
+            bad_member = archive.testzip()
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, zlib.error) as exc:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        reason = f"its zip structure is broken: {detail}"
+    else:
+        if bad_member is None:
+            return
+        reason = f"the CRC-32 checksum of its part {bad_member!r} does not match its contents"
+    raise JoulesimError(f"model file {path} is corrupted ({reason}; it was changed or damaged after it was "
+                        f"written): copy it again from where it was trained, or {_HOW_TO_GET_ONE}")
+
+
 def load_agent(path: str | os.PathLike[str], expect: dict[str, Any] | None = None,
                settings: PPOSettings | None = None) -> tuple[PPOAgent, dict[str, Any]]:
     """Read a model file; (agent, metadata).
@@ -115,6 +135,7 @@ def load_agent(path: str | os.PathLike[str], expect: dict[str, Any] | None = Non
     if not path.is_file():
         what = "is a folder, not a file" if path.is_dir() else "does not exist"
         raise JoulesimError(f"model file {path} {what}: {_HOW_TO_GET_ONE}")
+    _check_checksums(path)
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - any failure to unpickle means "not a model file"

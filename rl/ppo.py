@@ -271,6 +271,11 @@ class PPOAgent:
             return self.swa_actor.module  # type: ignore[return-value]
         return self.actor
 
+    def _dtype(self) -> torch.dtype:
+        """The networks' precision: float32 as built, float64 once converted with .double()
+        (the tests check the sparse passes there, tighter than float32 rounding allows)."""
+        return self.actor.net.layers[0].weight.dtype
+
     def _observation(self, obs: Observation) -> tuple[np.ndarray, np.ndarray]:
         features = np.asarray(obs["features"], dtype=np.float32)
         mask = np.asarray(obs["mask"])
@@ -283,7 +288,7 @@ class PPOAgent:
         valid = np.flatnonzero(mask)
         if valid.size == 0:
             raise ValueError("observation without any valid action (its mask is all 0)")
-        return valid, torch.from_numpy(features[valid])
+        return valid, torch.from_numpy(features[valid]).to(self._dtype())
 
     def act(self, obs: Observation, greedy: bool = False, value: bool = True) -> tuple[int, float, float]:
         """(action, value, log-probability) for one observation, without gradient; the value is
@@ -367,7 +372,8 @@ class PPOAgent:
                 # In order, a minibatch is a view of the buffer; shuffled, a gathered copy.
                 pick = slice(start, start + size) if order is None else order[start:start + size]
                 valid = data["masks"][pick].bool()
-                rows = data["features"][pick][valid]  # invalid rows are zero and masked: left out
+                # Invalid rows are zero and masked: left out.
+                rows = data["features"][pick][valid].to(self._dtype())
 
                 dist = Categorical(logits=self.actor.forward_sparse(rows, valid))
                 ratio = torch.exp(dist.log_prob(data["actions"][pick]) - data["logps"][pick])
@@ -380,7 +386,7 @@ class PPOAgent:
                 policy_loss.backward()
                 self.actor_optimizer.step()
 
-                value_loss = F.mse_loss(self.critic.forward_sparse(rows, valid), data["returns"][pick])
+                value_loss = F.mse_loss(self.critic.forward_sparse(rows, valid), data["returns"][pick].to(rows.dtype))
                 self.critic_optimizer.zero_grad()
                 value_loss.backward()
                 self.critic_optimizer.step()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import csv
 import os
-import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -25,8 +25,9 @@ import numpy as np
 
 from joulesim.rl.environment import NodeSchedulingEnv
 from joulesim.rl.training_config import TrainingConfig
+from joulesim.simulator.input_error import InputError
 
-__all__ = ["train", "TrainingOutcome", "make_environment", "COLUMNS"]
+__all__ = ["train", "TrainingOutcome", "make_environment", "prepare_output_folder", "check_memory", "COLUMNS"]
 
 COLUMNS = ["simulation", "reward", "energy", "makespan", "edp", "policy_loss", "value_loss", "entropy",
            "decisions", "wall_s"]
@@ -56,8 +57,54 @@ def model_metadata(config: TrainingConfig, env: NodeSchedulingEnv) -> dict[str, 
             "seed": config.seed, "simulations": config.simulations, "trajectories": config.trajectories}
 
 
+def prepare_output_folder(out_dir: str, checkpoints: bool) -> None:
+    """Create the output folder (and its checkpoints/) and write a file in it, before any work:
+    a path under a file, in /proc or without permission fails here rather than after training."""
+    folders = [out_dir] + ([os.path.join(out_dir, "checkpoints")] if checkpoints else [])
+    try:
+        for folder in folders:
+            os.makedirs(folder, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folders[-1]):
+            pass
+    except OSError as exc:
+        if isinstance(exc, FileExistsError):  # makedirs on an existing file
+            problem = f"{exc.filename} is a file, not a folder"
+        else:
+            where = f" ({exc.filename})" if exc.filename and os.fspath(exc.filename) != out_dir else ""
+            problem = f"cannot be created or written: {exc.strerror or exc}{where}"
+        raise InputError(out_dir, "output folder", problem,
+                         "give rl train -o a folder that can be created and written") from None
+
+
+def check_memory(config: TrainingConfig, env: NodeSchedulingEnv) -> None:
+    """Refuse a configuration whose trajectories could not fit in memory, before allocating them.
+
+    An update keeps every step of its trajectories: at most `trajectories` x `max_steps` steps
+    of n_actions rows (features float32, mask int8); the critic's first state layer has
+    n_actions x 128 weights, kept four times (values, gradients, Adam's two moments).
+    """
+    per_step = env.n_actions * (4 * len(env.features) + 1)
+    needed = config.trajectories * env.max_steps * per_step + 4 * 4 * 128 * env.n_actions
+    available = physical_memory()
+    if available is not None and needed > available:
+        raise InputError(config.path, "[training] trajectories x [environment] max_steps",
+                         f"{config.trajectories} trajectories of up to {env.max_steps:,} steps of {env.n_actions:,} "
+                         f"actions x {len(env.features)} features may need {needed / 2**30:,.1f} GiB, more than "
+                         f"this machine's {available / 2**30:,.1f} GiB",
+                         "lower trajectories, max_steps or max_waits, which bound the steps, or num_jobs")
+
+
+def physical_memory() -> int | None:
+    """Bytes of RAM of this machine; None where the system does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
 def train(config: TrainingConfig, out_dir: str | os.PathLike, progress: bool = True,
-          log: Any = sys.stderr) -> TrainingOutcome:
+          log: Any = None) -> TrainingOutcome:
+    """Train as `config` says into `out_dir`; progress on `log` (default: sys.stderr at the call)."""
     import torch
 
     from joulesim.rl.model_file import save_agent
@@ -65,10 +112,11 @@ def train(config: TrainingConfig, out_dir: str | os.PathLike, progress: bool = T
 
     started = time.perf_counter()
     out_dir = os.fspath(out_dir)
-    os.makedirs(out_dir, exist_ok=True)
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     env = make_environment(config)
+    check_memory(config, env)
+    prepare_output_folder(out_dir, checkpoints=bool(config.checkpoint_every))
     settings = PPOSettings(seed=config.seed, **config.ppo)
     agent = PPOAgent(env.n_actions, len(env.features), settings, total_updates=config.simulations)
     metadata = model_metadata(config, env)
@@ -76,8 +124,8 @@ def train(config: TrainingConfig, out_dir: str | os.PathLike, progress: bool = T
     rows: list[dict[str, Any]] = []
     bar = None
     if progress:
-        from tqdm import tqdm
-        bar = tqdm(total=config.simulations, unit="sim", desc="training", file=log, leave=False)
+        from joulesim.progress_bar import progress_bar
+        bar = progress_bar(config.simulations, "training", "sim", file=log)
     env.reset(seed=config.seed)  # seeds the trajectory sampler; every later reset continues its stream
     with open(csv_path, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=COLUMNS)
@@ -112,8 +160,7 @@ def train(config: TrainingConfig, out_dir: str | os.PathLike, progress: bool = T
             handle.flush()
             if config.checkpoint_every and simulation % config.checkpoint_every == 0 \
                     and simulation != config.simulations:
-                folder = os.path.join(out_dir, "checkpoints")
-                os.makedirs(folder, exist_ok=True)
+                folder = os.path.join(out_dir, "checkpoints")  # made by prepare_output_folder
                 save_agent(os.path.join(folder, f"simulation_{simulation:04d}.pt"), agent,
                            {**metadata, "trained_simulations": simulation})
             if bar is not None:

@@ -8,12 +8,15 @@ Three tables, named as seed 002's hyperparameter tables (4.5, 4.10, 4.13, 4.17):
                     per_step (one: one action per time step, as the thesis; all),
                     features (default: all of table 3.1), idle_power, max_waits, max_steps
     [training]      simulations (training updates), trajectories (per simulation), seed,
-                    checkpoint_every (0: final model only), threads (torch CPU threads)
+                    checkpoint_every (0: final model only), threads (torch CPU threads, at most
+                    the CPUs this process may use)
     [ppo]           gamma, lambda, clip (epsilon), actor_lr, critic_lr, minibatch_size, epochs,
                     entropy, swa, shuffle
 
 An unknown table or key, a value of the wrong type or range, a missing file: InputError naming
-the file, the key and the fix.
+the file, the key and the fix. Counts that multiply the work (simulations, trajectories, epochs)
+have upper limits; the memory that the sizes imply is checked when training starts
+(`joulesim.rl.training`), before anything is allocated.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from joulesim.campaign.executors import default_workers
 from joulesim.deciders.pair_observation import FEATURES
 from joulesim.simulator.core_task_runner import IDLE_POWER_RULES
 from joulesim.simulator.input_error import InputError
@@ -44,8 +48,17 @@ class TrainingConfig:
     ppo: dict[str, Any] = field(default_factory=dict)  # PPOSettings keywords
 
 
-def _integer(minimum: int) -> tuple[Callable[[Any], bool], str]:
-    return (lambda v: type(v) is int and v >= minimum), f"an integer >= {minimum}"
+def _integer(minimum: int, maximum: int | None = None) -> tuple[Callable[[Any], bool], str]:
+    if maximum is None:
+        return (lambda v: type(v) is int and v >= minimum), f"an integer >= {minimum}"
+    return (lambda v: type(v) is int and minimum <= v <= maximum), f"an integer in [{minimum}, {maximum:,}]"
+
+
+# Counts that multiply the work: beyond these a value is a typo rather than a plan (the thesis
+# trains 100 simulations of 1-10 trajectories, 50 epochs each), and would run for years.
+MAX_SIMULATIONS = 1_000_000
+MAX_TRAJECTORIES = 100_000
+MAX_EPOCHS = 100_000
 
 
 def _number(minimum: float, maximum: float = math.inf, open_low: bool = False) -> tuple[Callable[[Any], bool], str]:
@@ -78,8 +91,8 @@ _ENVIRONMENT: dict[str, tuple[Callable[[Any], bool], str, Any, str]] = {
     "max_steps": (*_integer(1), 0, "max_steps"),
 }
 _TRAINING: dict[str, tuple[Callable[[Any], bool], str, Any, str]] = {
-    "simulations": (*_integer(1), 100, "simulations"),
-    "trajectories": (*_integer(1), 1, "trajectories"),
+    "simulations": (*_integer(1, MAX_SIMULATIONS), 100, "simulations"),
+    "trajectories": (*_integer(1, MAX_TRAJECTORIES), 1, "trajectories"),
     "seed": (*_integer(0), 0, "seed"),
     "checkpoint_every": (*_integer(0), 0, "checkpoint_every"),
     "threads": (*_integer(1), 1, "threads"),
@@ -91,7 +104,7 @@ _PPO: dict[str, tuple[Callable[[Any], bool], str, Any, str]] = {
     "actor_lr": (*_number(0, open_low=True), 1e-3, "lr_actor"),
     "critic_lr": (*_number(0, open_low=True), 1e-3, "lr_critic"),
     "minibatch_size": (*_integer(1), 32, "minibatch_size"),
-    "epochs": (*_integer(1), 50, "epochs"),
+    "epochs": (*_integer(1, MAX_EPOCHS), 50, "epochs"),
     "entropy": (*_number(0), 0.0, "entropy_coef"),
     "swa": (*_BOOL, False, "swa"),
     "shuffle": (*_BOOL, False, "shuffle"),
@@ -151,4 +164,9 @@ def config_from_dict(document: dict[str, Any], label: str = "<dict>", base: str 
     if environment["max_waits"] == -1:  # not given: the environment's default
         environment["max_waits"] = None
     training = values["training"]
+    cpus = default_workers()
+    if training["threads"] > cpus:
+        # torch.set_num_threads(10**9) dies in std::bad_alloc; past the CPUs, threads only wait.
+        raise InputError(label, "[training] key 'threads'", f"is {training['threads']}",
+                         f"give at most {cpus}, the CPUs this process may use")
     return TrainingConfig(path=label, environment=environment, ppo=values["ppo"], **training)

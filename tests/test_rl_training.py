@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -210,3 +211,122 @@ main()
                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "decider rl needs the rl extra (gymnasium is missing)" in done.stderr
+
+
+# -- limits, output paths and progress, all checked or shown before the long work -------------
+
+
+@pytest.mark.parametrize("table, key, value, limit", [
+    ("training", "threads", 1_000_000_000, "at most"),  # std::bad_alloc in torch.set_num_threads
+    ("training", "simulations", 10**12, "[1, 1,000,000]"),
+    ("training", "trajectories", 10**9, "[1, 100,000]"),
+    ("ppo", "epochs", 10**9, "[1, 100,000]"),
+])
+def test_counts_beyond_their_limit_are_refused_with_the_limit(two_nodes, table, key, value, limit):
+    document = tiny_config(*two_nodes)
+    document[table][key] = value
+    with pytest.raises(InputError, match=rf"\[{table}\] key '{key}': is {value}.*{re.escape(limit)}"):
+        config_from_dict(document, "tiny", "/")
+
+
+def test_threads_up_to_the_cpus_are_accepted(two_nodes):
+    from joulesim.campaign.executors import default_workers
+
+    document = tiny_config(*two_nodes, threads=default_workers())
+    assert config_from_dict(document, "tiny", "/").threads == default_workers()
+    document["training"]["threads"] = default_workers() + 1
+    with pytest.raises(InputError, match=rf"give at most {default_workers()}, the CPUs"):
+        config_from_dict(document, "tiny", "/")
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Building the agent is where the training's work and memory start: it must not be reached."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("the training started")
+    monkeypatch.setattr("joulesim.rl.ppo.PPOAgent.__init__", refuse)
+
+
+@pytest.mark.parametrize("environment, message", [
+    ({"max_steps": 10**15}, r".* may need [\d,.]+ GiB, more than this machine's"),
+    ({"max_waits": 10**15}, r".* may need [\d,.]+ GiB, more than this machine's"),
+])
+def test_trajectories_that_cannot_fit_in_memory_are_refused_before_training(tmp_path, two_nodes, no_work,
+                                                                            environment, message):
+    document = tiny_config(*two_nodes)
+    document["environment"].update(environment)
+    config = config_from_dict(document, "tiny.toml", "/")
+    with pytest.raises(InputError, match=r"tiny\.toml: \[training\] trajectories x \[environment\] max_steps: "
+                       + message):
+        train(config, tmp_path / "out", progress=False)
+    assert not (tmp_path / "out").exists()  # nothing written either
+
+
+def test_an_observation_too_large_is_refused_before_it_is_allocated(two_nodes):
+    from joulesim.rl.environment import MAX_ACTIONS, NodeSchedulingEnv
+
+    with pytest.raises(JoulesimError, match=r"num_jobs 1000000000 x 2 nodes = 2,000,000,000 actions: at most "
+                       rf"{MAX_ACTIONS:,}"):
+        NodeSchedulingEnv(*two_nodes, num_jobs=10**9)
+
+
+def test_an_unwritable_training_folder_is_refused_before_training(tmp_path, two_nodes, no_work):
+    a_file = tmp_path / "a_file"
+    a_file.write_text("kept")
+    config = config_from_dict(tiny_config(*two_nodes, checkpoint_every=1), "tiny", "/")
+    for out, problem in ((a_file, "is a file, not a folder"), (a_file / "x", "Not a directory"),
+                         ("/proc/joulesim_training", "cannot be created or written"),
+                         (tmp_path / "checkpoints_is_a_file", "is a file, not a folder")):
+        if out == tmp_path / "checkpoints_is_a_file":
+            (tmp_path / "checkpoints_is_a_file").mkdir()
+            (tmp_path / "checkpoints_is_a_file" / "checkpoints").write_text("")
+        with pytest.raises(InputError, match=rf"{re.escape(str(out))}: output folder: .*{problem}.*rl train -o"):
+            train(config, out, progress=False)
+    assert a_file.read_text() == "kept"
+
+
+def test_cli_output_paths_are_checked_before_the_work(tmp_path, two_nodes):
+    config = tmp_path / "tiny.toml"
+    config.write_text(f'[environment]\nplatform = "{two_nodes[0]}"\nworkload = "{two_nodes[1]}"\n\n'
+                      "[training]\nsimulations = 1000000\n")  # would train for hours
+    command = [sys.executable, "-m", "joulesim.cli.main", "rl"]
+    done = subprocess.run(command + ["train", str(config), "-o", "/etc/passwd/x"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and done.stderr.startswith("joulesim: error: /etc/passwd/x: output folder")
+    # evaluate: the path is refused before the model is even read (this one does not exist).
+    for out, problem in (("/etc/passwd/x.csv", "cannot be written in folder /etc/passwd"),
+                         ("/proc/runs.csv", "cannot be written in folder /proc"), (str(tmp_path), "is a folder")):
+        done = subprocess.run(command + ["evaluate", str(tmp_path / "absent.pt"), "-p", two_nodes[0], "-w",
+                                         two_nodes[1], "-o", out], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith(f"joulesim: error: {out}: -o/--out: {problem}"), done.stderr
+        assert "Traceback" not in done.stderr
+
+
+@pytest.fixture
+def progress_at_once(monkeypatch):
+    """Progress lines without a terminal from the first update, not after 5 s."""
+    monkeypatch.setattr("joulesim.progress_bar.PLAIN_DELAY_S", 0.0)
+    monkeypatch.setattr("joulesim.progress_bar.PLAIN_INTERVAL_S", 0.0)
+
+
+def test_training_and_evaluation_report_progress_without_a_terminal(tmp_path, two_nodes, progress_at_once):
+    # As in a batch job's log: stderr is not a terminal, and no option asks for progress.
+    from click.testing import CliRunner
+
+    from joulesim.cli.rl_command import rl
+
+    config = tmp_path / "tiny.toml"
+    config.write_text(f'[environment]\nplatform = "{two_nodes[0]}"\nworkload = "{two_nodes[1]}"\n\n'
+                      "[training]\nsimulations = 3\n\n[ppo]\nminibatch_size = 4\nepochs = 2\n")
+    done = CliRunner().invoke(rl, ["train", str(config), "-o", str(tmp_path / "out")])
+    assert done.exit_code == 0, done.output
+    lines = done.stderr.splitlines()
+    assert any(line.startswith("training:") and "3/3" in line for line in lines), done.stderr
+    assert "\r" not in done.stderr  # one line per report, not a bar redrawn in place
+
+    done = CliRunner().invoke(rl, ["evaluate", str(tmp_path / "out" / "model.pt"), "-p", two_nodes[0],
+                                   "-w", two_nodes[1], "--runs", "2"])
+    assert done.exit_code == 0, done.output
+    assert any(line.startswith("evaluating:") and "2/2" in line for line in done.stderr.splitlines()), done.stderr
+    assert "\r" not in done.stderr
