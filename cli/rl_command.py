@@ -8,6 +8,8 @@ import tempfile
 import click
 
 from joulesim.cli.error_reporting import reports_errors
+from joulesim.cli.number_options import IntegerRange
+from joulesim.install_hint import install_hint
 from joulesim.protocol.errors import JoulesimError
 from joulesim.simulator.core_task_runner import IDLE_POWER_RULES
 from joulesim.simulator.input_error import InputError
@@ -22,7 +24,7 @@ def _needs_rl_extra() -> None:
             missing.append(module)
     if missing:
         raise JoulesimError(f"joulesim rl needs {', '.join(missing)}: install the rl extra "
-                            "(pip install 'joulesim[rl]')")
+                            f"({install_hint('rl')})")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -62,11 +64,11 @@ def train(config: str, out_dir: str | None, progress: bool) -> None:
 @click.option("-p", "--platform", required=True, help="The IRMaSim platform file the model was trained for.")
 @click.option("-w", "--workload", required=True, help="The workload to schedule (IRMaSim or Batsim JSON).")
 @click.option("--platform-name", default=None, help="The platform of a file that holds several.")
-@click.option("--runs", type=click.IntRange(min=1), default=100, show_default=True,
+@click.option("--runs", type=IntegerRange(1), default=100, show_default=True,
               help="Test simulations (the thesis runs 100).")
 @click.option("--mode", type=click.Choice(["sample", "greedy"]), default="sample", show_default=True,
               help="Draw actions from the policy (seeds SEED, SEED+1, ...) or take the best valid pair.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--seed", type=IntegerRange(0), default=0, show_default=True)
 @click.option("--idle-power", type=click.Choice(IDLE_POWER_RULES), default="irmasim", show_default=True)
 @click.option("-o", "--out", "out_csv", default=None, metavar="CSV", help="Write one row per run here.")
 @click.option("--progress/--no-progress", default=True, show_default=True,

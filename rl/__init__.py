@@ -1,5 +1,5 @@
 """Reinforcement learning on IRMaSim node platforms (seed 002): a Gymnasium environment, a PPO
-agent, training and evaluation. Needs the `rl` extra (pip install 'joulesim[rl]').
+agent, training and evaluation. Needs the `rl` extra (`pip install '.[rl]'` in the joulesim checkout).
 
     from joulesim.rl import NodeSchedulingEnv
     env = NodeSchedulingEnv("platform.json", "workload.json", objective="energy")

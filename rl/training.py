@@ -9,6 +9,8 @@ updates the actor and the critic once (PPO, `joulesim.rl.ppo`). Written to the o
   its trajectories, the losses and entropy of the update, decisions taken, wall time;
 - `training.png`, the thesis's three curves (reward, policy loss, value loss), with matplotlib.
 
+A training into the folder of an earlier one first removes that one's files (never a mix of two runs).
+
 The same configuration and seed give the same model (torch runs single-threaded by default).
 """
 
@@ -76,6 +78,25 @@ def prepare_output_folder(out_dir: str, checkpoints: bool) -> None:
                          "give rl train -o a folder that can be created and written") from None
 
 
+def remove_earlier_outputs(out_dir: str) -> None:
+    """Remove what an earlier training left in the folder (its model, curves and checkpoints),
+    so that the folder never mixes two runs: a run with fewer simulations or checkpoints would
+    otherwise leave the earlier run's later checkpoints beside its own."""
+    names = [os.path.join(out_dir, name) for name in ("model.pt", "training.csv", "training.png")]
+    checkpoints = os.path.join(out_dir, "checkpoints")
+    if os.path.isdir(checkpoints):
+        names += [os.path.join(checkpoints, name) for name in sorted(os.listdir(checkpoints))
+                  if name.startswith("simulation_") and name.endswith(".pt")]
+    for path in names:
+        try:
+            os.remove(path)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise InputError(out_dir, "output folder", f"cannot remove an earlier run's {path}: "
+                             f"{exc.strerror or exc}", "give rl train -o a folder you can write") from None
+
+
 def check_memory(config: TrainingConfig, env: NodeSchedulingEnv) -> None:
     """Refuse a configuration whose trajectories could not fit in memory, before allocating them.
 
@@ -126,6 +147,7 @@ def train(config: TrainingConfig, out_dir: str | os.PathLike, progress: bool = T
     if progress:
         from joulesim.progress_bar import progress_bar
         bar = progress_bar(config.simulations, "training", "sim", file=log)
+    remove_earlier_outputs(out_dir)
     env.reset(seed=config.seed)  # seeds the trajectory sampler; every later reset continues its stream
     with open(csv_path, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=COLUMNS)

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-gymnasium = pytest.importorskip("gymnasium", reason="the rl extra is not installed (pip install 'joulesim[rl]')")
-pytest.importorskip("greenlet", reason="the rl extra is not installed (pip install 'joulesim[rl]')")
+gymnasium = pytest.importorskip("gymnasium", reason="the rl extra is not installed (pip install '.[rl]' in the checkout)")
+pytest.importorskip("greenlet", reason="the rl extra is not installed (pip install '.[rl]' in the checkout)")
 
 import joulesim  # noqa: E402
 from joulesim.protocol.errors import JoulesimError  # noqa: E402

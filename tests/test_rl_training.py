@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("torch", reason="the rl extra is not installed (pip install 'joulesim[rl]')")
-pytest.importorskip("gymnasium", reason="the rl extra is not installed (pip install 'joulesim[rl]')")
+pytest.importorskip("torch", reason="the rl extra is not installed (pip install '.[rl]' in the checkout)")
+pytest.importorskip("gymnasium", reason="the rl extra is not installed (pip install '.[rl]' in the checkout)")
 
 import joulesim  # noqa: E402
 from joulesim.protocol.errors import JoulesimError  # noqa: E402
@@ -84,6 +84,16 @@ def test_training_writes_curves_and_is_reproducible(tmp_path, two_nodes):
     a, b = torch.load(first.model, weights_only=True), torch.load(second.model, weights_only=True)
     for key in a["actor"]:
         assert torch.equal(a["actor"][key], b["actor"][key])
+
+
+def test_a_training_into_an_earlier_runs_folder_leaves_none_of_its_files(tmp_path, two_nodes):
+    longer = config_from_dict(tiny_config(*two_nodes, simulations=4, checkpoint_every=1), "tiny", "/")
+    train(longer, tmp_path / "out", progress=False)
+    assert os.path.isfile(tmp_path / "out" / "checkpoints" / "simulation_0003.pt")
+    shorter = config_from_dict(tiny_config(*two_nodes, simulations=2, checkpoint_every=0), "tiny", "/")
+    outcome = train(shorter, tmp_path / "out", progress=False)
+    assert os.listdir(tmp_path / "out" / "checkpoints") == []
+    assert len(Path(outcome.csv).read_text().splitlines()) == 1 + 2
 
 
 def test_the_trained_policy_runs_as_a_decider_process_and_reloads_identically(trained, tmp_path):
