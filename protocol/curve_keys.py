@@ -52,7 +52,10 @@ def generate_keys(directory: str, force: bool = False) -> Path:
     """Write both key pairs into `directory` (created 0700); refuses to overwrite unless forced."""
     require_curve()
     target = Path(directory)
-    existing = [name for name in _FILES if (target / name).exists()]
+    try:  # a name too long or a path through a file is an OSError here already
+        existing = [name for name in _FILES if (target / name).exists()]
+    except OSError as exc:
+        raise CurveKeysError(f"{target}: cannot write keys: {exc.strerror or exc}") from None
     if existing and not force:
         raise CurveKeysError(f"{target}: keys already exist ({', '.join(existing)}); use --force to replace "
                              "them (both sides then need the new directory)")

@@ -426,3 +426,14 @@ def test_garbage_bytes_to_a_decider_are_a_protocol_error(tmp_path):
         socket.close(linger=0)
     assert decider.returncode == 3
     assert "malformed JSON from the simulator" in stderr and "Traceback" not in stderr
+
+
+@pytest.mark.parametrize("where", ["name too long", "under a file"])
+def test_keys_generate_at_an_impossible_place_is_one_clean_line(tmp_path, where):
+    if not zmq.has("curve"):
+        pytest.skip("this libzmq has no CURVE support")
+    (tmp_path / "file").write_text("")
+    directory = "k" * 300 if where == "name too long" else "file/keys"
+    result = joulesim("keys", "generate", directory, cwd=tmp_path)
+    assert result.returncode == 2
+    assert_clean_error(result, "cannot write keys")
