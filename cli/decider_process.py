@@ -10,7 +10,7 @@ import sys
 import tempfile
 from typing import Any
 
-from joulesim.cli.start_handshake import wait_until_started
+from joulesim.cli.start_handshake import final_report, wait_until_started
 from joulesim.protocol.errors import JoulesimError
 
 _PREFIX = "joulesim-"
@@ -81,6 +81,7 @@ class DeciderProcess:
     def __init__(self, command: list[str], description: str, stderr: Any = None, reports_start: bool = False):
         self.description = description
         self._ready_fd: int | None = None
+        self._report_pipe: Any = None  # after wait_started: where a later error is reported
         pass_fds: tuple[int, ...] = ()
         if reports_start:
             self._ready_fd, write_fd = os.pipe()
@@ -104,13 +105,26 @@ class DeciderProcess:
         if self._ready_fd is None:
             return
         fd, self._ready_fd = self._ready_fd, None
-        wait_until_started(fd, self.description, timeout_s, lambda: self.wait())
+        self._report_pipe = wait_until_started(fd, self.description, timeout_s, lambda: self.wait())
 
-    def why_gone(self) -> str | None:
-        """None while the decider runs; otherwise a sentence for the user."""
+    def reported_error(self) -> JoulesimError | None:
+        """Once the decider has exited: the error it reported through the start pipe, if any
+        (see start_handshake: it printed nothing, the error is ours to report)."""
+        if self._report_pipe is None:
+            return None
+        error = final_report(self._report_pipe, self.description)
+        self._report_pipe.close()
+        self._report_pipe = None
+        return error
+
+    def why_gone(self) -> str | JoulesimError | None:
+        """None while the decider runs; otherwise its reported error, or a sentence for the user."""
         status = self.process.poll()
         if status is None:
             return None
+        reported = self.reported_error()
+        if reported is not None:
+            return reported
         return (f"the decider process ({self.description}) exited with status {status} before answering "
                 "(its own error message, if any, is above)")
 
@@ -125,6 +139,9 @@ class DeciderProcess:
         if self._ready_fd is not None:
             os.close(self._ready_fd)
             self._ready_fd = None
+        if self._report_pipe is not None:
+            self._report_pipe.close()
+            self._report_pipe = None
         if self.process.poll() is not None:
             return
         self.process.terminate()

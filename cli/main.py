@@ -24,7 +24,7 @@ from joulesim.cli.number_options import DecimalRange  # noqa: E402
 from joulesim.cli.simulate_options import (  # noqa: E402
     check_endpoint, check_timeout, curve_keys_option, parse_key_values, simulate_options, split_simulate_kwargs,
 )
-from joulesim.cli.start_handshake import reports_start  # noqa: E402
+from joulesim.cli.start_handshake import reports_failure, reports_start  # noqa: E402
 from joulesim.cli.summary import print_summary  # noqa: E402
 from joulesim.protocol.errors import JoulesimError  # noqa: E402
 from joulesim.protocol.transport_zmq import DEFAULT_ENDPOINT  # noqa: E402
@@ -211,12 +211,13 @@ def decide(name: str | None, endpoint: str, decider_options: tuple[str, ...], ti
         keys = _curve_keys(curve_keys)
         _warn_if_exposed(endpoint, keys)
         decider = load_decider(name, parse_key_values(decider_options))
-    try:
-        serve(decider, endpoint, timeout_s, curve=keys, parent_pid=parent_pid)
-    except (JoulesimError, KeyboardInterrupt):
-        raise
-    except Exception:  # a bug in the decider's own code: show where, with a readable header
-        _report_decider_bug(name, decider)
+    with reports_failure(ready_fd):  # a later error too: `joulesim run` reports it, once
+        try:
+            serve(decider, endpoint, timeout_s, curve=keys, parent_pid=parent_pid)
+        except (JoulesimError, KeyboardInterrupt):
+            raise
+        except Exception:  # a bug in the decider's own code: show where, with a readable header
+            _report_decider_bug(name, decider)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,10 @@ one JSON line once it is built from its name and options: {"ready": true}, or {"
 model file). The parent then reports that one error as its own (one line, the same exit status
 as `--in-process`) and the run touches no output file. End of file without a line: the decider
 died before it could say (a crash, a signal); its own message, if any, is on stderr.
+
+The pipe stays open while the decider serves: if it stops on an error later (e.g. a node decider
+given a platform without nodes, which it learns from SIMULATION_BEGINS), it writes that error as
+a second line and exits without printing it, and the parent reports it as its own, once.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import os
 import select
 import sys
 from contextlib import contextmanager
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
 import orjson
 
@@ -45,37 +49,75 @@ def reports_start(ready_fd: int | None) -> Iterator[None]:
     except BaseException:
         os.close(ready_fd)  # end of file: the parent says the decider died, the traceback says why
         raise
-    _send(ready_fd, {"ready": True})
+    _send(ready_fd, {"ready": True}, close=False)  # kept open for reports_failure
 
 
-def _send(fd: int, report: dict) -> None:
+@contextmanager
+def reports_failure(ready_fd: int | None) -> Iterator[None]:
+    """Decider side: around serving, once started. A JoulesimError goes to the parent, which
+    reports it (nothing on our stderr); anything else closes the pipe and goes its usual way."""
+    if ready_fd is None:
+        yield
+        return
+    try:
+        yield
+    except JoulesimError as exc:
+        _send(ready_fd, {"error": str(exc), "exit_code": exc.exit_code})
+        sys.exit(exc.exit_code)
+    except BaseException:
+        os.close(ready_fd)
+        raise
+    os.close(ready_fd)
+
+
+def _send(fd: int, report: dict, close: bool = True) -> None:
     try:
         os.write(fd, orjson.dumps(report) + b"\n")  # one short write: atomic on a pipe
     except OSError:
         pass  # the parent is gone: nobody to tell
     finally:
-        os.close(fd)
+        if close:
+            os.close(fd)
 
 
-def wait_until_started(read_fd: int, description: str, timeout_s: float, status_after_exit) -> None:
-    """Parent side: return once the decider is ready; raise its refusal, or that it died or
-    did not start in time. `status_after_exit()` gives its exit status once it has ended."""
-    with os.fdopen(read_fd, "rb") as pipe:
+def _refusal(line: bytes, description: str) -> JoulesimError:
+    """The error a report line carries (or that the line is unreadable)."""
+    try:
+        report = orjson.loads(line)
+        return DeciderRefusedError(str(report["error"]), int(report["exit_code"]))
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        return DeciderUnavailableError(f"the decider process ({description}) sent an unreadable report: "
+                                       f"{line[:200]!r}")
+
+
+def final_report(pipe: BinaryIO, description: str) -> JoulesimError | None:
+    """Parent side, once the decider has exited: the error it reported, if any."""
+    try:
+        line = pipe.readline()  # the writer has exited: end of file at once
+    except (OSError, ValueError):
+        return None
+    return _refusal(line, description) if line else None
+
+
+def wait_until_started(read_fd: int, description: str, timeout_s: float, status_after_exit) -> BinaryIO:
+    """Parent side: return the pipe (for final_report) once the decider is ready; raise its
+    refusal, or that it died or did not start in time. `status_after_exit()` gives its exit
+    status once it has ended."""
+    pipe = os.fdopen(read_fd, "rb")
+    try:
         readable, _, _ = select.select([pipe], [], [], timeout_s)
         if not readable:
             raise DeciderUnavailableError(
                 f"the decider process ({description}) was not ready after {timeout_s:g} s (raise --timeout "
                 "if it needs longer to load)")
         line = pipe.readline()
-    if not line:
-        raise DeciderUnavailableError(
-            f"the decider process ({description}) exited with status {status_after_exit()} before it "
-            "started (its own error message, if any, is above)")
-    try:
-        report = orjson.loads(line)
-        if report.get("ready") is True:
-            return
-        raise DeciderRefusedError(str(report["error"]), int(report["exit_code"]))
-    except (orjson.JSONDecodeError, AttributeError, KeyError, TypeError, ValueError):
-        raise DeciderUnavailableError(f"the decider process ({description}) sent an unreadable start-up "
-                                      f"report: {line[:200]!r}") from None
+        if not line:
+            raise DeciderUnavailableError(
+                f"the decider process ({description}) exited with status {status_after_exit()} before it "
+                "started (its own error message, if any, is above)")
+        if line.strip() == b'{"ready":true}':
+            return pipe
+        raise _refusal(line, description)
+    except BaseException:
+        pipe.close()
+        raise

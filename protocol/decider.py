@@ -18,7 +18,7 @@ from typing import Any
 
 from procset import ProcSet
 
-from joulesim.protocol.errors import ProtocolError
+from joulesim.protocol.errors import DeciderInputError, JoulesimError, ProtocolError
 from joulesim.protocol.interval_set import canonical_runs, format_interval_set, procset_from_canonical_runs
 
 # More resources than any platform joulesim loads (the platform loaders' own limit is lower):
@@ -177,15 +177,22 @@ class Decider:
                                       f"({self.now:g}): simulated time cannot go backwards")
         self.now = now
         self._events = []
-        for index, event in enumerate(message["events"]):
-            if self.finished:
-                raise self._contradiction(message, index, "an event after SIMULATION_ENDS")
-            try:
-                self._dispatch(event)
-            except _Contradiction as exc:
-                raise self._contradiction(message, index, str(exc)) from None
-        if not self.finished:
-            self.decide()
+        try:
+            for index, event in enumerate(message["events"]):
+                if self.finished:
+                    raise self._contradiction(message, index, "an event after SIMULATION_ENDS")
+                try:
+                    self._dispatch(event)
+                except _Contradiction as exc:
+                    raise self._contradiction(message, index, str(exc)) from None
+            if not self.finished:
+                self.decide()
+        except JoulesimError as exc:
+            if type(exc) is not JoulesimError:
+                raise  # a more specific error keeps its class and exit status
+            # A decider's own error says that it cannot work with what the simulator sent: this
+            # run's platform or workload (bad input, exit status 2, as in either process mode).
+            raise DeciderInputError(str(exc)) from None
         reply = {"now": self.now, "events": self._events}
         self._events = []
         return reply

@@ -10,6 +10,14 @@ class JoulesimError(Exception):
     exit_code = 1
 
 
+class DeciderInputError(JoulesimError):
+    """A decider cannot schedule this run's inputs (a node decider on a platform without nodes,
+    a job without the walltime it needs...): bad input, found by the decider. A decider's own
+    plain JoulesimError is reported as this (protocol.decider.Decider.handle)."""
+
+    exit_code = 2
+
+
 class ProtocolError(JoulesimError):
     """A message on the wire breaks the Batsim 4 protocol (shape, type or value)."""
 

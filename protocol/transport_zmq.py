@@ -15,7 +15,7 @@ import zmq
 
 from joulesim.protocol.curve_keys import CurveKeys
 from joulesim.protocol.endpoint import check_host_resolves
-from joulesim.protocol.errors import DeciderUnavailableError, ProtocolError
+from joulesim.protocol.errors import DeciderUnavailableError, JoulesimError, ProtocolError
 
 DEFAULT_ENDPOINT = "tcp://127.0.0.1:28000"
 
@@ -159,6 +159,8 @@ class ZmqRequester:
                 return
             if self.is_alive is not None:
                 reason = self.is_alive()
+                if isinstance(reason, JoulesimError):  # the error the decider reported to us
+                    raise reason
                 if reason:
                     raise DeciderUnavailableError(reason)
 

@@ -360,3 +360,33 @@ def test_the_summary_names_the_energy_cost_file(tmp_path):
     cost_line = next(line for line in result.stdout.splitlines() if line.startswith("energy cost"))
     assert f"{prefix}_energy_cost.csv" in cost_line and "PREFIX" not in result.stdout
     assert os.path.exists(f"{prefix}_energy_cost.csv")
+
+
+@pytest.mark.parametrize("mode", [[], ["--in-process"]])
+def test_a_decider_that_refuses_the_platform_is_one_line_and_exit_2(tmp_path, mode):
+    """pcbe learns from SIMULATION_BEGINS that the platform has no nodes: bad input for it, one
+    error line (its message, reported by the run: not a second 'decider exited' line), exit 2."""
+    result = joulesim("run", "-p", "small4", "-w", "tiny", "-d", "pcbe", "-e", str(tmp_path / "out"), *mode)
+    assert result.returncode == 2, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("joulesim: error:")]
+    assert errors == [errors[0]] and "decider pcbe: the platform has no node hierarchy" in errors[0], result.stderr
+    assert "exited with status" not in result.stderr and "Traceback" not in result.stderr
+    assert "outputs written so far are kept" in result.stderr
+
+
+def test_a_decider_error_after_start_reaches_the_run_once(tmp_path):
+    """A user decider that raises a JoulesimError mid-run: its message once, exit 2."""
+    (tmp_path / "refusing_decider.py").write_text(textwrap.dedent("""
+        from joulesim.protocol.decider import Decider
+        from joulesim.protocol.errors import JoulesimError
+
+        class Refuser(Decider):
+            def on_job_submitted(self, job):
+                raise JoulesimError(f"decider refuser: job {job.id} has no walltime; give every job one")
+    """))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    result = joulesim("run", "-p", "small4", "-w", "tiny", "-d", "refusing_decider:Refuser",
+                      "-e", str(tmp_path / "out"), env=env)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("has no walltime; give every job one") == 1, result.stderr
+    assert result.stderr.count("joulesim: error:") == 1 and "exited with status" not in result.stderr
