@@ -1,9 +1,11 @@
 """Where instances run: a local process pool (pebble), or a running Dask cluster.
 
 Both take the same task dicts and yield (task, record) as instances finish, in completion
-order. The work function is a campaign instance by default; another module-level function of
-one task dict (e.g. `joulesim learn generate`'s scoring of one job pair) runs the same way. A problem of one instance (an error, a time limit, a worker that dies) becomes that
-instance's record; the others go on.
+order; they draw tasks from the iterable only a few ahead of the workers, so the first start
+at once however many there are. The work function is a campaign instance by default; another
+module-level function of one task dict (e.g. `joulesim learn generate`'s scoring of one job
+pair) runs the same way. A problem of one instance (an error, a time limit, a worker that
+dies) becomes that instance's record; the others go on.
 
 Time limits: each instance stops itself at its `timeout` (the simulator checks the wall clock
 at every decider call). In the local pool a worker still busy `KILL_GRACE_S` later (a decider

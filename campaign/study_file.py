@@ -1,8 +1,10 @@
 """Read and check a campaign file (TOML): platforms x workloads x deciders x energy x repetitions.
 
 Everything is checked before anything runs: unknown keys, missing files, unknown deciders or
-options (each option combination is tried on the decider class), empty grids. Each problem is
-an InputError naming the file, the table and the key, and saying how to fix it.
+options (each option combination is tried on the decider class), empty grids, nesting deeper
+than MAX_NESTING, names that would leave the results folder, studies of more than
+MAX_INSTANCES instances (counted before any is made). Each problem is an InputError naming the
+file, the table and the key, and saying how to fix it.
 
     [campaign]                      # all optional
     name = "budget"                 # default: the file's name
