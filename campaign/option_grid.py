@@ -8,7 +8,15 @@ their product, 8. The order is the file's: the last key varies fastest.
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any, Mapping
+
+
+def count_options(grid: Mapping[str, list], zipped: Mapping[str, list]) -> int:
+    """How many combinations expand_options gives, without making them (a grid of 6 keys of
+    100 values each holds 10^12)."""
+    zip_rows = len(next(iter(zipped.values()))) if zipped else 1
+    return zip_rows * math.prod(len(values) for values in grid.values())
 
 
 def expand_options(fixed: Mapping[str, Any], grid: Mapping[str, list], zipped: Mapping[str, list]

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from typing import Any, Iterable
 
 import orjson
@@ -39,6 +40,35 @@ class ResultsStore:
         self.workloads_dir = os.path.join(directory, "workloads")
         self.logs_dir = os.path.join(directory, "logs")
         self.runs_dir = os.path.join(directory, "runs")
+
+    def table_paths(self) -> list[str]:
+        return [os.path.join(self.directory, "results.csv"), os.path.join(self.directory, "results.parquet")]
+
+    def check_writable(self) -> None:
+        """Refuse a results folder that cannot hold the results, before any work starts: a file,
+        a place where nothing can be written (/proc, a read-only disk), or a results table or
+        sub-folder of the wrong kind (which would fail only after the last instance)."""
+        from joulesim.simulator.input_error import InputError
+
+        fix = "give --out a folder you can write to (it is created if missing)"
+        if os.path.exists(self.directory) and not os.path.isdir(self.directory):
+            raise InputError(self.directory, "results folder (--out)", "is a file, not a folder", fix)
+        for folder in (self.instances_dir, self.workloads_dir, self.logs_dir, self.runs_dir):
+            if os.path.exists(folder) and not os.path.isdir(folder):
+                raise InputError(folder, "results folder", "is a file where the campaign keeps a folder",
+                                 "remove or rename it, or give another --out")
+        for table in self.table_paths():
+            for path in (table, f"{table}.partial"):
+                if os.path.isdir(path):
+                    raise InputError(path, "results table", "is a folder where the campaign writes its table",
+                                     "remove or rename it, or give another --out")
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+            with tempfile.TemporaryFile(dir=self.directory):
+                pass
+        except OSError as exc:
+            raise InputError(self.directory, "results folder (--out)",
+                             f"cannot be written ({exc.strerror or type(exc).__name__})", fix) from None
 
     def record_path(self, instance_id: str) -> str:
         return os.path.join(self.instances_dir, f"{instance_id}.json")
@@ -86,13 +116,13 @@ class ResultsStore:
     def write_table(self, frame: pd.DataFrame) -> list[str]:
         """results.csv, and results.parquet when pyarrow is installed; returns the paths written."""
         os.makedirs(self.directory, exist_ok=True)
-        written = [os.path.join(self.directory, "results.csv")]
+        csv, parquet = self.table_paths()
+        written = [csv]
         _atomic(written[0], lambda path: frame.to_csv(path, index=False))
         try:
             import pyarrow  # noqa: F401
         except ImportError:
             return written
-        parquet = os.path.join(self.directory, "results.parquet")
         # Mixed-type option columns (a number here, a string there) are stored as text.
         clean = frame.copy()
         for column in clean.columns:

@@ -9,7 +9,6 @@ at the end of every run, interrupted or not.
 from __future__ import annotations
 
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -100,16 +99,16 @@ def run_campaign(path: str, directory: str | None = None, workers: int | None = 
                  dask_address: str | None = None, connect_timeout: float = 10.0, retry_failed: bool = True,
                  progress: bool | None = None, where: dict[str, list[str]] | None = None) -> CampaignSummary:
     """Run the instances of campaign file `path` (those matching `where`) that are not done;
-    the results table lists those instances."""
+    the results table lists those instances. Progress goes to stderr unless `progress` is
+    False: a bar on a terminal, a line every few seconds in a log."""
     started = time.perf_counter()
-    if progress is None:
-        progress = sys.stderr.isatty()
+    progress = progress is not False
     study, instances, digests = instances_of(path, where)
     if not instances:
         raise JoulesimError(f"{path}: no instance matches --where " +
                             " ".join(f"{k}={','.join(v)}" for k, v in (where or {}).items()))
     store = ResultsStore(os.path.abspath(directory or default_directory(study)))
-    workload_paths = prepare_workloads(study, instances, digests, store, progress)
+    store.check_writable()
     done = {}
     for instance in instances:
         record = store.load(instance.id)
@@ -119,14 +118,21 @@ def run_campaign(path: str, directory: str | None = None, workers: int | None = 
     summary = CampaignSummary(study, store.directory, len(instances), len(done))
     by_id = {instance.id: instance for instance in todo}
     executor = None
-    if todo:
+    if todo:  # connect before preparing workloads: a wrong --dask address is told at once
         executor = (DaskCluster(dask_address, connect_timeout) if dask_address
                     else LocalPool(min(workers or default_workers(), len(todo))))
+    try:
+        workload_paths = prepare_workloads(study, instances, digests, store, progress)
+    except BaseException:
+        if executor is not None:
+            executor.close(cancel=True)
+        raise
     bar = _bar(progress, len(todo), f"campaign {study.name}", "instance")
     cancel = False
     try:
         if executor is not None:
-            tasks = [task_of(i, study, workload_paths[i.workload], store) for i in todo]
+            # Tasks are made as the executor takes them: the first instances start at once.
+            tasks = (task_of(i, study, workload_paths[i.workload], store) for i in todo)
             for task, record in executor.run(tasks):
                 store.save(by_id[task["id"]], record)
                 summary.nb_run += 1
@@ -152,6 +158,6 @@ def run_campaign(path: str, directory: str | None = None, workers: int | None = 
 def _bar(enabled: bool, total: int, description: str, unit: str) -> Any:
     if not enabled or total == 0:
         return None
-    from tqdm import tqdm
+    from joulesim.progress_bar import progress_bar
 
-    return tqdm(total=total, desc=description, unit=unit, file=sys.stderr, dynamic_ncols=True)
+    return progress_bar(total, description, unit)

@@ -1,8 +1,10 @@
 """Read and check a campaign file (TOML): platforms x workloads x deciders x energy x repetitions.
 
 Everything is checked before anything runs: unknown keys, missing files, unknown deciders or
-options (each option combination is tried on the decider class), empty grids. Each problem is
-an InputError naming the file, the table and the key, and saying how to fix it.
+options (each option combination is tried on the decider class), empty grids, nesting deeper
+than MAX_NESTING, names that would leave the results folder, studies of more than
+MAX_INSTANCES instances (counted before any is made). Each problem is an InputError naming the
+file, the table and the key, and saying how to fix it.
 
     [campaign]                      # all optional
     name = "budget"                 # default: the file's name
@@ -38,14 +40,26 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from joulesim.campaign.option_grid import expand_options
+from joulesim.campaign.option_grid import count_options, expand_options
 from joulesim.protocol.errors import JoulesimError
 from joulesim.simulator.input_error import InputError
 from joulesim.simulator.input_file import read_input_file
+from joulesim.simulator.json_input import clip
 
 GENERATORS = ("lublin", "batsim-eval", "grid-stream")
 DEFAULT_TIMEOUT_S = 3600.0
 DEFAULT_REPLY_TIMEOUT_S = 120.0
+#: Tables and arrays inside each other in a campaign file (a few are needed; the parsed
+#: document is walked and hashed, and JSON encoders stop at 255).
+MAX_NESTING = 100
+#: Instances of one campaign file: each is checked, hashed and listed in the results table
+#: before the first runs (about 15 s for 100,000 on one core); larger studies are split.
+MAX_INSTANCES = 100_000
+_SPLIT_FIX = (f"a campaign file holds at most {MAX_INSTANCES:,} instances: split the study into several "
+              "campaign files, each with its own name (e.g. one per platform, per workload or per value of "
+              "an option), or give fewer values or repetitions")
+#: Bytes of a name that becomes part of a file or folder name (file names stop at 255).
+MAX_NAME_BYTES = 100
 _TOP_KEYS = {"campaign": "settings", "platforms": "platforms", "workloads": "workloads", "deciders": "deciders"}
 _CAMPAIGN_KEYS = ("name", "energy", "repetitions", "timeout", "reply_timeout", "outputs", "window")
 _PLATFORM_KEYS = ("path", "name", "mmax")
@@ -127,6 +141,19 @@ class _Checker:
             raise self.fail(where, f"is {value!r}", f"give {what}")
         return value
 
+    def folder_name(self, where: str, value: Any, used_for: str) -> str:
+        """A name that becomes part of a file or folder name: it must stay one plain name inside
+        the results folder ("" or "../../x" would write elsewhere)."""
+        self.typed(where, value, str, "a name")
+        unsafe = (not value.strip() or "/" in value or "\\" in value or ".." in value
+                  or any(ord(c) < 32 or ord(c) == 127 for c in value)
+                  or len(value.encode("utf-8")) > MAX_NAME_BYTES)
+        if unsafe:
+            raise self.fail(where, f"is {clip(value)!r}", f"it names {used_for}: give a non-empty name of at most "
+                            f"{MAX_NAME_BYTES} bytes without '/', '\\', '..' or control characters, "
+                            'e.g. name = "shutdown"')
+        return value
+
     def file(self, where: str, value: Any, shipped: Callable[[], list[str]] | None, kind: str) -> str:
         """An existing path (relative to the campaign file) or, when `shipped` is given, a shipped name."""
         self.typed(where, value, str, f"the path of {kind}")
@@ -160,11 +187,21 @@ def load_study(path: str) -> Study:
                          "save the campaign file as UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(path, "TOML syntax", str(exc), "see https://toml.io for the syntax") from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
+        raise InputError(path, "file", "nests arrays or inline tables about a thousand levels deep",
+                         f"a campaign file needs a few levels, at most {MAX_NESTING}") from None
+    except ValueError as exc:  # Python refuses integers of more than 4,300 digits
+        raise InputError(path, "TOML value", str(exc).split(";")[0], "write numbers of a few digits") from None
     check = _Checker(path)
+    depth = _nesting_depth(doc)
+    if depth > MAX_NESTING:
+        raise check.fail("file", f"nests tables and arrays {depth} levels deep",
+                         f"a campaign file needs a few levels: at most {MAX_NESTING}")
     check.keys("top level", doc, tuple(_TOP_KEYS))
     settings = check.keys("[campaign]", doc.get("campaign", {}), _CAMPAIGN_KEYS)
     study = Study(path=os.path.abspath(path),
-                  name=check.typed("[campaign]: key 'name'", settings.get("name", _stem(path)), str, "a name"),
+                  name=check.folder_name("[campaign]: key 'name'", settings.get("name", _stem(path)),
+                                         "the results folder NAME_results"),
                   platforms=_platforms(check, doc), workloads=[], deciders=[])
     study.workloads = _workloads(check, doc, {p.label for p in study.platforms})
     study.deciders = _deciders(check, doc)
@@ -196,7 +233,33 @@ def load_study(path: str) -> Study:
         if not window[0] < window[1]:
             raise check.fail("[campaign]: key 'window'", f"is {window!r}", fix)
         study.window = (float(window[0]), float(window[1]))
+    _check_size(check, study)
+    _try_deciders(check, study.deciders)
     return study
+
+
+def _check_size(check: _Checker, study: Study) -> None:
+    """Refuse a study of more than MAX_INSTANCES instances, counted before any is made."""
+    pairs = sum(1 for platform in study.platforms for workload in study.workloads
+                if workload.platforms is None or platform.label in workload.platforms)
+    option_sets = sum(len(decider.combinations) for decider in study.deciders)
+    total = pairs * option_sets * len(study.energy) * study.repetitions
+    if total > MAX_INSTANCES:
+        raise check.fail("the whole campaign", f"has {total:,} instances ({pairs:,} platform-workload pairs x "
+                         f"{option_sets:,} decider option sets x {len(study.energy)} energy settings x "
+                         f"{study.repetitions:,} repetitions)", _SPLIT_FIX)
+
+
+def _nesting_depth(document: Any) -> int:
+    """How many tables and arrays deep `document` goes (without recursion: it may be deep)."""
+    deepest = 0
+    stack = [(document, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            deepest = max(deepest, depth + 1)
+            stack.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value))
+    return deepest
 
 
 def _stem(path: str) -> str:
@@ -310,7 +373,7 @@ def _workloads(check: _Checker, doc: dict, platform_labels: set[str]) -> list[Wo
                                   tuple(_keyword_parameters(generator_function(source), ("seed",))))
             variants = [("seed", s) for s in _int_list(check, f"{where}: key 'seeds'", entry.get("seeds", [0]),
                                                        "seed")]
-        check.typed(f"{where}: key 'name'", label, str, "a name")
+        check.folder_name(f"{where}: key 'name'", label, "its converted or generated workload files")
         labels.append(label)
         for variant in variants:
             specs.append(WorkloadSpec(label, "file" if kind == "path" else kind, source, variant,
@@ -358,11 +421,16 @@ def _deciders(check: _Checker, doc: dict) -> list[DeciderSpec]:
             raise check.fail(f"{where}: key 'zip'", "holds lists of different lengths (" +
                              ", ".join(f"{k}: {len(v)}" for k, v in zipped.items()) + ")",
                              "zipped lists go together value by value: give them one length")
+        count = count_options(grid, zipped)
+        if count > MAX_INSTANCES:
+            sizes = [f"{k}: {len(v)}" for k, v in grid.items()] + ([f"zip: {len(next(iter(zipped.values())))}"]
+                                                                   if zipped else [])
+            tables = " and ".join(name for name, table in (("grid", grid), ("zip", zipped)) if table)
+            raise check.fail(f"{where}: {tables}", f"give {count:,} option combinations ("
+                             + " x ".join(sizes) + ")", _SPLIT_FIX)
         combinations = expand_options(fixed, grid, zipped)
         if "decider" in entry:
             name = check.typed(f"{where}: key 'decider'", entry["decider"], str, 'a decider name, e.g. "easy"')
-            for options in combinations:
-                _try_decider(check, where, name, options)
             command = None
         else:
             command = check.typed(f"{where}: key 'command'", entry["command"], list,
@@ -383,6 +451,20 @@ def _deciders(check: _Checker, doc: dict) -> list[DeciderSpec]:
                                  tuple(tuple(sorted(options.items())) for options in combinations)))
     _unique(check, "deciders", [s.label for s in specs])
     return specs
+
+
+def _try_deciders(check: _Checker, deciders: list[DeciderSpec]) -> None:
+    """Try every option combination of every decider (thousands take seconds: show progress)."""
+    from joulesim.progress_bar import progress_bar
+
+    total = sum(len(decider.combinations) for decider in deciders if decider.name is not None)
+    with progress_bar(total, "checking decider options", "option set") as bar:
+        for index, decider in enumerate(deciders):
+            if decider.name is None:  # an external command: its options are in its command line
+                continue
+            for options in decider.combinations:
+                _try_decider(check, f"[[deciders]] #{index + 1}", decider.name, dict(options))
+                bar.update()
 
 
 def _try_decider(check: _Checker, where: str, name: str, options: dict[str, Any]) -> None:

@@ -44,17 +44,19 @@ def _positive_float(ctx: click.Context, param: click.Parameter, value: float) ->
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Worker processes of the local pool (default: the cores available).")
 @click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
-              help="Run on a running dask.distributed scheduler (tcp://HOST:PORT) instead of the local pool.")
+              help="Run on a running dask.distributed scheduler (tcp://HOST:PORT, as it prints when it starts) "
+                   "instead of the local pool.")
 @click.option("--connect-timeout", default=10.0, show_default=True, type=float, callback=_positive_float,
-              help="Seconds to wait for the Dask scheduler to answer.")
+              help="Seconds to wait for the Dask scheduler to answer (nothing answering, or not a scheduler: an "
+                   "error then).")
 @click.option("--retry-failed/--keep-failed", default=True, show_default=True,
               help="Rerun the instances that failed or timed out in an earlier run.")
-@click.option("--progress/--no-progress", default=None,
-              help="Show a progress bar (default: when stderr is a terminal).")
+@click.option("--progress/--no-progress", default=True, show_default=True,
+              help="Progress on stderr: a bar on a terminal, a line every 5 s in a log (not a terminal).")
 @_where_option()
 @reports_errors
 def run(study: str, directory: str | None, workers: int | None, dask_address: str | None,
-        connect_timeout: float, retry_failed: bool, progress: bool | None, where: dict[str, list[str]]) -> None:
+        connect_timeout: float, retry_failed: bool, progress: bool, where: dict[str, list[str]]) -> None:
     """Run every instance of STUDY that has no result yet; write the results table.
 
     Exit status: 0 when every instance succeeded, 100 + the number of failed instances

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 import pytest
@@ -113,6 +115,24 @@ BAD_FILES = [
     (BASIC.replace('decider = "fcfs"', 'decider = "energybud"\noptions = {budget = 1e9}'), "energybud"),
     (BASIC.replace('path = "jobs.json"', 'generator = "lublin"\nparameters = {jobz = 3}'),
      "key 'parameters': key 'jobz': is not a known key"),
+    # Nesting deep enough to exhaust tomllib's recursion, or to pass it and exhaust a JSON encoder's.
+    ("[campaign]\nname = " + "[" * 100_000 + "]" * 100_000 + "\n", "file: nests arrays or inline tables"),
+    ("[campaign]\nname = " + "{a = " * 5_000 + "1" + "}" * 5_000 + "\n", "file: nests arrays or inline tables"),
+    (BASIC.replace('path = "jobs.json"', 'generator = "lublin"\nparameters = {jobs = ' + "[" * 300 + "]" * 300
+                   + "}"), "file: nests tables and arrays 304 levels deep"),
+    ("[campaign]\nrepetitions = " + "9" * 5_000 + "\n", "TOML value: Exceeds the limit (4300 digits)"),
+    # Names that become file or folder names must stay inside the results folder.
+    (BASIC.replace('name = "basic"', 'name = "../../x"'), "[campaign]: key 'name': is '../../x'"),
+    (BASIC.replace('name = "basic"', 'name = ""'), "[campaign]: key 'name': is '' (it names the results folder"),
+    (BASIC.replace('name = "basic"', 'name = "/tmp/x"'), "without '/', '\\', '..' or control characters"),
+    (BASIC.replace('path = "jobs.json"', 'generator = "lublin"\nname = "../w"'),
+     "[[workloads]] #1: key 'name': is '../w' (it names its converted or generated workload files"),
+    # 6 options of 100 values: 10^12 combinations, refused before any is made.
+    (BASIC.replace("grid = {t_idle = [0, 60]}", "grid = {" + ", ".join(
+        f"{key} = [{', '.join(str(v) for v in range(100))}]" for key in
+        ("t_idle", "compute_pstate", "sleep_pstate", "a", "b", "c")) + "}"),
+     "[[deciders]] #2: grid: give 1,000,000,000,000 option combinations (t_idle: 100 x compute_pstate: 100 x "
+     "sleep_pstate: 100 x a: 100 x b: 100 x c: 100) (a campaign file holds at most 100,000 instances: split"),
 ]
 
 
@@ -281,6 +301,11 @@ def test_dask_local_cluster_gives_the_pool_s_table_and_a_dead_address_is_a_clear
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         summary = run_campaign(str(study), str(tmp_path / "dask"), dask_address=cluster.scheduler_address,
                                progress=False)
+        worker = next(iter(cluster.scheduler_info["workers"]))
+        with pytest.raises(JoulesimError, match=re.escape(f"{worker} is a Dask Worker, not the scheduler; give the "
+                                                          "scheduler's tcp://HOST:PORT")):
+            run_campaign(str(study), str(tmp_path / "worker"), dask_address=worker, connect_timeout=5,
+                         progress=False)
     assert summary.nb_run == 6 and summary.failed == []
     pool = pd.read_csv(tmp_path / "pool" / "results.csv").drop(columns="wall_time")
     dask = pd.read_csv(tmp_path / "dask" / "results.csv").drop(columns="wall_time")
@@ -356,3 +381,158 @@ def test_a_campaign_window_adds_window_columns_and_where_selects_instances(tmp_p
     assert none.returncode == 1 and "no instance matches --where decider=nobody" in none.stderr
     malformed = cli("run", str(study), "--where", "decider", cwd=tmp_path)
     assert malformed.returncode == 2 and "is not PARAMETER=VALUE" in malformed.stderr
+
+
+# ---------------------------------------------------------------- hostile sizes, names, outputs, addresses
+
+def test_a_study_beyond_the_instance_bound_is_refused_before_any_instance_is_made(tmp_path, monkeypatch):
+    from joulesim.campaign import study_file
+
+    study = write_study(tmp_path, BASIC.replace('energy = [false, true]', 'energy = [false, true]\n'
+                                                'repetitions = 20000'))
+    # 1 pair x 3 option sets x 2 energies x 20,000 repetitions
+    with pytest.raises(InputError, match=r"the whole campaign: has 120,000 instances \(1 platform-workload pairs x "
+                                         r"3 decider option sets x 2 energy settings x 20,000 repetitions\) \(a "
+                                         r"campaign file holds at most 100,000 instances: split the study"):
+        load_study(study)
+    monkeypatch.setattr(study_file, "MAX_INSTANCES", 5)
+    one = write_study(tmp_path, BASIC, "one.toml")
+    with pytest.raises(InputError, match=r"has 6 instances"):
+        load_study(one)
+    # One decider's grid is counted on its own first: a 10^12 grid never reaches the total.
+    wide = write_study(tmp_path, BASIC.replace("[0, 60]", "[0, 60, 120, 180, 240, 300]"), "wide.toml")
+    with pytest.raises(InputError, match=r"\[\[deciders\]\] #2: grid: give 6 option combinations \(t_idle: 6\)"):
+        load_study(wide)
+
+
+def test_the_local_pool_takes_tasks_as_its_workers_free_up(tmp_path):
+    drawn = []
+
+    def tasks():
+        for index in range(50):
+            drawn.append(index)
+            yield {"id": str(index), "timeout": 60}
+
+    pool = executors.LocalPool(2)
+    try:
+        results = pool.run(tasks(), work=len)
+        first_task, first_result = next(results)
+        assert first_result == 2  # len of the task dict
+        # the 2 x 2 tasks handed ahead, and the one that replaces the first finished: not all 50
+        assert len(drawn) <= 2 * executors.TASKS_AHEAD_PER_WORKER + 1
+        assert sorted(int(task["id"]) for task, _ in [(first_task, None), *results]) == list(range(50))
+    finally:
+        pool.close()
+
+
+def test_a_name_that_would_leave_the_results_folder_writes_nothing(tmp_path):
+    inner = tmp_path / "a" / "b"
+    inner.mkdir(parents=True)
+    study = write_study(inner, BASIC.replace('name = "basic"', 'name = "../../x"'))
+    result = cli("run", str(study), cwd=inner)
+    assert result.returncode == 2 and "key 'name': is '../../x'" in result.stderr
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a", "b", "jobs.json", "study.toml"]
+
+
+def _a_file(tmp: Path) -> Path:
+    (tmp / "afile").write_text("x")
+    return tmp / "afile"
+
+
+def _a_folder_holding(name: str, kind: str) -> Callable[[Path], Path]:
+    def make(tmp: Path) -> Path:
+        (tmp / "res").mkdir()
+        if kind == "folder":
+            (tmp / "res" / name).mkdir()
+        else:
+            (tmp / "res" / name).write_text("")
+        return tmp / "res"
+
+    return make
+
+
+@pytest.mark.parametrize("make_out,where", [
+    (_a_file, "afile: results folder (--out): is a file, not a folder"),
+    (lambda tmp: Path("/proc/joulesim-results"), "/proc/joulesim-results: results folder (--out): cannot be written"),
+    (_a_folder_holding("results.csv", "folder"), "results.csv: results table: is a folder where the campaign writes"),
+    (_a_folder_holding("results.parquet", "folder"), "results.parquet: results table: is a folder"),
+    (_a_folder_holding("instances", "file"), "instances: results folder: is a file where the campaign keeps a folder"),
+])
+def test_an_output_folder_that_cannot_hold_the_results_is_refused_before_any_simulation(tmp_path, make_out, where):
+    study = write_study(tmp_path, BASIC)
+    out = make_out(tmp_path)
+    with pytest.raises(InputError, match=re.escape(where)) as refused:
+        run_campaign(str(study), str(out), workers=1, progress=False)
+    assert refused.value.exit_code == 2
+    assert [p.name for p in tmp_path.rglob("*.json")] == ["jobs.json"]  # no instance record
+
+
+def test_an_unwritable_out_is_one_line_from_the_cli(tmp_path):
+    study = write_study(tmp_path, BASIC)
+    (tmp_path / "afile").write_text("x")
+    result = cli("run", str(study), "--out", "afile/sub", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"joulesim: error: {tmp_path}/afile/sub: results folder (--out): cannot be written (Not a directory) "
+        "(give --out a folder you can write to (it is created if missing))"]
+
+
+def test_campaign_progress_is_a_line_per_update_in_a_log(tmp_path, monkeypatch, capsys):
+    from joulesim import progress_bar
+
+    monkeypatch.setattr(progress_bar, "PLAIN_DELAY_S", 0.0)
+    monkeypatch.setattr(progress_bar, "PLAIN_INTERVAL_S", 0.0)
+    study = write_study(tmp_path, BASIC)
+    run_campaign(str(study), str(tmp_path / "res"), workers=1)  # progress is on by default
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    lines = [line for line in err.splitlines() if line.startswith("campaign basic:")]
+    assert lines[-1].startswith("campaign basic: 100%|") and "6/6" in lines[-1]
+
+
+class _HttpServer:
+    """An HTTP server on a free loopback port, in a thread: what --dask may be pointed at by mistake
+    (a dashboard, a web server)."""
+
+    def __enter__(self) -> str:
+        import http.server
+        import threading
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        return f"tcp://127.0.0.1:{self.server.server_address[1]}"
+
+    def __exit__(self, *exc_info) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+def test_dask_at_an_http_server_is_a_clear_error_within_the_connect_timeout(tmp_path):
+    pytest.importorskip("distributed")
+    study = write_study(tmp_path, BASIC)
+    with _HttpServer() as address:
+        with pytest.raises(JoulesimError, match=re.escape(f"cannot reach the Dask scheduler at {address} within 1 s")
+                           + r".*tcp://HOST:PORT, not its dashboard's"):
+            run_campaign(str(study), str(tmp_path / "res"), dask_address=address, connect_timeout=1, progress=False)
+    assert not (tmp_path / "res" / "instances").exists()
+
+
+@pytest.mark.parametrize("address", ["garbage", "http://127.0.0.1:8787", "tcp://127.0.0.1:99999", "tcp://[::1"])
+def test_a_malformed_dask_address_is_refused_at_once(tmp_path, address):
+    pytest.importorskip("distributed")
+    study = write_study(tmp_path, BASIC)
+    with pytest.raises(InputError, match=r"--dask: .*: is not the address of a Dask scheduler \(give the "
+                                         r"tcp://HOST:PORT the scheduler prints"):
+        run_campaign(str(study), str(tmp_path / "res"), dask_address=address, progress=False)
+
+
+def test_a_malformed_dask_address_is_one_line_from_the_cli(tmp_path):
+    pytest.importorskip("distributed")
+    study = write_study(tmp_path, BASIC)
+    result = cli("run", str(study), "--dask", "garbage", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "joulesim: error: --dask: 'garbage': is not the address of a Dask scheduler (give the tcp://HOST:PORT the "
+        "scheduler prints when it starts, e.g. tcp://10.1.2.3:8786, or tls://HOST:PORT with TLS)"]
