@@ -22,6 +22,7 @@ import urllib.parse
 from typing import Any, Callable, Iterable, Iterator
 
 from joulesim.campaign.instance_worker import run_instance
+from joulesim.install_hint import install_hint
 from joulesim.protocol.errors import JoulesimError
 from joulesim.simulator.input_error import InputError
 from joulesim.simulator.json_input import clip
@@ -123,7 +124,7 @@ class DaskCluster:
         try:
             from distributed import Client
         except ImportError:
-            raise JoulesimError("--dask needs the dask extra: pip install 'joulesim[dask]'") from None
+            raise JoulesimError(f"--dask needs the dask extra: {install_hint('dask')}") from None
         address = scheduler_address(address)
         self.description = f"Dask cluster at {address}"
         # distributed's Client waits past its timeout, or ends in a traceback, at an address that

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import inspect
 import os
-import tomllib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -44,6 +43,7 @@ from joulesim.campaign.option_grid import count_options, expand_options
 from joulesim.protocol.errors import JoulesimError
 from joulesim.simulator.input_error import InputError
 from joulesim.simulator.input_file import read_input_file
+from joulesim.simulator.toml_input import decode_toml
 from joulesim.simulator.json_input import clip
 
 GENERATORS = ("lublin", "batsim-eval", "grid-stream")
@@ -180,23 +180,8 @@ def load_study(path: str) -> Study:
     """Read and check campaign file `path` (InputError on any problem)."""
     path = str(path)
     raw = read_input_file(path, "a campaign file (TOML)")
-    try:
-        doc = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise InputError(path, "file", f"is not UTF-8 text ({exc.reason} at byte {exc.start})",
-                         "save the campaign file as UTF-8") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(path, "TOML syntax", str(exc), "see https://toml.io for the syntax") from None
-    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
-        raise InputError(path, "file", "nests arrays or inline tables about a thousand levels deep",
-                         f"a campaign file needs a few levels, at most {MAX_NESTING}") from None
-    except ValueError as exc:  # Python refuses integers of more than 4,300 digits
-        raise InputError(path, "TOML value", str(exc).split(";")[0], "write numbers of a few digits") from None
+    doc = decode_toml(path, raw, "a campaign file", MAX_NESTING)
     check = _Checker(path)
-    depth = _nesting_depth(doc)
-    if depth > MAX_NESTING:
-        raise check.fail("file", f"nests tables and arrays {depth} levels deep",
-                         f"a campaign file needs a few levels: at most {MAX_NESTING}")
     check.keys("top level", doc, tuple(_TOP_KEYS))
     settings = check.keys("[campaign]", doc.get("campaign", {}), _CAMPAIGN_KEYS)
     study = Study(path=os.path.abspath(path),
@@ -248,18 +233,6 @@ def _check_size(check: _Checker, study: Study) -> None:
         raise check.fail("the whole campaign", f"has {total:,} instances ({pairs:,} platform-workload pairs x "
                          f"{option_sets:,} decider option sets x {len(study.energy)} energy settings x "
                          f"{study.repetitions:,} repetitions)", _SPLIT_FIX)
-
-
-def _nesting_depth(document: Any) -> int:
-    """How many tables and arrays deep `document` goes (without recursion: it may be deep)."""
-    deepest = 0
-    stack = [(document, 0)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, (dict, list)):
-            deepest = max(deepest, depth + 1)
-            stack.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value))
-    return deepest
 
 
 def _stem(path: str) -> str:

@@ -7,6 +7,10 @@ import sys
 import click
 
 from joulesim.cli.error_reporting import reports_errors
+from joulesim.cli.number_options import DecimalRange, IntegerRange
+
+#: Processes of one machine's pool; beyond, a Dask cluster (--dask).
+MAX_LOCAL_WORKERS = 1024
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -41,12 +45,13 @@ def _positive_float(ctx: click.Context, param: click.Parameter, value: float) ->
 @click.argument("study", type=click.Path(dir_okay=False))
 @click.option("--out", "directory", default=None, metavar="DIR",
               help="Results folder (default: NAME_results in the current directory, NAME from [campaign]).")
-@click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="Worker processes of the local pool (default: the cores available).")
+@click.option("--workers", type=IntegerRange(1, MAX_LOCAL_WORKERS), default=None,
+              help="Worker processes of the local pool (default: the cores available; at most "
+                   f"{MAX_LOCAL_WORKERS:,}: a Dask cluster for more).")
 @click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
               help="Run on a running dask.distributed scheduler (tcp://HOST:PORT, as it prints when it starts) "
                    "instead of the local pool.")
-@click.option("--connect-timeout", default=10.0, show_default=True, type=float, callback=_positive_float,
+@click.option("--connect-timeout", default=10.0, show_default=True, type=DecimalRange(), callback=_positive_float,
               help="Seconds to wait for the Dask scheduler to answer (nothing answering, or not a scheduler: an "
                    "error then).")
 @click.option("--retry-failed/--keep-failed", default=True, show_default=True,

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import os
-import tomllib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -32,6 +31,7 @@ from joulesim.deciders.pair_observation import FEATURES
 from joulesim.simulator.core_task_runner import IDLE_POWER_RULES
 from joulesim.simulator.input_error import InputError
 from joulesim.simulator.input_file import read_input_file
+from joulesim.simulator.toml_input import decode_toml
 
 __all__ = ["TrainingConfig", "load_training_config", "config_from_dict"]
 
@@ -115,12 +115,7 @@ _TABLES = {"environment": _ENVIRONMENT, "training": _TRAINING, "ppo": _PPO}
 def load_training_config(path: str | os.PathLike) -> TrainingConfig:
     path = os.fspath(path)
     raw = read_input_file(path, "a training configuration (TOML); experiments/rl_energy/ has examples")
-    try:
-        document = tomllib.loads(raw.decode("utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(path, "TOML syntax", str(exc), "see https://toml.io for the syntax") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(path, "file", f"cannot be read ({exc})", "give a readable UTF-8 TOML file") from None
+    document = decode_toml(path, raw, "a training configuration")
     return config_from_dict(document, path, os.path.dirname(os.path.abspath(path)))
 
 

@@ -119,7 +119,7 @@ BAD_FILES = [
     ("[campaign]\nname = " + "[" * 100_000 + "]" * 100_000 + "\n", "file: nests arrays or inline tables"),
     ("[campaign]\nname = " + "{a = " * 5_000 + "1" + "}" * 5_000 + "\n", "file: nests arrays or inline tables"),
     (BASIC.replace('path = "jobs.json"', 'generator = "lublin"\nparameters = {jobs = ' + "[" * 300 + "]" * 300
-                   + "}"), "file: nests tables and arrays 304 levels deep"),
+                   + "}"), "file: nests tables and arrays more than 100 levels deep"),
     ("[campaign]\nrepetitions = " + "9" * 5_000 + "\n", "TOML value: Exceeds the limit (4300 digits)"),
     # Names that become file or folder names must stay inside the results folder.
     (BASIC.replace('name = "basic"', 'name = "../../x"'), "[campaign]: key 'name': is '../../x'"),

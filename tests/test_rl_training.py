@@ -136,6 +136,10 @@ def test_decider_rl_errors_name_the_fix(tmp_path):
     ('[environment]\nworkload = "w"\n', "[environment] key 'platform'"),
     ('[environment]\nplatform = "nowhere.json"\nworkload = "w"\n', "[environment] key 'platform'"),
     ('[environment\n', "TOML syntax"),
+    ("x = " + "[" * 100_000 + "]" * 100_000 + "\n", "file: nests arrays or inline tables about a thousand"),
+    ("x = " + "{a = " * 5_000 + "1" + "}" * 5_000 + "\n", "file: nests arrays or inline tables about a thousand"),
+    ("x = " + "[" * 300 + "]" * 300 + "\n", "file: nests tables and arrays more than 100 levels deep"),
+    ("x = " + "9" * 5_000 + "\n", "TOML value"),
 ])
 def test_config_errors_name_the_key(tmp_path, text, where):
     for name in ("p", "w"):
