@@ -54,7 +54,7 @@ import fuzz_output_paths  # noqa: E402
 import fuzz_prices  # noqa: E402
 import fuzz_rl_inputs  # noqa: E402
 from decider_fuzzer import run_decider_case  # noqa: E402
-from hostile_mutations import ALWAYS_INVALID, MAYBE_VALID  # noqa: E402
+from hostile_mutations import ALWAYS_INVALID, MAYBE_VALID, random_text_mutation  # noqa: E402
 from surface_fuzzer import CaseOvertime, limit_memory  # noqa: E402
 from reply_fuzzer import (  # noqa: E402
     ACCEPTED_INVALID, CLEAN_ERROR, HANG, OUTCOMES, SUCCESS, TRACEBACK, CaseResult, run_process_case,
@@ -99,19 +99,9 @@ def _targeted_invalid(kind: str, text: str, rng: random.Random) -> str | None:
     return text[:m.start(2)] + rng.choice(_UNICODE_DIGITS) + text[m.end(2):]
 
 
-def _random_mutation(text: str, rng: random.Random) -> str:
-    data = list(text)
-    for _ in range(rng.randint(1, 4)):
-        choice = rng.random()
-        i = rng.randrange(len(data)) if data else 0
-        if choice < 0.3 and data:
-            del data[i: i + rng.randint(1, 20)]
-        elif choice < 0.6:
-            data.insert(i, rng.choice(['"', "<", ">", "{", "}", "[", "]", ",", "-", "1e999", "nan", "0", "99999999999",
-                                       "\x00", "\n", " ", "é", "１", "<zone id='z' routing='Full'>" * 50]))
-        elif data:
-            data[i] = chr(rng.randrange(32, 0x3000))
-    return "".join(data)
+# The platform/workload/SWF files' tokens (the newer surfaces use hostile_mutations' own list).
+_FILE_JUNK = ['"', "<", ">", "{", "}", "[", "]", ",", "-", "1e999", "nan", "0", "99999999999", "\x00", "\n", " ",
+              "é", "１", "<zone id='z' routing='Full'>" * 50]
 
 
 def run_file_case(seed: int, directory: str) -> CaseResult:
@@ -133,7 +123,7 @@ def run_file_case(seed: int, directory: str) -> CaseResult:
     label = ALWAYS_INVALID if rng.random() < 0.4 else MAYBE_VALID
     mutated = _targeted_invalid(kind, text, rng) if label == ALWAYS_INVALID else None
     if mutated is None:
-        label, mutated = MAYBE_VALID, _random_mutation(text, rng)
+        label, mutated = MAYBE_VALID, random_text_mutation(text, rng, _FILE_JUNK)
     result = CaseResult(seed, -1, f"{kind}:{'targeted' if label == ALWAYS_INVALID else 'random'}", label, SUCCESS)
     path = os.path.join(directory, f"file{seed}{Path(name).suffix}")
     with open(path, "w", encoding="utf-8", errors="surrogatepass") as handle:

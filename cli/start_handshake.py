@@ -36,29 +36,10 @@ class DeciderRefusedError(JoulesimError):
 
 
 @contextmanager
-def reports_start(ready_fd: int | None) -> Iterator[None]:
-    """Decider side: around building the decider. With no pipe, errors go their usual way."""
-    if ready_fd is None:
-        yield
-        return
-    try:
-        yield
-    except JoulesimError as exc:
-        _send(ready_fd, {"error": str(exc), "exit_code": exc.exit_code})
-        sys.exit(exc.exit_code)  # the parent reports it: nothing on our stderr
-    except BaseException:
-        os.close(ready_fd)  # end of file: the parent says the decider died, the traceback says why
-        raise
-    _send(ready_fd, {"ready": True}, close=False)  # kept open for reports_failure
-
-
-@contextmanager
-def reports_failure(ready_fd: int | None) -> Iterator[None]:
-    """Decider side: around serving, once started. A JoulesimError goes to the parent, which
-    reports it (nothing on our stderr); anything else closes the pipe and goes its usual way."""
-    if ready_fd is None:
-        yield
-        return
+def _errors_to_parent(ready_fd: int) -> Iterator[None]:
+    """A JoulesimError goes to the parent, which reports it (nothing on our stderr), and we exit
+    with its status; anything else closes the pipe (end of file: the parent says the decider
+    died, the traceback says why) and goes its usual way."""
     try:
         yield
     except JoulesimError as exc:
@@ -67,6 +48,27 @@ def reports_failure(ready_fd: int | None) -> Iterator[None]:
     except BaseException:
         os.close(ready_fd)
         raise
+
+
+@contextmanager
+def reports_start(ready_fd: int | None) -> Iterator[None]:
+    """Decider side: around building the decider. With no pipe, errors go their usual way."""
+    if ready_fd is None:
+        yield
+        return
+    with _errors_to_parent(ready_fd):
+        yield
+    _send(ready_fd, {"ready": True}, close=False)  # kept open for reports_failure
+
+
+@contextmanager
+def reports_failure(ready_fd: int | None) -> Iterator[None]:
+    """Decider side: around serving, once started (the same rule as reports_start)."""
+    if ready_fd is None:
+        yield
+        return
+    with _errors_to_parent(ready_fd):
+        yield
     os.close(ready_fd)
 
 

@@ -393,9 +393,9 @@ _TEXT_JUNK = ['"', "<", ">", "{", "}", "[", "]", ",", "=", "-", "1e999", "nan", 
               "\n", " ", "é", "１", "١", "1_0", "[[", "{a = ", "\\", "'''", '"""', "#"]
 
 
-def random_text_mutation(text: str, rng: random.Random) -> str:
-    """One to four random edits of a text: a cut, an inserted token, a replaced character.
-    MAYBE_VALID: the result may still be a valid input."""
+def random_text_mutation(text: str, rng: random.Random, junk: list[str] = _TEXT_JUNK) -> str:
+    """One to four random edits of a text: a cut, an inserted token (one of `junk`), a replaced
+    character. MAYBE_VALID: the result may still be a valid input."""
     data = list(text)
     for _ in range(rng.randint(1, 4)):
         choice = rng.random()
@@ -403,7 +403,7 @@ def random_text_mutation(text: str, rng: random.Random) -> str:
         if choice < 0.3 and data:
             del data[i: i + rng.randint(1, 20)]
         elif choice < 0.6:
-            data.insert(i, rng.choice(_TEXT_JUNK))
+            data.insert(i, rng.choice(junk))
         elif data:
             data[i] = chr(rng.randrange(32, 0x3000))
     return "".join(data)

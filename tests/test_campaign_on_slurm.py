@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from marked_processes import MARK_VARIABLE, live_marked_processes, new_mark
+from test_campaign import BASIC
 from test_readme_examples import python_blocks
 
 from joulesim.adapters.slurm.local_cluster import LocalSlurm, slurm_available
@@ -25,25 +26,7 @@ WORKLOAD = {"nb_res": 4,
                      for i in range(10)],
             "profiles": {f"p{k}": {"type": "delay", "delay": 60 * (k + 1)} for k in range(3)}}
 
-STUDY = """
-[campaign]
-name = "on-slurm"
-energy = [false, true]
-
-[[platforms]]
-path = "energy2"
-
-[[workloads]]
-path = "jobs.json"
-
-[[deciders]]
-decider = "fcfs"
-
-[[deciders]]
-name = "easy-os"
-decider = "easy"
-grid = {t_idle = [0, 60]}
-"""
+STUDY = BASIC.replace('name = "basic"', 'name = "on-slurm"')  # two deciders, a grid, energy on and off
 
 
 # The README's SLURMCluster settings, and what this machine needs instead: two one-CPU jobs, loopback
