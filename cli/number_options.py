@@ -9,12 +9,16 @@ A bad value is click's usual usage error (exit 2) naming the option.
 from __future__ import annotations
 
 import math
+import re
 
 import click
 
 from joulesim.protocol.number_text import NumberTextError, parse_decimal, parse_integer
 
 __all__ = ["DecimalRange", "IntegerRange"]
+
+_ASCII_INTEGER = re.compile(r"[+-]?[0-9]+")
+_LONGEST_RANGE_CHECKED = 100
 
 
 def _bound(value: float | None, unbounded: str) -> str:
@@ -67,10 +71,15 @@ class IntegerRange(click.ParamType):
         if isinstance(value, int) and not isinstance(value, bool):
             number = value  # a default given in code
         else:
+            text = str(value).strip()
             try:
-                number = parse_integer(str(value))
+                number = parse_integer(text)
             except NumberTextError as exc:
-                self.fail(str(exc), param, ctx)
+                # ASCII digits beyond parse_integer's length (a seed up to 2**63 - 1 has 19): read
+                # exactly while short enough for int() to be instant, so that the range is named.
+                if not (_ASCII_INTEGER.fullmatch(text) and len(text) <= _LONGEST_RANGE_CHECKED):
+                    self.fail(str(exc), param, ctx)
+                number = int(text)
         if (self.minimum is not None and number < self.minimum) or (self.maximum is not None and number > self.maximum):
             self.fail(f"{value!r} is not in the range {_bounds_text(self.minimum, self.maximum, False, False)}", param, ctx)
         return number

@@ -54,3 +54,14 @@ def test_the_strict_types_are_the_ones_in_use():
     run = dict(ALL_COMMANDS)["joulesim run"]
     types = {param.name: type(param.type) for param in run.params}
     assert types["timeout_s"] is DecimalRange and types["mmax"] is IntegerRange
+
+
+def test_long_integers_are_read_exactly_and_their_range_is_named():
+    """A 19-digit seed is valid (2**63 - 1); longer digit strings name the range they miss."""
+    seed = IntegerRange(0, 2 ** 63 - 1)
+    assert seed.convert(str(2 ** 63 - 1), None, None) == 2 ** 63 - 1
+    for text in (str(2 ** 63), str(10 ** 30)):
+        with pytest.raises(click.BadParameter, match=r"is not in the range \[0, 9,223,372,036,854,775,807\]"):
+            seed.convert(text, None, None)
+    with pytest.raises(click.BadParameter, match="more than 18 digits"):
+        seed.convert("9" * 101, None, None)  # beyond what is read exactly: refused unread

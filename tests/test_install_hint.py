@@ -41,6 +41,7 @@ def test_a_checkout_install_names_its_folder(installed_from):
     {"url": "https://example.org/joulesim.git", "vcs_info": {"vcs": "git"}},
 ])
 def test_other_installs_name_the_package_and_the_checkout_form(installed_from, direct_url):
+    installed_from(direct_url)
     assert install_hint("rl") == "pip install 'joulesim[rl]' (from a joulesim checkout: pip install '.[rl]')"
 
 

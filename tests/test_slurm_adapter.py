@@ -38,9 +38,9 @@ class Recording(Decider):
         with open(os.environ["RECORD"], "w") as out:
             json.dump(live_marked_processes(os.environ[MARK_VARIABLE]), out)
         ending = os.environ["ENDING"]
-        if ending == "interrupt":  # as a terminal's Ctrl-C does: SIGINT to the foreground process group
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            os.killpg(os.getpgrp(), signal.SIGINT)
+        if ending == "interrupt":  # as a terminal's Ctrl-C does: SIGINT to the foreground process group,
+            # the run's (the decider has a group of its own, which a terminal's Ctrl-C does not reach)
+            os.killpg(os.getpgid(os.getppid()), signal.SIGINT)
         self.execute_job(job.id, "7" if ending == "error" else "0")
 """
 
