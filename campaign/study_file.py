@@ -404,6 +404,9 @@ def _deciders(check: _Checker, doc: dict) -> list[DeciderSpec]:
         combinations = expand_options(fixed, grid, zipped)
         if "decider" in entry:
             name = check.typed(f"{where}: key 'decider'", entry["decider"], str, 'a decider name, e.g. "easy"')
+            if not name.strip():
+                raise check.fail(f"{where}: key 'decider'", "is empty",
+                                 'give a decider name (joulesim decide --list), e.g. "easy"')
             command = None
         else:
             command = check.typed(f"{where}: key 'command'", entry["command"], list,

@@ -45,7 +45,7 @@ class RLPolicy(PairDecider):
         self.mode = choice_option(self.NAME, self.options, "mode", ("greedy", "sample"), "greedy")
         seed = int_option(self.NAME, self.options, "seed", 0, minimum=0)
         try:
-            from joulesim.rl.model_file import load_agent
+            from joulesim.rl.model_file import ModelFileError, load_agent
             from joulesim.rl.ppo import PPOSettings
         except ImportError as exc:
             raise JoulesimError(f"decider rl needs the rl extra ({exc.name} is missing): "
@@ -63,7 +63,7 @@ class RLPolicy(PairDecider):
             self.features = check_features(meta["features"], f"model file {path}")
             self.trained_nodes = int(meta["num_nodes"])
         except (KeyError, TypeError, ValueError) as exc:
-            raise JoulesimError(f"decider rl: model file {path} lacks the observation's description ({exc}); "
+            raise ModelFileError(f"decider rl: model file {path} lacks the observation's description ({exc}); "
                                 "train it again with joulesim rl train") from None
 
     def setup(self) -> None:

@@ -20,6 +20,7 @@ from procset import ProcSet
 
 from joulesim.protocol.errors import DeciderInputError, JoulesimError, ProtocolError
 from joulesim.protocol.interval_set import canonical_runs, format_interval_set, procset_from_canonical_runs
+from joulesim.protocol.time_range import MAX_SIMULATED_TIME
 
 # More resources than any platform joulesim loads (the platform loaders' own limit is lower):
 # a SIMULATION_BEGINS announcing more is refused before a decider sizes anything by it.
@@ -137,6 +138,11 @@ class Decider:
         self._emit("KILL_JOB", {"job_ids": list(job_ids)})
 
     def call_me_later(self, timestamp: float) -> None:
+        """Ask for a REQUESTED_CALL at `timestamp`. A time at or beyond the simulated time range
+        (2^33 s, see protocol.time_range; e.g. now + a timeout of 1e30 s) is a call that no
+        simulation can reach: it is not sent, rather than being refused by the simulator."""
+        if timestamp >= MAX_SIMULATED_TIME:
+            return
         self._emit("CALL_ME_LATER", {"timestamp": timestamp})
 
     def set_resource_state(self, resources: ProcSet | str, state: int | str) -> None:

@@ -26,6 +26,13 @@ import torch
 from joulesim.protocol.errors import JoulesimError
 from joulesim.rl.ppo import PPOAgent, PPOSettings
 
+
+class ModelFileError(JoulesimError):
+    """A model file that is missing, damaged, not a joulesim model or made for another run:
+    bad input (exit status 2)."""
+
+    exit_code = 2
+
 __all__ = ["FORMAT", "save_agent", "load_agent"]
 
 FORMAT = "joulesim-rl-1"
@@ -119,7 +126,7 @@ def _check_checksums(path: Path) -> None:
         if bad_member is None:
             return
         reason = f"the CRC-32 checksum of its part {bad_member!r} does not match its contents"
-    raise JoulesimError(f"model file {path} is corrupted ({reason}; it was changed or damaged after it was "
+    raise ModelFileError(f"model file {path} is corrupted ({reason}; it was changed or damaged after it was "
                         f"written): copy it again from where it was trained, or {_HOW_TO_GET_ONE}")
 
 
@@ -134,7 +141,7 @@ def load_agent(path: str | os.PathLike[str], expect: dict[str, Any] | None = Non
     path = Path(path)
     if not path.is_file():
         what = "is a folder, not a file" if path.is_dir() else "does not exist"
-        raise JoulesimError(f"model file {path} {what}: {_HOW_TO_GET_ONE}")
+        raise ModelFileError(f"model file {path} {what}: {_HOW_TO_GET_ONE}")
     _check_checksums(path)
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
@@ -147,15 +154,15 @@ def load_agent(path: str | os.PathLike[str], expect: dict[str, Any] | None = Non
         else:
             detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             reason = f"it cannot be read: {detail}"
-        raise JoulesimError(f"model file {path} is not a joulesim model ({reason}): {_HOW_TO_GET_ONE}") from None
+        raise ModelFileError(f"model file {path} is not a joulesim model ({reason}): {_HOW_TO_GET_ONE}") from None
     if not isinstance(data, dict) or "format" not in data:
-        raise JoulesimError(f"model file {path} is not a joulesim model (no format mark): {_HOW_TO_GET_ONE}")
+        raise ModelFileError(f"model file {path} is not a joulesim model (no format mark): {_HOW_TO_GET_ONE}")
     if data["format"] != FORMAT:
-        raise JoulesimError(f"model file {path} has format {data['format']!r}, and this joulesim reads "
+        raise ModelFileError(f"model file {path} has format {data['format']!r}, and this joulesim reads "
                             f"{FORMAT!r}: retrain the model with this version (`joulesim rl train`)")
 
-    def damaged(reason: str) -> JoulesimError:
-        return JoulesimError(f"model file {path} is damaged ({reason}): {_HOW_TO_GET_ONE}")
+    def damaged(reason: str) -> ModelFileError:
+        return ModelFileError(f"model file {path} is damaged ({reason}): {_HOW_TO_GET_ONE}")
 
     kinds = {"metadata": dict, "n_actions": int, "n_features": int, "actor": dict, "critic": dict, "settings": dict}
     for key, kind in kinds.items():
@@ -165,7 +172,7 @@ def load_agent(path: str | os.PathLike[str], expect: dict[str, Any] | None = Non
     if expect:
         problem = _mismatches(path, metadata, expect)
         if problem:
-            raise JoulesimError(problem)
+            raise ModelFileError(problem)
     if settings is None:
         try:
             settings = PPOSettings.from_dict(data["settings"], ignore_unknown=True)

@@ -59,6 +59,8 @@ def _integer(minimum: int, maximum: int | None = None) -> tuple[Callable[[Any], 
 MAX_SIMULATIONS = 1_000_000
 MAX_TRAJECTORIES = 100_000
 MAX_EPOCHS = 100_000
+# torch and numpy take 64-bit seeds; beyond, torch.manual_seed overflows (a traceback).
+MAX_SEED = 2 ** 63 - 1
 
 
 def _number(minimum: float, maximum: float = math.inf, open_low: bool = False) -> tuple[Callable[[Any], bool], str]:
@@ -93,7 +95,7 @@ _ENVIRONMENT: dict[str, tuple[Callable[[Any], bool], str, Any, str]] = {
 _TRAINING: dict[str, tuple[Callable[[Any], bool], str, Any, str]] = {
     "simulations": (*_integer(1, MAX_SIMULATIONS), 100, "simulations"),
     "trajectories": (*_integer(1, MAX_TRAJECTORIES), 1, "trajectories"),
-    "seed": (*_integer(0), 0, "seed"),
+    "seed": (*_integer(0, MAX_SEED), 0, "seed"),
     "checkpoint_every": (*_integer(0), 0, "checkpoint_every"),
     "threads": (*_integer(1), 1, "threads"),
 }

@@ -51,7 +51,7 @@ _CONFIG_TARGETED = {
     "bad_origin": ("trajectory_origin = 0", lambda r: "trajectory_origin = " + r.choice(["-1", '"first"', "1.5"])),
     "missing_file": (f'platform = "{PLATFORM}"', lambda r: 'platform = "' + r.choice(["nowhere.json", "", "/", "."]) + '"'),
     "deep_nesting": ("seed = 1", lambda r: "seed = " + "[" * r.choice([1000, 100_000]) + "]" * 1000),
-    "huge_seed": ("seed = 1", lambda r: "seed = " + r.choice(["9223372036854775807", "18446744073709551616", "-1"])),
+    "huge_seed": ("seed = 1", lambda r: "seed = " + r.choice(["9223372036854775808", "18446744073709551616", "-1"])),
 }
 
 

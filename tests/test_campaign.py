@@ -99,6 +99,7 @@ BAD_FILES = [
     ("[campaign]\nnmae = 1\n", "[campaign]: key 'nmae': is not a known key"),
     ("[[platforms]]\npath = \"no/such.xml\"\n", "no such file"),
     (BASIC.replace('decider = "fcfs"', 'decider = "fcfss"'), "unknown decider 'fcfss'"),
+    (BASIC.replace('decider = "fcfs"', 'decider = ""'), "key 'decider': is empty"),
     (BASIC.replace("grid = {t_idle = [0, 60]}", "grid = {t_idel = [0, 60]}"), "does not accept option(s) t_idel"),
     (BASIC.replace("grid = {t_idle = [0, 60]}", "grid = {t_idle = []}"), "key 'grid.t_idle': is an empty list"),
     (BASIC.replace("grid = {t_idle = [0, 60]}", "zip = {t_idle = [0, 60], compute_pstate = [0]}"),

@@ -235,6 +235,7 @@ main()
     ("training", "simulations", 10**12, "[1, 1,000,000]"),
     ("training", "trajectories", 10**9, "[1, 100,000]"),
     ("ppo", "epochs", 10**9, "[1, 100,000]"),
+    ("training", "seed", 2**63, "[0, 9,223,372,036,854,775,807]"),  # torch.manual_seed overflowed
 ])
 def test_counts_beyond_their_limit_are_refused_with_the_limit(two_nodes, table, key, value, limit):
     document = tiny_config(*two_nodes)

@@ -419,3 +419,16 @@ def test_e2e_easy_with_shutdown_in_its_own_process(tmp_path):
                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert run.returncode == 0, run.stderr
     assert {n: float(r["starting_time"]) for n, r in jobs_by_id(prefix).items()} == {"A": 0.0, "B": 201.52}
+
+
+@pytest.mark.parametrize("decider", ["easy", "energybud"])
+def test_a_timeout_beyond_the_simulated_range_is_a_timeout_that_never_fires(decider):
+    """t_idle = 1e30 s asks for a call no simulation reaches (2^33 s is the range): the decider
+    library does not send it (the simulator refused it, blaming the decider), and the run is the
+    one with t_idle = inf."""
+    import joulesim
+
+    never = joulesim.simulate("energy2", "tiny", decider, options={"t_idle": "inf"}, energy=True)
+    beyond = joulesim.simulate("energy2", "tiny", decider, options={"t_idle": "1e30"}, energy=True)
+    assert beyond.jobs.equals(never.jobs)
+    assert beyond.metrics["consumed_joules"] == never.metrics["consumed_joules"]
