@@ -7,7 +7,7 @@ backfilling with each placement variant, decider in-process, F_comm = 1e8 and 2e
 
 Each run goes in a fresh process (spawned), so that its peak memory (max RSS) is its own.
 Prints per run: wall time of Simulation.run(), jobs/s, decider calls, rate re-solves (calls
-of the max-min solver, counted by wrapping it from outside), re-solves/s, peak RSS.
+of the fair-bottleneck solver, counted by wrapping it from outside), re-solves/s, peak RSS.
 
     python benchmarks/bench_fig51_run.py [--fcomm 1e8 2e8] [--variants basic,local] [--platform P]
 """
@@ -42,7 +42,7 @@ def one_run(workload: str, platform: str, variant: str, queue) -> None:
     from joulesim.simulator.simulation_config import SimulationConfig
     from joulesim.simulator.workload_loader import load_workload
 
-    solve = ptask_runner.max_min_periods
+    solve = ptask_runner.fair_bottleneck_periods
     resolves = 0
 
     def counted(*args):
@@ -50,7 +50,7 @@ def one_run(workload: str, platform: str, variant: str, queue) -> None:
         resolves += 1
         return solve(*args)
 
-    ptask_runner.max_min_periods = counted  # the runner looks it up in its module at each call
+    ptask_runner.fair_bottleneck_periods = counted  # the runner looks it up in its module at each call
     directory = tempfile.mkdtemp(prefix="bench_fig51_")
     try:
         config = SimulationConfig(platform=load_platform(platform), workloads=[load_workload(workload, "w0")],

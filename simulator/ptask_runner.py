@@ -9,7 +9,9 @@ E = (host of executor 0, 1, ...):
   amounts as Batsim does);
 - first pays its latency once (the longest route latency among the pairs that communicate),
   during which it uses nothing;
-- then progresses as one cursor from 0 to 1 at the max-min fair rate of `ptask_sharing`.
+- then progresses as one cursor from 0 to 1 at the rate `ptask_sharing` gives it: SimGrid's
+  fair-bottleneck rule, under which the tasks on a saturated resource get equal shares of it
+  in flop/s or bytes/s (one CPU element per executor, one link element per task and link).
 
 Rates are re-solved whenever a task joins or leaves the sharing. One calendar entry stands
 for the next completion; a re-solve makes the previous one stale (generation counter).
@@ -22,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from joulesim.simulator.ptask_sharing import max_min_periods
+from joulesim.simulator.ptask_sharing import fair_bottleneck_periods
 
 if TYPE_CHECKING:
     from joulesim.simulator.job_record import JobRecord
@@ -159,7 +161,7 @@ class ParallelTaskRunner:
         resources = np.concatenate([t.resources for t in tasks])
         amounts = np.concatenate([t.amounts for t in tasks])
         own = np.array([t.own_period for t in tasks])
-        periods = max_min_periods(task_index, resources, amounts, capacity, own)
+        periods = fair_bottleneck_periods(task_index, resources, amounts, capacity, own)
         next_end = np.inf
         for job, task, period in zip(jobs, tasks, periods.tolist()):
             if period != task.period:
@@ -230,10 +232,13 @@ class ParallelTaskRunner:
                 return pair if i != j else 0.0
         else:
             raise ValueError(f"profile {name!r} has type {kind!r}, which the network model does not run")
+        # One CPU element per executor, even for two executors on one host (SimGrid creates
+        # them apart: each counts as one user of the CPU); one link element per link.
+        cpu_elements: list[tuple[int, float]] = []
         usage: dict[int, float] = {}
         for host, flops in zip(executors, cpu):
             if flops > 0:
-                usage[host] = usage.get(host, 0.0) + flops
+                cpu_elements.append((host, flops))
                 task.cpu_hosts.append(host)
                 task.cpu_flops.append(flops)
         offset = self.nb_hosts
@@ -260,8 +265,8 @@ class ParallelTaskRunner:
         task.latency = latency
         for resource, amount in fat_usage.items():
             task.own_period = max(task.own_period, amount / float(self.network.capacity[resource]))
-        task.resources = np.fromiter(usage.keys(), dtype=np.int64, count=len(usage))
-        task.amounts = np.fromiter(usage.values(), dtype=float, count=len(usage))
+        task.resources = np.array([host for host, _ in cpu_elements] + list(usage.keys()), dtype=np.int64)
+        task.amounts = np.array([flops for _, flops in cpu_elements] + list(usage.values()), dtype=float)
         return task
 
 

@@ -1,123 +1,171 @@
-"""Max-min fair sharing of CPUs and network links among running parallel tasks (vectorised).
+"""Fair-bottleneck sharing of CPUs and network links among running parallel tasks (vectorised).
 
-The flow-level model of SimGrid's parallel tasks ("ptask_L07"): a parallel task progresses as
-one cursor from 0 to 1 at rate x (1/s); at that rate it uses `amount` x x of each resource it
-touches (flop/s on a host CPU, bytes/s on a link). Rates are max-min fair over the
-constraints sum_i amount_ij x_i <= capacity_j: the smallest rate is as large as possible,
-then the next, and so on (progressive filling). Tasks on a shared bottleneck get the same
-cursor rate, so two equal transfers on one link get half of its bandwidth each.
+Batsim always runs SimGrid's `ptask_L07` host model, whose linear system is solved by the lmm
+*FairBottleneck* solver (SimGrid 3.32: src/surf/ptask_L07.cpp, src/kernel/lmm/fair_bottleneck.cpp,
+src/kernel/lmm/System.cpp; the same code lives in src/kernel/resource/models/ptask_L07.cpp in
+later versions). This module reproduces that rule.
 
-A resource used by a single task (its own hosts' CPUs, its hosts' private links) never
-constrains anyone else: it only bounds that task's rate, by capacity / amount. Only
-resources shared by several tasks (backbones, switches) enter the filling loop, which
-therefore runs at most once per shared resource, each pass a few numpy operations over
-the shared entries. Results are returned as *periods*, 1/rate: the seconds the whole task
-would take at that rate, computed as amount / capacity for a task limited by its own
-resources, so that a lone task lasts exactly what the plain compute model says.
+What the solver works on (ptask_L07.cpp, L07Action's constructor):
+- A *variable* is one parallel task past its latency; its value is the task's cursor rate
+  (the whole task is 1 unit of work, so 1 / value is the seconds the whole task takes).
+- A *constraint* is a resource with a capacity: a host CPU (flop/s) or a link (bytes/s).
+- An *element* joins a variable to a constraint with a *weight*, the amount the task puts on
+  it per unit of cursor: on the CPU of each executor its flops (one element per executor, even
+  when two executors share a host), on each link of each route the bytes of that route's flow
+  (several flows of one task on a link add up into one element; on a FATPIPE link the largest
+  flow counts). Elements of weight 0 play no part.
+- A variable may have a *bound* on its value; ptask_L07 sets min over executors of
+  speed / flops, which the CPU constraints imply anyway (and a TCP-window bound, see below).
+
+How the rates are found (fair_bottleneck.cpp, FairBottleneck::do_solve): every variable starts
+at 0 and every constraint with its whole capacity *remaining*. Then rounds, until every
+variable is fixed:
+1. each constraint's *share* is remaining / n, n being its elements whose variable is not fixed
+   yet (a constraint with none leaves the rounds);
+2. each unfixed variable rises by its *increment* mu, the smallest share / weight over its
+   elements (and no more than what is left below its bound; reaching the bound fixes it);
+3. each constraint's remaining goes down by weight x mu of *every* element on it, including
+   variables fixed in earlier rounds, which count again with the last increment they had
+   (SimGrid keeps that stale mu: a fact of 3.32 and of SimGrid since, checked against
+   SimGrid 3.32 itself); a remaining below 1e-5 (SimGrid's maxmin/precision) is 0, and a
+   constraint at 0 is *saturated*: it leaves the rounds and fixes all its variables.
+So on a saturated link every task gets an equal share in bytes/s, whatever its size or its
+number of flows; a task limited elsewhere leaves the rest to the others. The stale increments
+make a constraint saturate early when three or more levels meet on it: a backbone of 100
+shared by tasks capped at 10 and 40 by their own links and a free one gives 10, 40 and 45
+(real SimGrid 3.32 gives the same), not 10, 40 and 50.
+
+What differs from SimGrid here, on purpose:
+- A resource with a single element can only bound its task: it enters as the bound
+  capacity / weight (same rounds, same results), which keeps the rounds to shared resources.
+- A FATPIPE link is a bound of each task on it (largest flow / capacity, computed by the
+  caller in `own_period`): exact for one task on it. SimGrid's accounting of several tasks on
+  one FATPIPE link (it subtracts only the smallest use of the round) is not reproduced: it
+  can let a task through faster than the link (SimGrid 3.32: 3e9 B in 3.33 s through a
+  100 MB/s FATPIPE backbone beside a task held at 20 MB/s by its own links).
+- ptask_L07's TCP-window bound (network/TCP-gamma / (2 x max over flows of latency x bytes))
+  is not applied: it only binds when a route's latency exceeds about 2 ms per GB/s.
+- A bound given by the caller counts as reached within 1e-12 of it (SimGrid tests equality
+  of floats); one from a single-element resource when its remaining is below 1e-5, as SimGrid
+  sees that resource.
+
+Results are returned as *periods*, 1/rate: the seconds the whole task would take at that rate,
+computed as amount / capacity for a task at its own bound, so that a lone task lasts exactly
+what the plain compute model says.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+# SimGrid's maxmin/precision (default 1e-5): a constraint's remaining below it is 0.
+REMAINING_PRECISION = 1e-5
+# A variable within this (relative) of a bound given by the caller has reached it.
+BOUND_TOLERANCE = 1e-12
+# Rounds stop here even if some variable is still unfixed (each round fixes a variable or
+# shrinks the remaining of a constraint by a fraction, so real cases need far fewer). Rates
+# stay feasible at any round: the accounted remaining never exceeds the real one.
+MAX_ROUNDS = 100_000
 
-def max_min_periods(task_index: np.ndarray, resource_index: np.ndarray, amount: np.ndarray,
-                    capacity: np.ndarray, own_period: np.ndarray) -> np.ndarray:
-    """Period (1 / rate, seconds) of each task under max-min fair sharing.
 
-    `task_index`, `resource_index`, `amount` describe the usage entries (one per task and
-    resource, amounts > 0; a task may have none). `capacity` is per resource. `own_period`
-    (one per task) is a lower bound on each task's period from limits outside these
-    resources (a FATPIPE link, a pure delay), 0 when there is none. A task with no entry
-    and no own period gets period 0 (it completes at once).
+def fair_bottleneck_periods(task_index: np.ndarray, resource_index: np.ndarray, amount: np.ndarray,
+                            capacity: np.ndarray, own_period: np.ndarray) -> np.ndarray:
+    """Period (1 / rate, seconds) of each task under SimGrid's fair-bottleneck sharing.
+
+    `task_index`, `resource_index`, `amount` describe the elements (one per task and
+    resource, except that a task may have several on one CPU, one per executor; amounts >= 0,
+    0 ones ignored; a task may have none). `capacity` is per resource. `own_period` (one per
+    task) is a lower bound on each task's period from limits outside these resources (a
+    FATPIPE link, a pure delay), 0 when there is none. A task with no element and no own
+    period gets period 0 (it completes at once).
     """
-    nb_tasks = own_period.shape[0]
     period = own_period.astype(float).copy()
     if task_index.size == 0:
         return period
-    # Resources with a single user only bound that user: period >= amount / capacity.
-    users = np.bincount(resource_index, minlength=capacity.shape[0])
-    exclusive = users[resource_index] == 1
+    positive = amount > 0
+    task, resource, weight = task_index[positive], resource_index[positive], amount[positive].astype(float)
+    if task.size == 0:
+        return period
+    if (np.diff(task) < 0).any():  # elements grouped by task: per-task minima are one reduceat
+        order = np.argsort(task, kind="stable")
+        task, resource, weight = task[order], resource[order], weight[order]
+    capacity = np.asarray(capacity, dtype=float)
+    # A resource with a single element only bounds that task: period >= amount / capacity.
+    # SimGrid fixes the task when that resource's remaining, capacity - weight x rate, falls
+    # below its precision: when the rate is within precision / weight of the bound.
+    bound_slack = np.zeros(period.shape[0])
+    elements_on = np.bincount(resource, minlength=capacity.shape[0])
+    exclusive = elements_on[resource] == 1
     if exclusive.any():
-        np.maximum.at(period, task_index[exclusive], amount[exclusive] / capacity[resource_index[exclusive]])
+        with np.errstate(divide="ignore"):
+            exclusive_period = np.where(exclusive, weight / capacity[resource], 0.0)
+        starts = _group_starts(task)
+        ids = task[starts]
+        tightest = np.maximum.reduceat(exclusive_period, starts)
+        defining = exclusive & (exclusive_period == np.repeat(tightest, np.diff(np.r_[starts, task.size])))
+        defining_weight = np.maximum.reduceat(np.where(defining, weight, 0.0), starts)
+        by_resource = (tightest > 0) & (tightest >= period[ids])
+        bound_slack[ids[by_resource]] = REMAINING_PRECISION / defining_weight[by_resource]
+        period[ids] = np.maximum(period[ids], tightest)
     shared = ~exclusive
     if not shared.any():
         return period
-    s_task, s_res, s_amount = task_index[shared], resource_index[shared], amount[shared]
-    # Rates from here on: a task's own bound is 1 / period (inf when the period is 0).
+    task, resource, weight = task[shared], resource[shared], weight[shared]
+    starts = _group_starts(task)
+    tasks = task[starts]  # the tasks that take part in the rounds, in order
+    local = np.cumsum(np.r_[False, task[1:] != task[:-1]])  # element -> index in `tasks`
+    own = period[tasks]
     with np.errstate(divide="ignore"):
-        bound = np.where(period > 0, 1.0 / np.where(period > 0, period, 1.0), np.inf)
-    rate = np.full(nb_tasks, np.nan)  # NaN: not fixed yet
-    remaining = capacity.astype(float).copy()
-    open_resource = np.ones(capacity.shape[0], dtype=bool)
-    while True:
-        active = np.isnan(rate[s_task]) & open_resource[s_res]
-        if not active.any():
+        bound = np.where(own > 0, 1.0 / np.where(own > 0, own, 1.0), np.inf)
+    # Own periods from the caller: reached within BOUND_TOLERANCE (SimGrid tests equality).
+    slack = np.where(bound_slack[tasks] > 0, bound_slack[tasks], bound * BOUND_TOLERANCE)
+    value = np.zeros(tasks.size)
+    at_bound = np.zeros(tasks.size, dtype=bool)
+    remaining = capacity.copy()
+    listed = np.zeros(capacity.shape[0], dtype=bool)
+    listed[resource] = True
+    # Per resource, what the tasks fixed in earlier rounds take from its remaining again at
+    # each round (weight x their last increment, SimGrid's stale mu).
+    stale_use = np.zeros(capacity.shape[0])
+    # Only the elements of unfixed tasks are kept from round to round; `active` maps the
+    # current local task numbers to `tasks`.
+    active = np.arange(tasks.size)
+    for _ in range(MAX_ROUNDS):
+        if active.size == 0:
             break
-        a_task, a_res, a_amount = s_task[active], s_res[active], s_amount[active]
-        level = _saturation_levels(a_task, a_res, a_amount, bound, remaining)
-        entry_level = level[a_res]
-        # Each task's tightest resource: its rate can be no higher, now or later (fixing
-        # other tasks only frees capacity, so levels never go down).
-        task_min = np.full(nb_tasks, np.inf)
-        np.minimum.at(task_min, a_task, entry_level)
-        unfixed = np.isnan(rate)
-        by_bound = unfixed & (bound <= task_min)
-        # A resource is a bottleneck of all its tasks when its level is the lowest among
-        # each of their resources: all of them stop at that level, in the same pass.
-        excess = np.full(capacity.shape[0], -np.inf)
-        with np.errstate(invalid="ignore"):  # inf - inf on never-saturating resources: ignored below
-            np.maximum.at(excess, a_res, entry_level - task_min[a_task])
-        saturated = np.isfinite(level) & (excess <= level * 1e-12)
-        on_saturated = np.zeros(nb_tasks, dtype=bool)
-        on_saturated[a_task[saturated[a_res]]] = True
-        on_saturated &= ~by_bound & unfixed
-        if not (by_bound.any() or on_saturated.any()):
-            rate[unfixed] = bound[unfixed]  # nothing saturates: every task at its own bound
-            break
-        rate[by_bound] = bound[by_bound]
-        rate[on_saturated] = task_min[on_saturated]
-        newly = by_bound | on_saturated
-        fixed_entries = newly[s_task] & open_resource[s_res]
-        np.subtract.at(remaining, s_res[fixed_entries], s_amount[fixed_entries] * rate[s_task[fixed_entries]])
-        open_resource &= ~saturated
-    unfixed = np.isnan(rate)
-    rate[unfixed] = bound[unfixed]
+        users = np.bincount(resource, minlength=capacity.shape[0])
+        listed &= users > 0  # no unfixed task on it: it leaves the rounds
+        share = remaining / np.maximum(users, 1)
+        increment = np.minimum.reduceat(share[resource] / weight, starts)
+        increment = np.minimum(increment, bound[active] - value[active])
+        new_value = value[active] + increment
+        value[active] = new_value
+        reached = np.isfinite(bound[active]) & (bound[active] - new_value <= slack[active])
+        at_bound[active[reached]] = True
+        use = weight * increment[local]
+        used = np.bincount(resource, weights=use, minlength=capacity.shape[0])
+        remaining = np.where(listed, remaining - used - stale_use, remaining)
+        remaining[listed & (remaining < REMAINING_PRECISION)] = 0.0
+        saturated = listed & (remaining <= 0.0)
+        listed &= ~saturated
+        fixed = reached.copy()
+        fixed[local[saturated[resource]]] = True
+        if not fixed.any():
+            continue
+        leaving = fixed[local]
+        stale_use += np.bincount(resource[leaving], weights=use[leaving], minlength=capacity.shape[0])
+        staying = ~leaving
+        renumber = np.cumsum(~fixed) - 1
+        resource, weight, local = resource[staying], weight[staying], renumber[local[staying]]
+        active = active[~fixed]
+        starts = _group_starts(local)
+    # A task at its own bound keeps its exact own period; the others take 1 / rate.
     with np.errstate(divide="ignore"):
-        shared_period = np.where(np.isfinite(rate) & (rate > 0), 1.0 / np.where(rate > 0, rate, 1.0), 0.0)
-    # A task whose rate was set by the filling takes 1 / rate; one fixed at its own bound
-    # keeps its exact own period.
-    limited_by_sharing = shared_period > period * (1 + 1e-12)
-    return np.where(limited_by_sharing, shared_period, period)
+        shared_period = np.where(value > 0, 1.0 / np.where(value > 0, value, 1.0), np.inf)
+    period[tasks] = np.where(at_bound, own, shared_period)
+    return period
 
 
-def _saturation_levels(task: np.ndarray, resource: np.ndarray, amount: np.ndarray,
-                       bound: np.ndarray, remaining: np.ndarray) -> np.ndarray:
-    """Per resource, the common rate of its unfixed tasks at which it saturates (inf if never).
-
-    For one resource with entries sorted by their task's bound b_1 <= ... <= b_K, filling to
-    level L uses sum_k amount_k * min(b_k, L). If the first k entries are bound-limited, the
-    level solving "usage = remaining" is g_k = (remaining - sum_{j<k} a_j b_j) / sum_{j>=k} a_j;
-    the resource's level is g_k for the first k with g_k <= b_k (inf when even all bounds fit).
-    """
-    task_bound = bound[task]
-    order = np.lexsort((task_bound, resource))
-    res_sorted = resource[order]
-    a = amount[order]
-    b = task_bound[order]
-    starts = np.flatnonzero(np.r_[True, res_sorted[1:] != res_sorted[:-1]])
-    group = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, res_sorted.size]))
-    ab = np.where(np.isfinite(b), a * b, 0.0)
-    # Within each group: sum of a*b before k, and sum of a from k on.
-    cum_ab = np.cumsum(ab)
-    cum_a = np.cumsum(a)
-    ab_before = cum_ab - ab - (cum_ab[starts] - ab[starts])[group]
-    total_a = np.add.reduceat(a, starts)
-    a_from = total_a[group] - (cum_a - a - (cum_a[starts] - a[starts])[group])
-    g = np.maximum((remaining[res_sorted] - ab_before) / a_from, 0.0)
-    index = np.arange(res_sorted.size)
-    first_valid = np.minimum.reduceat(np.where(g <= b, index, res_sorted.size), starts)
-    found = first_valid < res_sorted.size
-    levels = np.full(remaining.shape[0], np.inf)
-    levels[res_sorted[starts[found]]] = g[first_valid[found]]
-    return levels
+def _group_starts(sorted_keys: np.ndarray) -> np.ndarray:
+    """Where each run of equal keys begins."""
+    return np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])

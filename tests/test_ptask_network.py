@@ -19,7 +19,7 @@ from joulesim.deciders import load_decider
 from joulesim.protocol.transport_inprocess import InProcessRequester
 from joulesim.simulator.decider_link import DeciderLink
 from joulesim.simulator.platform_loader import load_platform
-from joulesim.simulator.ptask_sharing import max_min_periods
+from joulesim.simulator.ptask_sharing import fair_bottleneck_periods
 from joulesim.simulator.simulation import Simulation
 from joulesim.simulator.simulation_config import SimulationConfig
 from joulesim.simulator.workload_loader import load_workload
@@ -96,33 +96,28 @@ def test_a_cpu_bound_task_is_not_slowed_by_a_network_bound_neighbour(tmp_path):
 
 
 def test_rates_are_resolved_when_a_task_ends(tmp_path):
-    # Two 1e9-byte transfers share the backbone; the second also has 3e9 more bytes.
-    # Both run at 0.5 GB/s until the first ends (t = 2 s + latency); the second then has the
-    # backbone alone: 1e9 - ... it had sent 1e9 of 4e9 bytes (0.25 of its cursor)?
-    # No: equal *cursor* rates. Cursor rate x: 1e9 x + 4e9 x = 1e9 -> x = 0.2 /s, so job 1
-    # ends at 5 s; job 2 is then at 1.0 of 5 s... at 0.2 x 5 = 1.0? Its cursor is 1 too.
+    # Transfers of 1e9 and 4e9 bytes share the 1 GB/s backbone: 0.5 GB/s each (equal bytes
+    # per second, SimGrid's fair bottleneck). The small one ends at 2 s + latency, when the
+    # big one has sent 1e9 bytes; alone, it sends the other 3e9 in 3 s.
     profiles = {"small": {"type": "parallel", "cpu": [0, 0], "com": [0, 1e9, 0, 0]},
                 "big": {"type": "parallel", "cpu": [0, 0], "com": [0, 4e9, 0, 0]}}
     _, jobs = simulate(tmp_path, [{"id": 1, "subtime": 0, "res": 2, "profile": "small"},
                                   {"id": 2, "subtime": 0, "res": 2, "profile": "big"}], profiles,
                        network=StarCluster(4, link_bw=1e12))
-    # Cursor rates are equal on the shared backbone: x (1e9 + 4e9) = 1e9, x = 0.2/s: both
-    # cursors reach 1 together at 5 s (the big one uses 0.8 GB/s of it, the small 0.2).
-    assert float(jobs["1"]["finish_time"]) == pytest.approx(5 + LATENCY, abs=1e-9)
+    assert float(jobs["1"]["finish_time"]) == pytest.approx(2 + LATENCY, abs=1e-9)
     assert float(jobs["2"]["finish_time"]) == pytest.approx(5 + LATENCY, abs=1e-9)
 
 
 def test_a_later_arrival_slows_a_running_transfer(tmp_path):
-    # Job 1 sends 2e9 bytes from t=0, alone at 1 GB/s (period 2 s) after its latency L.
-    # Job 2 (1e9 bytes) is submitted at 1 s and joins at 1 + L, when job 1's cursor is at 0.5.
-    # Together, equal cursor rates x: (2e9 + 1e9) x = 1e9, x = 1/3 per second: job 1 needs
-    # 1.5 s more (ends at 2.5 + L); job 2 is then at 0.5 and, alone at 1 GB/s, needs 0.5 s.
+    # Job 1 sends 2e9 bytes from t=0, alone at 1 GB/s after its latency L.
+    # Job 2 (1e9 bytes) is submitted at 1 s and joins at 1 + L, when job 1 has sent 1e9.
+    # Together, 0.5 GB/s each: both have 1e9 bytes left and end 2 s later, at 3 + L.
     profiles = {"two": {"type": "parallel", "cpu": [0, 0], "com": [0, 2e9, 0, 0]},
                 "one": {"type": "parallel", "cpu": [0, 0], "com": [0, 1e9, 0, 0]}}
     _, jobs = simulate(tmp_path, [{"id": 1, "subtime": 0, "res": 2, "profile": "two"},
                                   {"id": 2, "subtime": 1, "res": 2, "profile": "one"}], profiles,
                        network=StarCluster(4, link_bw=1e12))
-    assert float(jobs["1"]["finish_time"]) == pytest.approx(2.5 + LATENCY, abs=1e-9)
+    assert float(jobs["1"]["finish_time"]) == pytest.approx(3 + LATENCY, abs=1e-9)
     assert float(jobs["2"]["finish_time"]) == pytest.approx(3 + LATENCY, abs=1e-9)
 
 
@@ -176,70 +171,18 @@ def test_composed_profiles_run_their_tasks_in_sequence(tmp_path):
 
 
 # ---------------------------------------------------------------- the solver alone
-def test_solver_max_min_with_bounds():
+def test_solver_with_bounds():
     a = np.array
     # t0 alone on its CPU: 10e9 flops at 1e9 -> 10 s.
-    assert max_min_periods(a([0]), a([0]), a([10e9]), a([1e9]), a([0.0])).tolist() == [10.0]
+    assert fair_bottleneck_periods(a([0]), a([0]), a([10e9]), a([1e9]), a([0.0])).tolist() == [10.0]
     # t0 on L0; t1 on L0 and L1; t2 on L1; L0 = 1, L1 = 3: t0 = t1 = 1/2, t2 gets 3 - 1/2.
-    periods = max_min_periods(a([0, 1, 1, 2]), a([0, 0, 1, 1]), a([1.0, 1.0, 1.0, 1.0]), a([1.0, 3.0]),
-                              a([0.0, 0.0, 0.0]))
+    periods = fair_bottleneck_periods(a([0, 1, 1, 2]), a([0, 0, 1, 1]), a([1.0, 1.0, 1.0, 1.0]), a([1.0, 3.0]),
+                                      a([0.0, 0.0, 0.0]))
     assert periods.tolist() == pytest.approx([2.0, 2.0, 0.4])
     # An own period (FATPIPE, delay) bounds a task: t0 cannot go faster than 5 s.
-    periods = max_min_periods(a([0, 1]), a([0, 0]), a([1.0, 1.0]), a([1.0]), a([5.0, 0.0]))
+    periods = fair_bottleneck_periods(a([0, 1]), a([0, 0]), a([1.0, 1.0]), a([1.0]), a([5.0, 0.0]))
     assert periods.tolist() == pytest.approx([5.0, 1 / 0.8])
-
-
-def _reference_max_min(entries, capacity, own_period, nb_tasks):
-    """Textbook progressive filling, one bottleneck at a time, in plain Python (slow, obvious)."""
-    bound = [1 / p if p > 0 else float("inf") for p in own_period]
-    rate = [None] * nb_tasks
-    remaining = list(capacity)
-    by_task = {t: [(r, a) for (tt, r, a) in entries if tt == t] for t in range(nb_tasks)}
-    while any(r is None for r in rate):
-        # The level at which each resource saturates if every unfixed task rises together.
-        best, best_resource = float("inf"), None
-        for resource in range(len(capacity)):
-            users = [(t, a) for (t, r, a) in entries if r == resource and rate[t] is None]
-            if not users:
-                continue
-            lo, hi = 0.0, 1e30
-            for _ in range(200):  # bisection on the level
-                mid = (lo + hi) / 2
-                used = sum(a * min(bound[t], mid) for t, a in users)
-                lo, hi = (mid, hi) if used < remaining[resource] else (lo, mid)
-            if sum(a * bound[t] for t, a in users) <= remaining[resource]:
-                continue  # never saturates
-            if hi < best:
-                best, best_resource = hi, resource
-        unfixed = [t for t in range(nb_tasks) if rate[t] is None]
-        if best_resource is None:
-            for t in unfixed:
-                rate[t] = bound[t]
-            break
-        for t in unfixed:
-            on = any(r == best_resource for r, _ in by_task[t])
-            if bound[t] <= best or on:
-                rate[t] = min(bound[t], best)
-                for r, a in by_task[t]:
-                    remaining[r] -= a * rate[t]
-    return [1 / x if x > 0 and x != float("inf") else 0.0 for x in rate]
-
-
-def test_solver_agrees_with_textbook_progressive_filling_on_random_cases():
-    rng = np.random.default_rng(7)
-    for _ in range(60):
-        nb_tasks = int(rng.integers(1, 12))
-        nb_resources = int(rng.integers(1, 8))
-        entries = []
-        for t in range(nb_tasks):
-            for r in rng.choice(nb_resources, size=int(rng.integers(1, nb_resources + 1)), replace=False):
-                entries.append((t, int(r), float(rng.uniform(0.1, 5.0))))
-        capacity = rng.uniform(0.5, 10.0, nb_resources)
-        own = np.where(rng.random(nb_tasks) < 0.3, rng.uniform(0.1, 3.0, nb_tasks), 0.0)
-        got = max_min_periods(np.array([e[0] for e in entries]), np.array([e[1] for e in entries]),
-                              np.array([e[2] for e in entries]), capacity, own)
-        expected = _reference_max_min(entries, capacity.tolist(), own.tolist(), nb_tasks)
-        assert got.tolist() == pytest.approx(expected, rel=1e-7)
+    # More sharing cases, and a check against SimGrid's own loop: test_ptask_fair_bottleneck.py.
 
 
 TWO_CLUSTERS = """<?xml version='1.0'?>
