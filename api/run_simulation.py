@@ -24,7 +24,7 @@ from joulesim.simulator.input_error import InputError
 from joulesim.simulator.output_files import check_output_prefix
 from joulesim.simulator.core_task_runner import IDLE_POWER_RULES
 from joulesim.simulator.simulation import Simulation, SimulationResult
-from joulesim.simulator.simulation_config import DEFAULT_TIMEOUT_S, SimulationConfig
+from joulesim.simulator.simulation_config import DEFAULT_TIMEOUT_S, EVENT_GROUPINGS, SimulationConfig
 
 if TYPE_CHECKING:  # pandas is imported only when a result is built: the CLI needs none of it
     from joulesim.run_result import RunResult
@@ -43,6 +43,7 @@ def simulate(platform: PlatformSource = "cluster32",
              master_host: str | None = None,
              platform_name: str | None = None,
              idle_power: str = "irmasim",
+             event_grouping: str = "batsim",
              mmax: int = 0,
              events: str | os.PathLike | Sequence[dict] | None = None,
              enable_dynamic_jobs: bool = False,
@@ -72,6 +73,8 @@ def simulate(platform: PlatformSource = "cluster32",
     The other keywords are the flags of `joulesim simulate` (`timeout`: seconds to wait for each
     decider reply). Errors are JoulesimError subclasses with the CLI's messages.
     """
+    if event_grouping not in EVENT_GROUPINGS:
+        raise JoulesimError(f"event_grouping={event_grouping!r}: use one of {', '.join(EVENT_GROUPINGS)}")
     if idle_power not in IDLE_POWER_RULES:
         raise JoulesimError(f"idle_power={idle_power!r}: use one of {', '.join(IDLE_POWER_RULES)}")
     export_prefix = os.fspath(export) if export is not None else None
@@ -93,6 +96,7 @@ def simulate(platform: PlatformSource = "cluster32",
         timeout_s=timeout,
         progress=progress,
         idle_power=idle_power,
+        event_grouping=event_grouping,
     )
     options = {str(k): option_text(v) for k, v in (options or {}).items()}
     keys = _curve_keys(curve_keys)

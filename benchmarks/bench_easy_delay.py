@@ -11,7 +11,7 @@ Three measurements, each in a fresh child process so that peak memory is its own
 Prints jobs/s and decider calls/s per run, peak memory, and the ratio of the ZeroMQ run's
 time to (calls x floor).
 
-    python benchmarks/bench_easy_delay.py [--jobs 20000] [--energy] [--repeat 3]
+    python benchmarks/bench_easy_delay.py [--jobs 20000] [--energy] [--repeat 3] [--event-grouping per-time]
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def peak_memory_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def child_simulation(mode: str, workload: str, prefix: str, energy: bool) -> dict:
+def child_simulation(mode: str, workload: str, prefix: str, energy: bool, grouping: str) -> dict:
     from joulesim.deciders import load_decider
     from joulesim.protocol.transport_inprocess import InProcessRequester
     from joulesim.protocol.transport_zmq import ZmqRequester
@@ -65,7 +65,7 @@ def child_simulation(mode: str, workload: str, prefix: str, energy: bool) -> dic
     from joulesim.simulator.workload_loader import load_workload
 
     config = SimulationConfig(platform=load_platform("cluster128"), workloads=[load_workload(workload, "w0")],
-                              export_prefix=prefix, energy=energy)
+                              export_prefix=prefix, energy=energy, event_grouping=grouping)
     decider_process = None
     if mode == "inproc":
         transport = InProcessRequester(load_decider("easy", {}))
@@ -120,6 +120,8 @@ def main() -> None:
     parser.add_argument("--energy", action="store_true", help="simulate with -E")
     parser.add_argument("--repeat", type=int, default=3,
                         help="runs of each measurement; the fastest is kept (the machine is shared)")
+    parser.add_argument("--event-grouping", default="batsim", choices=("batsim", "per-time"),
+                        help="Batsim's messages (default) or every event of one time in one message")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -127,7 +129,7 @@ def main() -> None:
         if mode == "floor":
             print(json.dumps(child_floor(int(rest[0]))))
         else:
-            print(json.dumps(child_simulation(mode, rest[0], rest[1], rest[2] == "1")))
+            print(json.dumps(child_simulation(mode, rest[0], rest[1], rest[2] == "1", rest[3])))
         return
 
     directory = tempfile.mkdtemp(prefix="joulesim-bench-")
@@ -135,12 +137,13 @@ def main() -> None:
     make_workload(workload, args.jobs, args.load)
     energy = "1" if args.energy else "0"
     print(f"input: {args.jobs} delay jobs, Poisson arrivals, {args.load:.0%} offered load, {HOSTS} hosts, "
-          f"decider easy{', energy on' if args.energy else ''}; best of {args.repeat} runs each")
+          f"decider easy{', energy on' if args.energy else ''}, event grouping {args.event_grouping}; "
+          f"best of {args.repeat} runs each")
     def best(*child_args: str, key: str = "seconds") -> dict:
         return min((run_child(*child_args) for _ in range(args.repeat)), key=lambda r: r[key])
 
-    inproc = best("inproc", workload, os.path.join(directory, "inproc"), energy)
-    zmq_run = best("zmq", workload, os.path.join(directory, "zmq"), energy)
+    inproc = best("inproc", workload, os.path.join(directory, "inproc"), energy, args.event_grouping)
+    zmq_run = best("zmq", workload, os.path.join(directory, "zmq"), energy, args.event_grouping)
     floor = best("floor", "20000", key="floor_us")
     for name, r in (("in-process", inproc), ("zeromq ipc", zmq_run)):
         print(f"{name:11} {r['seconds']:7.2f} s  {r['jobs'] / r['seconds']:9.0f} jobs/s  "

@@ -35,4 +35,5 @@ def build_config(options: dict[str, Any]) -> SimulationConfig:
         timeout_s=options["timeout_s"],
         progress=progress,
         idle_power=options["idle_power"],
+        event_grouping=options["event_grouping"],
     )

@@ -9,7 +9,7 @@ import click
 
 from joulesim.cli.number_options import DecimalRange, IntegerRange
 from joulesim.simulator.core_task_runner import IDLE_POWER_RULES
-from joulesim.simulator.simulation_config import DEFAULT_TIMEOUT_S
+from joulesim.simulator.simulation_config import DEFAULT_TIMEOUT_S, EVENT_GROUPINGS
 
 
 def simulate_options(platform_default: str | None, workload_default: tuple[str, ...] | None) -> Callable:
@@ -49,6 +49,12 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
             click.option("--timeout", "timeout_s", default=DEFAULT_TIMEOUT_S, show_default=True,
                          type=DecimalRange(), callback=check_timeout,
                          help=f"Seconds to wait for each decider reply before giving up (at most {MAX_TIMEOUT_S:g})."),
+            click.option("--event-grouping", type=click.Choice(EVENT_GROUPINGS), default="batsim",
+                         show_default=True,
+                         help="Which events reach the decider together: 'batsim' sends the messages Batsim "
+                              "4.2.1 sends (same-time events often in separate messages; times the decider "
+                              "reads rounded to the microsecond, as Batsim prints them); 'per-time' puts every "
+                              "event of one simulated time in one message, with full-precision times."),
             click.option("--progress/--no-progress", default=None,
                          help="Show progress on stderr (default: a bar on a terminal, otherwise a line "
                               "every 5 s once a run has lasted 5 s)."),
@@ -90,7 +96,7 @@ def curve_keys_option() -> Callable:
 
 SIMULATE_KEYS = ("platform", "platform_name", "idle_power", "workloads", "export_prefix", "master_host", "mmax", "events_path", "energy",
                  "enable_dynamic_jobs", "acknowledge_dynamic_jobs", "forward_profiles_on_submission",
-                 "timeout_s", "progress")
+                 "timeout_s", "progress", "event_grouping")
 
 
 def split_simulate_kwargs(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

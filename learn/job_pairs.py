@@ -12,8 +12,8 @@ delay of its profile, seconds) and its submission time s, relative to the first 
 (s is only a feature: the simulation queues every job at 0, see `list_schedule`).
 
 `pair_workload` writes a pair, Q in a given order, as the Batsim workload that joulesim's full
-simulator runs (decider `fcfs`, platform `pair_platform`) to the same start times as the fast
-path: the 48 jobs at subtime 0, named by their zero-padded position so that joulesim's order of
+simulator runs (decider `fcfs`, platform `pair_platform`, event grouping "per-time": Batsim's
+adds nanosecond messages) to the same start times as the fast path: the 48 jobs at subtime 0, named by their zero-padded position so that joulesim's order of
 equal subtimes (by job id as a string) is the list order.
 """
 

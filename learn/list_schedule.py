@@ -13,8 +13,8 @@ simulation is, exactly, is ours and is this:
   without backfilling: job k starts at the earliest time >= the start of job k-1 at which n_k
   processors are free.
 
-That is what joulesim's full simulator does with decider `fcfs` for a workload of these jobs all
-at subtime 0 (delay profiles of r_i seconds) on `n_procs` hosts, when the jobs' ids sort in list
+That is what joulesim's full simulator does with decider `fcfs` and one message per simulated
+time (event grouping "per-time") for a workload of these jobs all at subtime 0 (delay profiles of r_i seconds) on `n_procs` hosts, when the jobs' ids sort in list
 order (`joulesim.learn.job_pairs.list_workload`); tests/test_learn_fast_path.py checks that the
 start times are equal. S is the same for every permutation, so `permutations_avebsld` simulates
 it once and starts each permutation from a copy of that state.

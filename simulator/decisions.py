@@ -184,7 +184,8 @@ class DecisionApplier:
         sim.pending_calls += 1
         # Later than the decision's own timestamp (validated), but that may have been before
         # the clock (a late decision applies at the clock): then the call comes at once.
-        sim.at(max(float(data["timestamp"]), sim.env._now), self._requested_call)
+        # Batsim's waiter sleeps at least 1e-5 s when it sleeps at all (jobs_execution.cpp).
+        sim.at(max(float(data["timestamp"]), sim.env._now), self._requested_call, floor=1e-5)
 
     def _requested_call(self, _: Any) -> None:
         self.sim.pending_calls -= 1

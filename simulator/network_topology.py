@@ -276,6 +276,34 @@ class NetworkTopology:
         self._cache[key] = result
         return result
 
+    def message_route(self, src: str, dst: str) -> tuple[tuple[int, ...], float] | None:
+        """What a transfer from netpoint `src` to netpoint `dst` (names; the master host too)
+        crosses, as SimGrid routes it, and its latency; None when either is outside the network
+        description. Unlike `route`, a host's transfer to itself is routed as in SimGrid: a
+        cluster host goes up its link and down again; a Full zone uses the route declared from
+        the host to itself, if any."""
+        if src not in self._zone_of or dst not in self._zone_of:
+            return None
+        if src == dst:
+            zone = self._zone_of[src]
+            if zone.routing is Routing.STAR:
+                resources = _star_resources(zone, src, src)
+            elif zone.routing is Routing.FULL and (src, src) in zone.table:
+                resources = zone.table[(src, src)].resources
+            else:
+                resources = ()
+        else:
+            out: list[int] = []
+            try:
+                self._global_route(src, dst, out)
+            except _NoRoute as e:
+                raise InputError(self.source, f"route from {src!r} to {dst!r}", e.problem, e.fix) from None
+            resources = tuple(out)
+        latency = 0.0
+        for r in resources:
+            latency += self._latency[r]
+        return resources, latency
+
     def route_names(self, src: int, dst: int) -> list[str]:
         """The route's resource names (for messages and tests)."""
         return [self.names[r] for r in self.route(src, dst)[0]]

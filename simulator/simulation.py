@@ -25,6 +25,7 @@ from joulesim.protocol.errors import DecisionError, JoulesimError
 from joulesim.protocol.interval_set import expand_runs, format_interval_set
 from joulesim.protocol.simulation_begins import batsim_config
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
+from joulesim.simulator.batsim_actors import BatsimActors
 from joulesim.simulator.core_task_runner import CoreTaskRunner, initial_static_watts
 from joulesim.simulator.decisions import DecisionApplier, DecisionContext
 from joulesim.simulator.decider_link import DeciderLink
@@ -153,6 +154,11 @@ class Simulation:
         self.registration_open = config.dynamic_jobs
         self.stats = JobStatistics()
         self.applier = DecisionApplier(self)
+        # Batsim's actors decide when things happen and which message carries each event
+        # (event_grouping "batsim"); None: every event of one time in one message ("per-time").
+        # IRMaSim's node platforms follow IRMaSim, which has no such actors: one message per time.
+        batsim = config.event_grouping == "batsim" and self.hierarchy is None
+        self.actors: BatsimActors | None = BatsimActors(self) if batsim else None
         self._progress = None
         self._files: list[Any] = []
         #: Paths of the output files opened so far (kept when the run stops early).
@@ -169,13 +175,19 @@ class Simulation:
                                  "<prop id=\"wattage_per_state\" value=\"95:190.74\"/>, or run without -E")
 
     # ------------------------------------------------------------------ calendar
-    def at(self, when: float, callback: Callable[[Any], None], value: Any = None) -> None:
+    def at(self, when: float, callback: Callable[[Any], None], value: Any = None, floor: float = 0.0,
+           daemon: bool = False) -> None:
         """Call `callback(value)` at simulated time `when` (>= now).
 
         The entry goes straight into simpy's calendar (`env._queue`, ordered by time, then
         priority, then insertion), as `env.schedule` would put it; `env._now` is what the
         `now` property returns. Both save Python calls on every event of every job.
+        With Batsim's actors, an actor sleeps `when - now` (at least `floor` seconds, if it
+        sleeps at all), then calls it and reports to the server.
         """
+        if self.actors is not None:
+            self.actors.after(when - self.env._now, callback, value, floor=floor, daemon=daemon)
+            return
         heappush(self._queue, (when, NORMAL, next(self._event_ids), _Call(callback, value)))
 
     def _schedule_tariff_change(self, cluster: int, now: float) -> None:
@@ -183,7 +195,7 @@ class Simulation:
         when = self.cost_plan.tariffs[cluster].next_change(now)
         if when < MAX_SIMULATED_TIME:  # math.inf for a flat tariff
             self._tariff_events += 1
-            self.at(when, self._tariff_change, cluster)
+            self.at(when, self._tariff_change, cluster, daemon=True)
 
     def _tariff_change(self, cluster: int) -> None:
         """A day/night boundary of a cluster's tariff: settle the costs at the old price. The
@@ -192,7 +204,11 @@ class Simulation:
         now = self.env._now
         self._tariff_events -= 1
         self.energy.tariff_changes(now, cluster)  # type: ignore[union-attr]
-        if len(self._queue) > self._tariff_events or self.pending or not self.decider_free:
+        if self.actors is not None:
+            more_to_come = self.actors.busy()
+        else:
+            more_to_come = len(self._queue) > self._tariff_events or bool(self.pending) or not self.decider_free
+        if more_to_come:
             self._schedule_tariff_change(cluster, now)
 
     def emit(self, kind: str, data: dict[str, Any]) -> None:
@@ -242,8 +258,11 @@ class Simulation:
             total = sum(len(w.jobs) for w in self.config.workloads)
             self._progress = progress_bar(total, "simulating", "job")
         try:
-            self._start()
-            self._loop()
+            if self.actors is not None:
+                self.actors.run()
+            else:
+                self._start()
+                self._loop()
             self.machines.close(self.env.now)
         finally:
             for handle in self._files:
@@ -288,7 +307,11 @@ class Simulation:
         # before its scheduler is initialised. Events of t=0 then come together in the next.
         self.emit("SIMULATION_BEGINS", self._simulation_begins_data())
         self._call_decider()
-        for index, workload in enumerate(self.config.workloads):
+        self.start_event_sources(with_workloads=True)
+
+    def start_event_sources(self, with_workloads: bool) -> None:
+        """Put the workloads' first submissions and the external events on the calendar."""
+        for index, workload in enumerate(self.config.workloads if with_workloads else ()):
             if workload.jobs:
                 self.at(workload.jobs[0].subtime, self._submit_from, (index, 0))
             else:
@@ -390,6 +413,9 @@ class Simulation:
     def _end(self) -> None:
         now = self.env._now
         reply = self.link.call({"now": now, "events": [{"timestamp": now, "type": "SIMULATION_ENDS", "data": {}}]})
+        self.warn_decisions_after_end(reply)
+
+    def warn_decisions_after_end(self, reply: dict[str, Any]) -> None:
         if reply["events"]:
             print(f"joulesim: warning: the decider answered SIMULATION_ENDS with {len(reply['events'])} "
                   "decision(s); they are ignored (the simulation is over)", file=sys.stderr)
@@ -523,10 +549,20 @@ class Simulation:
                 dynamic_power = self._dynamic_power(record, executor_hosts, duration)
         if self.energy is not None:
             self.energy.job_started(now, record, runs, dynamic_power)
-        walltime_reached = 0 < job.walltime < duration
+        # Batsim sleeps a delay job's whole delay only when it is shorter than the walltime
+        # (do_delay_task: `sleeptime < remaining_time`): a delay equal to the walltime is a walltime
+        # reached. A parallel task that ends with its walltime ends first (its action is older
+        # than the timeout's), so it succeeds.
+        if profile["type"] == "delay":
+            walltime_reached = 0 < job.walltime <= duration
+        else:
+            walltime_reached = 0 < job.walltime < duration
         if walltime_reached:
             duration = job.walltime
         self._set_end_state(record, walltime_reached)
+        if self.actors is not None:  # the job's actor, on its first host, sleeps the duration
+            self.actors.after(duration, self._job_ends, record, runs[0][0], job=record)
+            return
         heappush(self._queue, (now + duration, NORMAL, next(self._event_ids), _Call(self._job_ends, record)))  # at()
 
     def _start_on_runner(self, record: JobRecord, runs: list[tuple[int, int]], executor_hosts: list[int]) -> None:
@@ -590,6 +626,8 @@ class Simulation:
 
     def kill_job(self, record: JobRecord) -> dict[str, Any]:
         """Kill a running job now; returns its Batsim `job_progress` entry."""
+        if self.actors is not None:
+            self.actors.kill_job_actor(record)
         if self.runner is not None and id(record) in self.runner.jobs:
             progress = self.runner.kill(record)
         else:
@@ -618,9 +656,13 @@ class Simulation:
         if self.energy is not None:
             energy = self.energy.job_ended(now, record)
             self._energy_last_end = self.energy.energy_at(now)
-        self.jobs_out.write_finished(job.local_id, job.workload, job.profile, job.subtime, job.res,
-                                     job.walltime, state, record.start, now, record.alloc_str, energy,
-                                     record.metadata)
+        row = (job.local_id, job.workload, job.profile, job.subtime, job.res, job.walltime, state, record.start,
+               now, record.alloc_str, energy)
+        if self.actors is not None and self.actors.away_from_server():
+            # Batsim's server writes the row when it takes the job's JOB_COMPLETED message.
+            self.actors.when_server_takes(lambda: self.jobs_out.write_finished(*row, record.metadata))
+        else:
+            self.jobs_out.write_finished(*row, record.metadata)
         self.stats.record_finished(state, job.subtime, record.start, now)
         if self._progress is not None:
             self._progress.update()

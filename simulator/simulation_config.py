@@ -9,6 +9,7 @@ from joulesim.simulator.platform_model import Platform
 from joulesim.simulator.workload_model import Workload
 
 DEFAULT_TIMEOUT_S = 120.0
+EVENT_GROUPINGS = ("batsim", "per-time")
 
 
 @dataclass
@@ -28,3 +29,8 @@ class SimulationConfig:
     # Node-model platforms: "irmasim" (a processor draws nothing before its first task, as
     # IRMaSim accounts) or "always" (min power from t=0).
     idle_power: str = "irmasim"
+    # Which events reach the decider together: "batsim", as Batsim 4.2.1 sends them (its
+    # actors and their nanosecond messages, see simulator/batsim_actors.py), or "per-time",
+    # every event of one simulated time in one message (faster, not Batsim's). IRMaSim node
+    # platforms always use "per-time", as IRMaSim has no such actors.
+    event_grouping: str = "batsim"

@@ -14,6 +14,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))  # tests import their helpers by module name
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+SHARED_REFERENCE = SHARED_DATA.parent / "reference"
 
 
 @pytest.fixture
@@ -22,6 +23,15 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"{SHARED_DATA} is absent: the real traces live in ../shared/data beside the checkout")
     return SHARED_DATA
+
+
+@pytest.fixture
+def shared_reference() -> Path:
+    """../shared/reference beside the checkout (facts measured with Batsim); skip when absent."""
+    if not SHARED_REFERENCE.is_dir():
+        pytest.skip(f"{SHARED_REFERENCE} is absent: Batsim's measured cases live in ../shared/reference "
+                    "beside the checkout")
+    return SHARED_REFERENCE
 
 
 def write_platform(tmp_path: Path, speeds: list[str] | int, name: str = "platform.xml") -> str:
@@ -70,7 +80,13 @@ def jobs_by_id(prefix: str) -> dict[str, dict[str, str]]:
 
 
 def run_in_process(decider, platform: str, workloads: list[str], prefix: str, **config: Any):
-    """Run one simulation with `decider` in this process; returns the SimulationResult."""
+    """Run one simulation with `decider` in this process; returns the SimulationResult.
+
+    The tests that use it check the job models (times, progress, energy) with analytic values
+    and scripts written for one message per simulated time, so they run with
+    event_grouping="per-time" unless they ask otherwise; Batsim's grouping (the default of
+    the simulator) has its own tests (test_batsim_message_grouping.py, test_simgrid_kernel.py)."""
+    config.setdefault("event_grouping", "per-time")
     from joulesim.protocol.transport_inprocess import InProcessRequester
     from joulesim.simulator.decider_link import DeciderLink
     from joulesim.simulator.external_events import load_external_events

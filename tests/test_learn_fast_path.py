@@ -32,7 +32,8 @@ ORDERS_PER_PAIR = 20  # 40 x 20 = 800 full runs
 
 def simulated_starts(sizes, runtimes, n_procs: int) -> np.ndarray:
     """joulesim's `starting_time` of each job, in list order."""
-    result = joulesim.simulate(pair_platform(n_procs), list_workload(sizes, runtimes, n_procs), "fcfs")
+    result = joulesim.simulate(pair_platform(n_procs), list_workload(sizes, runtimes, n_procs), "fcfs",
+                               event_grouping="per-time")
     jobs = result.jobs
     assert (jobs["success"] == 1).all()
     return jobs.set_index(jobs["job_id"].astype(int))["starting_time"].sort_index().to_numpy()

@@ -52,8 +52,10 @@ def simulate(tmp_path, jobs, profiles, decider=None, nb_hosts=4, network=None, e
     else:
         platform = load_platform(write_platform(tmp_path, nb_hosts))
     platform.network = network or StarCluster(nb_hosts)
+    # The model's analytic values, on a test double of a network (no route to the master host
+    # for Batsim's messages): one message per simulated time.
     config = SimulationConfig(platform=platform, workloads=[load_workload(write_workload(tmp_path, jobs, profiles), "w0")],
-                              export_prefix=str(tmp_path / "out"), energy=energy)
+                              export_prefix=str(tmp_path / "out"), energy=energy, event_grouping="per-time")
     result = Simulation(config, DeciderLink(InProcessRequester(decider or load_decider("fcfs")))).run()
     return result, jobs_by_id(str(tmp_path / "out"))
 

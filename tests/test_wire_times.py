@@ -48,9 +48,12 @@ def jobs_with_awkward_times(count: int = 300) -> dict:
 
 def test_a_decider_rounding_the_times_it_was_given_runs_to_the_end_with_the_same_schedule():
     workload = jobs_with_awkward_times()
-    exact = joulesim.simulate("cluster32", workload, load_decider("easy"), mmax=16)
+    # With full-precision times (per-time grouping): under Batsim's grouping the decider reads
+    # times already printed with six decimals, and a stamp rounded up waits for its time, as in
+    # Batsim (tests/test_batsim_message_grouping.py).
+    exact = joulesim.simulate("cluster32", workload, load_decider("easy"), mmax=16, event_grouping="per-time")
     decider = Rounding(load_decider("easy"))
-    rounded = joulesim.simulate("cluster32", workload, decider, mmax=16)
+    rounded = joulesim.simulate("cluster32", workload, decider, mmax=16, event_grouping="per-time")
     assert len(rounded.jobs) == 300
     assert decider.earlier > 50  # the case this test is about happened many times
     columns = ["job_id", "starting_time", "finish_time", "allocated_resources"]
@@ -59,7 +62,8 @@ def test_a_decider_rounding_the_times_it_was_given_runs_to_the_end_with_the_same
 
 def test_the_batsched_case_a_reply_now_below_the_call_is_the_call(tmp_path):
     """The recorded exchange: the call at now=2904.1530000000002, batsched's reply at 2904.153
-    with an EXECUTE_JOB stamped 2904.153. The job starts at the call's time."""
+    with an EXECUTE_JOB stamped 2904.153. The job starts at the call's time. (Full-precision
+    times: per-time grouping. Batsim itself would have sent 2904.153000.)"""
     call_time = 2904.1530000000002
     workload = {"nb_res": 4, "jobs": [{"id": 1, "subtime": call_time, "res": 4, "profile": "p"}],
                 "profiles": {"p": {"type": "delay", "delay": 10}}}
@@ -73,7 +77,7 @@ def test_the_batsched_case_a_reply_now_below_the_call_is_the_call(tmp_path):
                                                      "data": {"job_id": "w0!1", "alloc": "0-3"}}]}
             return reply
 
-    result = joulesim.simulate("cluster32", workload, Batsched(), mmax=4)
+    result = joulesim.simulate("cluster32", workload, Batsched(), mmax=4, event_grouping="per-time")
     row = result.jobs.iloc[0]
     assert row["final_state"] == "COMPLETED_SUCCESSFULLY"
     assert float(row["starting_time"]) == pytest.approx(call_time, abs=1e-6)
