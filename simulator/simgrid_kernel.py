@@ -33,7 +33,6 @@ from typing import Any, Callable, Generator
 
 SURF_PRECISION = 1e-9  # SimGrid's surf/precision
 REMAINS_PRECISION = 1e-5 * 1e-9  # maxmin/precision x surf/precision (Action::update_remains)
-NO_MAX_DURATION = -1.0
 # A ptask with nothing to compute or move: SimGrid's fair-bottleneck solver gives its variable
 # DBL_MAX, and the action ends in a step of length 0.
 UNBOUNDED_RATE = sys.float_info.max
@@ -41,21 +40,29 @@ UNBOUNDED_RATE = sys.float_info.max
 ActorCode = Generator[tuple, Any, None]
 
 
-class Action:
-    """One started action of the ptask_L07 host model (a sleep or a transfer)."""
+class Sleep:
+    """A started sleep action: its remaining `max_duration` (its variable has penalty 0)."""
 
-    __slots__ = ("max_duration", "remains", "rate", "full_rate", "latency", "active", "on_end")
+    __slots__ = ("max_duration", "actor")
 
-    def __init__(self, max_duration: float, remains: float, rate: float, latency: float,
-                 on_end: Callable[[], None]):
+    def __init__(self, max_duration: float, actor: "Actor"):
         self.max_duration = max_duration
+        self.actor = actor
+
+
+class Transfer:
+    """A started 1-byte transfer (no max duration): latency first, then its work at its rate."""
+
+    __slots__ = ("remains", "rate", "full_rate", "latency", "active", "comm")
+
+    def __init__(self, remains: float, rate: float, latency: float, comm: "Comm"):
         self.remains = remains
         self.full_rate = rate  # the solver's value once the latency has elapsed
         self.latency = latency
-        # A sleep's variable has penalty 0, as has a transfer's during its latency: no rate.
+        # A transfer's variable has penalty 0 during its latency: no rate.
         self.active = rate > 0 and latency <= 0
         self.rate = rate if self.active else 0.0
-        self.on_end = on_end
+        self.comm = comm
 
 
 class Route:
@@ -118,7 +125,9 @@ class Kernel:
         self.now = 0.0
         self._route_of = route_of  # (source host, destination host) -> Route
         self._on_time = on_time  # told each new clock value
-        self._actions: dict[int, Action] = {}  # creation order, as SimGrid's started-action set
+        # The started actions (SimGrid's started-action set), keyed by creation order.
+        self._sleeps: dict[int, Sleep] = {}
+        self._comms: dict[int, Transfer] = {}
         self._daemon_sleeps: set[int] = set()  # sleeps of daemon actors: they keep no run going
         self._next_action = 0
         self._ready: list[Actor] = []
@@ -141,17 +150,26 @@ class Kernel:
 
     def run(self, time_limit: float, beyond_limit: Callable[[float], Exception]) -> None:
         """Run until no actor can run and no action is left (SimGrid's EngineImpl::run)."""
+        handle = self._handle
         while True:
             while self._ready:
                 ran, self._ready = self._ready, []
-                for actor in ran:
-                    self._resume(actor)
-                for actor in ran:
+                for actor in ran:  # run_all_actors: each until its next simcall
+                    self.current = actor
+                    try:
+                        actor.simcall = actor.code.send(actor.answer)
+                    except StopIteration:
+                        actor.simcall = None
+                        actor.alive = False
+                    finally:
+                        self.current = None
+                    actor.answer = None
+                for actor in ran:  # then their simcalls, in that order
                     if actor.simcall is not None:
-                        self._handle(actor)
+                        handle(actor)
             if self._stopped:
                 return
-            if len(self._daemon_sleeps) == len(self._actions):  # SimGrid kills daemons left alone
+            if len(self._daemon_sleeps) == len(self._sleeps) + len(self._comms):  # SimGrid kills daemons left alone
                 return
             self._step(time_limit, beyond_limit)
 
@@ -165,31 +183,24 @@ class Kernel:
             return False
         actor.alive = False
         if actor.sleep is not None:
-            self._actions.pop(actor.sleep, None)
+            self._sleeps.pop(actor.sleep, None)
             self._daemon_sleeps.discard(actor.sleep)
         if actor in self._ready:
             self._ready.remove(actor)
         actor.code.close()
         return True
 
-    def _resume(self, actor: Actor) -> None:
-        self.current = actor
-        try:
-            actor.simcall = actor.code.send(actor.answer)
-        except StopIteration:
-            actor.simcall = None
-            actor.alive = False
-        finally:
-            self.current = None
-        actor.answer = None
-
     def _handle(self, actor: Actor) -> None:
         call = actor.simcall
+        actor.simcall = None
         kind = call[0]
-        if kind == "sleep":  # blocking: answered when the action ends
-            actor.sleep = self._add_action(Action(call[1], 1.0, 0.0, 0.0, lambda: self._wake(actor)))
-            if len(call) > 2 and call[2]:  # ("sleep", duration, daemon)
-                self._daemon_sleeps.add(actor.sleep)
+        if kind == "answered":  # a simcall answered at once (e.g. Mailbox::by_name)
+            self._ready.append(actor)
+        elif kind == "wait":  # blocking: answered when the transfer ends
+            comm = call[1]
+            comm.waiters.append(actor)
+            if comm.done:
+                self._finish(comm)
         elif kind == "isend":
             box = self.mailbox(call[1])
             comm = box.take("recv")
@@ -214,40 +225,24 @@ class Kernel:
                 self._transfer(comm)
             actor.answer = comm
             self._ready.append(actor)
-        elif kind == "wait":
-            comm = call[1]
-            comm.waiters.append(actor)
-            if comm.done:
-                self._finish(comm)
-        elif kind == "answered":  # a simcall answered at once (e.g. Mailbox::by_name)
-            self._ready.append(actor)
+        elif kind == "sleep":  # blocking: answered when the action ends
+            key = actor.sleep = self._next_action
+            self._next_action += 1
+            self._sleeps[key] = Sleep(call[1], actor)
+            if len(call) > 2 and call[2]:  # ("sleep", duration, daemon)
+                self._daemon_sleeps.add(key)
         elif kind == "create":  # the new actor first, then its creator (ActorImpl::start)
             self._ready.append(call[1])
             self._ready.append(actor)
         else:
             raise AssertionError(f"unknown simcall {kind!r}")
-        actor.simcall = None
 
     # ------------------------------------------------------------------ actions
-    def _add_action(self, action: Action) -> int:
-        key = self._next_action
-        self._actions[key] = action
-        self._next_action += 1
-        return key
-
-    def _wake(self, actor: Actor) -> None:
-        self._daemon_sleeps.discard(actor.sleep)
-        actor.sleep = None
-        self._ready.append(actor)
-
     def _transfer(self, comm: Comm) -> None:
         route = self._route_of(comm.sender.host, comm.receiver.host)
         remains = 0.0 if route.rate == UNBOUNDED_RATE else 1.0  # nothing to move: L07Action sets 0
-        self._add_action(Action(NO_MAX_DURATION, remains, route.rate, route.latency, lambda: self._comm_ends(comm)))
-
-    def _comm_ends(self, comm: Comm) -> None:
-        comm.done = True
-        self._finish(comm)
+        self._comms[self._next_action] = Transfer(remains, route.rate, route.latency, comm)
+        self._next_action += 1
 
     def _finish(self, comm: Comm) -> None:
         waiters, comm.waiters = comm.waiters, []
@@ -257,55 +252,75 @@ class Kernel:
             self._ready.append(actor)
 
     def _step(self, time_limit: float, beyond_limit: Callable[[float], Exception]) -> None:
-        """One solve(): the next step's length, the clock, every action's update."""
-        actions = self._actions
+        """One solve(): the next step's length, the clock, every action's update.
+
+        Sleeps and transfers are kept apart (the next step is the smallest of all the same, and
+        each action's update is its own); the ended ones are handled in creation order."""
+        sleeps, comms = self._sleeps, self._comms
         delta = -1.0
-        for action in actions.values():  # Model::next_occurring_event_full
-            rate = action.rate
+        for sleep in sleeps.values():  # Model::next_occurring_event_full: max durations
+            if delta < 0 or sleep.max_duration < delta:
+                delta = sleep.max_duration
+        for comm in comms.values():  # ... transfer times, then L07's latencies
+            rate = comm.rate
             if rate > 0:
-                value = action.remains / rate if action.remains > 0 else 0.0
+                value = comm.remains / rate if comm.remains > 0 else 0.0
                 if delta < 0 or value < delta:
                     delta = value
-            if action.max_duration >= 0 and (delta < 0 or action.max_duration < delta):
-                delta = action.max_duration
-        for action in actions.values():  # HostL07Model::next_occurring_event: latencies
-            if action.latency > 0 and (delta < 0 or action.latency < delta):
-                delta = action.latency
+            if comm.latency > 0 and (delta < 0 or comm.latency < delta):
+                delta = comm.latency
         if delta < 0:  # only actions that never end: nothing can happen any more
             raise beyond_limit(float("inf"))
         if self.now + delta >= time_limit:
             raise beyond_limit(self.now + delta)
         self.now += delta
         self._on_time(self.now)
-        ended: list[int] = []
-        for key, action in actions.items():  # HostL07Model::update_actions_state
-            if action.latency > 0:
-                if action.latency > delta:
-                    action.latency -= delta
-                    if action.latency < SURF_PRECISION:
-                        action.latency = 0.0
+        ended_sleeps: list[int] = []
+        for key, sleep in sleeps.items():  # HostL07Model::update_actions_state
+            rest = sleep.max_duration - delta
+            if rest < SURF_PRECISION:
+                rest = 0.0
+                ended_sleeps.append(key)
+            sleep.max_duration = rest
+        ended_comms: list[int] = []
+        for key, comm in comms.items():
+            if comm.latency > 0:
+                if comm.latency > delta:
+                    comm.latency -= delta
+                    if comm.latency < SURF_PRECISION:
+                        comm.latency = 0.0
                 else:
-                    action.latency = 0.0
-                if action.latency <= 0:
+                    comm.latency = 0.0
+                if comm.latency <= 0:
                     # The penalty goes to 1 now; the rate it gets comes from the next solve.
-                    action.active = True
-                    pending_rate = action.full_rate
+                    comm.active = True
+                    pending_rate = comm.full_rate
                 else:
                     pending_rate = 0.0
-                action.remains -= action.rate * delta
-                if action.remains < REMAINS_PRECISION:
-                    action.remains = 0.0
-                action.rate = pending_rate
-            elif action.rate:
-                action.remains -= action.rate * delta
-                if action.remains < REMAINS_PRECISION:
-                    action.remains = 0.0
-            if action.max_duration != NO_MAX_DURATION:
-                action.max_duration -= delta
-                if action.max_duration < SURF_PRECISION:
-                    action.max_duration = 0.0
-            if (action.remains <= 0 and action.active) or (
-                    action.max_duration != NO_MAX_DURATION and action.max_duration <= 0):
-                ended.append(key)
-        for key in ended:  # handle_ended_actions: in the order they ended
-            actions.pop(key).on_end()
+                comm.remains -= comm.rate * delta
+                if comm.remains < REMAINS_PRECISION:
+                    comm.remains = 0.0
+                comm.rate = pending_rate
+            elif comm.rate:
+                comm.remains -= comm.rate * delta
+                if comm.remains < REMAINS_PRECISION:
+                    comm.remains = 0.0
+            if comm.remains <= 0 and comm.active:
+                ended_comms.append(key)
+        # handle_ended_actions: in the order they ended, i.e. of their creation
+        if ended_comms and ended_sleeps:
+            ended = sorted(ended_sleeps + ended_comms)
+        else:
+            ended = ended_sleeps or ended_comms
+        ready = self._ready
+        for key in ended:
+            sleep = sleeps.pop(key, None)
+            if sleep is not None:
+                actor = sleep.actor
+                self._daemon_sleeps.discard(key)
+                actor.sleep = None
+                ready.append(actor)
+            else:
+                transfer = comms.pop(key).comm
+                transfer.done = True
+                self._finish(transfer)
