@@ -291,3 +291,28 @@ def test_rows_of_the_jobs_output_come_in_batsims_order_and_walltimes_as_batsim_c
     equal = [row for row in rows if row["final_state"] != "REJECTED"
              and float(row["requested_time"]) == float(row["execution_time"])]
     assert equal and all(row["final_state"] == "COMPLETED_WALLTIME_REACHED" for row in equal)
+
+
+def test_events_while_the_decider_thinks_wait_for_its_reply_time(tmp_path):
+    # The decider answers the call at t=1 with now = 6 (it "thinks" 5 s): Batsim's REQ-REP actor
+    # sends SCHED_READY only at 6, so b's submission, a's end (both at t=2) and the submitter's
+    # goodbye reach the decider together, at 6, in this order (as real Batsim 4.2.1 sent them).
+    platform = write_platform(tmp_path, 2)
+    workload = write_workload(tmp_path, [{"id": "a", "subtime": 1, "res": 1, "delay": 1},
+                                         {"id": "b", "subtime": 2, "res": 1, "delay": 1}])
+
+    def script(decider, message):
+        for event in message["events"]:
+            if event["type"] == "JOB_SUBMITTED":
+                decider.execute_job(event["data"]["job_id"], [0] if event["data"]["job_id"] == "w0!a" else [1])
+        if message["now"] == 1.0:
+            decider.think(5.0)
+
+    decider = ScriptedDecider(script)
+    records = run_keeping_records(decider, platform, workload)
+    assert grouped(decider)[1:] == [
+        (1.0, [("JOB_SUBMITTED", "w0!a")]),
+        (6.0, [("JOB_SUBMITTED", "w0!b"), ("JOB_COMPLETED", "w0!a"), ("NOTIFY", "")]),
+        (7.0, [("JOB_COMPLETED", "w0!b")]),
+        (7.0, [("SIMULATION_ENDS", "")])]
+    assert records["w0!b"].start == 6.0
