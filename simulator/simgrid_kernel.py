@@ -201,27 +201,19 @@ class Kernel:
             comm.waiters.append(actor)
             if comm.done:
                 self._finish(comm)
-        elif kind == "isend":
+        elif kind == "isend" or kind == "irecv":  # CommImpl::isend / irecv
+            sending = kind == "isend"
             box = self.mailbox(call[1])
-            comm = box.take("recv")
-            if comm is None:
+            comm = box.take("recv" if sending else "send")  # the oldest post of the other side
+            matched = comm is not None
+            if not matched:
                 comm = Comm()
-                box.queue.append(("send", comm))
+                box.queue.append(("send" if sending else "recv", comm))
+            if sending:
                 comm.sender, comm.payload = actor, call[2]
             else:
-                comm.sender, comm.payload = actor, call[2]
-                self._transfer(comm)
-            actor.answer = comm
-            self._ready.append(actor)
-        elif kind == "irecv":
-            box = self.mailbox(call[1])
-            comm = box.take("send")
-            if comm is None:
-                comm = Comm()
-                box.queue.append(("recv", comm))
                 comm.receiver = actor
-            else:
-                comm.receiver = actor
+            if matched:
                 self._transfer(comm)
             actor.answer = comm
             self._ready.append(actor)

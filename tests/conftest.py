@@ -34,6 +34,33 @@ def shared_reference() -> Path:
     return SHARED_REFERENCE
 
 
+# Two clusters as Batsim's platforms often have them: compute nodes, and the master host in a
+# cluster of its own, joined by an uplink. A 1-byte message from a node or the master to the
+# master crosses a 1 GB/s link (1e-9 s) after the routes' latencies (LAT on each host link and
+# backbone, UPLINK on the uplink).
+BATSIM_CLUSTERS = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+<zone id="root" routing="Full">
+    <cluster id="compute" prefix="node" suffix="" radical="0-{last}" speed="1Gf" bw="10GBps" lat="{lat}"
+        bb_bw="40GBps" bb_lat="{lat}"/>
+    <cluster id="mgmt" prefix="master_host" suffix="" radical="0-0" speed="1Gf" bw="1GBps" lat="{lat}"
+        bb_bw="1GBps" bb_lat="{lat}"><prop id="role" value="master"/></cluster>
+    <link id="uplink" bandwidth="10GBps" latency="{uplink}"/>
+    <zoneRoute src="compute" dst="mgmt" gw_src="nodecompute_router" gw_dst="master_hostmgmt_router">
+        <link_ctn id="uplink"/>
+    </zoneRoute>
+</zone>
+</platform>
+"""
+
+
+def write_batsim_clusters(tmp_path: Path, nodes: int = 4, lat: str = "0us", uplink: str = "0us") -> str:
+    path = tmp_path / f"clusters{nodes}_{lat}_{uplink}.xml"
+    path.write_text(BATSIM_CLUSTERS.format(last=nodes - 1, lat=lat, uplink=uplink))
+    return str(path)
+
+
 def write_platform(tmp_path: Path, speeds: list[str] | int, name: str = "platform.xml") -> str:
     """A platform of compute hosts h0..h{n-1} (speed strings like '1Gf') plus a master host."""
     if isinstance(speeds, int):

@@ -14,44 +14,31 @@ import sys
 from pathlib import Path
 
 
-from conftest import jobs_by_id, read_csv, run_in_process, write_platform, write_workload
+from conftest import jobs_by_id, read_csv, run_in_process, write_batsim_clusters, write_platform, write_workload
 from scripted_decider import ScriptedDecider
 
-# A cluster of 4 hosts whose 1-byte messages to the master cross 1 GB/s: each takes 1e-9 s, as
-# every message from a job to Batsim's server and every decision on its way back.
-CLUSTER = """<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-<zone id="root" routing="Full">
-    <cluster id="compute" prefix="node" suffix="" radical="0-3" speed="1Gf" bw="10GBps" lat="0us"
-        bb_bw="40GBps" bb_lat="0us"/>
-    <cluster id="mgmt" prefix="master_host" suffix="" radical="0-0" speed="1Gf" bw="1GBps" lat="0us"
-        bb_bw="1GBps" bb_lat="0us"><prop id="role" value="master"/></cluster>
-    <link id="uplink" bandwidth="10GBps" latency="0us"/>
-    <zoneRoute src="compute" dst="mgmt" gw_src="nodecompute_router" gw_dst="master_hostmgmt_router">
-        <link_ctn id="uplink"/>
-    </zoneRoute>
-</zone>
-</platform>
-"""
 HOP = 1.0 / 1e9  # a message alone on its route: one byte at the route's slowest 1 GB/s
 
 
 def cluster(tmp_path: Path) -> str:
-    path = tmp_path / "cluster.xml"
-    path.write_text(CLUSTER)
-    return str(path)
+    """4 nodes; their messages to the master cross 1 GB/s: each takes 1e-9 s, as every message
+    from a job to Batsim's server and every decision on its way back."""
+    return write_batsim_clusters(tmp_path, 4)
 
 
-def fcfs(decider: ScriptedDecider, message: dict) -> None:
-    """FCFS on the lowest free host ids, each job on as many hosts as it asks (as log_decider.py)."""
-    state = decider.__dict__.setdefault("fcfs", {"free": set(range(4)), "queue": []})
+def fcfs(decider: ScriptedDecider, message: dict, hosts: int = 4, widest: int | None = None) -> None:
+    """FCFS on the lowest free host ids, each job on as many hosts as it asks (as log_decider.py);
+    jobs wider than `widest` hosts are rejected."""
+    from joulesim.protocol.interval_set import canonical_runs, expand_runs
+    state = decider.__dict__.setdefault("fcfs", {"free": set(range(hosts)), "queue": []})
     for event in message["events"]:
         if event["type"] == "JOB_SUBMITTED":
             state["queue"].append((event["data"]["job_id"], event["data"]["job"]["res"]))
         elif event["type"] == "JOB_COMPLETED":
-            state["free"] |= {int(h) for h in event["data"]["alloc"].split("-")} if "-" not in event["data"]["alloc"] \
-                else set(range(int(event["data"]["alloc"].split("-")[0]), int(event["data"]["alloc"].split("-")[1]) + 1))
+            state["free"] |= set(expand_runs(canonical_runs(event["data"]["alloc"])[0]))
+    for job_id, res in [job for job in state["queue"] if widest is not None and job[1] > widest]:
+        state["queue"].remove((job_id, res))
+        decider.reject_job(job_id)
     while state["queue"] and state["queue"][0][1] <= len(state["free"]):
         job_id, res = state["queue"].pop(0)
         hosts = sorted(state["free"])[:res]
@@ -254,34 +241,14 @@ def workload_with_ties(path: Path, seed: int, count: int) -> str:
     return str(path)
 
 
-def fcfs_rejecting_wide_jobs(decider: ScriptedDecider, message: dict) -> None:
-    """FCFS on the lowest free ids of 32 hosts; jobs on more than 8 hosts are rejected."""
-    from joulesim.protocol.interval_set import expand_runs, canonical_runs
-    state = decider.__dict__.setdefault("fcfs", {"free": set(range(32)), "queue": []})
-    for event in message["events"]:
-        if event["type"] == "JOB_SUBMITTED":
-            state["queue"].append((event["data"]["job_id"], event["data"]["job"]["res"]))
-        elif event["type"] == "JOB_COMPLETED":
-            state["free"] |= set(expand_runs(canonical_runs(event["data"]["alloc"])[0]))
-    for job_id, res in [job for job in state["queue"] if job[1] > 8]:
-        state["queue"].remove((job_id, res))
-        decider.reject_job(job_id)
-    while state["queue"] and state["queue"][0][1] <= len(state["free"]):
-        job_id, res = state["queue"].pop(0)
-        hosts = sorted(state["free"])[:res]
-        state["free"] -= set(hosts)
-        decider.execute_job(job_id, hosts)
-
-
 def test_rows_of_the_jobs_output_come_in_batsims_order_and_walltimes_as_batsim_counts(tmp_path):
     # Batsim's server writes a finished job's row when it takes the job's JOB_COMPLETED message,
     # and a rejected job's row when it takes the REJECT_JOB: the order below is real Batsim
     # 4.2.1's, run with this decider (as a process) on this workload and platform.
-    platform = tmp_path / "cluster32.xml"
-    platform.write_text(CLUSTER.replace('radical="0-3"', 'radical="0-31"'))
+    platform = write_batsim_clusters(tmp_path, 32)
     workload = workload_with_ties(tmp_path / "ties.json", seed=21, count=60)
-    decider = ScriptedDecider(fcfs_rejecting_wide_jobs)
-    run_in_process(decider, str(platform), [workload], str(tmp_path / "out"), event_grouping="batsim")
+    decider = ScriptedDecider(lambda decider, message: fcfs(decider, message, hosts=32, widest=8))
+    run_in_process(decider, platform, [workload], str(tmp_path / "out"), event_grouping="batsim")
     rows = read_csv(str(tmp_path / "out_jobs.csv"))
     assert [row["job_id"] for row in rows] == (
         "0 1 4 5 7 8 2 9 10 6 14 3 15 18 13 19 21 17 22 24 27 23 16 11 28 25 29 12 34 36 33 20 39 32 38 35 31 40 "

@@ -12,34 +12,17 @@ from pathlib import Path
 
 import pytest
 
+from conftest import write_batsim_clusters
 from joulesim.simulator.ipc_routes import MASTER, IpcRoutes
 from joulesim.simulator.platform_loader import load_platform
 from joulesim.simulator.simgrid_kernel import Kernel
-
-PLATFORM = """<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-<zone id="root" routing="Full">
-    <cluster id="compute" prefix="node" suffix="" radical="0-3" speed="1Gf" bw="10GBps" lat="{lat}"
-        bb_bw="40GBps" bb_lat="{lat}"/>
-    <cluster id="mgmt" prefix="master_host" suffix="" radical="0-0" speed="1Gf" bw="1GBps" lat="{lat}"
-        bb_bw="1GBps" bb_lat="{lat}"><prop id="role" value="master"/></cluster>
-    <link id="uplink" bandwidth="10GBps" latency="{uplink}"/>
-    <zoneRoute src="compute" dst="mgmt" gw_src="nodecompute_router" gw_dst="master_hostmgmt_router">
-        <link_ctn id="uplink"/>
-    </zoneRoute>
-</zone>
-</platform>
-"""
-
 
 def run(tmp_path: Path, actors: list[tuple[object, list[float]]], lat: str = "0us", uplink: str = "0us"):
     """Each actor (host: a node id or MASTER; its sleeps) sleeps, then sends a message to the
     master, as Batsim's send_message does (Mailbox::by_name, isend, wait); returns (message,
     clock when received) in the order the receiver took them."""
-    path = tmp_path / "platform.xml"
-    path.write_text(PLATFORM.format(lat=lat, uplink=uplink))
-    kernel = Kernel(IpcRoutes(load_platform(str(path))).route, lambda now: None)
+    kernel = Kernel(IpcRoutes(load_platform(write_batsim_clusters(tmp_path, lat=lat, uplink=uplink))).route,
+                    lambda now: None)
     received: list[tuple[str, float]] = []
     total = sum(len(sleeps) for _, sleeps in actors)
 
@@ -87,9 +70,7 @@ def test_a_route_with_latency_costs_its_latency_then_its_byte(tmp_path):
 
 
 def test_a_killed_sleeper_leaves_the_solver_at_once(tmp_path):
-    path = tmp_path / "platform.xml"
-    path.write_text(PLATFORM.format(lat="0us", uplink="0us"))
-    kernel = Kernel(IpcRoutes(load_platform(str(path))).route, lambda now: None)
+    kernel = Kernel(IpcRoutes(load_platform(write_batsim_clusters(tmp_path))).route, lambda now: None)
     woke: list[float] = []
 
     def sleeper(duration: float):
@@ -109,9 +90,7 @@ def test_a_killed_sleeper_leaves_the_solver_at_once(tmp_path):
 
 
 def test_time_past_the_limit_is_refused(tmp_path):
-    path = tmp_path / "platform.xml"
-    path.write_text(PLATFORM.format(lat="0us", uplink="0us"))
-    kernel = Kernel(IpcRoutes(load_platform(str(path))).route, lambda now: None)
+    kernel = Kernel(IpcRoutes(load_platform(write_batsim_clusters(tmp_path))).route, lambda now: None)
 
     def sleeper():
         yield ("sleep", 10.0)
