@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from joulesim.simulator.simulation import Simulation
 
 SERVER = "server"
-WAITER_MIN_SLEEP = 1e-5  # jobs_execution.cpp waiter_process: "found on trial-error"
 
 
 class BatsimActors:

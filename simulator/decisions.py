@@ -21,6 +21,11 @@ if TYPE_CHECKING:
     from joulesim.simulator.simulation import Simulation
 
 
+# Batsim's waiter (jobs_execution.cpp waiter_process) sleeps at least this long when it sleeps
+# at all: "found on trial-error". Used with Batsim's actors (the per-time calendar ignores it).
+WAITER_MIN_SLEEP = 1e-5
+
+
 class DecisionContext(tuple):
     """Where a decision came from, `DecisionContext((call time, index in the reply, decision))`,
     for error messages; formatted only when one is raised. A plain tuple underneath: made once
@@ -184,8 +189,7 @@ class DecisionApplier:
         sim.pending_calls += 1
         # Later than the decision's own timestamp (validated), but that may have been before
         # the clock (a late decision applies at the clock): then the call comes at once.
-        # Batsim's waiter sleeps at least 1e-5 s when it sleeps at all (jobs_execution.cpp).
-        sim.at(max(float(data["timestamp"]), sim.env._now), self._requested_call, floor=1e-5)
+        sim.at(max(float(data["timestamp"]), sim.env._now), self._requested_call, floor=WAITER_MIN_SLEEP)
 
     def _requested_call(self, _: Any) -> None:
         self.sim.pending_calls -= 1

@@ -262,15 +262,7 @@ class NetworkTopology:
             result: tuple[tuple[int, ...], float] = ((), 0.0)
         else:
             a, b = self.host_names[src], self.host_names[dst]
-            out: list[int] = []
-            try:
-                self._global_route(a, b, out)
-            except _NoRoute as e:
-                raise InputError(self.source, f"route from host '{a}' (id {src}) to host '{b}' (id {dst})", e.problem, e.fix) from None
-            lat = 0.0
-            for r in out:
-                lat += self._latency[r]
-            result = (tuple(out), lat)
+            result = self._resources_and_latency(a, b, f"route from host '{a}' (id {src}) to host '{b}' (id {dst})")
         if len(self._cache) >= _ROUTE_CACHE_LIMIT:
             self._cache.clear()
         self._cache[key] = result
@@ -293,16 +285,23 @@ class NetworkTopology:
             else:
                 resources = ()
         else:
-            out: list[int] = []
-            try:
-                self._global_route(src, dst, out)
-            except _NoRoute as e:
-                raise InputError(self.source, f"route from {src!r} to {dst!r}", e.problem, e.fix) from None
-            resources = tuple(out)
-        latency = 0.0
+            return self._resources_and_latency(src, dst, f"route from {src!r} to {dst!r}")
+        return resources, self._latency_of(resources)
+
+    def _resources_and_latency(self, src: str, dst: str, what: str) -> tuple[tuple[int, ...], float]:
+        """The global route between two netpoints and its latency; InputError naming `what`."""
+        out: list[int] = []
+        try:
+            self._global_route(src, dst, out)
+        except _NoRoute as e:
+            raise InputError(self.source, what, e.problem, e.fix) from None
+        return tuple(out), self._latency_of(out)
+
+    def _latency_of(self, resources) -> float:
+        latency = 0.0  # summed in travel order, as SimGrid does
         for r in resources:
             latency += self._latency[r]
-        return resources, latency
+        return latency
 
     def route_names(self, src: int, dst: int) -> list[str]:
         """The route's resource names (for messages and tests)."""

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scripted_decider import ScriptedDecider
-from test_ptask_network import LATENCY, StarCluster, simulate
+from test_ptask_network import LATENCY, StarCluster, simulate, two_pairs_then_kill
 
 from joulesim.simulator.ptask_sharing import REMAINING_PRECISION, fair_bottleneck_periods
 
@@ -83,18 +83,7 @@ def test_kill_progress_and_energy_under_contention(tmp_path):
     progress is (3 - L) / 8, and its hosts drew 100 W for 3 s plus 100 W x 1/4 while it ran.
     N, at 1/4 per s until 3, has 1 - (3 - L) / 4 left and then the backbone alone (1/2 per s).
     (Equal cursor rates gave M's progress as (3 - L) / 6.)"""
-
-    def script(d, message):
-        for event in message["events"]:
-            if event["type"] == "JOB_SUBMITTED":
-                first = event["data"]["job_id"] == "w0!M"
-                d.execute_job(event["data"]["job_id"], "0-1" if first else "2-3")
-                if first:
-                    d.call_me_later(3)
-            elif event["type"] == "REQUESTED_CALL":
-                d.kill_jobs(["w0!M"])
-
-    decider = ScriptedDecider(script)
+    decider = ScriptedDecider(two_pairs_then_kill("w0!M", 3, "w0!M"))
     _, jobs = simulate(tmp_path, [{"id": "M", "subtime": 0, "res": 2, "profile": "mixed"},
                                   {"id": "N", "subtime": 0, "res": 2, "profile": "net"}],
                        MIXED, decider=decider, energy=True, watts="100:200", network=StarCluster(4))

@@ -123,18 +123,26 @@ def test_a_later_arrival_slows_a_running_transfer(tmp_path):
     assert float(jobs["2"]["finish_time"]) == pytest.approx(3 + LATENCY, abs=1e-9)
 
 
-def test_walltime_and_kill_progress_for_network_jobs(tmp_path):
-    transfer = {"type": "parallel", "cpu": [0, 0], "com": [0, 10e9, 0, 0]}
+def two_pairs_then_kill(first: str, call_at: float, victim: str):
+    """A decider script: `first` on hosts 0-1, the other job on 2-3, a call at `call_at`, at
+    which it kills `victim`."""
 
     def script(d, message):
         for event in message["events"]:
             if event["type"] == "JOB_SUBMITTED":
-                first = event["data"]["job_id"] == "w0!1"
-                d.execute_job(event["data"]["job_id"], "0-1" if first else "2-3")
-                if first:
-                    d.call_me_later(4)
-            elif event["type"] == "REQUESTED_CALL" and message["now"] == 4:
-                d.kill_jobs(["w0!2"])
+                is_first = event["data"]["job_id"] == first
+                d.execute_job(event["data"]["job_id"], "0-1" if is_first else "2-3")
+                if is_first:
+                    d.call_me_later(call_at)
+            elif event["type"] == "REQUESTED_CALL":
+                d.kill_jobs([victim])
+
+    return script
+
+
+def test_walltime_and_kill_progress_for_network_jobs(tmp_path):
+    transfer = {"type": "parallel", "cpu": [0, 0], "com": [0, 10e9, 0, 0]}
+    script = two_pairs_then_kill("w0!1", 4, "w0!2")
 
     # Both transfers share the 1 GB/s backbone (period 20 s each) until job 1 reaches its
     # walltime at 3 s; job 2 then runs alone (period 10 s) until the decider kills it at 4 s.
