@@ -40,6 +40,8 @@ DECIDERS: dict[str, str] = {
     "broker": "joulesim.deciders.cluster_broker:ClusterBroker",
     # Seed 002's Energy scheduler: a policy trained by `joulesim rl train` (needs the rl extra).
     "rl": "joulesim.deciders.rl_policy:RLPolicy",
+    # Its yardstick: the same steps, each action drawn uniformly among the valid ones.
+    "random-pairs": "joulesim.deciders.random_pairs:RandomPairs",
 }
 
 #: Shutdown options: giving any of them to a decider below selects its variant with

@@ -31,7 +31,7 @@ from joulesim.deciders.decider_options import bool_option, choice_option, float_
 from joulesim.deciders.node_decider import NodeDecider
 from joulesim.deciders.node_jobs import NodeJob
 from joulesim.deciders.node_platform import NodeRun
-from joulesim.deciders.pair_observation import FEATURES, PairObservation
+from joulesim.deciders.pair_observation import FEATURES, NORMALISATIONS, PairObservation
 from joulesim.protocol.errors import JoulesimError
 
 __all__ = ["PairDecider", "PAIR_OPTIONS"]
@@ -42,6 +42,8 @@ PAIR_OPTIONS: dict[str, str] = {
     "wait_interval": "seconds until a wait ends (default 1, as the thesis's timer)",
     "per_step": "one (one action per time step, as the thesis, default) or all (until nothing more fits)",
     "max_waits": "waits allowed in a run before waiting is no longer offered (default: no limit)",
+    "normalisation": "columns (each feature over its largest value, default) or matrix (the whole matrix over "
+                     "its Frobenius norm, as the thesis)",
 }
 
 
@@ -59,6 +61,7 @@ class PairDecider(NodeDecider):
         self._acted_at = -1.0  # the instant of the last action (one per step)
         self.max_waits = int_option(self.NAME, self.options, "max_waits", None, minimum=0)
         self.waits = 0
+        self.normalisation = choice_option(self.NAME, self.options, "normalisation", NORMALISATIONS, "columns")
         self.features: tuple[str, ...] = FEATURES
         self.observation: PairObservation | None = None
         self._alarm: float | None = None  # time of the wake-up still wanted
@@ -77,7 +80,8 @@ class PairDecider(NodeDecider):
 
     def setup(self) -> None:
         assert self.platform is not None
-        self.observation = PairObservation(self.platform, self.num_jobs, self.wait_action, self.features)
+        self.observation = PairObservation(self.platform, self.num_jobs, self.wait_action, self.features,
+                                           self.normalisation)
 
     def fits_ever(self, job: NodeJob) -> bool:
         assert self.platform is not None

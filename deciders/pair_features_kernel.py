@@ -1,10 +1,12 @@
 """The (job, node) feature matrix in one compiled pass (numba), for `PairObservation.build`.
 
 The same values as the numpy path of `joulesim.deciders.pair_observation` (table 3.1, eq. 3.6,
-Frobenius normalisation), computed pair by pair with no temporaries: the observation of a
-reinforcement-learning step is otherwise a dozen numpy passes over up to num_jobs x nodes
-rows, the largest cost of an environment step after the simulation itself. Two passes: the
-first finds the valid pairs and the sum of squares, the second writes the scaled values.
+Frobenius normalisation, then optionally each feature over its largest value), computed pair by
+pair with no temporaries: the observation of a reinforcement-learning step is otherwise a dozen
+numpy passes over up to num_jobs x nodes rows, the largest cost of an environment step after
+the simulation itself. Two passes: the first finds the valid pairs and the sum of squares, the
+second writes the scaled values; `scale_columns` then divides each feature by its largest
+value, in float32 as numpy would (a numpy column max and divide cost ~300 us at 3,600 rows).
 `AVAILABLE` is False without numba (the numpy path is used then).
 """
 
@@ -24,7 +26,7 @@ except ImportError:  # the rl extra brings numba; without it the numpy path serv
     def njit(*args, **kwargs):  # type: ignore[no-redef]
         return lambda function: function
 
-__all__ = ["AVAILABLE", "fill_pairs"]
+__all__ = ["AVAILABLE", "fill_pairs", "scale_columns"]
 
 
 @njit(cache=True, nogil=True)
@@ -80,3 +82,19 @@ def fill_pairs(out: np.ndarray, mask: np.ndarray, now: float, rows: np.ndarray, 
                              values)
                 for f in range(chosen.shape[0]):
                     out[row, f] = values[chosen[f]] * scale
+
+
+@njit(cache=True, nogil=True)
+def scale_columns(out: np.ndarray, rows: int) -> None:
+    """Divide each column of `out[:rows]` (float32, values >= 0) by its largest value, where it
+    is not 0: the float32 quotients numpy's `out / out.max(axis=0)` gives, in one pass each."""
+    width = out.shape[1]
+    top = np.zeros(width, dtype=np.float32)
+    for row in range(rows):
+        for f in range(width):
+            if out[row, f] > top[f]:
+                top[f] = out[row, f]
+    for row in range(rows):
+        for f in range(width):
+            if top[f] > 0:
+                out[row, f] = out[row, f] / top[f]

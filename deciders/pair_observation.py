@@ -11,8 +11,15 @@ every node; with the wait action, one more row, last, stands for "wait". A row h
 
 A pair is valid when the node has enough idle cores for all the job's tasks and the estimate
 does not exceed the job's `max_energy` (when it gives one). Invalid rows are all zero, and the
-mask says which actions are valid (the wait row too, unless the decider's wait budget is spent). The whole matrix is divided by its
-Frobenius norm, as the thesis's environment normalises it, so every value lies in [0, 1].
+mask says which actions are valid (the wait row too, unless the decider's wait budget is spent).
+
+Every value is a non-negative quantity, brought into [0, 1] in one of two ways (`NORMALISATIONS`):
+- "columns" (default): each feature is divided by its largest value among the rows, so that
+  each feature spans [0, 1] whatever its unit;
+- "matrix": the whole matrix is divided by its Frobenius norm, as the thesis's environment does.
+  The largest feature then hides the others: on experiment 2's first observation the energy
+  estimate is 0.41-0.58 and every other feature below 0.04 (availability 0.0015, clock rate
+  0.004-0.006), so the rows a policy must tell apart differ by a few hundredths.
 
 Nodes whose processors differ in dynamic power use their first processor's (every platform of
 the thesis has one processor type per node). With numba (the rl extra) the matrix is filled in
@@ -30,16 +37,18 @@ import numpy as np
 from joulesim.deciders.node_jobs import NodeJob
 from joulesim.deciders.node_platform import NodePlatform
 from joulesim.deciders.pair_features_kernel import AVAILABLE as KERNEL_AVAILABLE
-from joulesim.deciders.pair_features_kernel import fill_pairs
+from joulesim.deciders.pair_features_kernel import fill_pairs, scale_columns
 from joulesim.protocol.errors import JoulesimError
 
-__all__ = ["FEATURES", "ENERGY_FEATURES", "PairObservation", "check_features"]
+__all__ = ["FEATURES", "ENERGY_FEATURES", "NORMALISATIONS", "PairObservation", "check_features"]
 
 #: Table 3.1, in the thesis's column order.
 FEATURES = ("wait_time", "req_time", "submit_time", "requested_cores",
             "availability", "clock_rate", "static_power", "dynamic_power", "energy_estimate")
 #: The energy-related features the thesis removes in its experiment 2 variant.
 ENERGY_FEATURES = ("static_power", "dynamic_power", "energy_estimate")
+#: How the feature matrix is scaled into [0, 1]: per feature (default) or as the thesis, as a whole.
+NORMALISATIONS = ("columns", "matrix")
 
 
 def check_features(names: Sequence[str], where: str) -> tuple[str, ...]:
@@ -57,7 +66,10 @@ class PairObservation:
     """Builds the feature matrix and the action mask from the decider's view of the platform."""
 
     def __init__(self, platform: NodePlatform, num_jobs: int, wait_action: bool,
-                 features: Sequence[str] = FEATURES):
+                 features: Sequence[str] = FEATURES, normalisation: str = "columns"):
+        if normalisation not in NORMALISATIONS:
+            raise JoulesimError(f"observation: normalisation {normalisation!r}: use one of {', '.join(NORMALISATIONS)}")
+        self.normalisation = normalisation
         self.platform = platform
         self.num_jobs = num_jobs
         self.num_nodes = len(platform)
@@ -103,6 +115,8 @@ class PairObservation:
         if self.compiled:
             fill_pairs(out, mask, float(now), job_rows, idle, self.size, self.clock, self.static, self.idle_power,
                        self.dynamic, self.speed_factor, self.assigned, self._chosen)
+            if self.normalisation == "columns":
+                scale_columns(out, count * n_nodes)
             return out, mask
         subtime, req_time, tasks, limit = job_rows.T
         valid = tasks[:, None] <= idle
@@ -141,6 +155,11 @@ class PairObservation:
             if self._with_estimate:
                 view[:, :, -1] = estimate * scale
             view *= valid[:, :, None]
+            if self.normalisation == "columns":
+                # Over the Frobenius-normalised matrix: a positive factor per column does not
+                # change which value is largest (float32 quotients, as scale_columns gives).
+                top = out[:rows].max(axis=0)
+                np.divide(out[:rows], top, out=out[:rows], where=top > 0)
         mask[:rows] = valid.reshape(-1)
         return out, mask
 

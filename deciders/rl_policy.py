@@ -17,7 +17,7 @@ import numpy as np
 from joulesim.install_hint import install_hint
 from joulesim.deciders.decider_options import choice_option, int_option
 from joulesim.deciders.pair_decider import PairDecider
-from joulesim.deciders.pair_observation import check_features
+from joulesim.deciders.pair_observation import NORMALISATIONS, check_features
 from joulesim.protocol.errors import JoulesimError
 
 __all__ = ["RLPolicy"]
@@ -61,6 +61,10 @@ class RLPolicy(PairDecider):
             self.one_per_step = meta.get("per_step", "one") == "one"
             self.max_waits = meta.get("max_waits")
             self.features = check_features(meta["features"], f"model file {path}")
+            # Models written before the choice existed saw the thesis's normalisation.
+            self.normalisation = str(meta.get("normalisation", "matrix"))
+            if self.normalisation not in NORMALISATIONS:
+                raise ValueError(f"normalisation {self.normalisation!r}")
             self.trained_nodes = int(meta["num_nodes"])
         except (KeyError, TypeError, ValueError) as exc:
             raise ModelFileError(f"decider rl: model file {path} lacks the observation's description ({exc}); "

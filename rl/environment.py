@@ -8,7 +8,9 @@ decider does: the energy it rewards comes from the protocol's QUERY consumed_ene
 whenever simulated time has moved since the last reading and once more when the last job ends.
 
 - observation: {"features": float32 (A, F), "mask": int8 (A,)} with A = num_jobs x nodes
-  (+1 for wait); `action_masks()` gives the mask as booleans (the MaskablePPO convention);
+  (+1 for wait), each feature over its largest value in the matrix (`normalisation="columns"`)
+  or the matrix over its Frobenius norm (`"matrix"`, the thesis's); `action_masks()` gives the
+  mask as booleans (the MaskablePPO convention);
 - action: Discrete(A), row `job * nodes + node`, the last one "wait" when enabled; one action
   per time step of the simulator (an instant with submissions, completions or a wake-up), as
   the thesis's IRMaSim, or `per_step="all"`: as many as fit at that instant;
@@ -33,7 +35,7 @@ import numpy as np
 from greenlet import GreenletExit, greenlet
 
 from joulesim.deciders.pair_decider import PairDecider
-from joulesim.deciders.pair_observation import FEATURES, check_features
+from joulesim.deciders.pair_observation import FEATURES, NORMALISATIONS, check_features
 from joulesim.protocol.errors import JoulesimError
 from joulesim.protocol.transport_inprocess import InProcessRequester
 from joulesim.rl.trajectories import TrajectorySampler
@@ -64,7 +66,7 @@ class _AgentBridge(PairDecider):
     def __init__(self, env: "NodeSchedulingEnv"):
         super().__init__({"num_jobs": str(env.num_jobs), "wait": str(env.wait_action).lower(),
                           "wait_interval": repr(env.wait_interval), "per_step": env.per_step,
-                          "max_waits": str(env.max_waits)})
+                          "max_waits": str(env.max_waits), "normalisation": env.normalisation})
         self.env = env
         self.features = env.features
         self.energy = 0.0  # joules consumed since t=0, as last answered (nothing before t=0)
@@ -107,7 +109,7 @@ class NodeSchedulingEnv(gym.Env):
                  objective: str = "energy", num_jobs: int | None = None,
                  trajectory_length: int | None = None, trajectory_origin: int | str = 0,
                  wait_action: bool = False, wait_interval: float = 1.0, per_step: str = "one",
-                 features: Sequence[str] = FEATURES, idle_power: str = "irmasim",
+                 features: Sequence[str] = FEATURES, normalisation: str = "columns", idle_power: str = "irmasim",
                  max_waits: int | None = None, max_steps: int | None = None, invalid_action: str = "ignore",
                  invalid_penalty: float = 0.0):
         if objective not in OBJECTIVES:
@@ -133,6 +135,9 @@ class NodeSchedulingEnv(gym.Env):
         self.wait_interval = float(wait_interval)
         self.per_step = per_step
         self.features = check_features(features, "environment")
+        if normalisation not in NORMALISATIONS:
+            raise JoulesimError(f"normalisation {normalisation!r}: use one of {', '.join(NORMALISATIONS)}")
+        self.normalisation = normalisation
         self.idle_power = idle_power
         self.max_waits = max_waits if max_waits is not None else 10 * self.sampler.length
         self.max_steps = max_steps if max_steps is not None else 4 * (self.sampler.length + self.max_waits) + 100

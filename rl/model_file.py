@@ -12,6 +12,7 @@ The file is a `torch.save`d dict of plain values (read back with `weights_only=T
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import os
 import pickle
@@ -173,11 +174,15 @@ def load_agent(path: str | os.PathLike[str], expect: dict[str, Any] | None = Non
         problem = _mismatches(path, metadata, expect)
         if problem:
             raise ModelFileError(problem)
-    if settings is None:
-        try:
-            settings = PPOSettings.from_dict(data["settings"], ignore_unknown=True)
-        except (JoulesimError, TypeError) as exc:
-            raise damaged(f"its settings: {exc}") from None
+    # The network's form is the file's, whatever `settings` says: the thesis's actor ends in a
+    # SELU, the default one in a linear layer, with the same weights' shapes. Files written
+    # before the choice existed hold the thesis's network.
+    saved = {**data["settings"], "network": data["settings"].get("network", "thesis")}
+    try:
+        settings = PPOSettings.from_dict(saved, ignore_unknown=True) if settings is None \
+            else dataclasses.replace(settings, network=saved["network"])
+    except (JoulesimError, TypeError) as exc:
+        raise damaged(f"its settings: {exc}") from None
     try:
         agent = PPOAgent(data["n_actions"], data["n_features"], settings)
         agent.actor.load_state_dict(data["actor"])

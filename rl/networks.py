@@ -1,13 +1,24 @@
 """The Energy scheduler's two networks: a pair scorer (actor) and a two-phase critic.
 
 Seed 002 (thesis "Intelligent Energy-Aware Task Scheduler for HPC Systems", 2023), §3.2.2 and
-§3.3.4. Both are self-normalizing networks: SELU activations, weights drawn from N(0, 1) and zero
-biases. An observation is a matrix of shape (A, F): one row of F features per (job, node) pair,
-plus a last all-zero row for the wait action when it is enabled. Rows of invalid pairs are all
-zero and masked out.
+§3.3.4. Both are self-normalizing networks (SNN, Klambauer et al. 2017, the thesis's [41]): SELU
+activations and zero biases. An observation is a matrix of shape (A, F): one row of F features
+per (job, node) pair, plus a last all-zero row for the wait action when it is enabled. Rows of
+invalid pairs are all zero and masked out.
 
-- `PairScorer` applies one MLP to every row (F -> 16 -> 16 -> 8 -> 8 -> 4 -> 4 -> 1, SELU after
-  every layer, the last one included) and gives one logit per action.
+Two initialisations (`NETWORKS`):
+- "snn" (default): weights from N(0, 1/fan_in), as the SNN paper prescribes (each neuron's
+  weights sum to ~0 and their squares to ~1, so a layer keeps unit variance), and the actor's
+  last layer linear: its output is a logit.
+- "thesis": IRMaSim's code, weights from N(0, 1) and SELU after the actor's last layer too. The
+  variance then grows ~fan_in-fold per layer (pre-activation std 0.5, 2.3, 7.6, 15, 28, 40
+  through the actor on experiment 2's first observation), and the last SELU maps every row
+  whose pre-activation is below about -5 to the same -1.7581 with a zero gradient: 37 of 100
+  seeds start with every valid row there, a uniform policy that no update can move
+  (experiments/rl_energy/README.md, "Why the thesis's agent collapses").
+
+- `PairScorer` applies one MLP to every row (F -> 16 -> 16 -> 8 -> 8 -> 4 -> 4 -> 1, SELU between
+  layers) and gives one logit per action.
 - `Critic` scores every row the same way (F -> 32 -> 16 -> 8 -> 4 -> 1, SELU) and then maps the
   A scores to the state value (A -> 128 -> 64 -> 32 -> 16 -> 8 -> 1, no activation at the end):
   its size depends on A, so a trained model is tied to a platform size and a number of jobs.
@@ -19,7 +30,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["MASK_PENALTY", "SeluStack", "PairScorer", "Critic", "masked_logits"]
+__all__ = ["MASK_PENALTY", "NETWORKS", "SeluStack", "PairScorer", "Critic", "masked_logits"]
 
 #: Added (negated) to the logit of every invalid action: exp(-1e6) is exactly 0 in float32, so
 #: masked actions have probability 0 (seed 002 §3.3.4, "a mask is applied").
@@ -28,6 +39,9 @@ MASK_PENALTY = 1e6
 ACTOR_WIDTHS = (16, 16, 8, 8, 4, 4, 1)
 CRITIC_PAIR_WIDTHS = (32, 16, 8, 4, 1)
 CRITIC_STATE_WIDTHS = (128, 64, 32, 16, 8, 1)
+
+#: Initialisations: "snn" (N(0, 1/fan_in), linear logits) or "thesis" (IRMaSim's N(0, 1), SELU logits).
+NETWORKS = ("snn", "thesis")
 
 
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -42,14 +56,18 @@ class SeluStack(nn.Module):
     the cost of one decision on a small platform.
     """
 
-    def __init__(self, n_in: int, widths: tuple[int, ...], last_activation: bool, generator: torch.Generator):
+    def __init__(self, n_in: int, widths: tuple[int, ...], last_activation: bool, generator: torch.Generator,
+                 network: str = "snn"):
         super().__init__()
+        if network not in NETWORKS:
+            raise ValueError(f"network {network!r}: use one of {', '.join(NETWORKS)}")
         self.last_activation = last_activation
         self.layers = nn.ModuleList()
         for n_out in widths:
             # skip_init: no default (Kaiming) initialisation, which would draw from torch's global RNG.
             linear = nn.utils.skip_init(nn.Linear, n_in, n_out)
-            nn.init.normal_(linear.weight, 0.0, 1.0, generator=generator)
+            std = 1.0 if network == "thesis" else n_in ** -0.5
+            nn.init.normal_(linear.weight, 0.0, std, generator=generator)
             nn.init.zeros_(linear.bias)
             self.layers.append(linear)
             n_in = n_out
@@ -66,10 +84,11 @@ class SeluStack(nn.Module):
 class PairScorer(nn.Module):
     """The actor: one logit per row, shape (..., A, F) -> (..., A)."""
 
-    def __init__(self, n_features: int, generator: torch.Generator):
+    def __init__(self, n_features: int, generator: torch.Generator, network: str = "snn"):
         super().__init__()
         self.n_features = n_features
-        self.net = SeluStack(n_features, ACTOR_WIDTHS, last_activation=True, generator=generator)
+        self.net = SeluStack(n_features, ACTOR_WIDTHS, last_activation=network == "thesis", generator=generator,
+                             network=network)
 
     def forward(self, features: torch.Tensor) -> torch.Tensor:
         return self.net(features).squeeze(-1)
@@ -80,8 +99,9 @@ class PairScorer(nn.Module):
         Invalid actions get -1e6 instead of their score - 1e6: either way their probability is
         exactly 0 and their gradient 0, so the distribution, log-probabilities, entropy and
         gradients equal those of `masked_logits(self(features), mask)`, for a fraction of the
-        work. Float64 because N(0, 1) weights make logits large, and float32 log-probabilities
-        near 0 would only be as precise as the float32 spacing at the largest logit.
+        work. Float64 because logits can be large (with the thesis's N(0, 1) weights, or once
+        trained), and float32 log-probabilities near 0 would only be as precise as the float32
+        spacing at the largest logit.
         """
         logits = torch.full(valid.shape, -MASK_PENALTY, dtype=torch.float64)
         logits[valid] = self.net(rows).squeeze(-1).double()
@@ -91,12 +111,14 @@ class PairScorer(nn.Module):
 class Critic(nn.Module):
     """The critic: per-row scores (phase 1), then the state value from all A of them (phase 2)."""
 
-    def __init__(self, n_actions: int, n_features: int, generator: torch.Generator):
+    def __init__(self, n_actions: int, n_features: int, generator: torch.Generator, network: str = "snn"):
         super().__init__()
         self.n_actions = n_actions
         self.n_features = n_features
-        self.pair_net = SeluStack(n_features, CRITIC_PAIR_WIDTHS, last_activation=True, generator=generator)
-        self.state_net = SeluStack(n_actions, CRITIC_STATE_WIDTHS, last_activation=False, generator=generator)
+        self.pair_net = SeluStack(n_features, CRITIC_PAIR_WIDTHS, last_activation=True, generator=generator,
+                                  network=network)
+        self.state_net = SeluStack(n_actions, CRITIC_STATE_WIDTHS, last_activation=False, generator=generator,
+                                   network=network)
 
     def forward(self, features: torch.Tensor) -> torch.Tensor:
         """(..., A, F) -> (...,): the value of each observation."""

@@ -30,7 +30,7 @@ from torch.distributions import Categorical
 from torch.optim.swa_utils import SWALR, AveragedModel
 
 from joulesim.protocol.errors import JoulesimError
-from joulesim.rl.networks import Critic, PairScorer
+from joulesim.rl.networks import NETWORKS, Critic, PairScorer
 
 __all__ = ["PPOSettings", "TrajectoryBuffer", "PPOAgent"]
 
@@ -54,6 +54,13 @@ class PPOSettings:
     swa_anneal: float = 0.15  # fraction of all training epochs over which SWALR anneals
     shuffle: bool = False  # the thesis takes the minibatches in order
     seed: int = 0
+    network: str = "snn"  # initialisation, see joulesim.rl.networks ("thesis": IRMaSim's N(0, 1))
+    # Rewards are divided by this before GAE and the critic's targets: "auto" takes the magnitude
+    # of the first trajectory's total reward, so that returns stay of order 1 for the whole
+    # training (the critic, whose output starts of order 1, cannot fit experiment 2's returns of
+    # -25,000 J at learning rate 1e-3); 1.0 is the thesis's (unscaled) rewards. The actor sees
+    # normalised advantages either way: the scale only matters through what the critic learns.
+    reward_scale: float | str = "auto"
 
     def __post_init__(self) -> None:
         def bad(name: str, rule: str) -> JoulesimError:
@@ -74,6 +81,14 @@ class PPOSettings:
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not math.isfinite(value):
                 raise bad(name, "a finite number")
             setattr(self, name, float(value))
+        if self.network not in NETWORKS:
+            raise bad("network", f"one of {', '.join(NETWORKS)}")
+        if self.reward_scale != "auto":
+            value = self.reward_scale
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) \
+                    or not math.isfinite(value) or value <= 0:
+                raise bad("reward_scale", '"auto" or a positive finite number')
+            self.reward_scale = float(value)
         if self.minibatch_size < 1 or self.epochs < 1:
             raise bad("minibatch_size" if self.minibatch_size < 1 else "epochs", "at least 1")
         if self.seed < 0:
@@ -156,15 +171,23 @@ class TrajectoryBuffer:
         arrays["rewards"][i] = reward
         self.size += 1
 
-    def finish_trajectory(self, last_value: float, gamma: float, lam: float) -> float:
+    def pending_reward(self) -> float:
+        """The total reward of the steps recorded since the last `finish_trajectory`."""
+        return float(self._arrays["rewards"][self.trajectory_start:self.size].sum())
+
+    def finish_trajectory(self, last_value: float, gamma: float, lam: float, scale: float = 1.0) -> float:
         """GAE advantages and returns of the steps since the last call; their total reward.
 
-        delta_t = r_t + gamma V_{t+1} - V_t with V_T = last_value, A_t = sum_l (gamma lam)^l
-        delta_{t+l} (seed 002, equations 3.3 and 3.4), ret_t = r_t + gamma ret_{t+1} with
-        ret_T = last_value (0 when the episode terminated).
+        The rewards are first divided by `scale` (in place). delta_t = r_t + gamma V_{t+1} - V_t
+        with V_T = last_value, A_t = sum_l (gamma lam)^l delta_{t+l} (seed 002, equations 3.3
+        and 3.4), ret_t = r_t + gamma ret_{t+1} with ret_T = last_value (0 when the episode
+        terminated). The total returned is of the rewards as recorded (unscaled).
         """
         start, end = self.trajectory_start, self.size
         rewards = self._arrays["rewards"][start:end]
+        total = float(rewards.sum())
+        if scale != 1.0:
+            rewards /= scale
         values = self._arrays["values"][start:end]
         advantages = self._arrays["advantages"][start:end]
         returns = self._arrays["returns"][start:end]
@@ -177,7 +200,7 @@ class TrajectoryBuffer:
             advantages[t] = advantage
             returns[t] = ret
         self.trajectory_start = end
-        return float(rewards.sum())
+        return total
 
     def tensors(self) -> dict[str, torch.Tensor]:
         """The steps of ended trajectories as tensors (features (N, A, F), masks (N, A), ...).
@@ -229,8 +252,11 @@ class PPOAgent:
 
         init_seed, sample_seed, shuffle_seed = _seeds(settings.seed, 3)
         init_rng = torch.Generator().manual_seed(init_seed)
-        self.actor = PairScorer(n_features, init_rng)
-        self.critic = Critic(n_actions, n_features, init_rng)
+        self.actor = PairScorer(n_features, init_rng, settings.network)
+        self.critic = Critic(n_actions, n_features, init_rng, settings.network)
+        #: What rewards are divided by (see PPOSettings.reward_scale); None until the first
+        #: trajectory ends when "auto".
+        self.reward_scale: float | None = None if settings.reward_scale == "auto" else float(settings.reward_scale)
         self._sample_rng = torch.Generator().manual_seed(sample_seed)
         self._shuffle_rng = torch.Generator().manual_seed(shuffle_seed)
         self.actor_optimizer = torch.optim.Adam(self.actor.parameters(), lr=settings.lr_actor)
@@ -303,8 +329,8 @@ class PPOAgent:
         valid, rows = self._valid_rows(features, mask)
         with torch.inference_mode():
             logits = self.decision_actor()(rows)
-            # float64: N(0, 1) weights make logits large, and float32 log-probabilities near 0
-            # would only be as precise as the float32 spacing at the largest logit.
+            # float64: logits can be large (the thesis's N(0, 1) weights, or once trained), and float32
+            # log-probabilities near 0 would only be as precise as the float32 spacing at the largest logit.
             logps = torch.log_softmax(logits.double(), 0)
             if greedy:
                 choice = int(torch.argmax(logits))  # the first of equal maxima, as on the dense vector
@@ -343,9 +369,14 @@ class PPOAgent:
     def end_trajectory(self, last_value: float = 0.0) -> float:
         """Close the current trajectory (GAE, returns); `last_value` = 0 when it terminated.
 
-        Returns its total (undiscounted) reward; an empty trajectory changes nothing.
+        Returns its total (undiscounted, unscaled) reward; an empty trajectory changes nothing.
+        `last_value` is the critic's, in the scaled units the critic learns.
         """
-        return self.buffer.finish_trajectory(last_value, self.settings.gamma, self.settings.lam)
+        if self.reward_scale is None and self.buffer.pending:
+            magnitude = abs(self.buffer.pending_reward())
+            self.reward_scale = magnitude if magnitude > 0 and math.isfinite(magnitude) else 1.0
+        return self.buffer.finish_trajectory(last_value, self.settings.gamma, self.settings.lam,
+                                             self.reward_scale or 1.0)
 
     # -- training ---------------------------------------------------------------------------
 

@@ -52,7 +52,8 @@ def make_environment(config: TrainingConfig, **overrides: Any) -> NodeScheduling
 def model_metadata(config: TrainingConfig, env: NodeSchedulingEnv) -> dict[str, Any]:
     """What a decider needs to rebuild the observation, and to refuse another platform."""
     return {"num_nodes": env.num_nodes, "num_jobs": env.num_jobs, "n_actions": env.n_actions,
-            "n_features": len(env.features), "features": list(env.features), "wait_action": env.wait_action,
+            "n_features": len(env.features), "features": list(env.features), "normalisation": env.normalisation,
+            "wait_action": env.wait_action,
             "wait_interval": env.wait_interval, "per_step": env.per_step, "max_waits": env.max_waits,
             "objective": env.objective,
             "platform": os.path.basename(env.platform.source), "node_names": [n.name for n in env.platform.nodes.nodes],

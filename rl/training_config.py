@@ -6,12 +6,13 @@ Three tables, named as seed 002's hyperparameter tables (4.5, 4.10, 4.13, 4.17):
                     (energy | edp), num_jobs, trajectory_length (0: whole workload),
                     trajectory_origin (a job position or "random"), wait_action, wait_interval,
                     per_step (one: one action per time step, as the thesis; all),
-                    features (default: all of table 3.1), idle_power, max_waits, max_steps
+                    features (default: all of table 3.1), normalisation (columns | matrix, the
+                    thesis's), idle_power, max_waits, max_steps
     [training]      simulations (training updates), trajectories (per simulation), seed,
                     checkpoint_every (0: final model only), threads (torch CPU threads, at most
                     the CPUs this process may use)
     [ppo]           gamma, lambda, clip (epsilon), actor_lr, critic_lr, minibatch_size, epochs,
-                    entropy, swa, shuffle
+                    entropy, swa, shuffle, network (snn | thesis), reward_scale ("auto" | number)
 
 An unknown table or key, a value of the wrong type or range, a missing file: InputError naming
 the file, the key and the fix. Counts that multiply the work (simulations, trajectories, epochs)
@@ -27,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from joulesim.campaign.executors import default_workers
-from joulesim.deciders.pair_observation import FEATURES
+from joulesim.deciders.pair_observation import FEATURES, NORMALISATIONS
+from joulesim.rl.networks import NETWORKS
 from joulesim.simulator.core_task_runner import IDLE_POWER_RULES
 from joulesim.simulator.input_error import InputError
 from joulesim.simulator.input_file import read_input_file
@@ -88,6 +90,7 @@ _ENVIRONMENT: dict[str, tuple[Callable[[Any], bool], str, Any, str]] = {
     "features": ((lambda v: isinstance(v, list) and bool(v) and all(x in FEATURES for x in v)
                   and len(set(v)) == len(v)),
                  "a non-empty list of distinct names among " + ", ".join(FEATURES), list(FEATURES), "features"),
+    "normalisation": ((lambda v: v in NORMALISATIONS), " or ".join(NORMALISATIONS), "columns", "normalisation"),
     "idle_power": ((lambda v: v in IDLE_POWER_RULES), " or ".join(IDLE_POWER_RULES), "irmasim", "idle_power"),
     "max_waits": (*_integer(0), -1, "max_waits"),
     "max_steps": (*_integer(1), 0, "max_steps"),
@@ -110,6 +113,9 @@ _PPO: dict[str, tuple[Callable[[Any], bool], str, Any, str]] = {
     "entropy": (*_number(0), 0.0, "entropy_coef"),
     "swa": (*_BOOL, False, "swa"),
     "shuffle": (*_BOOL, False, "shuffle"),
+    "network": ((lambda v: v in NETWORKS), " or ".join(NETWORKS), "snn", "network"),
+    "reward_scale": ((lambda v: v == "auto" or (type(v) in (int, float) and math.isfinite(v) and v > 0)),
+                     '"auto" or a number > 0', "auto", "reward_scale"),
 }
 _TABLES = {"environment": _ENVIRONMENT, "training": _TRAINING, "ppo": _PPO}
 

@@ -100,6 +100,7 @@ def test_registry_loads_every_decider_class():
     from joulesim.deciders.pcbe import PCBE
     from joulesim.deciders.power_capped_easy import PowerCappedEasy
     from joulesim.deciders.proportional_shutdown import ProportionalShutdown
+    from joulesim.deciders.random_pairs import RandomPairs
     from joulesim.deciders.utility_policies import UnicefPolicy, UtilityPolicy, WFP3Policy
 
     expected = {"fcfs": FCFS, "sjf": SJF, "easy": EasyBackfilling,
@@ -108,7 +109,7 @@ def test_registry_loads_every_decider_class():
                 "powercap": PowerCappedEasy, "energybud": EnergyBudget, "reducepc": ReducePC,
                 "heuristic": IrmasimHeuristic, "pcbe": PCBE,
                 "wfp": WFP3Policy, "unicef": UnicefPolicy, "utility": UtilityPolicy,
-                "broker": ClusterBroker}
+                "broker": ClusterBroker, "random-pairs": RandomPairs}
     assert set(DECIDERS) == set(expected) | {"rl"}
     for name, cls in expected.items():
         assert type(load_decider(name, {})) is cls

@@ -90,20 +90,23 @@ def test_observation_at_t0_is_table_3_1_normalised():
     # 8 cores (static 24.38 W, dynamic 2.3 W per core, min power 5%). Features of each pair:
     # wait 0, req_time 5.5, submit 0, cores 4, availability 1, clock 2.5, idle power
     # 0.05 x 24.38, dynamic 0, estimate 5.5 x (24.38 / 1 + 4 x 2.3); the matrix over its norm.
-    env = NodeSchedulingEnv(*EXP1)
-    obs, _ = env.reset(seed=0)
+    # "matrix" (the thesis) divides the matrix by its Frobenius norm, "columns" each feature by
+    # its largest value (the zero features stay zero).
     row = np.array([0, 5.5, 0, 4, 1, 2.5, 0.05 * 24.38, 0, 5.5 * (24.38 + 4 * 2.3)])
-    expected = row / math.sqrt(2 * row @ row)
-    assert obs["features"].shape == (6 * 2, 9)
-    np.testing.assert_allclose(obs["features"][0], expected, rtol=1e-6)
-    np.testing.assert_allclose(obs["features"][1], expected, rtol=1e-6)
-    assert not obs["features"][2:].any()
+    for normalisation, expected in (("matrix", row / math.sqrt(2 * row @ row)), ("columns", (row > 0) * 1.0)):
+        env = NodeSchedulingEnv(*EXP1, normalisation=normalisation)
+        obs, _ = env.reset(seed=0)
+        assert obs["features"].shape == (6 * 2, 9)
+        np.testing.assert_allclose(obs["features"][0], expected, rtol=1e-6)
+        np.testing.assert_allclose(obs["features"][1], expected, rtol=1e-6)
+        assert not obs["features"][2:].any()
     assert obs["mask"].tolist() == [1, 1] + [0] * 10
     assert env.action_masks().tolist() == [True, True] + [False] * 10
 
 
-def test_every_observation_is_normalised_and_masks_exactly_the_pairs_that_fit():
-    env = NodeSchedulingEnv(*EXP2, wait_action=True)
+@pytest.mark.parametrize("normalisation", ["columns", "matrix"])
+def test_every_observation_is_normalised_and_masks_exactly_the_pairs_that_fit(normalisation):
+    env = NodeSchedulingEnv(*EXP2, wait_action=True, normalisation=normalisation)
     rng = np.random.default_rng(3)
     obs, _ = env.reset(seed=0)
     sizes = [8, 16, 32, 48]
@@ -112,8 +115,11 @@ def test_every_observation_is_normalised_and_masks_exactly_the_pairs_that_fit():
         assert features.dtype == np.float32 and features.min() >= 0 and features.max() <= 1
         assert mask[-1] == 1 and not features[-1].any()  # the wait row
         pairs = mask[:-1].reshape(18, 4)
-        if pairs.any():
+        if pairs.any() and normalisation == "matrix":
             assert float(np.linalg.norm(features.astype(np.float64))) == pytest.approx(1.0, rel=1e-5)
+        elif pairs.any():  # every feature that is not zero everywhere peaks at exactly 1
+            peaks = features.max(axis=0)
+            assert set(peaks.tolist()) <= {0.0, 1.0} and peaks[4] == 1.0  # availability > 0 where a job fits
         # A pair is valid exactly when its node has the job's cores idle: the cores requested
         # (feature 3, scaled) are equal along a job's row, and the idle cores are availability x size.
         bridge = env._bridge
@@ -219,10 +225,11 @@ def test_bad_inputs_are_clear_errors(tmp_path):
         env.step(0)
 
 
-def test_the_compiled_observation_equals_the_numpy_one():
+@pytest.mark.parametrize("normalisation", ["columns", "matrix"])
+def test_the_compiled_observation_equals_the_numpy_one(normalisation):
     # pair_features_kernel (numba) fills the matrix in one pass; the numpy passes serve without
     # numba. Both must give the same bits, on every step of random episodes.
-    env = NodeSchedulingEnv(*EXP2, wait_action=True, per_step="all")
+    env = NodeSchedulingEnv(*EXP2, wait_action=True, per_step="all", normalisation=normalisation)
     rng = np.random.default_rng(1)
     obs, _ = env.reset(seed=0)
     compared = 0

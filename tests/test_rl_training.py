@@ -61,13 +61,6 @@ def trained(tmp_path: Path, two_nodes) -> tuple[str, tuple[str, str]]:
     return outcome.model, two_nodes
 
 
-def test_a_short_seeded_training_learns_the_low_power_node(trained):
-    model, (platform, workload) = trained
-    result = joulesim.simulate(platform, workload, "rl", options={"model": model}, energy=True)
-    assert float(result.schedule["consumed_joules"]) == pytest.approx(380.0, abs=1e-9)
-    assert set(result.jobs["allocated_resources"]) == {"4-7"}  # the cool node's cores
-
-
 def test_training_writes_curves_and_is_reproducible(tmp_path, two_nodes):
     config = config_from_dict(tiny_config(*two_nodes, simulations=4, checkpoint_every=2), "tiny", "/")
     first = train(config, tmp_path / "a", progress=False)
@@ -108,6 +101,19 @@ def test_the_trained_policy_runs_as_a_decider_process_and_reloads_identically(tr
     assert outputs[0] == outputs[1]
 
 
+def test_the_decider_builds_the_observation_the_model_was_trained_with(trained, tmp_path):
+    import torch
+
+    from joulesim.deciders.rl_policy import RLPolicy
+
+    model, _ = trained
+    assert RLPolicy({"model": model}).normalisation == "columns"
+    payload = torch.load(model, weights_only=True)
+    del payload["metadata"]["normalisation"]  # as written before the choice existed
+    torch.save(payload, tmp_path / "old.pt")
+    assert RLPolicy({"model": str(tmp_path / "old.pt")}).normalisation == "matrix"
+
+
 def test_a_model_for_another_platform_size_is_refused(trained):
     model, _ = trained
     grid = ROOT / "experiments" / "irmasim_grid" / "exp2"
@@ -133,6 +139,10 @@ def test_decider_rl_errors_name_the_fix(tmp_path):
     ('[environment]\nplatform = "p"\nworkload = "w"\ncolour = 1\n', "[environment] key 'colour'"),
     ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nclip = 2\n', "[ppo] key 'clip'"),
     ('[environment]\nplatform = "p"\nworkload = "w"\n[training]\nsimulations = 0\n', "[training] key 'simulations'"),
+    ('[environment]\nplatform = "p"\nworkload = "w"\nnormalisation = "rows"\n', "[environment] key 'normalisation'"),
+    ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nnetwork = "lecun"\n', "[ppo] key 'network'"),
+    ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nreward_scale = 0\n', "[ppo] key 'reward_scale'"),
+    ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nreward_scale = "big"\n', "[ppo] key 'reward_scale'"),
     ('[environment]\nworkload = "w"\n', "[environment] key 'platform'"),
     ('[environment]\nplatform = "nowhere.json"\nworkload = "w"\n', "[environment] key 'platform'"),
     ('[environment\n', "TOML syntax"),
