@@ -24,10 +24,11 @@ from torch import nn
 
 from joulesim.install_hint import install_hint
 from joulesim.protocol.errors import JoulesimError
+from joulesim.rl.ppo import PPOSettings
 from joulesim.rl.training import make_environment
 from joulesim.rl.training_config import TrainingConfig
 
-__all__ = ["RowFeatures", "train_maskable", "evaluate_maskable"]
+__all__ = ["RowFeatures", "POLICY_KWARGS", "train_maskable", "evaluate_maskable"]
 
 try:
     from sb3_contrib import MaskablePPO
@@ -52,19 +53,21 @@ class RowFeatures(BaseFeaturesExtractor):
         return self.rows(observations["features"]).flatten(1)
 
 
+#: The policy of every MaskablePPO built here: the row extractor, one for the actor and one for the critic.
+POLICY_KWARGS = {"features_extractor_class": RowFeatures, "share_features_extractor": False}
+
+
 def train_maskable(config: TrainingConfig, seed: int, path: str | os.PathLike) -> str:
     """Train MaskablePPO as `config` trains the thesis's agent (same budget); save it at `path`."""
     torch.set_num_threads(config.threads)
     env = make_environment(config)
     env.reset(seed=seed)
     steps = config.trajectories * env.sampler.length  # one training simulation's decisions (no waits)
-    ppo = {"gamma": 0.99, "lam": 0.95, "clip": 0.1, "lr_actor": 1e-3, "minibatch_size": 32, "epochs": 50,
-           **config.ppo}
-    vector = VecNormalize(DummyVecEnv([lambda: env]), norm_obs=False, norm_reward=True, gamma=ppo["gamma"])
-    model = MaskablePPO("MultiInputPolicy", vector, learning_rate=ppo["lr_actor"], n_steps=steps,
-                        batch_size=min(ppo["minibatch_size"], steps), n_epochs=ppo["epochs"], gamma=ppo["gamma"],
-                        gae_lambda=ppo["lam"], clip_range=ppo["clip"], seed=seed, device="cpu",
-                        policy_kwargs={"features_extractor_class": RowFeatures, "share_features_extractor": False})
+    ppo = PPOSettings(**config.ppo)  # the configuration's values, the thesis's defaults where it is silent
+    vector = VecNormalize(DummyVecEnv([lambda: env]), norm_obs=False, norm_reward=True, gamma=ppo.gamma)
+    model = MaskablePPO("MultiInputPolicy", vector, learning_rate=ppo.lr_actor, n_steps=steps,
+                        batch_size=min(ppo.minibatch_size, steps), n_epochs=ppo.epochs, gamma=ppo.gamma,
+                        gae_lambda=ppo.lam, clip_range=ppo.clip, seed=seed, device="cpu", policy_kwargs=POLICY_KWARGS)
     model.learn(total_timesteps=config.simulations * steps)
     model.save(os.fspath(path))
     env.close()
@@ -79,8 +82,7 @@ def evaluate_maskable(model_path: str | os.PathLike, config: TrainingConfig, run
     env = make_environment(config, trajectory_length=None, trajectory_origin=0)
     if untrained_seed is not None:
         model = MaskablePPO("MultiInputPolicy", DummyVecEnv([lambda: env]), seed=untrained_seed, device="cpu",
-                            policy_kwargs={"features_extractor_class": RowFeatures,
-                                           "share_features_extractor": False})
+                            policy_kwargs=POLICY_KWARGS)
     else:
         model = MaskablePPO.load(os.fspath(model_path), device="cpu")
     results = []

@@ -159,17 +159,23 @@ def maskable_train_and_test(name: str, seed: int, out: Path, runs: int, retrain:
              "training_s": trained_s, **_stats(runs_list)}]
 
 
-def random_valid(experiment: str, wait: bool, num_jobs: int, runs: int) -> dict:
-    """A uniformly random valid action at each step (decider random-pairs), `runs` seeds."""
+def random_valid(name: str, runs: int) -> dict:
+    """A uniformly random valid action at each step (decider random-pairs), `runs` seeds, on the
+    steps configuration `name` trains on (its jobs in view, wait action and wait budget)."""
     import joulesim
+    from joulesim.rl.training import make_environment
+    from joulesim.rl.training_config import load_training_config
 
+    env = make_environment(load_training_config(HERE / f"{name}.toml"))
+    options = {"num_jobs": str(env.num_jobs), "wait": str(env.wait_action).lower(),
+               "wait_interval": repr(env.wait_interval), "max_waits": str(env.max_waits)}
+    env.close()
+    experiment, wait = CONFIGURATIONS[name][0], env.wait_action
     inputs = INPUTS[experiment]
     results = []
     for run in range(runs):
         result = joulesim.simulate(inputs / "platform.json", inputs / "workload.json", "random-pairs",
-                                   options={"num_jobs": str(num_jobs), "wait": str(wait).lower(), "seed": str(run),
-                                            "max_waits": str(10 * num_jobs)},
-                                   energy=True, idle_power="irmasim")
+                                   options={**options, "seed": str(run)}, energy=True, idle_power="irmasim")
         energy, makespan = float(result.schedule["consumed_joules"]), float(result.schedule["makespan"])
         results.append({"energy": energy, "makespan": makespan, "edp": energy * makespan})
     return {"name": f"{experiment}_random{'_wait' if wait else ''}", "experiment": experiment,
@@ -309,12 +315,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{done}/{len(tasks)}, {time.perf_counter() - started:.0f} s] {name} seed {seed}: "
                   f"{outcome[0]['kind']} test-mean energy {outcome[0]['energy_avg']:,.0f} J{others}, trained in "
                   f"{outcome[0]['training_s']:.0f} s", flush=True)
-    experiments = sorted({CONFIGURATIONS[n][0] for n in names})
-    for experiment in experiments:
-        num_jobs = {"exp1": 6, "exp2": 18, "exp3": 90}[experiment]
-        for wait in (False, True):
-            if any(CONFIGURATIONS[n][0] == experiment and ("wait" in n) == wait for n in names):
-                rows.append(random_valid(experiment, wait, num_jobs, args.runs))
+    # One random row per experiment and wait option, on the steps of its first configuration.
+    firsts: dict[tuple[str, bool], str] = {}
+    for name in names:
+        firsts.setdefault((CONFIGURATIONS[name][0], "wait" in name), name)
+    for name in firsts.values():
+        rows.append(random_valid(name, args.runs))
     results = pd.DataFrame(rows)
     if len(previous):  # keep what was not rerun this time (by configuration and kind of agent)
         rerun = set(zip(results.name, results.kind))
