@@ -18,7 +18,10 @@ for the baselines on the same observation: the untrained agent of each seed, and
 random valid action (decider random-pairs). Tables in the form of 4.6, 4.11 and 4.14: mean and
 standard deviation over the training seeds of each test metric's reduction against (a) the
 heuristic the thesis names as best and (b) the best heuristic of the grid here. Results in
-out/rl_energy/ (models, curves, results.csv) and between the markers of README.md.
+out/rl_energy/ (models, curves, results.csv), and the tables between the markers of README.md
+with the per-seed figures they come from in results.csv beside it:
+
+    python experiments/rl_energy/run.py --tables        # only write the tables again from results.csv
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
 DEFAULT_OUT = REPO_ROOT / "out" / "rl_energy"  # /out/ is git-ignored
+RECORD = HERE / "results.csv"  # the rows behind README.md's tables (committed with them)
 
 #: Configuration -> (experiment, row label in the tables).
 CONFIGURATIONS = {
@@ -291,7 +295,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--maskable-only", action="store_true", help="only MaskablePPO (keeps the other results)")
     parser.add_argument("--retrain", action="store_true")
     parser.add_argument("--no-readme", action="store_true")
+    parser.add_argument("--tables", action="store_true",
+                        help="train nothing: write README.md's tables again from results.csv beside it")
     args = parser.parse_args(argv)
+    if args.tables:
+        if not RECORD.is_file():
+            parser.error(f"--tables: {RECORD} is missing; run the experiments first")
+        return write_tables(pd.read_csv(RECORD), readme=True)
     if args.seeds < 1 or args.runs < 1 or args.jobs < 1:
         parser.error("--seeds, --runs and --jobs take integers >= 1")
     names = args.only or [n for n in CONFIGURATIONS if (args.exp3 or not n.startswith("exp3"))
@@ -328,10 +338,17 @@ def main(argv: list[str] | None = None) -> int:
         results = pd.concat([kept, results], ignore_index=True)
     results = results.sort_values(["experiment", "name", "kind", "seed"]).reset_index(drop=True)
     results.to_csv(results_path, index=False)
+    return write_tables(results, readme=not args.no_readme)
+
+
+def write_tables(results: pd.DataFrame, readme: bool) -> int:
+    """Print the tables; with `readme`, put them in README.md and their rows in results.csv beside
+    it, so that the published tables can be checked seed by seed."""
     grids = {e: heuristic_grid(e) for e in results.experiment.unique()}
     text = markdown(results, grids)
     print(text)
-    if not args.no_readme:
+    if readme:
+        results.to_csv(RECORD, index=False, float_format="%.6f")
         _grid_module().replace_results(HERE / "README.md", text)
     return 0
 
