@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from joulesim.install_hint import install_hint
+from joulesim.console.install_hint import install_hint
 from joulesim.protocol.errors import JoulesimError
 
 

@@ -9,7 +9,7 @@ import pandas as pd
 
 from joulesim.analysis.metrics import DEFAULT_TAU, compute_metrics
 from joulesim.analysis.run_outputs import RunOutputs
-from joulesim.simulator.simulation import SimulationResult
+from joulesim.simulator.engine.simulation import SimulationResult
 
 
 class RunResult:

@@ -19,12 +19,12 @@ from joulesim.protocol.decider import Decider
 from joulesim.protocol.errors import JoulesimError
 from joulesim.run_interrupted import RunInterrupted
 from joulesim.simulation_inputs import PlatformSource, WorkloadSource, events_from, platform_from, workloads_from
-from joulesim.simulator.decider_link import DeciderLink
-from joulesim.simulator.input_error import InputError
-from joulesim.simulator.output_files import check_output_prefix
-from joulesim.simulator.core_task_runner import IDLE_POWER_RULES
-from joulesim.simulator.simulation import Simulation, SimulationResult
-from joulesim.simulator.simulation_config import DEFAULT_TIMEOUT_S, EVENT_GROUPINGS, SimulationConfig
+from joulesim.simulator.engine.decider_link import DeciderLink
+from joulesim.inputs.input_error import InputError
+from joulesim.simulator.output.output_files import check_output_prefix
+from joulesim.simulator.models.core_task_runner import IDLE_POWER_RULES
+from joulesim.simulator.engine.simulation import Simulation, SimulationResult
+from joulesim.simulator.engine.simulation_config import DEFAULT_TIMEOUT_S, EVENT_GROUPINGS, SimulationConfig
 
 if TYPE_CHECKING:  # pandas is imported only when a result is built: the CLI needs none of it
     from joulesim.run_result import RunResult
@@ -79,7 +79,7 @@ def simulate(platform: PlatformSource = "cluster32",
         raise JoulesimError(f"idle_power={idle_power!r}: use one of {', '.join(IDLE_POWER_RULES)}")
     export_prefix = os.fspath(export) if export is not None else None
     if export_prefix is not None:
-        check_output_prefix(export_prefix)  # before anything runs (see simulator/output_files.py)
+        check_output_prefix(export_prefix)  # before anything runs (see simulator/output/output_files.py)
     platform_model = platform_from(platform, master_host, platform_name)
     nb_hosts = mmax or platform_model.nb_compute
     config = SimulationConfig(
@@ -117,7 +117,7 @@ def simulate(platform: PlatformSource = "cluster32",
     if not isinstance(decider, str):
         raise JoulesimError("in_process=False needs a decider name or 'package.module:Class' (a class or an "
                             "instance runs in this process)")
-    from joulesim.cli.decider_process import joulesim_decide_command
+    from joulesim.decider_process import joulesim_decide_command
 
     return _with_process(config, lambda endpoint: joulesim_decide_command(
         decider, endpoint, options, timeout, os.fspath(curve_keys) if curve_keys is not None else None),
@@ -214,7 +214,7 @@ def _with_process(config: SimulationConfig, command_for: Callable[[str], list[st
     """Start the decider on a private ipc:// endpoint, run, and make sure it is gone after.
     With `reports_start` (a `joulesim decide`), no output is written before it accepted its
     name and options."""
-    from joulesim.cli.decider_process import DeciderProcess, free_ipc_endpoint
+    from joulesim.decider_process import DeciderProcess, free_ipc_endpoint
 
     endpoint, directory = free_ipc_endpoint()
     process = DeciderProcess(command_for(endpoint), description, log, reports_start)

@@ -12,13 +12,13 @@ from typing import Any, Sequence
 
 import orjson
 
-from joulesim.simulator.external_events import ExternalEvent, events_from_bytes, load_external_events
-from joulesim.simulator.input_error import InputError
-from joulesim.simulator.platform_json import load_json_platform
-from joulesim.simulator.platform_loader import load_platform
-from joulesim.simulator.platform_model import Platform
-from joulesim.simulator.workload_loader import load_workload, workload_from_bytes
-from joulesim.simulator.workload_model import Workload
+from joulesim.simulator.workload.external_events import ExternalEvent, events_from_bytes, load_external_events
+from joulesim.inputs.input_error import InputError
+from joulesim.simulator.platform.platform_json import load_json_platform
+from joulesim.simulator.platform.platform_loader import load_platform
+from joulesim.simulator.platform.platform_model import Platform
+from joulesim.simulator.workload.workload_loader import load_workload, workload_from_bytes
+from joulesim.simulator.workload.workload_model import Workload
 
 #: What a platform may be given as.
 PlatformSource = str | os.PathLike | dict | Platform
@@ -51,7 +51,7 @@ def platform_from(value: PlatformSource, master_host: str | None = None,
         return load_platform(os.fspath(value), master_host, platform_name)
     raise InputError("platform", "argument", f"is a {_kind(value)}",
                      "give a platform file path, a shipped platform name, a JSON platform dict, "
-                     "or a Platform from joulesim.simulator.platform_loader.load_platform")
+                     "or a Platform from joulesim.simulator.platform.platform_loader.load_platform")
 
 
 def workloads_from(value: WorkloadSource | Sequence[WorkloadSource]) -> list[Workload]:

@@ -30,11 +30,11 @@ from bench_easy_delay import make_workload  # noqa: E402  (the same input as the
 def child(workload: str, prefix: str, energy: bool, options: dict[str, str]) -> dict:
     from joulesim.deciders import load_decider
     from joulesim.protocol.transport_inprocess import InProcessRequester
-    from joulesim.simulator.decider_link import DeciderLink
-    from joulesim.simulator.platform_loader import load_platform
-    from joulesim.simulator.simulation import Simulation
-    from joulesim.simulator.simulation_config import SimulationConfig
-    from joulesim.simulator.workload_loader import load_workload
+    from joulesim.simulator.engine.decider_link import DeciderLink
+    from joulesim.simulator.platform.platform_loader import load_platform
+    from joulesim.simulator.engine.simulation import Simulation
+    from joulesim.simulator.engine.simulation_config import SimulationConfig
+    from joulesim.simulator.workload.workload_loader import load_workload
 
     config = SimulationConfig(platform=load_platform("homogeneous240"), mmax=128, energy=energy,
                               workloads=[load_workload(workload, "w0")], export_prefix=prefix)

@@ -64,7 +64,7 @@ def make_problem(nb_tasks: int, rng: np.random.Generator):
 
 
 def main() -> None:
-    from joulesim.simulator.ptask_sharing import fair_bottleneck_periods
+    from joulesim.simulator.models.ptask_sharing import fair_bottleneck_periods
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20)

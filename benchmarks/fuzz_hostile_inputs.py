@@ -106,8 +106,8 @@ _FILE_JUNK = ['"', "<", ">", "{", "}", "[", "]", ",", "-", "1e999", "nan", "0", 
 
 def run_file_case(seed: int, directory: str) -> CaseResult:
     from joulesim.protocol.errors import JoulesimError
-    from joulesim.simulator.platform_loader import load_platform
-    from joulesim.simulator.workload_loader import load_workload
+    from joulesim.simulator.platform.platform_loader import load_platform
+    from joulesim.simulator.workload.workload_loader import load_workload
     from joulesim.workload_tools.swf import convert_swf
 
     rng = random.Random(seed)

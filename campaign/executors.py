@@ -22,10 +22,10 @@ import urllib.parse
 from typing import Any, Callable, Iterable, Iterator
 
 from joulesim.campaign.instance_worker import run_instance
-from joulesim.install_hint import install_hint
+from joulesim.console.install_hint import install_hint
 from joulesim.protocol.errors import JoulesimError
-from joulesim.simulator.input_error import InputError
-from joulesim.simulator.json_input import clip
+from joulesim.inputs.input_error import InputError
+from joulesim.inputs.json_input import clip
 
 #: Seconds past an instance's time limit before the local pool kills its worker.
 KILL_GRACE_S = 30.0

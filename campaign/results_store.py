@@ -48,7 +48,7 @@ class ResultsStore:
         """Refuse a results folder that cannot hold the results, before any work starts: a file,
         a place where nothing can be written (/proc, a read-only disk), or a results table or
         sub-folder of the wrong kind (which would fail only after the last instance)."""
-        from joulesim.simulator.input_error import InputError
+        from joulesim.inputs.input_error import InputError
 
         fix = "give --out a folder you can write to (it is created if missing)"
         if os.path.exists(self.directory) and not os.path.isdir(self.directory):
@@ -142,7 +142,7 @@ def _atomic(path: str, write: Any) -> None:
 
 def read_table(path: str) -> pd.DataFrame:
     """A results table (a campaign folder, its results.csv or its results.parquet)."""
-    from joulesim.simulator.input_error import InputError
+    from joulesim.inputs.input_error import InputError
 
     if os.path.isdir(path):
         parquet = os.path.join(path, "results.parquet")

@@ -19,7 +19,7 @@ from joulesim.campaign.results_store import ResultsStore
 from joulesim.campaign.study_file import Study, load_study
 from joulesim.campaign.workload_preparation import prepare, prepared_path
 from joulesim.protocol.errors import JoulesimError
-from joulesim.simulator.input_error import InputError
+from joulesim.inputs.input_error import InputError
 
 
 @dataclass
@@ -158,6 +158,6 @@ def run_campaign(path: str, directory: str | None = None, workers: int | None = 
 def _bar(enabled: bool, total: int, description: str, unit: str) -> Any:
     if not enabled or total == 0:
         return None
-    from joulesim.progress_bar import progress_bar
+    from joulesim.console.progress_bar import progress_bar
 
     return progress_bar(total, description, unit)

@@ -41,10 +41,10 @@ from typing import Any, Callable
 
 from joulesim.campaign.option_grid import count_options, expand_options
 from joulesim.protocol.errors import JoulesimError
-from joulesim.simulator.input_error import InputError
-from joulesim.simulator.input_file import read_input_file
-from joulesim.simulator.toml_input import decode_toml
-from joulesim.simulator.json_input import clip
+from joulesim.inputs.input_error import InputError
+from joulesim.inputs.input_file import read_input_file
+from joulesim.inputs.toml_input import decode_toml
+from joulesim.inputs.json_input import clip
 
 GENERATORS = ("lublin", "batsim-eval", "grid-stream")
 DEFAULT_TIMEOUT_S = 3600.0
@@ -259,7 +259,7 @@ def _unique(check: _Checker, key: str, labels: list[str]) -> None:
 
 
 def _platforms(check: _Checker, doc: dict) -> list[PlatformSpec]:
-    from joulesim.simulator.platform_loader import list_shipped_platforms
+    from joulesim.simulator.platform.platform_loader import list_shipped_platforms
 
     def shipped() -> list[str]:
         return sorted({os.path.splitext(n)[0] for n in list_shipped_platforms()})
@@ -293,7 +293,7 @@ def _int_list(check: _Checker, where: str, value: Any, what: str) -> list[int]:
 
 
 def _workloads(check: _Checker, doc: dict, platform_labels: set[str]) -> list[WorkloadSpec]:
-    from joulesim.simulator.workload_loader import list_shipped_workloads
+    from joulesim.simulator.workload.workload_loader import list_shipped_workloads
     from joulesim.workload_tools.swf import convert_swf
 
     specs = []
@@ -431,7 +431,7 @@ def _deciders(check: _Checker, doc: dict) -> list[DeciderSpec]:
 
 def _try_deciders(check: _Checker, deciders: list[DeciderSpec]) -> None:
     """Try every option combination of every decider (thousands take seconds: show progress)."""
-    from joulesim.progress_bar import progress_bar
+    from joulesim.console.progress_bar import progress_bar
 
     total = sum(len(decider.combinations) for decider in deciders if decider.name is not None)
     with progress_bar(total, "checking decider options", "option set") as bar:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from joulesim.simulator.external_events import load_external_events
-from joulesim.simulator.output_files import check_output_prefix
-from joulesim.simulator.platform_loader import load_platform
-from joulesim.simulator.simulation_config import SimulationConfig
-from joulesim.simulator.workload_loader import load_workload
+from joulesim.simulator.workload.external_events import load_external_events
+from joulesim.simulator.output.output_files import check_output_prefix
+from joulesim.simulator.platform.platform_loader import load_platform
+from joulesim.simulator.engine.simulation_config import SimulationConfig
+from joulesim.simulator.workload.workload_loader import load_workload
 
 
 def build_config(options: dict[str, Any]) -> SimulationConfig:
@@ -19,7 +19,7 @@ def build_config(options: dict[str, Any]) -> SimulationConfig:
     nb_hosts = options["mmax"] or platform.nb_compute
     events = load_external_events(options["events_path"], nb_hosts) if options["events_path"] else []
     # By default a bar on a terminal, and in a log a line every few seconds once a run has
-    # lasted a few seconds (short runs print nothing): see joulesim.progress_bar.
+    # lasted a few seconds (short runs print nothing): see joulesim.console.progress_bar.
     progress = options["progress"] is not False
     return SimulationConfig(
         platform=platform,

@@ -17,14 +17,14 @@ from typing import Any, Callable  # noqa: E402
 import click  # noqa: E402
 
 from joulesim.cli.build_simulation import build_config  # noqa: E402
-from joulesim.cli.decider_process import DeciderProcess, free_ipc_endpoint, joulesim_decide_command  # noqa: E402
+from joulesim.decider_process import DeciderProcess, free_ipc_endpoint, joulesim_decide_command  # noqa: E402
 from joulesim.cli.error_reporting import reports_errors  # noqa: E402
 from joulesim.cli.lazy_group import LazyGroup  # noqa: E402
 from joulesim.cli.number_options import DecimalRange  # noqa: E402
 from joulesim.cli.simulate_options import (  # noqa: E402
     check_endpoint, check_timeout, curve_keys_option, parse_key_values, simulate_options, split_simulate_kwargs,
 )
-from joulesim.cli.start_handshake import reports_failure, reports_start  # noqa: E402
+from joulesim.start_handshake import reports_failure, reports_start  # noqa: E402
 from joulesim.cli.summary import print_summary  # noqa: E402
 from joulesim.protocol.errors import JoulesimError  # noqa: E402
 from joulesim.protocol.transport_zmq import DEFAULT_ENDPOINT  # noqa: E402
@@ -191,7 +191,7 @@ def _report_decider_bug(name: str, decider: Any) -> None:
 @click.option("--parent-pid", type=int, default=None, hidden=True,
               help="Set by `joulesim run`: exit when that process is gone.")
 @click.option("--ready-fd", type=int, default=None, hidden=True,
-              help="Set by `joulesim run`: a pipe to report on once built (cli/start_handshake.py).")
+              help="Set by `joulesim run`: a pipe to report on once built (api/start_handshake.py).")
 @reports_errors
 def decide(name: str | None, endpoint: str, decider_options: tuple[str, ...], timeout_s: float,
            list_deciders: bool, curve_keys: str | None, parent_pid: int | None, ready_fd: int | None) -> None:

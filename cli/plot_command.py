@@ -63,7 +63,7 @@ def _compare(prefixes: list[str], path: str, x: str, y: str, tau: float) -> None
 
 def _node_groups(platform: str, platform_name: str | None) -> list[tuple[str, int, int]] | None:
     """(node name, first core, last core) per node of a node-model platform; None otherwise."""
-    from joulesim.simulator.platform_loader import load_platform
+    from joulesim.simulator.platform.platform_loader import load_platform
 
     hierarchy = load_platform(platform, platform_name=platform_name).nodes
     if hierarchy is None:

@@ -45,7 +45,7 @@ def slurm(workload: str, slurm_conf: str | None, local_nodes: int | None, decide
     import signal
     import sys
 
-    from joulesim.simulator.workload_loader import load_workload
+    from joulesim.simulator.workload.workload_loader import load_workload
 
     # A TERM (kill, a container stopping) unwinds like Ctrl-C: jobs left on Slurm are cancelled
     # and a local cluster is stopped on the way out.
@@ -72,9 +72,9 @@ def _run(jobs, slurm_conf: str | None, decider: str, decider_options: tuple[str,
          export_prefix: str, timeout_s: float, progress: bool) -> None:
     from joulesim.adapters.slurm.adapter import SlurmAdapter
     from joulesim.adapters.slurm.slurm_commands import SlurmCommands
-    from joulesim.cli.decider_process import DeciderProcess, free_ipc_endpoint, joulesim_decide_command
+    from joulesim.decider_process import DeciderProcess, free_ipc_endpoint, joulesim_decide_command
     from joulesim.protocol.transport_zmq import ZmqRequester
-    from joulesim.simulator.decider_link import DeciderLink
+    from joulesim.simulator.engine.decider_link import DeciderLink
 
     path = f"{export_prefix}_slurm_jobs.csv"
     _check_output(export_prefix, path)  # before any job reaches Slurm, not after the whole run
@@ -116,8 +116,8 @@ def _run(jobs, slurm_conf: str | None, decider: str, decider_options: tuple[str,
 
 
 def _check_output(export_prefix: str, path: str) -> None:
-    from joulesim.simulator.input_error import InputError
-    from joulesim.simulator.output_files import check_output_prefix
+    from joulesim.inputs.input_error import InputError
+    from joulesim.simulator.output.output_files import check_output_prefix
 
     check_output_prefix(export_prefix)
     if os.path.isdir(path):

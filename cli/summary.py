@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from joulesim.simulator.output_files import output_path
-from joulesim.simulator.simulation import SimulationResult
+from joulesim.simulator.output.output_files import output_path
+from joulesim.simulator.engine.simulation import SimulationResult
 
 
 def print_summary(result: SimulationResult, export_prefix: str) -> None:

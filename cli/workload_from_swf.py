@@ -12,7 +12,7 @@ from joulesim.protocol.errors import JoulesimError
 def _speed(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
     if value is None:
         return None
-    from joulesim.simulator.platform_checks import parse_speed
+    from joulesim.simulator.platform.platform_checks import parse_speed
 
     try:
         return parse_speed("--speed", "option", value)
@@ -82,7 +82,7 @@ def from_swf(trace: str, output: str, profile: str, speed: float | None, missing
 def _run(trace: str, output: str, report_json: str | None, options: dict) -> None:
     import orjson
 
-    from joulesim.simulator.input_error import InputError
+    from joulesim.inputs.input_error import InputError
     from joulesim.workload_tools.swf import convert_swf, format_report, write_workload
 
     if options["profile"] == "compute" and options["speed"] is None:

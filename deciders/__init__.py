@@ -19,29 +19,29 @@ if TYPE_CHECKING:
 
 #: Registered decider names -> "module:Class".
 DECIDERS: dict[str, str] = {
-    "fcfs": "joulesim.deciders.fcfs:FCFS",
-    "sjf": "joulesim.deciders.sjf:SJF",
-    "easy": "joulesim.deciders.easy:EasyBackfilling",
-    "conservative": "joulesim.deciders.conservative:ConservativeBackfilling",
-    "rejecter": "joulesim.deciders.rejecter:Rejecter",
+    "fcfs": "joulesim.deciders.batch.fcfs:FCFS",
+    "sjf": "joulesim.deciders.batch.sjf:SJF",
+    "easy": "joulesim.deciders.batch.easy:EasyBackfilling",
+    "conservative": "joulesim.deciders.batch.conservative:ConservativeBackfilling",
+    "rejecter": "joulesim.deciders.batch.rejecter:Rejecter",
     # Energy-aware policies (seed 001, chapters 6 and 7).
-    "proportional": "joulesim.deciders.proportional_shutdown:ProportionalShutdown",
-    "inertial": "joulesim.deciders.inertial_shutdown:InertialShutdown",
-    "powercap": "joulesim.deciders.power_capped_easy:PowerCappedEasy",
-    "energybud": "joulesim.deciders.energy_budget:EnergyBudget",
-    "reducepc": "joulesim.deciders.energy_budget:ReducePC",
-    "heuristic": "joulesim.deciders.irmasim_heuristic:IrmasimHeuristic",
-    "pcbe": "joulesim.deciders.pcbe:PCBE",
+    "proportional": "joulesim.deciders.energy.proportional_shutdown:ProportionalShutdown",
+    "inertial": "joulesim.deciders.energy.inertial_shutdown:InertialShutdown",
+    "powercap": "joulesim.deciders.energy.power_capped_easy:PowerCappedEasy",
+    "energybud": "joulesim.deciders.energy.energy_budget:EnergyBudget",
+    "reducepc": "joulesim.deciders.energy.energy_budget:ReducePC",
+    "heuristic": "joulesim.deciders.node.irmasim_heuristic:IrmasimHeuristic",
+    "pcbe": "joulesim.deciders.node.pcbe:PCBE",
     # Utility-ordered queues (seed 003): Tang et al. 2009's WFP3 and UNICEF, learned F1/F2.
-    "wfp": "joulesim.deciders.utility_policies:WFP3Policy",
-    "unicef": "joulesim.deciders.utility_policies:UnicefPolicy",
-    "utility": "joulesim.deciders.utility_policies:UtilityPolicy",
+    "wfp": "joulesim.deciders.batch.utility_policies:WFP3Policy",
+    "unicef": "joulesim.deciders.batch.utility_policies:UnicefPolicy",
+    "utility": "joulesim.deciders.batch.utility_policies:UtilityPolicy",
     # Seed 004's broker: one EASY (with shutdown) per cluster, jobs sent by algorithm S or P.
-    "broker": "joulesim.deciders.cluster_broker:ClusterBroker",
+    "broker": "joulesim.deciders.grid.cluster_broker:ClusterBroker",
     # Seed 002's Energy scheduler: a policy trained by `joulesim rl train` (needs the rl extra).
-    "rl": "joulesim.deciders.rl_policy:RLPolicy",
+    "rl": "joulesim.rl.trained_policy:RLPolicy",
     # Its yardstick: the same steps, each action drawn uniformly among the valid ones.
-    "random-pairs": "joulesim.deciders.random_pairs:RandomPairs",
+    "random-pairs": "joulesim.deciders.learned.random_pairs:RandomPairs",
 }
 
 #: Shutdown options: giving any of them to a decider below selects its variant with
@@ -49,10 +49,10 @@ DECIDERS: dict[str, str] = {
 #: t_idle=300` is EASY with opportunistic shutdown; plain `easy` is untouched).
 SHUTDOWN_OPTION_NAMES = ("t_idle", "compute_pstate", "sleep_pstate")
 OPTION_VARIANTS: dict[str, str] = {
-    "easy": "joulesim.deciders.easy_shutdown:EasyWithShutdown",
-    "energybud": "joulesim.deciders.budgeted_easy_shutdown:EnergyBudgetWithShutdown",
-    "reducepc": "joulesim.deciders.budgeted_easy_shutdown:ReducePCWithShutdown",
-    "powercap": "joulesim.deciders.budgeted_easy_shutdown:PowerCappedEasyWithShutdown",
+    "easy": "joulesim.deciders.energy.easy_shutdown:EasyWithShutdown",
+    "energybud": "joulesim.deciders.energy.budgeted_easy_shutdown:EnergyBudgetWithShutdown",
+    "reducepc": "joulesim.deciders.energy.budgeted_easy_shutdown:ReducePCWithShutdown",
+    "powercap": "joulesim.deciders.energy.budgeted_easy_shutdown:PowerCappedEasyWithShutdown",
 }
 
 __all__ = ["DECIDERS", "DeciderChoiceError", "accepted_options", "check_options", "load_decider",

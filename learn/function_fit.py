@@ -1,6 +1,6 @@
 """`joulesim learn fit`: seed 003's non-linear regression of the scores on f(r, n, s).
 
-Every candidate form of `joulesim.deciders.utility_functions.learn_forms` (F1's product shape
+Every candidate form of `joulesim.deciders.batch.utility_functions.learn_forms` (F1's product shape
 and F2's sum shape with r and n taken as is, square-rooted or log10'd, plus c3 log10 s) is
 fitted to the scores by least squares (scipy.optimize.least_squares, trust region), and the
 forms are ranked by the mean absolute distance between the scores and the function's values,
@@ -25,14 +25,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from joulesim.install_hint import install_hint
-from joulesim.deciders.utility_functions import FORM_ALIASES, PAPER_FUNCTIONS, learn_forms
+from joulesim.console.install_hint import install_hint
+from joulesim.deciders.batch.utility_functions import FORM_ALIASES, PAPER_FUNCTIONS, learn_forms
 from joulesim.learn.output_paths import make_output_folder, write_via_temporary
 from joulesim.protocol.errors import JoulesimError
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME
-from joulesim.simulator.input_error import InputError
-from joulesim.simulator.input_file import check_input_file
-from joulesim.simulator.json_input import MAX_INT32
+from joulesim.inputs.input_error import InputError
+from joulesim.inputs.input_file import check_input_file
+from joulesim.inputs.json_input import MAX_INT32
 
 __all__ = ["fit_forms", "FitResult", "read_scores", "write_fit"]
 

@@ -32,7 +32,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from joulesim.install_hint import install_hint
+from joulesim.console.install_hint import install_hint
 
 try:
     import numba

@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable
 
 from joulesim.protocol.errors import JoulesimError
-from joulesim.simulator.input_error import InputError
+from joulesim.inputs.input_error import InputError
 
 __all__ = ["check_output_file", "make_output_folder", "write_via_temporary"]
 

@@ -34,15 +34,15 @@ import gymnasium as gym
 import numpy as np
 from greenlet import GreenletExit, greenlet
 
-from joulesim.deciders.pair_decider import PairDecider
-from joulesim.deciders.pair_observation import FEATURES, NORMALISATIONS, check_features
+from joulesim.deciders.learned.pair_decider import PairDecider
+from joulesim.deciders.learned.pair_observation import FEATURES, NORMALISATIONS, check_features
 from joulesim.protocol.errors import JoulesimError
 from joulesim.protocol.transport_inprocess import InProcessRequester
 from joulesim.rl.trajectories import TrajectorySampler
 from joulesim.simulation_inputs import platform_from, workloads_from
-from joulesim.simulator.decider_link import DeciderLink
-from joulesim.simulator.simulation import Simulation
-from joulesim.simulator.simulation_config import SimulationConfig
+from joulesim.simulator.engine.decider_link import DeciderLink
+from joulesim.simulator.engine.simulation import Simulation
+from joulesim.simulator.engine.simulation_config import SimulationConfig
 
 __all__ = ["NodeSchedulingEnv", "OBJECTIVES", "MAX_ACTIONS"]
 

@@ -29,7 +29,7 @@ def evaluate_model(model: str | os.PathLike, platform: Any, workload: Any, runs:
                    mode: str = "sample", seed: int = 0, platform_name: str | None = None,
                    idle_power: str = "irmasim", progress: bool = False) -> Evaluation:
     import joulesim
-    from joulesim.deciders.rl_policy import RLPolicy
+    from joulesim.rl.trained_policy import RLPolicy
     from joulesim.simulation_inputs import platform_from
 
     from joulesim.rl.model_file import load_agent
@@ -40,7 +40,7 @@ def evaluate_model(model: str | os.PathLike, platform: Any, workload: Any, runs:
     results = []
     bar = None
     if progress:
-        from joulesim.progress_bar import progress_bar
+        from joulesim.console.progress_bar import progress_bar
         bar = progress_bar(runs, "evaluating", "run")
     for run in range(runs):
         loaded[0].reseed(seed + run)  # as a fresh load with this seed would start

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from joulesim.install_hint import install_hint
+from joulesim.console.install_hint import install_hint
 from joulesim.protocol.errors import JoulesimError
 from joulesim.rl.ppo import PPOSettings
 from joulesim.rl.training import make_environment

@@ -27,7 +27,7 @@ import numpy as np
 
 from joulesim.rl.environment import NodeSchedulingEnv
 from joulesim.rl.training_config import TrainingConfig
-from joulesim.simulator.input_error import InputError
+from joulesim.inputs.input_error import InputError
 
 __all__ = ["train", "TrainingOutcome", "make_environment", "prepare_output_folder", "check_memory", "COLUMNS"]
 
@@ -146,7 +146,7 @@ def train(config: TrainingConfig, out_dir: str | os.PathLike, progress: bool = T
     rows: list[dict[str, Any]] = []
     bar = None
     if progress:
-        from joulesim.progress_bar import progress_bar
+        from joulesim.console.progress_bar import progress_bar
         bar = progress_bar(config.simulations, "training", "sim", file=log)
     remove_earlier_outputs(out_dir)
     env.reset(seed=config.seed)  # seeds the trajectory sampler; every later reset continues its stream

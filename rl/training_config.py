@@ -28,12 +28,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from joulesim.campaign.executors import default_workers
-from joulesim.deciders.pair_observation import FEATURES, NORMALISATIONS
+from joulesim.deciders.learned.pair_observation import FEATURES, NORMALISATIONS
 from joulesim.rl.networks import NETWORKS
-from joulesim.simulator.core_task_runner import IDLE_POWER_RULES
-from joulesim.simulator.input_error import InputError
-from joulesim.simulator.input_file import read_input_file
-from joulesim.simulator.toml_input import decode_toml
+from joulesim.simulator.models.core_task_runner import IDLE_POWER_RULES
+from joulesim.inputs.input_error import InputError
+from joulesim.inputs.input_file import read_input_file
+from joulesim.inputs.toml_input import decode_toml
 
 __all__ = ["TrainingConfig", "load_training_config", "config_from_dict"]
 

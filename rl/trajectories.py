@@ -12,7 +12,7 @@ import dataclasses
 import numpy as np
 
 from joulesim.protocol.errors import JoulesimError
-from joulesim.simulator.workload_model import Workload
+from joulesim.simulator.workload.workload_model import Workload
 
 __all__ = ["TrajectorySampler"]
 

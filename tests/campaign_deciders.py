@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from joulesim.deciders.fcfs import FCFS
+from joulesim.deciders.batch.fcfs import FCFS
 
 
 class CrashingDecider(FCFS):

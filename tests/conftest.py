@@ -115,12 +115,12 @@ def run_in_process(decider, platform: str, workloads: list[str], prefix: str, **
     the simulator) has its own tests (test_batsim_message_grouping.py, test_simgrid_kernel.py)."""
     config.setdefault("event_grouping", "per-time")
     from joulesim.protocol.transport_inprocess import InProcessRequester
-    from joulesim.simulator.decider_link import DeciderLink
-    from joulesim.simulator.external_events import load_external_events
-    from joulesim.simulator.platform_loader import load_platform
-    from joulesim.simulator.simulation import Simulation
-    from joulesim.simulator.simulation_config import SimulationConfig
-    from joulesim.simulator.workload_loader import load_workload
+    from joulesim.simulator.engine.decider_link import DeciderLink
+    from joulesim.simulator.workload.external_events import load_external_events
+    from joulesim.simulator.platform.platform_loader import load_platform
+    from joulesim.simulator.engine.simulation import Simulation
+    from joulesim.simulator.engine.simulation_config import SimulationConfig
+    from joulesim.simulator.workload.workload_loader import load_workload
 
     platform_model = load_platform(platform)
     events_path = config.pop("events_path", None)

@@ -74,7 +74,7 @@ def _table_change(table, rng: random.Random) -> str:
 
 
 def _best_is_readable(best: str) -> str | None:
-    from joulesim.deciders.utility_functions import load_function_file
+    from joulesim.deciders.batch.utility_functions import load_function_file
     from joulesim.protocol.errors import JoulesimError
 
     try:

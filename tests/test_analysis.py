@@ -163,7 +163,7 @@ def test_missing_matplotlib_is_a_readable_error(small, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     result = CliRunner().invoke(plot, [small])
     # The command that installs the extra for this installation (here: the checkout's folder).
-    from joulesim.install_hint import install_hint
+    from joulesim.console.install_hint import install_hint
 
     assert result.exit_code == 1 and install_hint("plot") in result.output and "[plot]'" in result.output
 

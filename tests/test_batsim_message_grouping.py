@@ -1,7 +1,7 @@
 """Which events reach the decider together, and when: Batsim 4.2.1's messages (issue 24 §2).
 
-Expected values come from Batsim's code and SimGrid 3.32's kernel (see simulator/batsim_actors.py
-and simulator/simgrid_kernel.py), checked against real Batsim 4.2.1 and batsched built outside the
+Expected values come from Batsim's code and SimGrid 3.32's kernel (see simulator/engine/batsim_actors.py
+and simulator/engine/simgrid_kernel.py), checked against real Batsim 4.2.1 and batsched built outside the
 repository; the public case of ../shared/reference/batsim-message-grouping/ is replayed line by line.
 """
 
@@ -98,8 +98,8 @@ def test_exact_times_of_messages_and_jobs(tmp_path):
     assert (records["w0!a"].start, records["w0!a"].finish) == (2.000000003, 7.000000003)
     assert abs(records["w0!a"].start - (2.0 + 3 * HOP)) < 1e-15
     assert [m["now"] for m in decider.messages] == [0.0, 2.0, 2.0, 7.0, 7.0]
-    from joulesim.simulator.ipc_routes import MASTER, IpcRoutes
-    from joulesim.simulator.platform_loader import load_platform
+    from joulesim.simulator.engine.ipc_routes import MASTER, IpcRoutes
+    from joulesim.simulator.platform.platform_loader import load_platform
     routes = IpcRoutes(load_platform(cluster(tmp_path)))
     assert routes.route(0, MASTER).rate == 1e9 and routes.route(MASTER, MASTER).rate == 1e9
 
@@ -107,11 +107,11 @@ def test_exact_times_of_messages_and_jobs(tmp_path):
 def run_keeping_records(decider, platform: str, workload: str, **config):
     """run_in_process, returning the simulation's job records (their exact times)."""
     from joulesim.protocol.transport_inprocess import InProcessRequester
-    from joulesim.simulator.decider_link import DeciderLink
-    from joulesim.simulator.platform_loader import load_platform
-    from joulesim.simulator.simulation import Simulation
-    from joulesim.simulator.simulation_config import SimulationConfig
-    from joulesim.simulator.workload_loader import load_workload
+    from joulesim.simulator.engine.decider_link import DeciderLink
+    from joulesim.simulator.platform.platform_loader import load_platform
+    from joulesim.simulator.engine.simulation import Simulation
+    from joulesim.simulator.engine.simulation_config import SimulationConfig
+    from joulesim.simulator.workload.workload_loader import load_workload
 
     sim = Simulation(SimulationConfig(platform=load_platform(platform), workloads=[load_workload(workload, "w0")],
                                       export_prefix=None, **config), DeciderLink(InProcessRequester(decider)))

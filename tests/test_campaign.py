@@ -20,7 +20,7 @@ from joulesim.campaign.option_grid import expand_options
 from joulesim.campaign.runner import run_campaign
 from joulesim.campaign.study_file import load_study
 from joulesim.protocol.errors import JoulesimError
-from joulesim.simulator.input_error import InputError
+from joulesim.inputs.input_error import InputError
 
 TESTS = Path(__file__).resolve().parent
 
@@ -479,7 +479,7 @@ def test_an_unwritable_out_is_one_line_from_the_cli(tmp_path):
 
 
 def test_campaign_progress_is_a_line_per_update_in_a_log(tmp_path, monkeypatch, capsys):
-    from joulesim import progress_bar
+    from joulesim.console import progress_bar
 
     monkeypatch.setattr(progress_bar, "PLAIN_DELAY_S", 0.0)
     monkeypatch.setattr(progress_bar, "PLAIN_INTERVAL_S", 0.0)

@@ -283,7 +283,7 @@ def start_blocking_run(tmp_path: Path, at_call: int, *extra: str, new_session: b
     os.mkfifo(fifo)
     (tmp_path / "blocking_easy.py").write_text(textwrap.dedent(f"""
         import os, threading
-        from joulesim.deciders.easy import EasyBackfilling
+        from joulesim.deciders.batch.easy import EasyBackfilling
 
         class BlockAt(EasyBackfilling):
             calls = 0

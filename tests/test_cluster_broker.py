@@ -88,8 +88,8 @@ def test_algorithm_p_weighs_the_price_by_the_node_power():
 
 
 def test_the_day_and_night_tariffs_follow_the_clusters_local_time():
-    from joulesim.deciders.cluster_broker import Tariff
-    from joulesim.deciders.cluster_router import clusters_of
+    from joulesim.deciders.grid.cluster_broker import Tariff
+    from joulesim.deciders.grid.cluster_router import clusters_of
 
     props = {"cluster": "x", "price": "20", "night_price": "5", "utc_offset": "+2", "day_start": "8", "day_end": "20"}
     (cluster,) = clusters_of([{"id": 0, "name": "h", "properties": props}], "broker")

@@ -12,19 +12,14 @@ from procset import ProcSet
 from conftest import send
 
 from joulesim.deciders import DECIDERS, describe_deciders, load_decider
-from joulesim.deciders.conservative import ConservativeBackfilling
-from joulesim.deciders.easy import EasyBackfilling
-from joulesim.deciders.fcfs import FCFS
-from joulesim.deciders.queue_policy import (
-    QueuePolicy,
-    WaitingQueue,
-    lowest_bits,
-    mask_runs,
-    mask_to_procset,
-    procset_to_mask,
-)
-from joulesim.deciders.rejecter import Rejecter
-from joulesim.deciders.sjf import SJF
+from joulesim.deciders.batch.conservative import ConservativeBackfilling
+from joulesim.deciders.batch.easy import EasyBackfilling
+from joulesim.deciders.batch.fcfs import FCFS
+from joulesim.deciders.common.machine_masks import lowest_bits, mask_runs, mask_to_procset, procset_to_mask
+from joulesim.deciders.common.queue_policy import QueuePolicy
+from joulesim.deciders.common.waiting_queue import WaitingQueue
+from joulesim.deciders.batch.rejecter import Rejecter
+from joulesim.deciders.batch.sjf import SJF
 from joulesim.protocol.decider import SubmittedJob
 from joulesim.protocol.errors import JoulesimError
 
@@ -93,15 +88,15 @@ def start(name: str, n: int, *, unavailable: tuple[int, ...] = ()):
 
 # --------------------------------------------------------------------------- registry
 def test_registry_loads_every_decider_class():
-    from joulesim.deciders.cluster_broker import ClusterBroker
-    from joulesim.deciders.energy_budget import EnergyBudget, ReducePC
-    from joulesim.deciders.inertial_shutdown import InertialShutdown
-    from joulesim.deciders.irmasim_heuristic import IrmasimHeuristic
-    from joulesim.deciders.pcbe import PCBE
-    from joulesim.deciders.power_capped_easy import PowerCappedEasy
-    from joulesim.deciders.proportional_shutdown import ProportionalShutdown
-    from joulesim.deciders.random_pairs import RandomPairs
-    from joulesim.deciders.utility_policies import UnicefPolicy, UtilityPolicy, WFP3Policy
+    from joulesim.deciders.grid.cluster_broker import ClusterBroker
+    from joulesim.deciders.energy.energy_budget import EnergyBudget, ReducePC
+    from joulesim.deciders.energy.inertial_shutdown import InertialShutdown
+    from joulesim.deciders.node.irmasim_heuristic import IrmasimHeuristic
+    from joulesim.deciders.node.pcbe import PCBE
+    from joulesim.deciders.energy.power_capped_easy import PowerCappedEasy
+    from joulesim.deciders.energy.proportional_shutdown import ProportionalShutdown
+    from joulesim.deciders.learned.random_pairs import RandomPairs
+    from joulesim.deciders.batch.utility_policies import UnicefPolicy, UtilityPolicy, WFP3Policy
 
     expected = {"fcfs": FCFS, "sjf": SJF, "easy": EasyBackfilling,
                 "conservative": ConservativeBackfilling, "rejecter": Rejecter,
@@ -115,14 +110,14 @@ def test_registry_loads_every_decider_class():
         assert type(load_decider(name, {})) is cls
     # rl needs its model file (tests/test_rl_training.py); its class loads without torch.
     from joulesim.deciders import load_decider_class
-    from joulesim.deciders.rl_policy import RLPolicy
+    from joulesim.rl.trained_policy import RLPolicy
 
     assert load_decider_class("rl") is RLPolicy
 
 
 def test_a_shutdown_option_selects_the_variant_with_opportunistic_shutdown():
-    from joulesim.deciders.budgeted_easy_shutdown import EnergyBudgetWithShutdown
-    from joulesim.deciders.easy_shutdown import EasyWithShutdown
+    from joulesim.deciders.energy.budgeted_easy_shutdown import EnergyBudgetWithShutdown
+    from joulesim.deciders.energy.easy_shutdown import EasyWithShutdown
 
     assert type(load_decider("easy", {"t_idle": "300"})) is EasyWithShutdown
     assert type(load_decider("easy", {"sleep_pstate": "1"})) is EasyWithShutdown
@@ -142,9 +137,9 @@ def test_bad_user_paths_are_joulesim_errors():
     with pytest.raises(JoulesimError, match="cannot import"):
         load_decider("no_such_module_xyz:Foo", {})
     with pytest.raises(JoulesimError, match="no class"):
-        load_decider("joulesim.deciders.fcfs:Nope", {})
+        load_decider("joulesim.deciders.batch.fcfs:Nope", {})
     with pytest.raises(JoulesimError, match="not a subclass"):
-        load_decider("joulesim.deciders.queue_policy:WaitingQueue", {})
+        load_decider("joulesim.deciders.common.queue_policy:WaitingQueue", {})
 
 
 def test_user_decider_by_module_path(tmp_path, monkeypatch):
@@ -193,10 +188,10 @@ def test_numeric_options_take_ascii_decimals_only(name, options, bad):
 
 def test_platform_properties_read_by_deciders_take_ascii_decimals_only():
     # Under Batsim the properties reach deciders unchecked: '١' and '1_0' were read as 1 and 10.
-    from joulesim.deciders.budgeted_easy import full_power
-    from joulesim.deciders.cluster_broker import _peak_watts
-    from joulesim.deciders.cluster_router import Cluster
-    from joulesim.deciders.machine_power import parse_sleep_pstates
+    from joulesim.deciders.energy.budgeted_easy import full_power
+    from joulesim.deciders.grid.cluster_broker import _peak_watts
+    from joulesim.deciders.grid.cluster_router import Cluster
+    from joulesim.deciders.common.machine_power import parse_sleep_pstates
 
     assert parse_sleep_pstates("1:2:3", "h") == [(1, 2, 3)]
     for text in ("١:2:3", "1_0:2:3", "+1:2:3"):
@@ -616,7 +611,7 @@ def test_queue_policy_requires_schedule():
 def test_lowest_bits_and_runs_agrees_with_lowest_bits():
     import random
 
-    from joulesim.deciders.queue_policy import lowest_bits, lowest_bits_and_runs, mask_runs
+    from joulesim.deciders.common.machine_masks import lowest_bits, lowest_bits_and_runs, mask_runs
 
     rng = random.Random(3)
     for _ in range(5000):

@@ -20,14 +20,14 @@ import pytest
 from conftest import send as send_message, jobs_by_id, read_csv, run_in_process, write_platform, write_workload
 
 from joulesim.deciders import load_decider
-from joulesim.deciders.budgeted_easy import MachinePlan, RefusedShapes
-from joulesim.deciders.budgeted_easy_shutdown import (
+from joulesim.deciders.energy.budgeted_easy import MachinePlan, RefusedShapes
+from joulesim.deciders.energy.budgeted_easy_shutdown import (
     EnergyBudgetWithShutdown,
     PowerCappedEasyWithShutdown,
     ReducePCWithShutdown,
 )
-from joulesim.deciders.energy_budget import EnergyBudget, ReducePC
-from joulesim.deciders.power_capped_easy import PowerCappedEasy
+from joulesim.deciders.energy.energy_budget import EnergyBudget, ReducePC
+from joulesim.deciders.energy.power_capped_easy import PowerCappedEasy
 from joulesim.protocol.errors import JoulesimError
 
 BUDGETED = ["energybud", "reducepc", "powercap"]

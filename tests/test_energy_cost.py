@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 import joulesim
 from joulesim.cli.analyze_command import analyze
-from joulesim.simulator.input_error import InputError
+from joulesim.inputs.input_error import InputError
 
 KWH = 3.6e6
 

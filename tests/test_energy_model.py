@@ -18,7 +18,7 @@ from scripted_decider import ScriptedDecider
 
 from joulesim.deciders import load_decider
 from joulesim.protocol.errors import DecisionError
-from joulesim.simulator.input_error import InputError
+from joulesim.inputs.input_error import InputError
 
 OFF, ON = 6.1, 151.52  # transition seconds (1 flop at the virtual pstate's speed)
 IDLE, FULL, SLEEP, W_OFF, W_ON = 95.0, 190.74, 9.75, 101.0, 125.17
@@ -279,7 +279,7 @@ def test_the_energy_meter_stays_exact_over_a_million_changes():
     95 W / 190.74 W host. A plain float accumulator is off by ~1e-12 relative here."""
     from types import SimpleNamespace
 
-    from joulesim.simulator.energy_meter import EnergyMeter
+    from joulesim.simulator.energy.energy_meter import EnergyMeter
 
     meter = EnergyMeter(None, [IDLE])
     n = 500_000
@@ -301,7 +301,7 @@ def test_machine_time_totals_stay_exact_over_many_moves():
     64 machines at times up to 3e7 s still give the closed form to the microsecond."""
     import io
 
-    from joulesim.simulator.machine_states import COMPUTING, IDLE, MachineStates
+    from joulesim.simulator.output.machine_states import COMPUTING, IDLE, MachineStates
 
     states = MachineStates(io.StringIO(), [0, 0, 0, 128, 0, 0])
     n = 200_000
@@ -323,7 +323,7 @@ def test_the_static_total_from_counts_is_the_exactly_rounded_sum_of_the_hosts(wa
     from collections import Counter
     from math import fsum
 
-    from joulesim.simulator.energy_meter import exact_total
+    from joulesim.simulator.energy.energy_meter import exact_total
 
     assert exact_total(Counter(watts)) == fsum(watts)
 
@@ -337,7 +337,7 @@ def test_the_static_total_is_exact_for_any_wattages_and_counts(counts):
     from collections import Counter
     from fractions import Fraction
 
-    from joulesim.simulator.energy_meter import exact_total
+    from joulesim.simulator.energy.energy_meter import exact_total
 
     assert exact_total(Counter(counts)) == float(sum(Fraction(w) * n for w, n in counts.items()))
 

@@ -23,9 +23,9 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from natsort import natsorted
 
-from joulesim.simulator import platform_checks
-from joulesim.simulator.input_error import InputError
-from joulesim.simulator.platform_checks import (
+from joulesim.simulator.platform import platform_checks
+from joulesim.inputs.input_error import InputError
+from joulesim.simulator.platform.platform_checks import (
     MAX_HOSTS,
     MAX_PSTATES,
     MAX_ZONE_DEPTH,
@@ -33,7 +33,7 @@ from joulesim.simulator.platform_checks import (
     parse_number,
     parse_speed,
 )
-from joulesim.simulator.platform_loader import load_platform
+from joulesim.simulator.platform.platform_loader import load_platform
 
 
 MASTER = '<host id="master_host" speed="1Gf"><prop id="role" value="master"/></host>'
@@ -388,12 +388,12 @@ def test_paths_that_are_not_platform_files(tmp_path):
     refused(str(tmp_path / "missing.json"), "no such file")
     if os.path.exists("/dev/zero"):  # a device would be read forever
         refused("/dev/zero", "extension")
-        from joulesim.simulator.platform_xml import load_xml_platform
+        from joulesim.simulator.platform.platform_xml import load_xml_platform
         with pytest.raises(InputError, match="/dev/zero: platform: is a device"):
             load_xml_platform("/dev/zero")
     refused(str(tmp_path / "nul\0.xml"), "no such file")
     refused("cluster32\0", "no shipped platform")
-    from joulesim.simulator.platform_json import load_json_platform
+    from joulesim.simulator.platform.platform_json import load_json_platform
     with pytest.raises(InputError, match="cannot read"):
         load_json_platform(str(tmp_path / "nul\0.json"))
 

@@ -24,7 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME
-from joulesim.simulator.input_error import InputError
+from joulesim.inputs.input_error import InputError
 from joulesim.workload_tools.ptask_from_swf import EligibleJob, PtaskParams, eligible_jobs, ptask_workload
 from joulesim.workload_tools.swf import MAX_LINE_CHARS, SkippedLines, convert_swf, read_swf
 

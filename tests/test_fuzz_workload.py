@@ -22,11 +22,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME
-from joulesim.simulator.external_events import load_external_events
-from joulesim.simulator.input_error import InputError
-from joulesim.simulator.json_input import MAX_EXTRA_FIELD_DEPTH
-from joulesim.simulator.profiles import MAX_COMPOSED_DEPTH, MAX_TASKS_PER_JOB, validate_profile
-from joulesim.simulator.workload_loader import load_workload
+from joulesim.simulator.workload.external_events import load_external_events
+from joulesim.inputs.input_error import InputError
+from joulesim.inputs.json_input import MAX_EXTRA_FIELD_DEPTH
+from joulesim.simulator.workload.profiles import MAX_COMPOSED_DEPTH, MAX_TASKS_PER_JOB, validate_profile
+from joulesim.simulator.workload.workload_loader import load_workload
 
 
 DELAY = {"type": "delay", "delay": 10}

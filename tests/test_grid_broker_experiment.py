@@ -125,7 +125,7 @@ def test_quick_run_end_to_end(gb, tmp_path):
 
 
 def test_the_shipped_table2_platform_is_make_platforms_output():
-    from joulesim.simulator.platform_loader import shipped_platform_path
+    from joulesim.simulator.platform.platform_loader import shipped_platform_path
 
     make_platform = load_experiment_script("grid_broker", "make_platform.py")
     shipped = Path(shipped_platform_path("grid_table2")).read_text()

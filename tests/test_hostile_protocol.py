@@ -228,7 +228,7 @@ def _options_for(name: str, tmp_path) -> dict[str, str]:
     if name != "rl":
         return {}
     pytest.importorskip("torch", reason="the rl extra is not installed (pip install '.[rl]' in the checkout)")
-    from joulesim.deciders.pair_observation import FEATURES
+    from joulesim.deciders.learned.pair_observation import FEATURES
     from joulesim.rl.model_file import save_agent
     from joulesim.rl.ppo import PPOAgent, PPOSettings
 

@@ -7,8 +7,8 @@ from importlib import metadata
 
 import pytest
 
-from joulesim import install_hint as hint_module
-from joulesim.install_hint import install_hint
+from joulesim.console import install_hint as hint_module
+from joulesim.console.install_hint import install_hint
 
 
 class _Distribution:

@@ -17,7 +17,7 @@ pytest.importorskip("scipy", reason="the learn extra is not installed (pip insta
 
 from joulesim.learn.function_fit import fit_forms, read_scores  # noqa: E402
 from joulesim.learn.score_generation import generate_scores  # noqa: E402
-from joulesim.simulator.input_error import InputError  # noqa: E402
+from joulesim.inputs.input_error import InputError  # noqa: E402
 
 COMMAND = [sys.executable, "-m", "joulesim.cli.main", "learn"]
 
@@ -47,7 +47,7 @@ def test_generate_is_reproducible_resumable_and_independent_of_the_pair_count(tm
 
 def test_fit_recovers_known_coefficients(tmp_path):
     # Scores made by F2's form with chosen coefficients are fitted back by that form, first.
-    from joulesim.deciders.utility_functions import learn_forms
+    from joulesim.deciders.batch.utility_functions import learn_forms
 
     rng = np.random.default_rng(0)
     r, n, s = rng.uniform(1, 1e5, 400), rng.integers(1, 256, 400).astype(float), rng.uniform(0, 1e6, 400)
@@ -284,7 +284,7 @@ def test_generate_shows_progress_lines_without_a_terminal(tmp_path, monkeypatch)
     # In a log (stderr not a terminal) generate used to show nothing for minutes. The pairs also
     # go to the executor in batches (here 2 + 1), with the same result.
     import joulesim.learn.score_generation as generation
-    import joulesim.progress_bar as progress
+    import joulesim.console.progress_bar as progress
 
     monkeypatch.setattr(progress, "PLAIN_DELAY_S", 0)
     monkeypatch.setattr(progress, "PLAIN_INTERVAL_S", 0)

@@ -12,9 +12,9 @@ import pytest
 from conftest import write_json
 
 from joulesim.platforms import make_cluster_platforms
-from joulesim.simulator.input_error import InputError
-from joulesim.simulator.platform_checks import parse_bandwidth, parse_latency
-from joulesim.simulator.platform_loader import list_shipped_platforms, load_platform, shipped_platform_path
+from joulesim.inputs.input_error import InputError
+from joulesim.simulator.platform.platform_checks import parse_bandwidth, parse_latency
+from joulesim.simulator.platform.platform_loader import list_shipped_platforms, load_platform, shipped_platform_path
 
 MASTER = '<zone id="mz" routing="None"><host id="master_host" speed="1Gf"><prop id="role" value="master"/></host></zone>'
 README = Path(__file__).resolve().parents[1] / "README.md"

@@ -10,10 +10,10 @@ import pytest
 from conftest import send
 
 from joulesim.deciders import load_decider
-from joulesim.deciders.irmasim_heuristic import IrmasimHeuristic
-from joulesim.deciders.node_jobs import NodeJob
-from joulesim.deciders.pcbe import PCBE
-from joulesim.deciders.pcbe_estimates import NodeClass, job_key, node_estimate
+from joulesim.deciders.node.irmasim_heuristic import IrmasimHeuristic
+from joulesim.deciders.node.node_jobs import NodeJob
+from joulesim.deciders.node.pcbe import PCBE
+from joulesim.deciders.node.pcbe_estimates import NodeClass, job_key, node_estimate
 from joulesim.protocol.errors import JoulesimError
 
 

@@ -12,10 +12,10 @@ import pytest
 import joulesim
 from joulesim.protocol.decider import Decider
 from joulesim.protocol.errors import JoulesimError
-from joulesim.simulator.input_error import InputError
-from joulesim.simulator.memory_contention import speedup
-from joulesim.simulator.platform_loader import load_platform
-from joulesim.simulator.workload_loader import load_workload
+from joulesim.inputs.input_error import InputError
+from joulesim.simulator.models.memory_contention import speedup
+from joulesim.simulator.platform.platform_loader import load_platform
+from joulesim.simulator.workload.workload_loader import load_workload
 
 # Processor "fast": 4 cores at 2 GHz x 1 flop/cycle = 2e9 ops/s per core; contention parameters
 # chosen for round numbers: the floor is 1/(1 + 0.6 n) (dc tiny: the smoothstep is 0), the

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from joulesim.simulator.workload_loader import load_workload
+from joulesim.simulator.workload.workload_loader import load_workload
 from joulesim.workload_tools.ptask_from_swf import (
     PtaskParams,
     eligible_jobs,

@@ -25,8 +25,8 @@ from test_policy_schedules import EXPECTED as POLICY_EXPECTED
 from test_policy_schedules import JOBS as POLICY_JOBS
 
 from joulesim.deciders import describe_deciders, load_decider
-from joulesim.deciders.conservative import ConservativeBackfilling
-from joulesim.deciders.placement import (
+from joulesim.deciders.batch.conservative import ConservativeBackfilling
+from joulesim.deciders.common.placement import (
     PLACEMENTS,
     basic,
     best_effort_contiguous,
@@ -40,7 +40,7 @@ from joulesim.deciders.placement import (
     longest_run,
     placement_rule,
 )
-from joulesim.deciders.queue_policy import lowest_bits, mask_to_procset, procset_to_mask
+from joulesim.deciders.common.machine_masks import lowest_bits, mask_to_procset, procset_to_mask
 from joulesim.protocol.errors import JoulesimError
 
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from scripted_decider import ScriptedDecider
 from test_ptask_network import LATENCY, StarCluster, simulate, two_pairs_then_kill
 
-from joulesim.simulator.ptask_sharing import REMAINING_PRECISION, fair_bottleneck_periods
+from joulesim.simulator.models.ptask_sharing import REMAINING_PRECISION, fair_bottleneck_periods
 
 L = LATENCY
 

@@ -12,7 +12,7 @@ import pytest
 import joulesim
 from joulesim.protocol.decider import Decider
 from joulesim.protocol.errors import JoulesimError, RunTimeLimitError
-from joulesim.simulator.input_error import InputError
+from joulesim.inputs.input_error import InputError
 
 TWO_HOSTS = {"hosts": [{"name": "h0", "speed": "1Gf"}, {"name": "h1", "speed": "1Gf"}],
              "master": {"name": "master"}}

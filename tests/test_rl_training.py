@@ -18,7 +18,7 @@ import joulesim  # noqa: E402
 from joulesim.protocol.errors import JoulesimError  # noqa: E402
 from joulesim.rl.training import train  # noqa: E402
 from joulesim.rl.training_config import config_from_dict, load_training_config  # noqa: E402
-from joulesim.simulator.input_error import InputError  # noqa: E402
+from joulesim.inputs.input_error import InputError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = ROOT / "experiments" / "rl_energy"
@@ -104,7 +104,7 @@ def test_the_trained_policy_runs_as_a_decider_process_and_reloads_identically(tr
 def test_the_decider_builds_the_observation_the_model_was_trained_with(trained, tmp_path):
     import torch
 
-    from joulesim.deciders.rl_policy import RLPolicy
+    from joulesim.rl.trained_policy import RLPolicy
 
     model, _ = trained
     assert RLPolicy({"model": model}).normalisation == "columns"
@@ -331,8 +331,8 @@ def test_cli_output_paths_are_checked_before_the_work(tmp_path, two_nodes):
 @pytest.fixture
 def progress_at_once(monkeypatch):
     """Progress lines without a terminal from the first update, not after 5 s."""
-    monkeypatch.setattr("joulesim.progress_bar.PLAIN_DELAY_S", 0.0)
-    monkeypatch.setattr("joulesim.progress_bar.PLAIN_INTERVAL_S", 0.0)
+    monkeypatch.setattr("joulesim.console.progress_bar.PLAIN_DELAY_S", 0.0)
+    monkeypatch.setattr("joulesim.console.progress_bar.PLAIN_INTERVAL_S", 0.0)
 
 
 def test_training_and_evaluation_report_progress_without_a_terminal(tmp_path, two_nodes, progress_at_once):

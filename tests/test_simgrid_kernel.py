@@ -1,4 +1,4 @@
-"""The replicated SimGrid kernel (simulator/simgrid_kernel.py): clock values to the last bit.
+"""The replicated SimGrid kernel (simulator/engine/simgrid_kernel.py): clock values to the last bit.
 
 Every expected value here was printed by real SimGrid 3.32 (Debian's python3-simgrid, host/model
 ptask_L07) running the same actors on the same platform: each actor sleeps, then sends a 1-byte
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from conftest import write_batsim_clusters
-from joulesim.simulator.ipc_routes import MASTER, IpcRoutes
-from joulesim.simulator.platform_loader import load_platform
-from joulesim.simulator.simgrid_kernel import Kernel
+from joulesim.simulator.engine.ipc_routes import MASTER, IpcRoutes
+from joulesim.simulator.platform.platform_loader import load_platform
+from joulesim.simulator.engine.simgrid_kernel import Kernel
 
 def run(tmp_path: Path, actors: list[tuple[object, list[float]]], lat: str = "0us", uplink: str = "0us"):
     """Each actor (host: a node id or MASTER; its sleeps) sleeps, then sends a message to the

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from joulesim.cli.workload_from_swf import from_swf
-from joulesim.simulator.input_error import InputError
-from joulesim.simulator.workload_loader import load_workload
+from joulesim.inputs.input_error import InputError
+from joulesim.simulator.workload.workload_loader import load_workload
 from joulesim.workload_tools.swf import SwfHeader, convert_swf, read_swf, write_workload
 
 HEADER = "; Version: 2.2\n; Computer: test\n; MaxNodes: 8 (batch partition; 16 total)\n; MaxProcs: 8\n;\n"

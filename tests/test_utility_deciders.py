@@ -15,12 +15,12 @@ from conftest import write_platform
 
 import joulesim
 from joulesim.deciders import load_decider
-from joulesim.deciders.ordered_policy import JobFacts
-from joulesim.deciders.queue_order import SUBMISSION_ORDER, ScoreOrder
-from joulesim.deciders.queue_policy import WaitingQueue
-from joulesim.deciders.utility_functions import (FORM_ALIASES, PAPER_FUNCTIONS, learn_forms, load_function_file,
+from joulesim.deciders.batch.ordered_policy import JobFacts
+from joulesim.deciders.common.queue_order import SUBMISSION_ORDER, ScoreOrder
+from joulesim.deciders.common.waiting_queue import WaitingQueue
+from joulesim.deciders.batch.utility_functions import (FORM_ALIASES, PAPER_FUNCTIONS, learn_forms, load_function_file,
                                                  resolve_form, utility_function)
-from joulesim.deciders.utility_policies import unicef_score, wfp3_score
+from joulesim.deciders.batch.utility_policies import unicef_score, wfp3_score
 from joulesim.protocol.decider import SubmittedJob
 from joulesim.protocol.errors import JoulesimError
 
@@ -304,7 +304,7 @@ def test_score_orders_are_recomputed_with_the_time_and_keep_submission_order_on_
 
 
 def test_runtime_reader_reads_forwarded_profiles_first_and_names_missing_ones():
-    from joulesim.deciders.job_runtime import RuntimeReader
+    from joulesim.deciders.common.job_runtime import RuntimeReader
 
     reader = RuntimeReader("wfp", "profile")
     reader.begin({"profiles": {"w0": {"p": {"type": "delay", "delay": 30}}}})

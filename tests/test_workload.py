@@ -5,13 +5,13 @@ import os
 
 import pytest
 
-from joulesim.simulator.input_error import InputError
-from joulesim.simulator.profiles import (
+from joulesim.inputs.input_error import InputError
+from joulesim.simulator.workload.profiles import (
     check_profile_references,
     leaf_executor_count,
     validate_profile,
 )
-from joulesim.simulator.workload_loader import (
+from joulesim.simulator.workload.workload_loader import (
     list_shipped_workloads,
     load_workload,
     shipped_workload_path,

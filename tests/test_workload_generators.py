@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from joulesim.cli.workload_generate import generate as generate_command
-from joulesim.simulator.workload_loader import load_workload
+from joulesim.simulator.workload.workload_loader import load_workload
 from joulesim.workload_tools import batsim_eval, grid_stream, lublin
 from joulesim.workload_tools.synthetic import GeneratorError, dumps
 

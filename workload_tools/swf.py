@@ -24,9 +24,9 @@ from typing import Any, Iterator
 import orjson
 
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT, check_time
-from joulesim.simulator.input_error import InputError
-from joulesim.simulator.input_file import check_input_file
-from joulesim.simulator.json_input import MAX_INT32
+from joulesim.inputs.input_error import InputError
+from joulesim.inputs.input_file import check_input_file
+from joulesim.inputs.json_input import MAX_INT32
 
 FIELD_NAMES = (
     "job number", "submit time", "wait time", "run time", "allocated processors",

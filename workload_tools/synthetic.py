@@ -2,7 +2,7 @@
 
 Every generator samples job arrival times, sizes and runtimes with one
 `numpy.random.default_rng(seed)` and hands them to `build_workload`, which writes the
-Batsim 4 workload dictionary joulesim loads (see `joulesim.simulator.workload_loader`):
+Batsim 4 workload dictionary joulesim loads (see `joulesim.simulator.workload.workload_loader`):
 
     {"nb_res": N,
      "jobs": [{"id": 1, "subtime": s, "res": r, "walltime": w, "profile": "delay_60"}, ...],

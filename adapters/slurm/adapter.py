@@ -8,7 +8,7 @@ completions, polled from `squeue`, come back as JOB_COMPLETED. Jobs run `sleep D
 `delay` profiles, so that the same workload can be simulated and run. On any error every job
 the adapter submitted and that is not over is cancelled: no held job is left behind.
 With progress on, jobs ended so far show on stderr: a bar on a terminal, in a log a line every
-5 s once the run has lasted 5 s (joulesim.progress_bar), also while no job ends.
+5 s once the run has lasted 5 s (joulesim.console.progress_bar), also while no job ends.
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from joulesim.adapters.slurm.slurm_commands import FINAL_STATES, SlurmCommands, SlurmError
-from joulesim.progress_bar import progress_bar
+from joulesim.console.progress_bar import progress_bar
 from joulesim.protocol.simulation_begins import batsim_config
 from joulesim.protocol.interval_set import expand_runs, format_interval_set, parse_runs
-from joulesim.simulator.decider_link import DeciderLink
-from joulesim.simulator.workload_model import Workload
+from joulesim.simulator.engine.decider_link import DeciderLink
+from joulesim.simulator.workload.workload_model import Workload
 
 POLL_S = 0.2  # squeue polling period while waiting for completions
 

@@ -1,5 +1,5 @@
 """Seed 004 §3, table 2: the ten TOP500 clusters of the broker experiment, as a joulesim JSON
-platform for the `broker` decider (deciders/cluster_broker.py).
+platform for the `broker` decider (deciders/grid/cluster_broker.py).
 
     python experiments/grid_broker/make_platform.py                  # out/grid_broker/platform.json
     python experiments/grid_broker/make_platform.py --base-size 8 --out grid10.json

@@ -116,11 +116,11 @@ def run_one(spec: RunSpec) -> dict:
     Batsim's output files go to a temporary directory, deleted after: the row has the figures."""
     from joulesim.deciders import load_decider
     from joulesim.protocol.transport_inprocess import InProcessRequester
-    from joulesim.simulator.decider_link import DeciderLink
-    from joulesim.simulator.platform_loader import load_platform
-    from joulesim.simulator.simulation import Simulation
-    from joulesim.simulator.simulation_config import SimulationConfig
-    from joulesim.simulator.workload_loader import load_workload
+    from joulesim.simulator.engine.decider_link import DeciderLink
+    from joulesim.simulator.platform.platform_loader import load_platform
+    from joulesim.simulator.engine.simulation import Simulation
+    from joulesim.simulator.engine.simulation_config import SimulationConfig
+    from joulesim.simulator.workload.workload_loader import load_workload
 
     row = {"variant": spec.variant, "seed": spec.seed, "f_comm": spec.f_comm}
     directory = tempfile.mkdtemp(prefix="placement_network_")

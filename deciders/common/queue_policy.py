@@ -1,0 +1,200 @@
+"""What the queue-based scheduling policies (FCFS, SJF, EASY, conservative) share.
+
+`QueuePolicy` keeps, from protocol messages only:
+
+- the waiting queue, in submission order (`self.queue`, a `WaitingQueue`);
+- the machines usable now (`self.free_mask`): every compute resource announced at
+  SIMULATION_BEGINS (except those already `unavailable` there), minus the machines of
+  running jobs, minus the machines made unavailable by NOTIFY `event_machine_unavailable`,
+  plus those made available again. A machine that becomes unavailable while a job runs on
+  it stays out of the pool when the job ends;
+- the running jobs (`self.running`: job id -> `RunningJob` with alloc, start time and
+  estimated end = start + walltime, or `math.inf` without walltime).
+
+Machine sets are kept as bitmasks (machine_masks.py). Jobs that can never fit (more machines than the platform has compute
+resources, or fewer than one) are rejected at submission.
+
+Subclasses implement `schedule()`, called from `decide()` when something that can change a
+decision happened since the last call (a submission, a job end, an availability change).
+The order in which a pass visits the waiting jobs is `self.queue_order` (a `QueueOrder`,
+submission order by default; see queue_order.py); `strict_pass` starts jobs in that order
+while they fit (`start_from_head` is its submission-order fast path).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterator
+
+from procset import ProcSet
+
+from joulesim.deciders.common.machine_masks import lowest_bits, lowest_bits_and_runs, mask_runs, mask_to_procset, procset_to_mask
+from joulesim.deciders.common.queue_order import SUBMISSION_ORDER, QueueOrder
+from joulesim.deciders.common.waiting_queue import RunningJob, WaitingQueue
+from joulesim.protocol.decider import Decider, SubmittedJob
+from joulesim.protocol.interval_set import procset_from_canonical_runs as _procset_from_runs
+
+__all__ = ["QueuePolicy"]
+
+
+# --------------------------------------------------------------------------- the policy
+class QueuePolicy(Decider):
+    """Base of the queue policies: waiting queue, usable machines, running jobs."""
+
+    #: Options the decider accepts (name -> description); `load_decider` rejects others.
+    OPTIONS: dict[str, str] = {}
+    #: The order in which passes visit the waiting jobs (a policy with another order sets its own).
+    queue_order: QueueOrder = SUBMISSION_ORDER
+
+    def __init__(self, options: dict[str, str] | None = None):
+        super().__init__(options)
+        self.queue = WaitingQueue()
+        self.running: dict[str, RunningJob] = {}
+        self.all_mask = 0  # every compute resource
+        self.unavailable_mask = 0  # made unavailable by NOTIFY (or at SIMULATION_BEGINS)
+        self.busy_mask = 0  # given to running jobs
+        self.free_mask = 0  # usable now: all & ~busy & ~unavailable
+        self.nb_machines = 0
+        self.needs_schedule = False  # something happened that can change a decision
+        self.resources_changed = True  # a job ended or availability changed since schedule()
+
+    # ---------------------------------------------------------------- state queries
+    @property
+    def nb_free(self) -> int:
+        return self.free_mask.bit_count()
+
+    @property
+    def free_machines(self) -> ProcSet:
+        return mask_to_procset(self.free_mask)
+
+    @property
+    def unavailable_machines(self) -> ProcSet:
+        return mask_to_procset(self.unavailable_mask)
+
+    @staticmethod
+    def walltime_of(job: SubmittedJob) -> float:
+        """The requested walltime; `math.inf` when the job has none (Batsim: -1, any negative)."""
+        return math.inf if job.walltime < 0 else job.walltime
+
+    # ---------------------------------------------------------------- decisions
+    def allocate(self, n: int) -> ProcSet:
+        """The n lowest-id free machines (fewer when not enough are free)."""
+        return mask_to_procset(lowest_bits(self.free_mask, n))
+
+    def start_job(self, job: SubmittedJob, mask: int | None = None) -> RunningJob:
+        """Execute a waiting job now, on `mask` (default: its res lowest-id free machines)."""
+        if mask is None:
+            mask, runs = lowest_bits_and_runs(self.free_mask, job.res)
+        else:
+            runs = mask_runs(mask)
+        alloc = _procset_from_runs(runs)
+        self.queue.remove(job.id)
+        self.execute_job(job.id, alloc)
+        self.busy_mask |= mask
+        self.free_mask &= ~mask
+        walltime = job.walltime
+        record = RunningJob(job, alloc, mask, self.now, self.now + walltime if walltime >= 0 else math.inf,
+                            sum(last - first + 1 for first, last in runs))
+        self.running[job.id] = record
+        return record
+
+    def strict_pass(self) -> tuple[SubmittedJob | None, Iterator[SubmittedJob] | None]:
+        """Start the waiting jobs in `self.queue_order` while they fit. Returns the first that
+        does not fit (None when all started) and the jobs after it in that order, as an iterator
+        (None in submission order, whose fast path reads the queue's head)."""
+        order = self.queue_order
+        if order.submission_order:
+            return self.start_from_head(), None
+        jobs = order.ordered(self.queue, self.now)
+        return self.start_in_order(jobs), jobs
+
+    def start_in_order(self, jobs: Iterator[SubmittedJob]) -> SubmittedJob | None:
+        """The strict pass: start the jobs of `jobs` (waiting jobs in priority order) while they
+        fit; return the first that does not (None when all started). `jobs` is left just after it."""
+        for job in jobs:
+            if job.res > self.free_mask.bit_count():
+                return job
+            self.start_job(job)
+        return None
+
+    def start_from_head(self) -> SubmittedJob | None:
+        """`start_in_order` in submission order, read from the queue's head: the fast path of
+        FCFS and plain EASY (no iterator, no order object in their per-event loop)."""
+        queue = self.queue
+        while True:
+            job = queue.first()
+            if job is None or job.res > self.free_mask.bit_count():
+                return job
+            self.start_job(job)
+
+    def _release(self, job_id: str) -> None:
+        # Idempotent: a job both killed and completed, or unknown, frees nothing twice.
+        record = self.running.pop(job_id, None)
+        if record is None:
+            return
+        mask = record.mask
+        self.busy_mask &= ~mask
+        self.free_mask |= mask & ~self.unavailable_mask
+        self.needs_schedule = True
+        self.resources_changed = True
+
+    # ---------------------------------------------------------------- callbacks
+    def on_simulation_begins(self, data: dict[str, Any]) -> None:
+        resources = self.compute_resources
+        if resources:
+            ids = [int(r["id"]) for r in resources]
+            down = [int(r["id"]) for r in resources if r.get("state") == "unavailable"]
+        else:
+            ids = list(range(self.nb_resources))
+            down = []
+        self.all_mask = 0
+        for i in ids:
+            self.all_mask |= 1 << i
+        self.unavailable_mask = 0
+        for i in down:
+            self.unavailable_mask |= 1 << i
+        self.nb_machines = self.all_mask.bit_count()
+        self.busy_mask = 0
+        self.free_mask = self.all_mask & ~self.unavailable_mask
+        self.needs_schedule = True
+        self.resources_changed = True
+
+    def on_job_submitted(self, job: SubmittedJob) -> None:
+        if job.res < 1 or job.res > self.nb_machines:
+            self.reject_job(job.id)
+            return
+        self.queue.append(job)
+        self.needs_schedule = True
+
+    def on_job_completed(self, job: SubmittedJob, state: str, return_code: int, alloc: ProcSet) -> None:
+        self._release(job.id)
+
+    def on_job_killed(self, job_ids: list[str], progress: dict[str, Any]) -> None:
+        for job_id in job_ids:
+            self._release(job_id)
+
+    def on_machine_unavailable(self, resources: ProcSet) -> None:
+        mask = procset_to_mask(resources) & self.all_mask
+        self.unavailable_mask |= mask
+        self.free_mask &= ~mask
+        self.needs_schedule = True
+        self.resources_changed = True
+
+    def on_machine_available(self, resources: ProcSet) -> None:
+        mask = procset_to_mask(resources) & self.all_mask
+        self.unavailable_mask &= ~mask
+        self.free_mask |= mask & ~self.busy_mask
+        self.needs_schedule = True
+        self.resources_changed = True
+
+    def decide(self) -> None:
+        if self.needs_schedule:
+            self.needs_schedule = False
+            if self.queue:
+                self.schedule()
+                self.resources_changed = False
+                self.queue.compact()
+
+    def schedule(self) -> None:
+        """Start (or reject) waiting jobs; called from `decide()`."""
+        raise NotImplementedError

@@ -1,0 +1,107 @@
+"""The queue policies' job lists: the waiting queue in submission order, and a running job's
+allocation and estimated end."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from procset import ProcSet
+
+from joulesim.protocol.decider import SubmittedJob
+
+__all__ = ["RunningJob", "WaitingQueue"]
+
+
+@dataclass(slots=True)
+class RunningJob:
+    job: SubmittedJob
+    alloc: ProcSet
+    mask: int
+    start: float
+    estimated_end: float  # start + walltime; math.inf without walltime
+    size: int = 0  # machines in mask (counted once: a bit count costs time in the platform's size)
+
+
+class WaitingQueue:
+    """Waiting jobs in submission order, with O(1) append and removal anywhere.
+
+    Removal leaves a hole that iteration skips; `compact()` (called by QueuePolicy after
+    each schedule) drops the holes when they outnumber the jobs. Removing jobs while
+    iterating is allowed.
+    """
+
+    __slots__ = ("_items", "_index", "_head", "_res_count")
+
+    def __init__(self) -> None:
+        self._items: list[SubmittedJob | None] = []
+        self._index: dict[str, int] = {}
+        self._head = 0
+        self._res_count: dict[int, int] = {}  # res -> number of waiting jobs asking for it
+
+    def append(self, job: SubmittedJob) -> None:
+        self._index[job.id] = len(self._items)
+        self._items.append(job)
+        counts = self._res_count
+        counts[job.res] = counts.get(job.res, 0) + 1
+
+    def remove(self, job_id: str) -> SubmittedJob:
+        i = self._index.pop(job_id)
+        items = self._items
+        job = items[i]
+        items[i] = None
+        counts = self._res_count
+        left = counts[job.res] - 1  # type: ignore[union-attr]
+        if left:
+            counts[job.res] = left  # type: ignore[union-attr]
+        else:
+            del counts[job.res]  # type: ignore[union-attr]
+        if i == self._head:
+            head = i + 1
+            end = len(items)
+            while head < end and items[head] is None:
+                head += 1
+            self._head = head
+        return job  # type: ignore[return-value]
+
+    def first(self) -> SubmittedJob | None:
+        items = self._items
+        return items[self._head] if self._head < len(items) else None
+
+    def min_res(self) -> int:
+        """The smallest number of machines a waiting job asks for (0 when the queue is empty)."""
+        return min(self._res_count) if self._res_count else 0
+
+    def __iter__(self) -> Iterator[SubmittedJob]:
+        items = self._items
+        for i in range(self._head, len(items)):
+            job = items[i]
+            if job is not None:
+                yield job
+
+    def iter_from(self, job_id: str) -> Iterator[SubmittedJob]:
+        """The waiting jobs from `job_id` (which must be waiting) on, in order."""
+        items = self._items
+        for i in range(self._index[job_id], len(items)):
+            job = items[i]
+            if job is not None:
+                yield job
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __bool__(self) -> bool:
+        return bool(self._index)
+
+    def __contains__(self, job_id: object) -> bool:
+        return job_id in self._index
+
+    def ids(self) -> list[str]:
+        return [job.id for job in self]
+
+    def compact(self) -> None:
+        holes = len(self._items) - len(self._index)
+        if holes > 64 and holes > len(self._index):
+            self._items = [job for job in self._items[self._head:] if job is not None]
+            self._index = {job.id: i for i, job in enumerate(self._items)}
+            self._head = 0

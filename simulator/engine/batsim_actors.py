@@ -1,0 +1,270 @@
+"""Batsim 4.2.1's actors on the replicated SimGrid kernel: the default event grouping.
+
+Batsim sends the decider a message as soon as its server has handled a message from another
+actor, the decider is free and the server's mailbox is empty (src/server.cpp). Jobs that end
+at the same simulated time report through separate actors, each with a 1-byte transfer to the
+master host, so same-time events can reach the decider in one message or in several. Every
+decision comes back to the server the same way, one transfer each, so a job starts a few
+nanoseconds after the call that started it, and those nanoseconds decide later groupings.
+
+The actors here do what Batsim's do, in the same order of simcalls:
+- the server (src/server.cpp server_process) on the master host;
+- one job submitter per workload (src/job_submitter.cpp static_job_submitter_process);
+- one REQ-REP actor per call to the decider (src/network.cpp, src/protocol.cpp: each decision
+  is sent to the server at its timestamp, then SCHED_READY at the reply's `now`);
+- one actor per running job (src/jobs_execution.cpp, on the job's first host): it sleeps the
+  job's duration, then reports JOB_COMPLETED;
+- one actor per other timed happening of the simulation (CALL_ME_LATER's waiter, machine
+  switches, external events, ...): it sleeps until its time, then reports what happened.
+
+The Simulation keeps the job life cycle, the checks and the outputs; this module only decides
+when each of its happenings takes place and which message carries each event.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from joulesim.protocol.batsim_number_format import as_batsim_writes
+from joulesim.protocol.errors import JoulesimError
+from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
+from joulesim.simulator.engine.decisions import DecisionContext
+from joulesim.simulator.engine.ipc_routes import MASTER, IpcRoutes
+from joulesim.simulator.engine.simgrid_kernel import Actor, Kernel
+
+if TYPE_CHECKING:
+    from joulesim.simulator.workload.job_record import JobRecord
+    from joulesim.simulator.engine.simulation import Simulation
+
+SERVER = "server"
+
+
+class BatsimActors:
+    """Runs one Simulation with Batsim's actors deciding when things happen."""
+
+    def __init__(self, sim: "Simulation"):
+        self.sim = sim
+        self.routes = IpcRoutes(sim.config.platform)
+        self.kernel = Kernel(self.routes.route, self._clock_moved)
+        self.writer: list[dict[str, Any]] = []  # Batsim's proto_writer: the next message's events
+        self.sched_ready = False
+        self.end_sent = False
+        self.end_ack = False
+        # Submitters still submitting, and reports on their way to the server (a job's end...):
+        # Batsim's server counts what they tell it (submitters, running jobs, waiters...).
+        self.live = 0
+        self._spawned: list[Actor] = []
+        self._on_arrival: list[Callable[[], None]] = []  # what the server does on taking the next report
+        self._server: Actor | None = None
+        self._job_actor: dict[int, Actor] = {}  # id(record) -> the actor sleeping its duration
+
+    def _clock_moved(self, now: float) -> None:
+        self.sim.env._now = now
+
+    # ------------------------------------------------------------------ entry points
+    def run(self) -> None:
+        sim = self.sim
+        for index in range(len(sim.config.workloads)):
+            self.live += 1  # until its goodbye
+            self._new_actor(self._job_submitter(index), MASTER, f"workload_submitter_w{index}", spawn=False)
+        # External events (their own actors) and the NOTIFYs due at the start, after the first call.
+        self._initial_events = self._capture(lambda _: sim.start_event_sources(with_workloads=False), None)
+        self._server = self.kernel.start(self._serve(), MASTER, SERVER)
+        self.kernel.run(MAX_SIMULATED_TIME, self._beyond_time_range)
+        if not self.end_ack:
+            raise JoulesimError(sim._stuck_reason())
+
+    def after(self, delay: float, callback: Callable[[Any], None], value: Any, host: Any = MASTER,
+              floor: float = 0.0, job: "JobRecord | None" = None, daemon: bool = False) -> None:
+        """`callback(value)` once `delay` seconds have passed, in an actor of its own on `host`
+        whose events then go to the server (created by the actor running now). A daemon (joulesim's
+        own bookkeeping, e.g. tariff boundaries) neither delays the end nor reports."""
+        actor = self._new_actor(self._timed(delay, callback, value, host, floor, daemon), host, "timer")
+        if job is not None:
+            self._job_actor[id(job)] = actor
+
+    def away_from_server(self) -> bool:
+        """Whether simulation code runs in an actor that reports to the server (not the server)."""
+        current = self.kernel.current
+        return current is not None and current is not self._server
+
+    def when_server_takes(self, action: Callable[[], None]) -> None:
+        """Do `action` when the server takes the running actor's report (e.g. write a job's row)."""
+        self._on_arrival.append(action)
+
+    def kill_job_actor(self, record: "JobRecord") -> None:
+        """A killed job's actor dies with its sleep (the action leaves the solver at once)."""
+        actor = self._job_actor.pop(id(record), None)
+        if actor is not None:
+            self.kernel.kill(actor)
+
+    # ------------------------------------------------------------------ actor plumbing
+    def busy(self) -> bool:
+        """Whether anything but daemons is still to happen or to be told."""
+        return bool(self.writer) or bool(self.sim.pending) or not self._finished()
+
+    def _new_actor(self, code, host: Any, name: str, spawn: bool = True) -> Actor:
+        if not spawn or self.kernel.current is None:  # not created by a running actor
+            return self.kernel.start(code, host, name)
+        actor = Actor(code, host, name)
+        self._spawned.append(actor)
+        return actor
+
+    def _creations(self):
+        """Actor::create for each actor the last piece of simulation code asked for, in order."""
+        while self._spawned:
+            spawned, self._spawned = self._spawned, []
+            for actor in spawned:
+                yield ("create", actor)
+
+    def _put(self, payload: Any):
+        """send_message (src/ipp.cpp): Mailbox::by_name (a simcall), then put: isend and wait."""
+        yield ("answered",)
+        comm = yield ("isend", SERVER, payload)
+        yield ("wait", comm)
+
+    def _sleep(self, duration: float):
+        if duration > 0:  # sleep_for() of 0 or less is a no-op, not a simcall
+            yield ("sleep", duration)
+
+    def _capture(self, callback: Callable[[Any], None], value: Any) -> list[dict[str, Any]]:
+        """Run simulation code; return the events it emitted (Simulation.pending)."""
+        sim = self.sim
+        sim.pending = []
+        callback(value)
+        events, sim.pending = sim.pending, []
+        return events
+
+    # ------------------------------------------------------------------ the actors
+    def _serve(self):
+        sim = self.sim
+        box = self.kernel.mailbox(SERVER)
+        self.writer = self._capture(lambda _: sim.emit("SIMULATION_BEGINS", sim._simulation_begins_data()), None)
+        yield from self._call_decider()
+        self.writer += self._initial_events
+        while not self.end_ack:
+            yield ("answered",)  # receive_message: Mailbox::by_name, then get
+            comm = yield ("irecv", SERVER)
+            message = yield ("wait", comm)
+            self.writer += self._capture(self._handle, message)
+            yield from self._creations()
+            if not (self.sched_ready and not self.end_ack):
+                continue
+            yield ("answered",)  # mailbox_empty: Mailbox::by_name too, then the queue is looked at
+            if box.empty():
+                if self.writer:
+                    yield from self._call_decider()
+                elif not self.end_sent and self._finished():
+                    now = self.kernel.now
+                    self.writer.append({"timestamp": now, "type": "SIMULATION_ENDS", "data": {}})
+                    self.end_sent = True
+                    yield from self._call_decider()
+        # Batsim's run ends with its server; what joulesim's own timers still await (a walltime
+        # of a job that ended, a tariff boundary) is not part of it.
+        self.kernel.stop()
+
+    def _finished(self) -> bool:
+        sim = self.sim
+        sim.decider_free = self.sched_ready
+        return self.live == 0 and sim._finished()
+
+    def _handle(self, message: tuple) -> None:
+        kind = message[0]
+        sim = self.sim
+        if kind == "decision":
+            _, decision, context = message
+            sim.applier.apply(decision, context)
+        elif kind == "ready":
+            self.sched_ready = True
+            if self.end_sent:
+                self.end_ack = True
+        elif kind == "events":  # stamped when the server takes them, as Batsim's handlers do
+            _, events, on_arrival = message
+            for action in on_arrival:
+                action()
+            now = self.kernel.now
+            for event in events:
+                event["timestamp"] = now
+            sim.pending.extend(events)
+            self.live -= 1
+        elif kind == "jobs":
+            for record in message[1]:
+                sim.submit(record)
+        elif kind == "bye":
+            self.live -= 1
+            sim._submitter_done()
+        # "hello": the server only registers the submitter
+
+    def _call_decider(self):
+        """generate_and_send_message: the events so far go to a new REQ-REP actor."""
+        message = {"now": self.kernel.now, "events": self.writer}
+        self.writer = []
+        self.sched_ready = False
+        yield ("create", Actor(self._request_reply(message), MASTER, "Scheduler REQ-REP"))
+
+    def _request_reply(self, message: dict[str, Any]):
+        sim = self.sim
+        message = as_batsim_writes(message)  # what the decider reads (see protocol/batsim_number_format.py)
+        now = message["now"]
+        reply = sim.link.call(message)
+        if self.end_sent:
+            sim.warn_decisions_after_end(reply)
+        else:
+            kernel = self.kernel
+            stamped = now  # what the decider may stamp at the earliest: the call's time, then its last stamp
+            for index, decision in enumerate(reply["events"]):
+                context = DecisionContext((now, index, decision))
+                when = decision["timestamp"]
+                if when < stamped:
+                    sim._late_decision(stamped - when, context)
+                stamped = max(stamped, when)
+                clock = kernel.now
+                if when > clock:  # send_message_at_time: sleep until the stamp, then send
+                    yield ("sleep", when - clock)
+                yield from self._put(("decision", decision, context))
+        reply_now = float(reply["now"])
+        clock = self.kernel.now
+        if reply_now > clock:
+            yield ("sleep", reply_now - clock)
+        yield from self._put(("ready",))
+
+    def _job_submitter(self, index: int):
+        sim = self.sim
+        kernel = self.kernel
+        yield from self._put(("hello",))
+        current = kernel.now
+        batch: list[JobRecord] = []
+        for job in sim.config.workloads[index].jobs:
+            if job.subtime > current:
+                if batch:
+                    yield from self._put(("jobs", batch))
+                    batch = []
+                yield from self._sleep(job.subtime - current)
+                current = kernel.now
+            batch.append(sim.records[job.id])
+        if batch:
+            yield from self._put(("jobs", batch))
+        yield from self._put(("bye",))
+
+    def _timed(self, delay: float, callback: Callable[[Any], None], value: Any, host: Any, floor: float,
+               daemon: bool):
+        if 0 < delay < floor:
+            delay = floor
+        if daemon:
+            if delay > 0:
+                yield ("sleep", delay, True)
+            callback(value)
+            yield from self._creations()
+            return
+        yield from self._sleep(delay)
+        events = self._capture(callback, value)
+        on_arrival, self._on_arrival = self._on_arrival, []
+        yield from self._creations()
+        if events or on_arrival:
+            self.live += 1  # until the server takes it
+            yield from self._put(("events", events, on_arrival))
+
+    def _beyond_time_range(self, when: float) -> Exception:
+        return JoulesimError(f"at t={self.kernel.now:g} the next event is due at t={when:g}: {TIME_RANGE_TEXT}; "
+                             "shorten the workload's times (submission times, walltimes, delays) or the decider's "
+                             "requested calls")

@@ -1,0 +1,51 @@
+"""How long Batsim's messages between its actors take: a 1-byte transfer to the master host.
+
+Batsim's actors send each other messages with `mailbox->put(message, 1)` (src/ipp.cpp): a
+1-byte communication on the ptask_L07 network model. Alone on its route, such a transfer first
+waits the route's latency, then moves its byte at the rate SimGrid's solver gives it: the
+smallest bandwidth on the route, bounded by TCP-gamma / (2 x latency) once there is latency
+(L07Action::calculate_network_bound). A route without links costs nothing (a step of length 0).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from joulesim.simulator.platform.platform_model import Platform
+from joulesim.simulator.engine.simgrid_kernel import UNBOUNDED_RATE, Route
+
+MASTER = "master"  # the host of Batsim's server, submitters and REQ-REP actors
+TCP_GAMMA = 4194304.0  # SimGrid's network/TCP-gamma default
+FREE = Route(0.0, UNBOUNDED_RATE)
+
+
+class IpcRoutes:
+    """Route of a message between two actors' hosts (MASTER or a compute host's id)."""
+
+    def __init__(self, platform: Platform):
+        self._platform = platform
+        self._network = platform.network
+        self._cache: dict[tuple[Any, Any], Route] = {}
+
+    def _name(self, host: Any) -> str:
+        return self._platform.master.name if host == MASTER else self._platform.compute_hosts[host].name
+
+    def route(self, src: Any, dst: Any) -> Route:
+        key = (src, dst)
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self._cache[key] = self._solve(src, dst)
+        return hit
+
+    def _solve(self, src: Any, dst: Any) -> Route:
+        network = self._network
+        if network is None:  # no links described: transfers are free
+            return FREE
+        found = network.message_route(self._name(src), self._name(dst))
+        if found is None or not found[0]:
+            return FREE
+        resources, latency = found
+        rate = min(float(network.capacity[r]) for r in resources)
+        if latency > 0:
+            rate = min(rate, TCP_GAMMA / (2.0 * latency))
+        return Route(latency, rate)

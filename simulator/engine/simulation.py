@@ -1,0 +1,687 @@
+"""The orchestrator: simulated time, the job life cycle, calls to the decider, outputs.
+
+Time is a simpy environment used as an event calendar (callbacks on timeouts: cheaper
+than one generator process per job). The main loop processes every event of the current
+time, then — if anything happened and the decider is not still "thinking" — sends all
+those events in ONE message. Decisions stamped with the call's time apply at once;
+later ones are put on the calendar at their timestamps. While the decider thinks (its
+reply's `now` is later than the call's), new events queue and go in the next call.
+This core knows no scheduling policy: it only applies decisions and checks them.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+import time
+from heapq import heappush
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import simpy
+from simpy.events import NORMAL
+
+from joulesim.protocol.errors import DecisionError, JoulesimError
+from joulesim.protocol.interval_set import expand_runs, format_interval_set
+from joulesim.protocol.simulation_begins import batsim_config
+from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
+from joulesim.simulator.engine.batsim_actors import BatsimActors
+from joulesim.simulator.models.core_task_runner import CoreTaskRunner, initial_static_watts
+from joulesim.simulator.engine.decisions import DecisionApplier, DecisionContext
+from joulesim.simulator.engine.decider_link import DeciderLink
+from joulesim.simulator.energy.energy_cost import CostPlan, PricedEnergyMeter, cost_plan
+from joulesim.simulator.energy.energy_meter import EnergyMeter
+from joulesim.inputs.input_error import InputError
+from joulesim.simulator.models.job_execution import (
+    profile_busy_seconds, profile_duration, profile_progress, profile_return_code,
+)
+from joulesim.simulator.workload.job_record import RUNNING, SUBMITTED, JobRecord
+from joulesim.simulator.output.job_statistics import JobStatistics
+from joulesim.simulator.output.jobs_output import JobsOutput
+from joulesim.simulator.output.machine_states import COMPUTING, IDLE, SLEEPING, UNAVAILABLE, MachineStates
+from joulesim.simulator.engine.machine_switching import MachineSwitching
+from joulesim.simulator.workload.node_workload_checks import check_workload_fits_platform
+from joulesim.simulator.output.output_files import output_error, output_paths, start_output_files
+from joulesim.simulator.output.pstate_changes_output import PstateChangesOutput
+from joulesim.simulator.models.ptask_runner import ParallelTaskRunner
+from joulesim.simulator.output.schedule_output import write_schedule
+from joulesim.simulator.engine.simulation_config import SimulationConfig
+
+
+@dataclass
+class SimulationResult:
+    schedule: dict[str, str]
+    stats: JobStatistics
+    outputs: list[str]
+    decider_calls: int
+    wall_time: float
+    energy_enabled: bool = False
+    #: Output name ("jobs", "schedule", ...) -> CSV text, when the run kept its outputs in
+    #: memory (no export prefix); empty when they were written to files.
+    texts: dict[str, str] = field(default_factory=dict)
+    #: Node-model runs: the model and the idle-power rule the energy used ("" otherwise).
+    node_model: str = ""
+    #: Platforms with electricity prices (energy on): the total energy cost, US cents.
+    energy_cost_cents: float | None = None
+
+
+def _fire(event: "_Call") -> None:
+    """The one simpy callback: calls what `Simulation.at` scheduled (no closure per event)."""
+    event.callback(event.value)
+
+
+class _Call:
+    """A calendar entry: the least that simpy's `Environment.step()` processes.
+
+    step() pops (time, priority, id, event), swaps out `event.callbacks`, calls each with the
+    event, then checks `event._ok`. A full simpy Timeout per job event costs several Python
+    calls more; this entry costs one object.
+    """
+
+    __slots__ = ("callbacks", "_ok", "callback", "value")
+
+    def __init__(self, callback: Callable[[Any], None], value: Any):
+        self.callbacks = _FIRE
+        self._ok = True
+        self.callback = callback
+        self.value = value
+
+
+_FIRE = (_fire,)
+
+
+#: (platform id, hosts, sleeping hosts) -> (the platform, its SIMULATION_BEGINS host entries).
+_RESOURCE_ENTRIES: dict[tuple, tuple[Any, list[dict[str, Any]]]] = {}
+
+
+class Simulation:
+    def __init__(self, config: SimulationConfig, link: DeciderLink):
+        self.config = config
+        self.link = link
+        self.env = simpy.Environment()
+        self._queue = self.env._queue
+        self._event_ids = self.env._eid
+        hosts = config.platform.compute_hosts
+        self.hierarchy = config.platform.nodes  # IRMaSim's node model, or None
+        if self.hierarchy is not None and config.mmax and config.mmax != len(hosts):
+            raise JoulesimError(f"--mmax cannot cut {config.platform.source}: its resources are the cores of "
+                                "a node hierarchy (drop --mmax, or describe fewer nodes)")
+        if config.mmax:
+            if config.mmax > len(hosts):
+                raise JoulesimError(
+                    f"--mmax {config.mmax} is larger than the {len(hosts)} compute hosts of "
+                    f"{config.platform.source} (use at most {len(hosts)}, or 0 for all)")
+            hosts = hosts[: config.mmax]
+        self.hosts = hosts
+        self.nb_hosts = len(hosts)
+        link.nb_resources = self.nb_hosts + len(config.platform.storage_hosts)
+        self.host_speed = [h.speed for h in hosts]
+        self.host_pstate = [h.pstate for h in hosts]
+        self.host_job: list[JobRecord | None] = [None] * self.nb_hosts
+        self.host_unavailable = [False] * self.nb_hosts
+        self.switching = MachineSwitching(self)
+        if config.energy and self.hierarchy is None:  # node models carry their own power model
+            self._check_power_model()
+        self.energy: EnergyMeter | None = None
+        # Energy cost, when the compute hosts carry prices (node models: not supported).
+        self.cost_plan: CostPlan | None = None
+        self._tariff_events = 0  # day/night boundaries on the calendar
+        if config.energy and self.hierarchy is None:
+            self.cost_plan = cost_plan(hosts, config.platform.source)
+        self.pstate_out: PstateChangesOutput | None = None
+        # Parallel tasks share CPUs and links when the platform describes a network.
+        self.runner: ParallelTaskRunner | None = None
+
+        self.profiles: dict[str, dict[str, dict[str, Any]]] = {}
+        self.records: dict[str, JobRecord] = {}
+        for workload in config.workloads:
+            check_workload_fits_platform(workload, self.hierarchy, config.platform.source)
+            self.profiles[workload.name] = workload.profiles
+            for job in workload.jobs:
+                self.records[job.id] = JobRecord(job, workload.profiles)
+
+        self.pending: list[dict[str, Any]] = []  # events for the next decider call
+        self.decider_free = True
+        self.scheduled_decisions = 0
+        self.pending_calls = 0  # CALL_ME_LATER not yet answered
+        self._late_decisions = 0  # decisions stamped more than 1 us before the clock
+        self._largest_lag = 0.0  # seconds, the largest of those
+        self._energy_first_submission: float | None = None  # joules consumed when the first job came
+        self._energy_last_end: float | None = None  # joules consumed when the last job ended
+        self.nb_unfinished = 0  # submitted, not yet finished or rejected
+        self.submitters_left = len(config.workloads)
+        self.event_submitter_done = not config.external_events
+        self.registration_open = config.dynamic_jobs
+        self.stats = JobStatistics()
+        self.applier = DecisionApplier(self)
+        # Batsim's actors decide when things happen and which message carries each event
+        # (event_grouping "batsim"); None: every event of one time in one message ("per-time").
+        # IRMaSim's node platforms follow IRMaSim, which has no such actors: one message per time.
+        batsim = config.event_grouping == "batsim" and self.hierarchy is None
+        self.actors: BatsimActors | None = BatsimActors(self) if batsim else None
+        self._progress = None
+        self._files: list[Any] = []
+        #: Paths of the output files opened so far (kept when the run stops early).
+        self.opened_outputs: list[str] = []
+        self.paths = output_paths(config.export_prefix, config.energy, self.cost_plan is not None)
+        self._buffers: dict[str, io.StringIO] = {}  # outputs kept in memory (no export prefix)
+
+    def _check_power_model(self) -> None:
+        for host in self.hosts:
+            if host.wattage_per_state is None:
+                raise InputError(self.config.platform.source, f"host {host.name}",
+                                 "has no wattage_per_state property, which energy accounting (-E) needs",
+                                 "give one idle:max pair per pstate, e.g. "
+                                 "<prop id=\"wattage_per_state\" value=\"95:190.74\"/>, or run without -E")
+
+    # ------------------------------------------------------------------ calendar
+    def at(self, when: float, callback: Callable[[Any], None], value: Any = None, floor: float = 0.0,
+           daemon: bool = False) -> None:
+        """Call `callback(value)` at simulated time `when` (>= now).
+
+        The entry goes straight into simpy's calendar (`env._queue`, ordered by time, then
+        priority, then insertion), as `env.schedule` would put it; `env._now` is what the
+        `now` property returns. Both save Python calls on every event of every job.
+        With Batsim's actors, an actor sleeps `when - now` (at least `floor` seconds, if it
+        sleeps at all), then calls it and reports to the server.
+        """
+        if self.actors is not None:
+            self.actors.after(when - self.env._now, callback, value, floor=floor, daemon=daemon)
+            return
+        heappush(self._queue, (when, NORMAL, next(self._event_ids), _Call(callback, value)))
+
+    def _schedule_tariff_change(self, cluster: int, now: float) -> None:
+        assert self.cost_plan is not None
+        when = self.cost_plan.tariffs[cluster].next_change(now)
+        if when < MAX_SIMULATED_TIME:  # math.inf for a flat tariff
+            self._tariff_events += 1
+            self.at(when, self._tariff_change, cluster, daemon=True)
+
+    def _tariff_change(self, cluster: int) -> None:
+        """A day/night boundary of a cluster's tariff: settle the costs at the old price. The
+        next boundary goes on the calendar only while something else is to happen (a run that
+        is over or stuck must not be kept going by its tariffs)."""
+        now = self.env._now
+        self._tariff_events -= 1
+        self.energy.tariff_changes(now, cluster)  # type: ignore[union-attr]
+        if self.actors is not None:
+            more_to_come = self.actors.busy()
+        else:
+            more_to_come = len(self._queue) > self._tariff_events or bool(self.pending) or not self.decider_free
+        if more_to_come:
+            self._schedule_tariff_change(cluster, now)
+
+    def emit(self, kind: str, data: dict[str, Any]) -> None:
+        self.pending.append({"timestamp": self.env._now, "type": kind, "data": data})
+
+    # ------------------------------------------------------------------ run
+    def run(self) -> SimulationResult:
+        started = time.perf_counter()
+        if self.config.export_prefix is not None:
+            start_output_files(self.config.export_prefix)  # never a mix with an older run's files
+        jobs_file = self._open_output("jobs")
+        states_file = self._open_output("machine_states")
+        self.jobs_out = JobsOutput(jobs_file)
+        asleep = self.switching.nb_off
+        counts = [0] * 6
+        counts[SLEEPING], counts[IDLE] = asleep, self.nb_hosts - asleep
+        self.machines = MachineStates(states_file, counts)
+        if self.config.energy:
+            energy_file = self._open_output("consumed_energy")
+            pstates_file = self._open_output("pstate_changes")
+            pstates = self.host_pstate
+            if self.hierarchy is not None:
+                static = initial_static_watts(self.hierarchy, self.config.idle_power)
+            else:
+                static = [h.wattage_per_state[p][0] for h, p in zip(self.hosts, pstates)]
+            if self.cost_plan is not None:
+                self.energy = PricedEnergyMeter(energy_file, static, self.cost_plan)
+                for index in range(len(self.cost_plan.tariffs)):
+                    self._schedule_tariff_change(index, 0.0)
+            else:
+                self.energy = EnergyMeter(energy_file, static)
+            self.pstate_out = PstateChangesOutput(pstates_file, pstates)
+        for handle in self._files:  # headers on disk at once: a run killed now leaves headed CSVs
+            handle.flush()
+        network = self.config.platform.network
+        if self.hierarchy is not None:
+            self.runner = CoreTaskRunner(self.hierarchy, self.at, lambda: self.env._now, self._tasks_done,
+                                         self.energy, self.host_job)
+        elif network is not None:
+            energy = self.energy
+            self.runner = ParallelTaskRunner(
+                network, self.nb_hosts, self.host_speed, self.at, lambda: self.env._now, self._tasks_done,
+                (lambda record, watts: energy.set_dynamic_power(self.env._now, record, watts)) if energy else None,
+                (lambda host: self.hosts[host].wattage_per_state[self.host_pstate[host]]) if energy else None)
+        if self.config.progress:
+            from joulesim.console.progress_bar import progress_bar
+            total = sum(len(w.jobs) for w in self.config.workloads)
+            self._progress = progress_bar(total, "simulating", "job")
+        try:
+            if self.actors is not None:
+                self.actors.run()
+            else:
+                self._start()
+                self._loop()
+            self.machines.close(self.env.now)
+        finally:
+            for handle in self._files:
+                if not isinstance(handle, io.StringIO):  # a buffer's text is read below
+                    handle.close()
+            if self._progress is not None:
+                self._progress.close()
+        wall = time.perf_counter() - started
+        # Batsim's consumed_joules: the energy between the first job submission and the last
+        # job end (not the energy of switches after it, nor of idling before the first job).
+        first, last = self._energy_first_submission, self._energy_last_end
+        consumed = last - first if first is not None and last is not None else 0.0
+        with self._open_output("schedule") as schedule_file:
+            schedule = write_schedule(schedule_file, self.stats, self.machines, self.nb_hosts,
+                                      self.link.scheduling_time, wall, consumed,
+                                      self.switching.nb_machine_switches, self.switching.nb_grouped_switches)
+            cost_total = None
+            if isinstance(self.energy, PricedEnergyMeter):
+                cost_file = self._open_output("energy_cost")
+                cost_total = self.energy.write(cost_file)
+                if not isinstance(cost_file, io.StringIO):  # a buffer's text is read below
+                    cost_file.close()
+            texts = {name: buffer.getvalue() for name, buffer in self._buffers.items()}
+        node_model = f"{self.hierarchy.model}, idle power {self.config.idle_power}" if self.hierarchy else ""
+        return SimulationResult(schedule, self.stats, list(self.paths.values()), self.link.calls, wall,
+                                self.energy is not None, texts, node_model, cost_total)
+
+    def _open_output(self, name: str) -> Any:
+        """The file of output `name`, or a memory buffer when the run exports no files."""
+        if self.config.export_prefix is None:
+            handle = self._buffers[name] = io.StringIO(newline="")
+        else:
+            try:
+                handle = open(self.paths[name], "w", newline="")
+            except OSError as exc:  # checked before the run; something changed since
+                raise output_error(self.config.export_prefix, exc) from None
+            self.opened_outputs.append(self.paths[name])
+        self._files.append(handle)
+        return handle
+
+    def _start(self) -> None:
+        # SIMULATION_BEGINS goes alone, as Batsim sends it: pybatsim reads this first message
+        # before its scheduler is initialised. Events of t=0 then come together in the next.
+        self.emit("SIMULATION_BEGINS", self._simulation_begins_data())
+        self._call_decider()
+        self.start_event_sources(with_workloads=True)
+
+    def start_event_sources(self, with_workloads: bool) -> None:
+        """Put the workloads' first submissions and the external events on the calendar."""
+        for index, workload in enumerate(self.config.workloads if with_workloads else ()):
+            if workload.jobs:
+                self.at(workload.jobs[0].subtime, self._submit_from, (index, 0))
+            else:
+                self._submitter_done()
+        if self.submitters_left == 0 and not self.config.workloads:
+            self.emit("NOTIFY", {"type": "no_more_static_job_to_submit"})
+        if self.config.external_events:
+            self.at(self.config.external_events[0].timestamp, self._external_from, 0)
+        elif self.config.has_events_file:
+            self.emit("NOTIFY", {"type": "no_more_external_event_to_occur"})
+
+    def _loop(self) -> None:
+        env = self.env
+        queue = env._queue  # simpy's calendar; peeking it avoids an exception per step
+        while True:
+            now = env._now
+            while queue and queue[0][0] <= now:
+                env.step()
+            if self.pending and self.decider_free:
+                self._call_decider()
+                continue
+            if self._finished():
+                self._end()
+                return
+            if not queue:
+                raise JoulesimError(self._stuck_reason())
+            if queue[0][0] >= MAX_SIMULATED_TIME:
+                raise JoulesimError(self._beyond_time_range(queue[0]))
+            env.step()
+
+    def _finished(self) -> bool:
+        return (self.submitters_left == 0 and self.event_submitter_done and not self.registration_open
+                and self.nb_unfinished == 0 and self.pending_calls == 0 and self.decider_free
+                and self.scheduled_decisions == 0 and self.switching.in_progress == 0)
+
+    def _stuck_reason(self) -> str:
+        now = self.env._now
+        if self.registration_open:
+            return (f"at t={now:g} nothing is left to simulate, but dynamic job registration is still "
+                    "open: the decider must send NOTIFY registration_finished once it registers no more "
+                    "jobs (or run without --enable-dynamic-jobs)")
+        waiting = [r.job.id for r in self.records.values() if r.state == SUBMITTED]
+        shown = ", ".join(waiting[:5]) + (", ..." if len(waiting) > 5 else "")
+        return (f"at t={now:g} the decider left {len(waiting)} submitted job(s) waiting ({shown}) and "
+                "nothing else can happen: it must EXECUTE_JOB or REJECT_JOB each of them, or ask to be "
+                "called again with CALL_ME_LATER")
+
+    def _beyond_time_range(self, entry: tuple) -> str:
+        when, _, _, call = entry
+        what = getattr(getattr(call, "callback", None), "__name__", "an event").strip("_").replace("_", " ")
+        return (f"at t={self.env._now:g} the next event ({what}) is due at t={when:g}: {TIME_RANGE_TEXT}; "
+                "shorten the workload's times (submission times, walltimes, delays) or the decider's "
+                "requested calls")
+
+    def _call_decider(self) -> None:
+        now = self.env._now
+        message = {"now": now, "events": self.pending}
+        self.pending = []
+        reply = self.link.call(message)
+        # As Batsim 4 does, a decision stamped before the simulator's clock (the call's time, or
+        # an earlier decision's) applies at that clock: deciders that print times with fewer
+        # digits answer 2904.153 to a call at 2904.1530000000002.
+        clock = now
+        for index, decision in enumerate(reply["events"]):
+            context = DecisionContext((now, index, decision))
+            when = decision["timestamp"]
+            if when < clock:
+                self._late_decision(clock - when, context)
+                when = clock
+            if when <= now:
+                self.applier.apply(decision, context)
+            else:
+                self.scheduled_decisions += 1
+                self.at(when, self._apply_later, (decision, context))
+            clock = when
+        reply_now = float(reply["now"])
+        if reply_now > now:
+            self.decider_free = False
+            self.at(reply_now, self._decider_ready)
+
+    def _late_decision(self, lag: float, context: DecisionContext) -> None:
+        """Warn when a decision is stamped earlier than it can apply by more than a rounding of
+        the time it was given (Batsim applies it silently): the first one in full, the count
+        and the largest lag at the end (see _end)."""
+        if lag > 1e-6:
+            self._late_decisions += 1
+            self._largest_lag = max(self._largest_lag, lag)
+            if self._late_decisions == 1:
+                print(f"joulesim: warning: {context}: stamped {lag:.6g} s before the simulator's clock; it applies "
+                      "at the clock, as in Batsim (further such decisions are counted at the end)", file=sys.stderr)
+
+    def _apply_later(self, item: tuple[dict[str, Any], DecisionContext]) -> None:
+        self.scheduled_decisions -= 1
+        self.applier.apply(*item)
+
+    def _decider_ready(self, _: Any) -> None:
+        self.decider_free = True
+
+    def _end(self) -> None:
+        now = self.env._now
+        reply = self.link.call({"now": now, "events": [{"timestamp": now, "type": "SIMULATION_ENDS", "data": {}}]})
+        self.warn_decisions_after_end(reply)
+
+    def warn_decisions_after_end(self, reply: dict[str, Any]) -> None:
+        if reply["events"]:
+            print(f"joulesim: warning: the decider answered SIMULATION_ENDS with {len(reply['events'])} "
+                  "decision(s); they are ignored (the simulation is over)", file=sys.stderr)
+        if self._late_decisions > 1:
+            print(f"joulesim: warning: {self._late_decisions} decisions in all were stamped before the simulator's "
+                  f"clock (by up to {self._largest_lag:.6g} s) and applied at the clock; a decider should stamp "
+                  "decisions with the time of the call (the message's now) or later", file=sys.stderr)
+
+    # ------------------------------------------------------------------ messages
+    def _simulation_begins_data(self) -> dict[str, Any]:
+        config = self.config
+        storage = config.platform.storage_hosts
+        return {
+            "nb_resources": self.nb_hosts + len(storage),
+            "nb_compute_resources": self.nb_hosts,
+            "nb_storage_resources": len(storage),
+            "allow_compute_sharing": False,
+            "allow_storage_sharing": True,
+            "config": batsim_config(config.forward_profiles, config.dynamic_jobs, config.acknowledge_dynamic_jobs),
+            "compute_resources": self._compute_resources(),
+            "storage_resources": [
+                {"id": self.nb_hosts + i, "name": h.name, "state": "idle", "properties": h.properties,
+                 "zone_properties": h.zone_properties} for i, h in enumerate(storage)],
+            "workloads": {w.name: w.path for w in config.workloads},
+            "profiles": {w.name: w.profiles for w in config.workloads},
+            **({"hierarchy": self.hierarchy.to_protocol()} if self.hierarchy is not None else {}),
+        }
+
+    def _compute_resources(self) -> list[dict[str, Any]]:
+        """SIMULATION_BEGINS' compute_resources. The entries of a platform's hosts are built once
+        per process (thousands of runs of one platform, as in RL training, rebuilt them at ~2 us
+        a host) and each run gets fresh copies, so that no decider sees another run's."""
+        off = self.switching.host_off
+        key = (id(self.config.platform), self.nb_hosts, tuple(off) if any(off) else ())
+        entries = _RESOURCE_ENTRIES.get(key)
+        if entries is None or entries[0] is not self.config.platform:
+            built = [{"id": h.id, "name": h.name, "state": "sleeping" if off[i] else "idle",
+                      "properties": h.properties, "zone_properties": h.zone_properties}
+                     for i, h in enumerate(self.hosts)]
+            if len(_RESOURCE_ENTRIES) >= 64:
+                _RESOURCE_ENTRIES.clear()
+            entries = _RESOURCE_ENTRIES[key] = (self.config.platform, built)
+        return [entry.copy() for entry in entries[1]]
+
+    # ------------------------------------------------------------------ submission
+    def _submit_from(self, cursor: tuple[int, int]) -> None:
+        index, position = cursor
+        jobs = self.config.workloads[index].jobs
+        now = self.env._now
+        while position < len(jobs) and jobs[position].subtime <= now:
+            self.submit(self.records[jobs[position].id])
+            position += 1
+        if position < len(jobs):
+            self.at(jobs[position].subtime, self._submit_from, (index, position))
+        else:
+            self._submitter_done()
+
+    def _submitter_done(self) -> None:
+        self.submitters_left -= 1
+        if self.submitters_left == 0:
+            self.emit("NOTIFY", {"type": "no_more_static_job_to_submit"})
+
+    def submit(self, record: JobRecord, announce: bool = True) -> None:
+        if self._energy_first_submission is None and self.energy is not None:
+            self._energy_first_submission = self.energy.window_start(self.env._now)
+        record.state = SUBMITTED
+        self.nb_unfinished += 1
+        if announce:
+            data: dict[str, Any] = {"job_id": record.job.id, "job": record.job.json}
+            if self.config.forward_profiles:
+                data["profile"] = record.profiles[record.job.profile]
+            self.pending.append({"timestamp": self.env._now, "type": "JOB_SUBMITTED", "data": data})
+
+    # ------------------------------------------------------------------ external events
+    def _external_from(self, position: int) -> None:
+        events = self.config.external_events
+        now = self.env._now
+        while position < len(events) and events[position].timestamp <= now:
+            event = events[position]
+            self._set_availability(event.resources, available=event.type == "machine_available")
+            self.emit("NOTIFY", {"type": "event_" + event.type, "resources": format_interval_set(event.resources)})
+            position += 1
+        if position < len(events):
+            self.at(events[position].timestamp, self._external_from, position)
+        else:
+            self.event_submitter_done = True
+            if self.config.has_events_file:
+                self.emit("NOTIFY", {"type": "no_more_external_event_to_occur"})
+
+    def _set_availability(self, resources, available: bool) -> None:
+        now = self.env._now
+        for host in resources:
+            if self.host_unavailable[host] != available:
+                continue  # already in the requested state
+            self.host_unavailable[host] = not available
+            if self.host_job[host] is None:
+                power_category = self.switching.category(host)
+                if available:
+                    self.machines.move(now, UNAVAILABLE, power_category, 1)
+                else:
+                    self.machines.move(now, power_category, UNAVAILABLE, 1)
+
+    # ------------------------------------------------------------------ execution
+    def start_job(self, record: JobRecord, runs: list[tuple[int, int]], size: int, alloc_str: str,
+                  executors: list[int] | None) -> None:
+        """Run a job on the hosts of `runs` (canonical intervals); `executors` maps its executors
+        to hosts when a mapping was given (None: one executor per host, in order)."""
+        now = self.env._now
+        job = record.job
+        record.state = RUNNING
+        record.start = now
+        record.alloc = runs
+        record.alloc_str = alloc_str
+        host_job = self.host_job
+        for a, b in runs:
+            host_job[a:b + 1] = [record] * (b - a + 1)
+        self.machines.move(now, IDLE, COMPUTING, size)
+        profile = record.profiles[job.profile]
+        dynamic_power = 0.0
+        if self.runner is not None and profile["type"] != "delay":
+            self._start_on_runner(record, runs, executors or expand_runs(runs))
+            return
+        if profile["type"] == "delay":  # the common case: no speeds involved
+            duration = profile["delay"]
+        else:
+            host_speed = self.host_speed
+            executor_hosts = executors or expand_runs(runs)
+            record.speeds = [host_speed[h] for h in executor_hosts]
+            duration = profile_duration(job.profile, record.profiles, record.speeds)
+            if self.energy is not None and duration > 0:
+                dynamic_power = self._dynamic_power(record, executor_hosts, duration)
+        if self.energy is not None:
+            self.energy.job_started(now, record, runs, dynamic_power)
+        # Batsim sleeps a delay job's whole delay only when it is shorter than the walltime
+        # (do_delay_task: `sleeptime < remaining_time`): a delay equal to the walltime is a walltime
+        # reached. A parallel task that ends with its walltime ends first (its action is older
+        # than the timeout's), so it succeeds.
+        if profile["type"] == "delay":
+            walltime_reached = 0 < job.walltime <= duration
+        else:
+            walltime_reached = 0 < job.walltime < duration
+        if walltime_reached:
+            duration = job.walltime
+        self._set_end_state(record, walltime_reached)
+        if self.actors is not None:  # the job's actor, on its first host, sleeps the duration
+            self.actors.after(duration, self._job_ends, record, runs[0][0], job=record)
+            return
+        heappush(self._queue, (now + duration, NORMAL, next(self._event_ids), _Call(self._job_ends, record)))  # at()
+
+    def _start_on_runner(self, record: JobRecord, runs: list[tuple[int, int]], executor_hosts: list[int]) -> None:
+        """Work that shares the platform (a network's links, a processor's memory bandwidth):
+        the runner decides when it ends."""
+        now = self.env._now
+        record.speeds = [self.host_speed[h] for h in executor_hosts]
+        if self.energy is not None:
+            self.energy.job_started(now, record, runs, 0.0)  # the runner sets the dynamic part
+        walltime = record.job.walltime
+        if walltime > 0:
+            self.at(now + walltime, self._walltime_reached, record)
+        self.runner.start(record, executor_hosts)
+
+    @staticmethod
+    def _set_end_state(record: JobRecord, walltime_reached: bool) -> None:
+        """What JOB_COMPLETED will say: the walltime, else the profile's return code."""
+        if walltime_reached:
+            record.end_state = "COMPLETED_WALLTIME_REACHED"
+            record.return_code = -1
+        else:
+            code = record.return_code = profile_return_code(record.job.profile, record.profiles)
+            record.end_state = "COMPLETED_FAILED" if code else "COMPLETED_SUCCESSFULLY"
+
+    def _tasks_done(self, record: JobRecord) -> None:
+        self._set_end_state(record, walltime_reached=False)
+        self._job_ends(record)
+
+    def _walltime_reached(self, record: JobRecord) -> None:
+        if record.state != RUNNING:
+            return  # it finished (or was killed) first
+        self.runner.kill(record)
+        self._set_end_state(record, walltime_reached=True)
+        self._job_ends(record)
+
+    def _dynamic_power(self, record: JobRecord, executor_hosts: list[int], duration: float) -> float:
+        """Mean dynamic watts of a compute job: sum of (max - idle) x busy seconds / duration.
+
+        Exact for one parallel task; a composed job whose tasks load hosts differently gets
+        its mean over the whole profile (its total dynamic energy is exact either way).
+        """
+        busy = profile_busy_seconds(record.job.profile, record.profiles, record.speeds)
+        hosts, pstates = self.hosts, self.host_pstate
+        joules = 0.0
+        for host, seconds in zip(executor_hosts, busy):
+            idle, peak = hosts[host].wattage_per_state[pstates[host]]
+            joules += (peak - idle) * seconds
+        return joules / duration
+
+    def _job_ends(self, record: JobRecord) -> None:
+        if record.state != RUNNING:
+            return  # killed earlier: this end no longer happens
+        state = record.end_state
+        self._finish(record, state)
+        self.pending.append({"timestamp": self.env._now, "type": "JOB_COMPLETED", "data": {  # emit(), inlined
+            "job_id": record.job.id,
+            "job_state": state,
+            "return_code": record.return_code,
+            "alloc": record.alloc_str,
+        }})
+
+    def kill_job(self, record: JobRecord) -> dict[str, Any]:
+        """Kill a running job now; returns its Batsim `job_progress` entry."""
+        if self.actors is not None:
+            self.actors.kill_job_actor(record)
+        if self.runner is not None and id(record) in self.runner.jobs:
+            progress = self.runner.kill(record)
+        else:
+            progress = profile_progress(record.job.profile, record.profiles, record.speeds,
+                                        self.env.now - record.start)
+        self._finish(record, "COMPLETED_KILLED")
+        return progress
+
+    def _finish(self, record: JobRecord, state: str) -> None:
+        now = self.env._now
+        job = record.job
+        record.state = state
+        record.finish = now
+        self.nb_unfinished -= 1
+        host_job, unavailable = self.host_job, self.host_unavailable
+        size = still_unavailable = 0
+        for a, b in record.alloc:
+            host_job[a:b + 1] = [None] * (b - a + 1)
+            still_unavailable += sum(unavailable[a:b + 1])
+            size += b - a + 1
+        machines = self.machines
+        machines.move(now, COMPUTING, IDLE, size - still_unavailable)
+        if still_unavailable:
+            machines.move(now, COMPUTING, UNAVAILABLE, still_unavailable)
+        energy = 0.0
+        if self.energy is not None:
+            energy = self.energy.job_ended(now, record)
+            self._energy_last_end = self.energy.energy_at(now)
+        row = (job.local_id, job.workload, job.profile, job.subtime, job.res, job.walltime, state, record.start,
+               now, record.alloc_str, energy)
+        if self.actors is not None and self.actors.away_from_server():
+            # Batsim's server writes the row when it takes the job's JOB_COMPLETED message.
+            self.actors.when_server_takes(lambda: self.jobs_out.write_finished(*row, record.metadata))
+        else:
+            self.jobs_out.write_finished(*row, record.metadata)
+        self.stats.record_finished(state, job.subtime, record.start, now)
+        if self._progress is not None:
+            self._progress.update()
+
+    def reject_job(self, record: JobRecord, state: str = "REJECTED") -> None:
+        job = record.job
+        record.state = state
+        record.finish = self.env._now
+        self.nb_unfinished -= 1
+        self.jobs_out.write_rejected(job.local_id, job.workload, job.profile, job.subtime, job.res,
+                                     job.walltime, record.metadata, state)
+        self.stats.record_rejected()
+        if self._progress is not None:
+            self._progress.update()
+
+    def record_of(self, job_id: str, context: str) -> JobRecord:
+        record = self.records.get(job_id)
+        if record is None:
+            raise DecisionError(f"{context}: unknown job {job_id!r}: no workload has it (job ids look like "
+                                f"'w0!1'; register dynamic jobs with REGISTER_JOB first)")
+        return record

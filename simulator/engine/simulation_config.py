@@ -1,0 +1,36 @@
+"""Everything one simulation run needs besides the decider link."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from joulesim.simulator.workload.external_events import ExternalEvent
+from joulesim.simulator.platform.platform_model import Platform
+from joulesim.simulator.workload.workload_model import Workload
+
+DEFAULT_TIMEOUT_S = 120.0
+EVENT_GROUPINGS = ("batsim", "per-time")
+
+
+@dataclass
+class SimulationConfig:
+    platform: Platform
+    workloads: list[Workload]
+    external_events: list[ExternalEvent] = field(default_factory=list)
+    has_events_file: bool = False
+    export_prefix: str | None = "out"  # None: outputs kept in memory (SimulationResult.texts)
+    energy: bool = False
+    mmax: int = 0  # 0: every compute host
+    dynamic_jobs: bool = False
+    acknowledge_dynamic_jobs: bool = False
+    forward_profiles: bool = False
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    progress: bool = False
+    # Node-model platforms: "irmasim" (a processor draws nothing before its first task, as
+    # IRMaSim accounts) or "always" (min power from t=0).
+    idle_power: str = "irmasim"
+    # Which events reach the decider together: "batsim", as Batsim 4.2.1 sends them (its
+    # actors and their nanosecond messages, see simulator/engine/batsim_actors.py), or "per-time",
+    # every event of one simulated time in one message (faster, not Batsim's). IRMaSim node
+    # platforms always use "per-time", as IRMaSim has no such actors.
+    event_grouping: str = "batsim"

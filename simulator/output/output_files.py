@@ -1,0 +1,90 @@
+"""A run's output files under its export prefix: their names, the check of the prefix before a
+run starts, and the removal of an older run's files when it does.
+
+The rule: the files under one prefix always come from one run. A run checks its inputs, its
+decider and its output prefix first, and a run refused there touches nothing (an older run's
+results stay as they were). Once it starts writing, it first removes every output name a run
+may write under the prefix (also those it will not write itself, e.g. the energy files of an
+older run with -E), then opens its own; each file gets its header at once, so a run killed in
+its first second leaves headed files, never a mix with an older run's.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+from joulesim.inputs.input_error import InputError
+
+#: Every output a run may write, in the order they are opened and listed.
+ALL_OUTPUT_NAMES = ("jobs", "schedule", "machine_states", "consumed_energy", "pstate_changes", "energy_cost")
+
+_FIX = "choose an export prefix in a directory you can write to"
+
+
+def output_names(energy: bool = False, cost: bool = False) -> list[str]:
+    names = ["jobs", "schedule", "machine_states"]
+    if energy:
+        names += ["consumed_energy", "pstate_changes"]
+        if cost:  # a platform with prices (simulator/energy/energy_cost.py)
+            names.append("energy_cost")
+    return names
+
+
+def output_paths(prefix: str | None, energy: bool = False, cost: bool = False) -> dict[str, str]:
+    """Output name -> file path; empty when outputs stay in memory (no prefix)."""
+    if prefix is None:
+        return {}
+    return {name: output_path(prefix, name) for name in output_names(energy, cost)}
+
+
+def output_path(prefix: str, name: str) -> str:
+    return f"{prefix}_{name}.csv"
+
+
+def check_output_prefix(prefix: str) -> None:
+    """Refuse, before anything runs, a prefix whose files could not be written: its directory
+    (or the nearest existing one above it, where it would be created) must be a directory in
+    which a file can be created, and no output name may be a directory. Changes nothing."""
+    directory = os.path.dirname(os.path.abspath(prefix))
+    existing = directory
+    while not os.path.lexists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise InputError(prefix, "export prefix", f"cannot write outputs there: {existing} is not a directory",
+                         _FIX)
+    try:  # the only sure test: permissions, read-only file systems, /proc, ...
+        handle, probe = tempfile.mkstemp(prefix=".joulesim-write-check-", dir=existing)
+    except OSError as exc:
+        raise InputError(prefix, "export prefix",
+                         f"cannot write outputs there: cannot create a file in {existing} "
+                         f"({exc.strerror or exc})", _FIX) from None
+    os.close(handle)
+    os.unlink(probe)
+    for name in ALL_OUTPUT_NAMES:
+        path = output_path(prefix, name)
+        if os.path.isdir(path):
+            raise InputError(prefix, "export prefix", f"cannot write outputs there: {path} is a directory",
+                             _FIX)
+
+
+def start_output_files(prefix: str) -> None:
+    """Make the prefix's directory and remove every output an older run left under the prefix
+    (see the module docstring)."""
+    directory = os.path.dirname(prefix)
+    try:
+        if directory:
+            os.makedirs(directory, exist_ok=True)
+        for name in ALL_OUTPUT_NAMES:
+            try:
+                os.remove(output_path(prefix, name))
+            except FileNotFoundError:
+                pass
+    except OSError as exc:
+        raise output_error(prefix, exc) from None
+
+
+def output_error(prefix: str, exc: OSError) -> InputError:
+    """An output file or folder that could not be made after all (e.g. removed meanwhile)."""
+    where = f" ({exc.filename})" if exc.filename else ""
+    return InputError(prefix, "export prefix", f"cannot write outputs there: {exc.strerror or exc}{where}", _FIX)

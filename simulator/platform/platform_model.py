@@ -1,0 +1,60 @@
+"""The simulated platform as the engine sees it, whatever file format it came from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from joulesim.simulator.platform.network_topology import NetworkTopology
+    from joulesim.simulator.platform.node_hierarchy import NodeHierarchy
+
+
+@dataclass(frozen=True)
+class SleepPstate:
+    """A sleep power state and the two virtual pstates used to enter and leave it."""
+
+    sleep: int
+    switch_off: int
+    switch_on: int
+
+
+@dataclass
+class Host:
+    """One machine. Compute hosts are numbered 0..n-1 in natural name order."""
+
+    id: int
+    name: str
+    speeds: list[float]  # flop/s, one per pstate
+    pstate: int  # initial pstate
+    role: str = "compute_node"  # compute_node | storage | master
+    properties: dict[str, str] = field(default_factory=dict)
+    zone_properties: dict[str, str] = field(default_factory=dict)
+    # (idle watts, max watts) per pstate, or None when the platform gives no power model.
+    wattage_per_state: list[tuple[float, float]] | None = None
+    wattage_off: float | None = None
+    sleep_pstates: list[SleepPstate] = field(default_factory=list)
+    # Id of the host's cluster (a <cluster>, or a <zone routing="Cluster">); "" outside clusters.
+    zone: str = ""
+
+    @property
+    def speed(self) -> float:
+        return self.speeds[self.pstate]
+
+
+@dataclass
+class Platform:
+    """Hosts of one platform file. The master host is kept apart: deciders never see it."""
+
+    source: str
+    master: Host
+    compute_hosts: list[Host]
+    storage_hosts: list[Host] = field(default_factory=list)
+    # Links and routes between compute hosts; None when the file describes no network.
+    network: NetworkTopology | None = None
+    # IRMaSim's node model: compute hosts are cores of these processors and nodes; None otherwise.
+    nodes: NodeHierarchy | None = None
+
+    @property
+    def nb_compute(self) -> int:
+        return len(self.compute_hosts)

@@ -1,0 +1,85 @@
+"""Loading Batsim external events files (one JSON object per line)."""
+
+from dataclasses import dataclass
+
+from procset import ProcSet
+
+from joulesim.protocol.interval_set import parse_interval_set
+from joulesim.inputs.input_error import InputError
+from joulesim.inputs.input_file import read_input_file
+from joulesim.inputs.json_input import clip, decode_json, is_time, shown, time_error
+
+EVENT_TYPES = ("machine_unavailable", "machine_available")
+
+_EXAMPLE = '{"type": "machine_unavailable", "resources": "0-1 3", "timestamp": 20}'
+
+
+@dataclass
+class ExternalEvent:
+    """One event of the file; `line` is its 1-based line number, for messages."""
+
+    timestamp: float
+    type: str
+    resources: ProcSet
+    line: int
+
+
+def load_external_events(path: str, nb_compute_hosts: int) -> list[ExternalEvent]:
+    """Read and validate an external events file; events are sorted by timestamp (stable).
+
+    Blank lines are skipped. Raises InputError naming the line and field of any problem.
+    """
+    path = str(path)
+    return events_from_bytes(path, read_input_file(path, "an external events file (one JSON object per line)"),
+                             nb_compute_hosts)
+
+
+def events_from_bytes(path: str, raw: bytes, nb_compute_hosts: int) -> list[ExternalEvent]:
+    """Validate external events given as JSON lines; `path` names them in messages."""
+    lines = raw.split(b"\n")
+
+    events: list[ExternalEvent] = []
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        where = f"line {number}"
+        obj = decode_json(path, raw, _EXAMPLE, number)
+        if not isinstance(obj, dict):
+            raise InputError(path, where, f"is {shown(obj)}, not an object",
+                             f"each line must be one JSON object like {_EXAMPLE}")
+        for key in ("type", "timestamp", "resources"):
+            if key not in obj:
+                raise InputError(path, f"{where}: field '{key}'", "is missing",
+                                 f"each event needs type, timestamp and resources, like {_EXAMPLE}")
+
+        etype = obj["type"]
+        if etype not in EVENT_TYPES:
+            raise InputError(path, f"{where}: field 'type'", f"unknown event type {shown(etype)}",
+                             "type must be one of: " + ", ".join(EVENT_TYPES))
+
+        timestamp = obj["timestamp"]
+        if not is_time(timestamp):
+            raise time_error(path, f"{where}: field 'timestamp'", timestamp, "timestamp",
+                             "timestamp must be a number >= 0 (seconds)")
+
+        if not isinstance(obj["resources"], str):
+            raise InputError(path, f"{where}: field 'resources'", f"invalid value {shown(obj['resources'])}",
+                             "resources must be an interval set string like '0-1 3'")
+        try:
+            # ids are distinct: a set among n hosts has at most n intervals, longer ones are refused
+            resources = parse_interval_set(obj["resources"], max(1, nb_compute_hosts))
+        except ValueError as exc:
+            raise InputError(path, f"{where}: field 'resources'", str(exc),
+                             "resources must be an interval set string like '0-1 3'") from None
+        if not resources:
+            raise InputError(path, f"{where}: field 'resources'", "is empty",
+                             "resources must name at least one machine, like '0-1 3'")
+        if resources.max > nb_compute_hosts - 1:
+            raise InputError(path, f"{where}: field 'resources'",
+                             f"'{clip(str(resources))}' goes beyond the platform's {nb_compute_hosts} compute hosts",
+                             f"resources must be within 0-{nb_compute_hosts - 1}")
+
+        events.append(ExternalEvent(float(timestamp), etype, resources, number))
+
+    events.sort(key=lambda e: e.timestamp)
+    return events
