@@ -9,6 +9,12 @@ From Python::
 
 The command line is `joulesim` (see `joulesim --help`). Names are imported on first use, so
 that `import joulesim.cli.main` stays fast.
+
+This package's folder is `api/` (pyproject.toml installs it as the root `joulesim`): the Python
+API, one layer above the simulator and the deciders and below campaigns, learners and the
+command line (README, "Architecture"). Its modules: run_simulation (`simulate`), run_result
+(`RunResult`), simulation_inputs (platforms and workloads given as names, paths or dicts),
+decider_process and start_handshake (a decider in its own process), run_interrupted.
 """
 
 from __future__ import annotations

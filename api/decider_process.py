@@ -10,8 +10,8 @@ import sys
 import tempfile
 from typing import Any
 
-from joulesim.start_handshake import final_report, wait_until_started
 from joulesim.protocol.errors import JoulesimError
+from joulesim.start_handshake import final_report, wait_until_started
 
 _PREFIX = "joulesim-"
 _OWNER_FILE = "owner.pid"  # the pid of the `joulesim run` that made the folder

@@ -15,16 +15,16 @@ import os
 import shutil
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
+from joulesim.inputs.input_error import InputError
 from joulesim.protocol.decider import Decider
 from joulesim.protocol.errors import JoulesimError
 from joulesim.run_interrupted import RunInterrupted
 from joulesim.simulation_inputs import PlatformSource, WorkloadSource, events_from, platform_from, workloads_from
 from joulesim.simulator.engine.decider_link import DeciderLink
-from joulesim.inputs.input_error import InputError
-from joulesim.simulator.output.output_files import check_output_prefix
-from joulesim.simulator.models.core_task_runner import IDLE_POWER_RULES
 from joulesim.simulator.engine.simulation import Simulation, SimulationResult
 from joulesim.simulator.engine.simulation_config import DEFAULT_TIMEOUT_S, EVENT_GROUPINGS, SimulationConfig
+from joulesim.simulator.models.core_task_runner import IDLE_POWER_RULES
+from joulesim.simulator.output.output_files import check_output_prefix
 
 if TYPE_CHECKING:  # pandas is imported only when a result is built: the CLI needs none of it
     from joulesim.run_result import RunResult

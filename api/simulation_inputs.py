@@ -12,11 +12,11 @@ from typing import Any, Sequence
 
 import orjson
 
-from joulesim.simulator.workload.external_events import ExternalEvent, events_from_bytes, load_external_events
 from joulesim.inputs.input_error import InputError
 from joulesim.simulator.platform.platform_json import load_json_platform
 from joulesim.simulator.platform.platform_loader import load_platform
 from joulesim.simulator.platform.platform_model import Platform
+from joulesim.simulator.workload.external_events import ExternalEvent, events_from_bytes, load_external_events
 from joulesim.simulator.workload.workload_loader import load_workload, workload_from_bytes
 from joulesim.simulator.workload.workload_model import Workload
 

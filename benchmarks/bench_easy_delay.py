@@ -59,9 +59,9 @@ def child_simulation(mode: str, workload: str, prefix: str, energy: bool, groupi
     from joulesim.protocol.transport_inprocess import InProcessRequester
     from joulesim.protocol.transport_zmq import ZmqRequester
     from joulesim.simulator.engine.decider_link import DeciderLink
-    from joulesim.simulator.platform.platform_loader import load_platform
     from joulesim.simulator.engine.simulation import Simulation
     from joulesim.simulator.engine.simulation_config import SimulationConfig
+    from joulesim.simulator.platform.platform_loader import load_platform
     from joulesim.simulator.workload.workload_loader import load_workload
 
     config = SimulationConfig(platform=load_platform("cluster128"), workloads=[load_workload(workload, "w0")],

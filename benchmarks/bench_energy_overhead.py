@@ -31,9 +31,9 @@ def child(workload: str, prefix: str, energy: bool, options: dict[str, str]) -> 
     from joulesim.deciders import load_decider
     from joulesim.protocol.transport_inprocess import InProcessRequester
     from joulesim.simulator.engine.decider_link import DeciderLink
-    from joulesim.simulator.platform.platform_loader import load_platform
     from joulesim.simulator.engine.simulation import Simulation
     from joulesim.simulator.engine.simulation_config import SimulationConfig
+    from joulesim.simulator.platform.platform_loader import load_platform
     from joulesim.simulator.workload.workload_loader import load_workload
 
     config = SimulationConfig(platform=load_platform("homogeneous240"), mmax=128, energy=energy,

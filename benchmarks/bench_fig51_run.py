@@ -35,11 +35,11 @@ def one_run(workload: str, platform: str, variant: str, queue) -> None:
 
     from joulesim.deciders import load_decider
     from joulesim.protocol.transport_inprocess import InProcessRequester
-    from joulesim.simulator.models import ptask_runner
     from joulesim.simulator.engine.decider_link import DeciderLink
-    from joulesim.simulator.platform.platform_loader import load_platform
     from joulesim.simulator.engine.simulation import Simulation
     from joulesim.simulator.engine.simulation_config import SimulationConfig
+    from joulesim.simulator.models import ptask_runner
+    from joulesim.simulator.platform.platform_loader import load_platform
     from joulesim.simulator.workload.workload_loader import load_workload
 
     solve = ptask_runner.fair_bottleneck_periods

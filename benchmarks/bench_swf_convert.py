@@ -70,9 +70,9 @@ def simulate_and_analyze(workload_path: str, nb_res: int, tmp: str, repeat: int)
     from joulesim.deciders import load_decider
     from joulesim.protocol.transport_inprocess import InProcessRequester
     from joulesim.simulator.engine.decider_link import DeciderLink
-    from joulesim.simulator.platform.platform_loader import load_platform
     from joulesim.simulator.engine.simulation import Simulation
     from joulesim.simulator.engine.simulation_config import SimulationConfig
+    from joulesim.simulator.platform.platform_loader import load_platform
     from joulesim.simulator.workload.workload_loader import load_workload
 
     platform = os.path.join(tmp, "curie_nodes.json")

@@ -55,11 +55,18 @@ import fuzz_prices  # noqa: E402
 import fuzz_rl_inputs  # noqa: E402
 from decider_fuzzer import run_decider_case  # noqa: E402
 from hostile_mutations import ALWAYS_INVALID, MAYBE_VALID, random_text_mutation  # noqa: E402
-from surface_fuzzer import CaseOvertime, limit_memory  # noqa: E402
 from reply_fuzzer import (  # noqa: E402
-    ACCEPTED_INVALID, CLEAN_ERROR, HANG, OUTCOMES, SUCCESS, TRACEBACK, CaseResult, run_process_case,
+    ACCEPTED_INVALID,
+    CLEAN_ERROR,
+    HANG,
+    OUTCOMES,
+    SUCCESS,
+    TRACEBACK,
+    CaseResult,
+    run_process_case,
     run_reply_case,
 )
+from surface_fuzzer import CaseOvertime, limit_memory  # noqa: E402
 
 SHARES = [("reply-inprocess", 0.40), ("reply-process", 0.05), ("decider-messages", 0.03), ("files", 0.08),
           ("cli-flags", 0.01), ("campaign-files", 0.06), ("node-platforms", 0.06), ("rl-inputs", 0.05),

@@ -23,9 +23,9 @@ from typing import Any, Callable, Iterable, Iterator
 
 from joulesim.campaign.instance_worker import run_instance
 from joulesim.console.install_hint import install_hint
-from joulesim.protocol.errors import JoulesimError
 from joulesim.inputs.input_error import InputError
 from joulesim.inputs.json_input import clip
+from joulesim.protocol.errors import JoulesimError
 
 #: Seconds past an instance's time limit before the local pool kills its worker.
 KILL_GRACE_S = 30.0

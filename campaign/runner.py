@@ -18,8 +18,8 @@ from joulesim.campaign.instances import FileDigests, Instance, expand, select
 from joulesim.campaign.results_store import ResultsStore
 from joulesim.campaign.study_file import Study, load_study
 from joulesim.campaign.workload_preparation import prepare, prepared_path
-from joulesim.protocol.errors import JoulesimError
 from joulesim.inputs.input_error import InputError
+from joulesim.protocol.errors import JoulesimError
 
 
 @dataclass

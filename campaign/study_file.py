@@ -40,11 +40,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from joulesim.campaign.option_grid import count_options, expand_options
-from joulesim.protocol.errors import JoulesimError
 from joulesim.inputs.input_error import InputError
 from joulesim.inputs.input_file import read_input_file
-from joulesim.inputs.toml_input import decode_toml
 from joulesim.inputs.json_input import clip
+from joulesim.inputs.toml_input import decode_toml
+from joulesim.protocol.errors import JoulesimError
 
 GENERATORS = ("lublin", "batsim-eval", "grid-stream")
 DEFAULT_TIMEOUT_S = 3600.0

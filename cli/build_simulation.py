@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from joulesim.simulator.workload.external_events import load_external_events
+from joulesim.simulator.engine.simulation_config import SimulationConfig
 from joulesim.simulator.output.output_files import check_output_prefix
 from joulesim.simulator.platform.platform_loader import load_platform
-from joulesim.simulator.engine.simulation_config import SimulationConfig
+from joulesim.simulator.workload.external_events import load_external_events
 from joulesim.simulator.workload.workload_loader import load_workload
 
 

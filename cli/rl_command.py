@@ -10,9 +10,9 @@ import click
 from joulesim.cli.error_reporting import reports_errors
 from joulesim.cli.number_options import IntegerRange
 from joulesim.console.install_hint import install_hint
+from joulesim.inputs.input_error import InputError
 from joulesim.protocol.errors import JoulesimError
 from joulesim.simulator.models.core_task_runner import IDLE_POWER_RULES
-from joulesim.inputs.input_error import InputError
 
 
 def _needs_rl_extra() -> None:

@@ -8,8 +8,8 @@ from typing import Any, Callable
 import click
 
 from joulesim.cli.number_options import DecimalRange, IntegerRange
-from joulesim.simulator.models.core_task_runner import IDLE_POWER_RULES
 from joulesim.simulator.engine.simulation_config import DEFAULT_TIMEOUT_S, EVENT_GROUPINGS
+from joulesim.simulator.models.core_task_runner import IDLE_POWER_RULES
 
 
 def simulate_options(platform_default: str | None, workload_default: tuple[str, ...] | None) -> Callable:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from joulesim.simulator.output.output_files import output_path
 from joulesim.simulator.engine.simulation import SimulationResult
+from joulesim.simulator.output.output_files import output_path
 
 
 def print_summary(result: SimulationResult, export_prefix: str) -> None:

@@ -44,6 +44,10 @@ DECIDERS: dict[str, str] = {
     "random-pairs": "joulesim.deciders.learned.random_pairs:RandomPairs",
 }
 
+#: Registered deciders that need an optional extra (name -> extra): without it, loading one says
+#: what to install.
+DECIDER_EXTRAS: dict[str, str] = {"rl": "rl"}
+
 #: Shutdown options: giving any of them to a decider below selects its variant with
 #: opportunistic shutdown, while the plain decider keeps its lean code path (`easy --option
 #: t_idle=300` is EASY with opportunistic shutdown; plain `easy` is untouched).
@@ -94,6 +98,12 @@ def load_decider_class(name_or_path: str) -> type:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
+        extra = DECIDER_EXTRAS.get(name_or_path)
+        if extra is not None and exc.name and not exc.name.startswith("joulesim"):
+            from joulesim.console.install_hint import install_hint
+
+            raise DeciderChoiceError(f"decider {name_or_path} needs the {extra} extra ({exc.name} is missing): "
+                                     f"{install_hint(extra)}") from None
         raise DeciderChoiceError(f"cannot import decider module {module_name!r} (from {name_or_path!r}): "
                                  f"{exc}") from exc
     cls = getattr(module, class_name, None)
@@ -168,7 +178,13 @@ def describe_deciders() -> dict[str, str]:
     """Registered name -> first line of the decider class's docstring, and its options."""
     result = {}
     for name in DECIDERS:
-        cls = load_decider_class(name)
+        try:
+            cls = load_decider_class(name)
+        except DeciderChoiceError as exc:
+            if name not in DECIDER_EXTRAS:
+                raise
+            result[name] = f"(not installed: {exc})"  # its extra is missing: say what to install
+            continue
         doc = (cls.__doc__ or "").strip()
         text = doc.splitlines()[0].strip() if doc else ""
         options = list(accepted_options(name, cls) or {})

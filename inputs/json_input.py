@@ -13,8 +13,8 @@ from typing import Any
 
 import orjson
 
-from joulesim.protocol.time_range import MAX_SIMULATED_TIME, check_time
 from joulesim.inputs.input_error import InputError
+from joulesim.protocol.time_range import MAX_SIMULATED_TIME, check_time
 
 # Batsim reads res, nb_res and ret as C ints; larger values are no machine count either.
 MAX_INT32 = 2 ** 31 - 1

@@ -27,12 +27,12 @@ import pandas as pd
 
 from joulesim.console.install_hint import install_hint
 from joulesim.deciders.batch.utility_functions import FORM_ALIASES, PAPER_FUNCTIONS, learn_forms
-from joulesim.learn.output_paths import make_output_folder, write_via_temporary
-from joulesim.protocol.errors import JoulesimError
-from joulesim.protocol.time_range import MAX_SIMULATED_TIME
 from joulesim.inputs.input_error import InputError
 from joulesim.inputs.input_file import check_input_file
 from joulesim.inputs.json_input import MAX_INT32
+from joulesim.learn.output_paths import make_output_folder, write_via_temporary
+from joulesim.protocol.errors import JoulesimError
+from joulesim.protocol.time_range import MAX_SIMULATED_TIME
 
 __all__ = ["fit_forms", "FitResult", "read_scores", "write_fit"]
 

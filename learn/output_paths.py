@@ -16,8 +16,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from joulesim.protocol.errors import JoulesimError
 from joulesim.inputs.input_error import InputError
+from joulesim.protocol.errors import JoulesimError
 
 __all__ = ["check_output_file", "make_output_folder", "write_via_temporary"]
 

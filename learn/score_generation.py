@@ -26,9 +26,9 @@ import numpy as np
 import pandas as pd
 
 from joulesim.console.install_hint import install_hint
+from joulesim.console.progress_bar import progress_bar
 from joulesim.learn.generation_limits import MAX_PAIRS, MAX_PERMUTATIONS, MAX_SEED, MAX_WORKERS
 from joulesim.learn.output_paths import check_output_file, make_output_folder, write_via_temporary
-from joulesim.console.progress_bar import progress_bar
 from joulesim.protocol.errors import JoulesimError
 
 __all__ = ["generate_scores", "score_one_pair", "GenerationSummary", "COLUMNS", "GenerationCountError"]

@@ -29,11 +29,10 @@ def evaluate_model(model: str | os.PathLike, platform: Any, workload: Any, runs:
                    mode: str = "sample", seed: int = 0, platform_name: str | None = None,
                    idle_power: str = "irmasim", progress: bool = False) -> Evaluation:
     import joulesim
-    from joulesim.rl.trained_policy import RLPolicy
-    from joulesim.simulation_inputs import platform_from
-
     from joulesim.rl.model_file import load_agent
     from joulesim.rl.ppo import PPOSettings
+    from joulesim.rl.trained_policy import RLPolicy
+    from joulesim.simulation_inputs import platform_from
 
     platform_model = platform_from(platform, None, platform_name)  # read once for every run
     loaded = load_agent(model, settings=PPOSettings(seed=seed))  # so is the model

@@ -14,11 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from joulesim.console.install_hint import install_hint
 from joulesim.deciders.common.decider_options import choice_option, int_option
 from joulesim.deciders.learned.pair_decider import PairDecider
 from joulesim.deciders.learned.pair_observation import NORMALISATIONS, check_features
 from joulesim.protocol.errors import JoulesimError
+from joulesim.rl.model_file import ModelFileError, load_agent
+from joulesim.rl.ppo import PPOSettings
 
 __all__ = ["RLPolicy"]
 
@@ -44,13 +45,6 @@ class RLPolicy(PairDecider):
                                 "`joulesim rl train CONFIG`, e.g. OUT/model.pt)")
         self.mode = choice_option(self.NAME, self.options, "mode", ("greedy", "sample"), "greedy")
         seed = int_option(self.NAME, self.options, "seed", 0, minimum=0)
-        try:
-            from joulesim.rl.model_file import ModelFileError, load_agent
-            from joulesim.rl.ppo import PPOSettings
-        except ImportError as exc:
-            raise JoulesimError(f"decider rl needs the rl extra ({exc.name} is missing): "
-                                f"{install_hint('rl')}") from None
-
         self.agent, self.metadata = loaded or load_agent(path, settings=PPOSettings(seed=seed or 0))
         self.model_path = path
         meta = self.metadata

@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from joulesim.inputs.input_error import InputError
 from joulesim.rl.environment import NodeSchedulingEnv
 from joulesim.rl.training_config import TrainingConfig
-from joulesim.inputs.input_error import InputError
 
 __all__ = ["train", "TrainingOutcome", "make_environment", "prepare_output_folder", "check_memory", "COLUMNS"]
 

@@ -29,11 +29,11 @@ from typing import Any, Callable
 
 from joulesim.campaign.executors import default_workers
 from joulesim.deciders.learned.pair_observation import FEATURES, NORMALISATIONS
-from joulesim.rl.networks import NETWORKS
-from joulesim.simulator.models.core_task_runner import IDLE_POWER_RULES
 from joulesim.inputs.input_error import InputError
 from joulesim.inputs.input_file import read_input_file
 from joulesim.inputs.toml_input import decode_toml
+from joulesim.rl.networks import NETWORKS
+from joulesim.simulator.models.core_task_runner import IDLE_POWER_RULES
 
 __all__ = ["TrainingConfig", "load_training_config", "config_from_dict"]
 

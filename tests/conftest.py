@@ -116,10 +116,10 @@ def run_in_process(decider, platform: str, workloads: list[str], prefix: str, **
     config.setdefault("event_grouping", "per-time")
     from joulesim.protocol.transport_inprocess import InProcessRequester
     from joulesim.simulator.engine.decider_link import DeciderLink
-    from joulesim.simulator.workload.external_events import load_external_events
-    from joulesim.simulator.platform.platform_loader import load_platform
     from joulesim.simulator.engine.simulation import Simulation
     from joulesim.simulator.engine.simulation_config import SimulationConfig
+    from joulesim.simulator.platform.platform_loader import load_platform
+    from joulesim.simulator.workload.external_events import load_external_events
     from joulesim.simulator.workload.workload_loader import load_workload
 
     platform_model = load_platform(platform)
@@ -167,15 +167,22 @@ def send(decider, now: float, *events: dict) -> list[tuple]:
     return out
 
 
-def load_experiment_script(name: str, script: str = "run.py"):
-    """experiments/NAME/SCRIPT as a module (the experiment scripts are not a package)."""
-    import importlib.util
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
-    path = Path(__file__).resolve().parents[1] / "experiments" / name / script
-    spec = importlib.util.spec_from_file_location(f"{name}_{Path(script).stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+
+def load_experiment_script(name: str, script: str = "run.py"):
+    """experiments/NAME/SCRIPT as the module `experiments.NAME.SCRIPT` (the experiments are a
+    package of the repository, run from its root as `python -m experiments.NAME.run`)."""
+    import importlib
+
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+    return importlib.import_module(f"experiments.{name}.{Path(script).stem}")
+
+
+def experiment_command(name: str, script: str = "run") -> list[str]:
+    """The command line of an experiment script, to run with cwd=REPO_ROOT."""
+    return [sys.executable, "-m", f"experiments.{name}.{script}"]
 
 
 # -- reinforcement learning: a case whose optimum is known (issue 25) ---------------------------

@@ -24,9 +24,9 @@ from joulesim.deciders import load_decider
 from joulesim.protocol.codec import encode
 from joulesim.protocol.errors import JoulesimError
 from joulesim.simulator.engine.decider_link import DeciderLink
-from joulesim.simulator.platform.platform_loader import load_platform
 from joulesim.simulator.engine.simulation import Simulation
 from joulesim.simulator.engine.simulation_config import SimulationConfig
+from joulesim.simulator.platform.platform_loader import load_platform
 from joulesim.simulator.workload.workload_loader import load_workload
 
 _TESTS = os.path.dirname(os.path.abspath(__file__))

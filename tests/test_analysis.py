@@ -8,13 +8,14 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-from conftest import run_in_process, write_platform, write_workload
 
 from joulesim.analysis.metrics import compute_metrics
 from joulesim.analysis.run_outputs import RunOutputs
 from joulesim.cli.analyze_command import analyze
 from joulesim.cli.plot_command import plot
 from joulesim.deciders import load_decider
+
+from conftest import run_in_process, write_platform, write_workload
 
 # On 2 hosts with FCFS: j1 (2 hosts, 100 s) runs 0-100; j2 (1 host, 5 s, submitted at 10) and
 # j3 (1 host, 50 s, submitted at 20) both start at 100.

@@ -13,9 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from scripted_decider import ScriptedDecider
 
 from conftest import jobs_by_id, read_csv, run_in_process, write_batsim_clusters, write_platform, write_workload
-from scripted_decider import ScriptedDecider
 
 HOP = 1.0 / 1e9  # a message alone on its route: one byte at the route's slowest 1 GB/s
 
@@ -108,9 +108,9 @@ def run_keeping_records(decider, platform: str, workload: str, **config):
     """run_in_process, returning the simulation's job records (their exact times)."""
     from joulesim.protocol.transport_inprocess import InProcessRequester
     from joulesim.simulator.engine.decider_link import DeciderLink
-    from joulesim.simulator.platform.platform_loader import load_platform
     from joulesim.simulator.engine.simulation import Simulation
     from joulesim.simulator.engine.simulation_config import SimulationConfig
+    from joulesim.simulator.platform.platform_loader import load_platform
     from joulesim.simulator.workload.workload_loader import load_workload
 
     sim = Simulation(SimulationConfig(platform=load_platform(platform), workloads=[load_workload(workload, "w0")],

@@ -19,8 +19,8 @@ from joulesim.campaign.instances import expand
 from joulesim.campaign.option_grid import expand_options
 from joulesim.campaign.runner import run_campaign
 from joulesim.campaign.study_file import load_study
-from joulesim.protocol.errors import JoulesimError
 from joulesim.inputs.input_error import InputError
+from joulesim.protocol.errors import JoulesimError
 
 TESTS = Path(__file__).resolve().parent
 

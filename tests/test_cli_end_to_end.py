@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import zmq
+
 from conftest import read_csv, write_platform, write_workload
 
 JOULESIM = [sys.executable, "-m", "joulesim.cli.main"]

@@ -196,13 +196,14 @@ def test_the_table_2_platform_runs_under_the_broker():
 def test_the_broker_runs_as_its_own_decider_process_with_the_same_schedule(tmp_path):
     # The ten-cluster platform of table 2 and a grid-stream day, decider over ZeroMQ vs in-process.
     import subprocess
-    import sys
 
     from joulesim.workload_tools.grid_stream import generate
 
     root = __import__("pathlib").Path(__file__).resolve().parents[1]
-    subprocess.run([sys.executable, str(root / "experiments" / "grid_broker" / "make_platform.py"),
-                    "--out", str(tmp_path / "grid.json")], check=True, capture_output=True)
+    from conftest import experiment_command
+
+    subprocess.run([*experiment_command("grid_broker", "make_platform"), "--out", str(tmp_path / "grid.json")],
+                   check=True, capture_output=True, cwd=root)
     workload = generate(days=0.5, jobs_per_day=500, nb_res=493, seed=1)
     options = {"algorithm": "P", "h_diff": "1800", "t_idle": "209.8"}
     own = joulesim.simulate(tmp_path / "grid.json", workload, "broker", options=options, energy=True,

@@ -9,19 +9,19 @@ import textwrap
 import pytest
 from procset import ProcSet
 
-from conftest import send
-
 from joulesim.deciders import DECIDERS, describe_deciders, load_decider
 from joulesim.deciders.batch.conservative import ConservativeBackfilling
 from joulesim.deciders.batch.easy import EasyBackfilling
 from joulesim.deciders.batch.fcfs import FCFS
+from joulesim.deciders.batch.rejecter import Rejecter
+from joulesim.deciders.batch.sjf import SJF
 from joulesim.deciders.common.machine_masks import lowest_bits, mask_runs, mask_to_procset, procset_to_mask
 from joulesim.deciders.common.queue_policy import QueuePolicy
 from joulesim.deciders.common.waiting_queue import WaitingQueue
-from joulesim.deciders.batch.rejecter import Rejecter
-from joulesim.deciders.batch.sjf import SJF
 from joulesim.protocol.decider import SubmittedJob
 from joulesim.protocol.errors import JoulesimError
+
+from conftest import send
 
 QUEUE_POLICIES = ["fcfs", "sjf", "easy", "conservative"]
 
@@ -88,15 +88,15 @@ def start(name: str, n: int, *, unavailable: tuple[int, ...] = ()):
 
 # --------------------------------------------------------------------------- registry
 def test_registry_loads_every_decider_class():
-    from joulesim.deciders.grid.cluster_broker import ClusterBroker
+    from joulesim.deciders.batch.utility_policies import UnicefPolicy, UtilityPolicy, WFP3Policy
     from joulesim.deciders.energy.energy_budget import EnergyBudget, ReducePC
     from joulesim.deciders.energy.inertial_shutdown import InertialShutdown
-    from joulesim.deciders.node.irmasim_heuristic import IrmasimHeuristic
-    from joulesim.deciders.node.pcbe import PCBE
     from joulesim.deciders.energy.power_capped_easy import PowerCappedEasy
     from joulesim.deciders.energy.proportional_shutdown import ProportionalShutdown
+    from joulesim.deciders.grid.cluster_broker import ClusterBroker
     from joulesim.deciders.learned.random_pairs import RandomPairs
-    from joulesim.deciders.batch.utility_policies import UnicefPolicy, UtilityPolicy, WFP3Policy
+    from joulesim.deciders.node.irmasim_heuristic import IrmasimHeuristic
+    from joulesim.deciders.node.pcbe import PCBE
 
     expected = {"fcfs": FCFS, "sjf": SJF, "easy": EasyBackfilling,
                 "conservative": ConservativeBackfilling, "rejecter": Rejecter,
@@ -188,10 +188,10 @@ def test_numeric_options_take_ascii_decimals_only(name, options, bad):
 
 def test_platform_properties_read_by_deciders_take_ascii_decimals_only():
     # Under Batsim the properties reach deciders unchecked: '١' and '1_0' were read as 1 and 10.
-    from joulesim.deciders.energy.budgeted_easy import full_power
+    from joulesim.deciders.common.machine_power import parse_sleep_pstates
+    from joulesim.deciders.energy.budget_period import full_power
     from joulesim.deciders.grid.cluster_broker import _peak_watts
     from joulesim.deciders.grid.cluster_router import Cluster
-    from joulesim.deciders.common.machine_power import parse_sleep_pstates
 
     assert parse_sleep_pstates("1:2:3", "h") == [(1, 2, 3)]
     for text in ("١:2:3", "1_0:2:3", "+1:2:3"):
@@ -620,3 +620,15 @@ def test_lowest_bits_and_runs_agrees_with_lowest_bits():
         chosen, runs = lowest_bits_and_runs(mask, n)
         assert chosen == lowest_bits(mask, n) and runs == mask_runs(chosen)
     assert lowest_bits_and_runs(0b1110111, 5) == (0b0110111, [(0, 2), (4, 5)])
+
+
+def test_the_list_of_deciders_says_what_to_install_for_a_decider_whose_extra_is_missing():
+    import subprocess
+
+    script = ("import sys; sys.modules['gymnasium'] = None; sys.modules['torch'] = None\n"
+              "from joulesim.cli.main import main; sys.argv = ['joulesim', 'decide', '--list']; main()")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    rl_line = next(line for line in done.stdout.splitlines() if line.split()[:1] == ["rl"])
+    assert "needs the rl extra" in rl_line and "pip install" in rl_line
+    assert any(line.split()[:1] == ["easy"] for line in done.stdout.splitlines())

@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import send as send_message, jobs_by_id, read_csv, run_in_process, write_platform, write_workload
 
 from joulesim.deciders import load_decider
 from joulesim.deciders.energy.budgeted_easy import MachinePlan, RefusedShapes
@@ -29,6 +28,9 @@ from joulesim.deciders.energy.budgeted_easy_shutdown import (
 from joulesim.deciders.energy.energy_budget import EnergyBudget, ReducePC
 from joulesim.deciders.energy.power_capped_easy import PowerCappedEasy
 from joulesim.protocol.errors import JoulesimError
+
+from conftest import jobs_by_id, read_csv, run_in_process, write_platform, write_workload
+from conftest import send as send_message
 
 BUDGETED = ["energybud", "reducepc", "powercap"]
 ESTIMATES = {"p_idle": "100", "p_computing": "200"}

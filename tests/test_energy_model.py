@@ -13,12 +13,13 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from conftest import jobs_by_id, read_csv, run_in_process, write_workload
 from scripted_decider import ScriptedDecider
 
 from joulesim.deciders import load_decider
-from joulesim.protocol.errors import DecisionError
 from joulesim.inputs.input_error import InputError
+from joulesim.protocol.errors import DecisionError
+
+from conftest import jobs_by_id, read_csv, run_in_process, write_workload
 
 OFF, ON = 6.1, 151.52  # transition seconds (1 flop at the virtual pstate's speed)
 IDLE, FULL, SLEEP, W_OFF, W_ON = 95.0, 190.74, 9.75, 101.0, 125.17

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import csv
 import subprocess
-import sys
-from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "energy_shutdown" / "run.py"
+from conftest import REPO_ROOT, experiment_command
+
+SCRIPT = experiment_command("energy_shutdown")  # run from the repository root (cwd=REPO_ROOT)
 
 EXPECTED_COLUMNS = ["instance", "algorithm", "parameters", "energy_J", "energy_norm",
                     "energy_idle_compute_J", "energy_idle_compute_norm", "mean_waiting_time_s",
@@ -18,9 +18,9 @@ EXPECTED_COLUMNS = ["instance", "algorithm", "parameters", "energy_J", "energy_n
 def test_energy_shutdown_script_on_a_slice(shared_data, tmp_path):
     trace = shared_data / "swf" / "KTH-SP2-1996-2.1-cln.swf"
     proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--jobs", "300", "--workers", "2", "--only", "easy,os_tidle0",
+        [*SCRIPT, "--jobs", "300", "--workers", "2", "--only", "easy,os_tidle0",
          "--trace", str(trace), "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=120)
+        capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stderr
 
     with open(tmp_path / "results.csv", newline="") as f:
@@ -51,7 +51,7 @@ def test_energy_shutdown_script_on_a_slice(shared_data, tmp_path):
 
 def test_energy_shutdown_script_without_trace(tmp_path):
     proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--trace", str(tmp_path / "absent.swf"), "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=60)
+        [*SCRIPT, "--trace", str(tmp_path / "absent.swf"), "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
     assert proc.returncode == 2
     assert "not found" in proc.stderr and "../shared/data" in proc.stderr

@@ -3,8 +3,8 @@
 import pytest
 from procset import ProcSet
 
-from joulesim.simulator.workload.external_events import ExternalEvent, load_external_events
 from joulesim.inputs.input_error import InputError
+from joulesim.simulator.workload.external_events import ExternalEvent, load_external_events
 
 
 def write(tmp_path, text):

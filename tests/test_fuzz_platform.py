@@ -18,13 +18,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import fuzz_settings
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from natsort import natsorted
 
-from joulesim.simulator.platform import platform_checks
 from joulesim.inputs.input_error import InputError
+from joulesim.simulator.platform import platform_checks
 from joulesim.simulator.platform.platform_checks import (
     MAX_HOSTS,
     MAX_PSTATES,
@@ -35,6 +34,7 @@ from joulesim.simulator.platform.platform_checks import (
 )
 from joulesim.simulator.platform.platform_loader import load_platform
 
+from conftest import fuzz_settings
 
 MASTER = '<host id="master_host" speed="1Gf"><prop id="role" value="master"/></host>'
 

@@ -19,15 +19,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import fuzz_settings
 from hypothesis import given
 from hypothesis import strategies as st
 
-from joulesim.protocol.time_range import MAX_SIMULATED_TIME
 from joulesim.inputs.input_error import InputError
+from joulesim.protocol.time_range import MAX_SIMULATED_TIME
 from joulesim.workload_tools.ptask_from_swf import EligibleJob, PtaskParams, eligible_jobs, ptask_workload
 from joulesim.workload_tools.swf import MAX_LINE_CHARS, SkippedLines, convert_swf, read_swf
 
+from conftest import fuzz_settings
 
 HEADER = "; Version: 2.2\n; MaxNodes: 64\n; MaxProcs: 64\n"  # job lines start at line 4
 FIRST_JOB_LINE = 4

@@ -17,17 +17,17 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import fuzz_settings
 from hypothesis import given
 from hypothesis import strategies as st
 
-from joulesim.protocol.time_range import MAX_SIMULATED_TIME
-from joulesim.simulator.workload.external_events import load_external_events
 from joulesim.inputs.input_error import InputError
 from joulesim.inputs.json_input import MAX_EXTRA_FIELD_DEPTH
+from joulesim.protocol.time_range import MAX_SIMULATED_TIME
+from joulesim.simulator.workload.external_events import load_external_events
 from joulesim.simulator.workload.profiles import MAX_COMPOSED_DEPTH, MAX_TASKS_PER_JOB, validate_profile
 from joulesim.simulator.workload.workload_loader import load_workload
 
+from conftest import fuzz_settings
 
 DELAY = {"type": "delay", "delay": 10}
 BEYOND = "below 2^33 s"  # in every out-of-range time message (protocol/time_range.py)

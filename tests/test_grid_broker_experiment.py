@@ -13,8 +13,10 @@ import pandas as pd
 import pytest
 
 import joulesim
-from conftest import load_experiment_script
 from joulesim.campaign.runner import instances_of, run_campaign
+
+from conftest import load_experiment_script
+
 
 @pytest.fixture(scope="module")
 def gb():
@@ -130,7 +132,7 @@ def test_the_shipped_table2_platform_is_make_platforms_output():
     make_platform = load_experiment_script("grid_broker", "make_platform.py")
     shipped = Path(shipped_platform_path("grid_table2")).read_text()
     assert json.loads(shipped) == make_platform.platform(), \
-        "platforms/grid_table2.json is stale: python experiments/grid_broker/make_platform.py --out platforms/grid_table2.json"
+        "platforms/grid_table2.json is stale: python -m experiments.grid_broker.make_platform --out platforms/grid_table2.json"
 
 
 def test_joulesim_run_on_the_shipped_grid_prints_the_total_energy_cost(tmp_path):

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import read_csv, run_in_process, write_platform, write_workload
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scripted_decider import ScriptedDecider
@@ -19,6 +18,8 @@ from joulesim.protocol.errors import DecisionError, JoulesimError, ProtocolError
 from joulesim.protocol.interval_set import format_interval_set, parse_interval_set, parse_runs
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME
 from joulesim.protocol.validation import validate_decider_message, validate_simulator_message
+
+from conftest import read_csv, run_in_process, write_platform, write_workload
 
 # ----------------------------------------------------------------- interval sets
 # Batsim's syntax, written independently of the parser: ASCII ids or low-high, single spaces.

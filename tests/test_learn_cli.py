@@ -15,9 +15,9 @@ import pytest
 
 pytest.importorskip("scipy", reason="the learn extra is not installed (pip install '.[learn]' in the checkout)")
 
+from joulesim.inputs.input_error import InputError  # noqa: E402
 from joulesim.learn.function_fit import fit_forms, read_scores  # noqa: E402
 from joulesim.learn.score_generation import generate_scores  # noqa: E402
-from joulesim.inputs.input_error import InputError  # noqa: E402
 
 COMMAND = [sys.executable, "-m", "joulesim.cli.main", "learn"]
 
@@ -283,8 +283,8 @@ def test_fit_reads_good_scores_leaving_out_jobs_without_a_score(tmp_path):
 def test_generate_shows_progress_lines_without_a_terminal(tmp_path, monkeypatch):
     # In a log (stderr not a terminal) generate used to show nothing for minutes. The pairs also
     # go to the executor in batches (here 2 + 1), with the same result.
-    import joulesim.learn.score_generation as generation
     import joulesim.console.progress_bar as progress
+    import joulesim.learn.score_generation as generation
 
     monkeypatch.setattr(progress, "PLAIN_DELAY_S", 0)
     monkeypatch.setattr(progress, "PLAIN_INTERVAL_S", 0)

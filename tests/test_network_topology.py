@@ -9,12 +9,12 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import write_json
 
-from joulesim.platforms import make_cluster_platforms
 from joulesim.inputs.input_error import InputError
 from joulesim.simulator.platform.platform_checks import parse_bandwidth, parse_latency
 from joulesim.simulator.platform.platform_loader import list_shipped_platforms, load_platform, shipped_platform_path
+
+from conftest import load_experiment_script, write_json
 
 MASTER = '<zone id="mz" routing="None"><host id="master_host" speed="1Gf"><prop id="role" value="master"/></host></zone>'
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -503,8 +503,9 @@ HETERO = [f"hetero_{s}_{o}" for s in ("c123", "c456") for o in ("o1", "o2", "o3"
 
 def test_clustered_platforms_are_shipped_and_up_to_date():
     assert {f"{name}.xml" for name in ["griffon8x16", *HETERO]} <= set(list_shipped_platforms())
+    make_cluster_platforms = load_experiment_script("placement_network", "make_cluster_platforms.py")
     for name, text in make_cluster_platforms.all_platforms().items():
-        assert Path(shipped_platform_path(name)).read_text() == text, f"{name} is stale: run platforms/make_cluster_platforms.py"
+        assert Path(shipped_platform_path(name)).read_text() == text, f"{name} is stale: run python -m experiments.placement_network.make_cluster_platforms"
 
 
 def check_eight_by_sixteen(p):

@@ -7,14 +7,14 @@ import random
 
 import pytest
 
-from conftest import send
-
 from joulesim.deciders import load_decider
 from joulesim.deciders.node.irmasim_heuristic import IrmasimHeuristic
 from joulesim.deciders.node.node_jobs import NodeJob
 from joulesim.deciders.node.pcbe import PCBE
 from joulesim.deciders.node.pcbe_estimates import NodeClass, job_key, node_estimate
 from joulesim.protocol.errors import JoulesimError
+
+from conftest import send
 
 
 # --------------------------------------------------------------------------- message helpers

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 import joulesim
+from joulesim.inputs.input_error import InputError
 from joulesim.protocol.decider import Decider
 from joulesim.protocol.errors import JoulesimError
-from joulesim.inputs.input_error import InputError
 from joulesim.simulator.models.memory_contention import speedup
 from joulesim.simulator.platform.platform_loader import load_platform
 from joulesim.simulator.workload.workload_loader import load_workload

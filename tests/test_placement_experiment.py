@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import csv
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -20,7 +18,9 @@ from joulesim.workload_tools.ptask_from_swf import (
 )
 from joulesim.workload_tools.swf import write_workload
 
-SCRIPT = Path(__file__).resolve().parents[1] / "experiments" / "placement_network" / "run.py"
+from conftest import REPO_ROOT, experiment_command
+
+SCRIPT = experiment_command("placement_network")  # run from the repository root (cwd=REPO_ROOT)
 HEADER = "; Version: 2.2\n; Computer: test\n; MaxNodes: 64\n; MaxProcs: 64\n;\n"
 H = 3600
 
@@ -115,9 +115,9 @@ VARIANTS = {"basic", "best_effort_contiguous", "best_effort_local", "contiguous"
 def test_script_tiny_sweep(shared_data, tmp_path):
     trace = shared_data / "swf" / "CEA-Curie-2011-2.1-cln.swf.gz"
     proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--seeds", "1", "--fcomm-steps", "2", "--jobs", "20",
+        [*SCRIPT, "--seeds", "1", "--fcomm-steps", "2", "--jobs", "20",
          "--workers", "2", "--trace", str(trace), "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=180)
+        capture_output=True, text=True, timeout=180, cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stderr
 
     with open(tmp_path / "results.csv", newline="") as f:
@@ -138,7 +138,7 @@ def test_script_tiny_sweep(shared_data, tmp_path):
 
 def test_script_without_trace(tmp_path):
     proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--trace", str(tmp_path / "absent.swf.gz"), "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=60)
+        [*SCRIPT, "--trace", str(tmp_path / "absent.swf.gz"), "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
     assert proc.returncode == 2
     assert "not found" in proc.stderr and "../shared/data" in proc.stderr

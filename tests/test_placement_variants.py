@@ -18,14 +18,13 @@ from __future__ import annotations
 import random
 
 import pytest
-from conftest import jobs_by_id, run_in_process, write_platform, write_workload
 from procset import ProcSet
-from test_deciders_unit import completed, send, submitted
 from test_policy_schedules import EXPECTED as POLICY_EXPECTED
 from test_policy_schedules import JOBS as POLICY_JOBS
 
 from joulesim.deciders import describe_deciders, load_decider
 from joulesim.deciders.batch.conservative import ConservativeBackfilling
+from joulesim.deciders.common.machine_masks import lowest_bits, mask_to_procset, procset_to_mask
 from joulesim.deciders.common.placement import (
     PLACEMENTS,
     basic,
@@ -40,8 +39,10 @@ from joulesim.deciders.common.placement import (
     longest_run,
     placement_rule,
 )
-from joulesim.deciders.common.machine_masks import lowest_bits, mask_to_procset, procset_to_mask
 from joulesim.protocol.errors import JoulesimError
+
+from conftest import jobs_by_id, run_in_process, write_platform, write_workload
+from test_deciders_unit import completed, send, submitted
 
 
 def m(*items) -> int:

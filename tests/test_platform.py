@@ -3,13 +3,14 @@
 import os
 
 import pytest
-from conftest import write_json
 
 from joulesim.inputs.input_error import InputError
 from joulesim.simulator.platform.platform_json import load_json_platform
 from joulesim.simulator.platform.platform_loader import list_shipped_platforms, load_platform, shipped_platform_path
 from joulesim.simulator.platform.platform_model import SleepPstate
 from joulesim.simulator.platform.platform_xml import load_xml_platform
+
+from conftest import write_json
 
 MASTER = '<host id="master_host" speed="1Gf"><prop id="role" value="master"/></host>'
 

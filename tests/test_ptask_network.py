@@ -12,17 +12,18 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import jobs_by_id, write_platform, write_workload
 from scripted_decider import ScriptedDecider
 
 from joulesim.deciders import load_decider
 from joulesim.protocol.transport_inprocess import InProcessRequester
 from joulesim.simulator.engine.decider_link import DeciderLink
-from joulesim.simulator.platform.platform_loader import load_platform
-from joulesim.simulator.models.ptask_sharing import fair_bottleneck_periods
 from joulesim.simulator.engine.simulation import Simulation
 from joulesim.simulator.engine.simulation_config import SimulationConfig
+from joulesim.simulator.models.ptask_sharing import fair_bottleneck_periods
+from joulesim.simulator.platform.platform_loader import load_platform
 from joulesim.simulator.workload.workload_loader import load_workload
+
+from conftest import jobs_by_id, write_platform, write_workload
 
 LATENCY = 5e-6 + 3e-6 + 5e-6  # host link, backbone, host link
 

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 import joulesim
+from joulesim.inputs.input_error import InputError
 from joulesim.protocol.decider import Decider
 from joulesim.protocol.errors import JoulesimError, RunTimeLimitError
-from joulesim.inputs.input_error import InputError
 
 TWO_HOSTS = {"hosts": [{"name": "h0", "speed": "1Gf"}, {"name": "h1", "speed": "1Gf"}],
              "master": {"name": "master"}}

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,10 +15,10 @@ pytest.importorskip("torch", reason="the rl extra is not installed (pip install 
 pytest.importorskip("gymnasium", reason="the rl extra is not installed (pip install '.[rl]' in the checkout)")
 
 import joulesim  # noqa: E402
+from joulesim.inputs.input_error import InputError  # noqa: E402
 from joulesim.protocol.errors import JoulesimError  # noqa: E402
 from joulesim.rl.training import train  # noqa: E402
 from joulesim.rl.training_config import config_from_dict, load_training_config  # noqa: E402
-from joulesim.inputs.input_error import InputError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = ROOT / "experiments" / "rl_energy"
@@ -203,11 +203,9 @@ def test_every_experiment_configuration_loads_and_builds_its_environment(config)
 
 def test_the_experiment_tables_reduce_as_the_thesis_does():
     # Table 4.6's "Min" column is the reduction of the best test run, "Max" of the worst.
-    import importlib.util
+    from conftest import load_experiment_script
 
-    spec = importlib.util.spec_from_file_location("rl_energy_run", EXPERIMENTS / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_experiment_script("rl_energy")
     import pandas as pd
 
     row = pd.Series({"energy_min": 2852.71, "energy_avg": 3158.94, "energy_max": 3564.88,

@@ -15,15 +15,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import jobs_by_id, read_csv, run_in_process, write_platform, write_workload
 
 from joulesim.deciders import load_decider
 from joulesim.deciders.batch.easy import EasyBackfilling
+from joulesim.deciders.common.machine_power import MachinePower
 from joulesim.deciders.energy.easy_shutdown import EasyWithShutdown
 from joulesim.deciders.energy.inertial_shutdown import SWITCH_COUNT_FUNCTIONS, SWITCH_OFF, SWITCH_ON, inertial_decision
 from joulesim.deciders.energy.liquid_load_horizon import LoadProfile, liquid_load_horizon
-from joulesim.deciders.common.machine_power import MachinePower
 from joulesim.protocol.errors import JoulesimError
+
+from conftest import jobs_by_id, read_csv, run_in_process, write_platform, write_workload
 
 ENERGY2 = str(Path(__file__).resolve().parents[1] / "platforms" / "energy2.xml")
 OFF, ON = 6.1, 151.52  # energy2's switch durations

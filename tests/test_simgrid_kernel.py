@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_batsim_clusters
 from joulesim.simulator.engine.ipc_routes import MASTER, IpcRoutes
-from joulesim.simulator.platform.platform_loader import load_platform
 from joulesim.simulator.engine.simgrid_kernel import Kernel
+from joulesim.simulator.platform.platform_loader import load_platform
+
+from conftest import write_batsim_clusters
+
 
 def run(tmp_path: Path, actors: list[tuple[object, list[float]]], lat: str = "0us", uplink: str = "0us"):
     """Each actor (host: a node id or MASTER; its sleeps) sleeps, then sends a message to the

@@ -11,18 +11,25 @@ import json
 import math
 
 import pytest
-from conftest import write_platform
 
 import joulesim
 from joulesim.deciders import load_decider
 from joulesim.deciders.batch.ordered_policy import JobFacts
+from joulesim.deciders.batch.utility_functions import (
+    FORM_ALIASES,
+    PAPER_FUNCTIONS,
+    learn_forms,
+    load_function_file,
+    resolve_form,
+    utility_function,
+)
+from joulesim.deciders.batch.utility_policies import unicef_score, wfp3_score
 from joulesim.deciders.common.queue_order import SUBMISSION_ORDER, ScoreOrder
 from joulesim.deciders.common.waiting_queue import WaitingQueue
-from joulesim.deciders.batch.utility_functions import (FORM_ALIASES, PAPER_FUNCTIONS, learn_forms, load_function_file,
-                                                 resolve_form, utility_function)
-from joulesim.deciders.batch.utility_policies import unicef_score, wfp3_score
 from joulesim.protocol.decider import SubmittedJob
 from joulesim.protocol.errors import JoulesimError
+
+from conftest import write_platform
 
 Job = tuple  # (id, subtime, res, walltime or None, delay)
 

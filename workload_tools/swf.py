@@ -23,10 +23,10 @@ from typing import Any, Iterator
 
 import orjson
 
-from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT, check_time
 from joulesim.inputs.input_error import InputError
 from joulesim.inputs.input_file import check_input_file
 from joulesim.inputs.json_input import MAX_INT32
+from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT, check_time
 
 FIELD_NAMES = (
     "job number", "submit time", "wait time", "run time", "allocated processors",

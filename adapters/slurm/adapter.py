@@ -21,8 +21,8 @@ from typing import Any
 
 from joulesim.adapters.slurm.slurm_commands import FINAL_STATES, SlurmCommands, SlurmError
 from joulesim.console.progress_bar import progress_bar
-from joulesim.protocol.simulation_begins import batsim_config
 from joulesim.protocol.interval_set import expand_runs, format_interval_set, parse_runs
+from joulesim.protocol.simulation_begins import batsim_config
 from joulesim.simulator.engine.decider_link import DeciderLink
 from joulesim.simulator.workload.workload_model import Workload
 

@@ -8,6 +8,7 @@ from typing import Any
 from procset import ProcSet
 
 from joulesim.deciders.common.decider_options import choice_option, int_option
+from joulesim.deciders.common.machine_masks import mask_to_procset, procset_to_mask
 from joulesim.deciders.common.placement import (
     LOCAL_PLACEMENTS,
     PLACEMENTS,
@@ -16,7 +17,6 @@ from joulesim.deciders.common.placement import (
     longest_run,
     placement_rule,
 )
-from joulesim.deciders.common.machine_masks import mask_to_procset, procset_to_mask
 from joulesim.deciders.common.queue_policy import QueuePolicy
 from joulesim.protocol.decider import SubmittedJob
 from joulesim.protocol.errors import JoulesimError

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, insort
-from typing import Iterator
+from dataclasses import dataclass
+from typing import Callable, Iterator
 
 from joulesim.deciders.common.queue_policy import QueuePolicy
 from joulesim.deciders.common.waiting_queue import RunningJob
@@ -20,6 +21,17 @@ from joulesim.protocol.decider import SubmittedJob
 
 def _end_of(entry: tuple[float, int, RunningJob]) -> float:
     return entry[0]
+
+
+@dataclass(slots=True)
+class Reservation:
+    """Where the first blocked job will start (EASY's step 2; Algorithm 2 of seed 001 reserves
+    energy too)."""
+
+    job: SubmittedJob
+    time: float  # math.inf: not enough machines will ever be freed (no reservation)
+    extra: int  # machines free at `time` beyond the job's needs (EASY's extra machines)
+    need: float = 0.0  # joules the job needs available at `time` (energy deciders)
 
 
 class EasyBackfilling(QueuePolicy):
@@ -111,3 +123,64 @@ class EasyBackfilling(QueuePolicy):
                 self.start_job(job)
                 free -= res
                 extra -= res
+
+    def pooled_pass(self, pool: int, waiting: Callable[[], Iterator[SubmittedJob]],
+                    place: Callable[[SubmittedJob, int], int],
+                    reserve: Callable[[SubmittedJob, int], Reservation],
+                    room_for: Callable[[SubmittedJob], int] | None = None,
+                    admits_now: Callable[[SubmittedJob], bool] | None = None,
+                    admits_backfill: Callable[[SubmittedJob, Reservation], bool] | None = None) -> None:
+        """EASY's three steps over a pool of machines, for the policies that change which machines
+        and jobs EASY sees or add a condition to its starts (opportunistic shutdown, energy
+        budgets, the power cap): they compose their schedule from this pass instead of copying it.
+
+        `pool`: the machines a job may be given now; `waiting()`: the waiting jobs without
+        machines, in queue order; `place(job, pool)` starts (or holds machines for) a job now on
+        machines of `pool` and returns them; `reserve(job, free)`: the reservation of the first
+        blocked job when `free` machines of the pool are left. Optional conditions:
+        `room_for(job)`, machines added to the pool for the first job that does not fit (0: none);
+        `admits_now(job)`, whether step 1 may start a job that fits (False blocks it);
+        `admits_backfill(job, reservation)`, whether step 3 may start a job EASY's rule allows.
+        `schedule` above is the same rule on EASY's own free machines, written for speed.
+        """
+        free = pool.bit_count()
+        # 1. Start jobs in order while they fit (and are admitted).
+        blocked = None
+        for job in waiting():
+            if job.res > free and room_for is not None:
+                released = room_for(job)
+                pool |= released
+                free += released.bit_count()
+            if job.res > free or (admits_now is not None and not admits_now(job)):
+                blocked = job
+                break
+            pool &= ~place(job, pool)
+            free -= job.res
+        if blocked is None:
+            return
+        # 2. Reservation for the first blocked job.
+        reservation = reserve(blocked, free)
+        # 3. Backfilling: a later job that fits now and ends before the reservation, or fits in
+        # the extra machines (which it then consumes).
+        now = self.now
+        smallest = self.queue.min_res()
+        candidates = waiting()
+        for job in candidates:
+            if job is blocked:
+                break
+        for job in candidates:
+            if free < smallest:
+                break
+            res = job.res
+            if res > free:
+                continue
+            walltime = job.walltime
+            ends_before = walltime >= 0 and now + walltime <= reservation.time
+            if not ends_before and res > reservation.extra:
+                continue
+            if admits_backfill is not None and not admits_backfill(job, reservation):
+                continue
+            pool &= ~place(job, pool)
+            free -= res
+            if not ends_before:
+                reservation.extra -= res

@@ -26,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from joulesim.deciders.common.decider_options import choice_option
 from joulesim.deciders.batch.easy import EasyBackfilling
+from joulesim.deciders.common.decider_options import choice_option
 from joulesim.deciders.common.job_runtime import RUNTIME_SOURCES, RuntimeReader
 from joulesim.deciders.common.queue_order import ScoreOrder
 from joulesim.deciders.common.waiting_queue import RunningJob

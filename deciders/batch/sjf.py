@@ -5,8 +5,8 @@ from __future__ import annotations
 import heapq
 import math
 
-from joulesim.protocol.decider import SubmittedJob
 from joulesim.deciders.common.queue_policy import QueuePolicy
+from joulesim.protocol.decider import SubmittedJob
 
 
 class SJF(QueuePolicy):

@@ -50,10 +50,10 @@ from typing import Any
 
 import orjson
 
-from joulesim.protocol.errors import JoulesimError
 from joulesim.inputs.input_error import InputError
 from joulesim.inputs.input_file import read_input_file
 from joulesim.inputs.json_input import clip, nests_deeper, shown
+from joulesim.protocol.errors import JoulesimError
 
 __all__ = ["FORM_ALIASES", "MAX_COEFFICIENT", "MAX_FILE_DEPTH", "PAPER_FUNCTIONS", "UtilityFunction", "learn_forms",
            "load_function_file", "log10_at_least_1", "resolve_form", "utility_function"]

@@ -35,8 +35,8 @@ from __future__ import annotations
 import math
 
 from joulesim.deciders.batch.ordered_policy import JobFacts, OrderedPolicy
-from joulesim.deciders.common.queue_order import ScoreOrder
 from joulesim.deciders.batch.utility_functions import UtilityFunction, utility_function
+from joulesim.deciders.common.queue_order import ScoreOrder
 from joulesim.protocol.errors import JoulesimError
 
 __all__ = ["UnicefPolicy", "UtilityPolicy", "WFP3Policy", "unicef_score", "wfp3_score"]

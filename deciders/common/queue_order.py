@@ -24,8 +24,8 @@ each job entering the waiting queue and `discard(job_id)` each job leaving it.
 from __future__ import annotations
 
 import math
-from operator import itemgetter
 from collections.abc import Callable, Iterator
+from operator import itemgetter
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from joulesim.protocol.decider import SubmittedJob

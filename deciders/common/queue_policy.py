@@ -28,7 +28,13 @@ from typing import Any, Iterator
 
 from procset import ProcSet
 
-from joulesim.deciders.common.machine_masks import lowest_bits, lowest_bits_and_runs, mask_runs, mask_to_procset, procset_to_mask
+from joulesim.deciders.common.machine_masks import (
+    lowest_bits,
+    lowest_bits_and_runs,
+    mask_runs,
+    mask_to_procset,
+    procset_to_mask,
+)
 from joulesim.deciders.common.queue_order import SUBMISSION_ORDER, QueueOrder
 from joulesim.deciders.common.waiting_queue import RunningJob, WaitingQueue
 from joulesim.protocol.decider import Decider, SubmittedJob

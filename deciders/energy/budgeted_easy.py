@@ -13,10 +13,9 @@ of jobs waiting for their machines to switch on) and n_idle every other compute 
 sleeping, switching or unavailable ones included: an overestimate (§6.4.3, "Interactions
 with opportunistic shutdown").
 
-This module holds:
+The budget itself (B, t_s, t_e, the rate, the period clock that integrals run on, and its
+options) is budget_period.py. This module holds:
 
-- `read_budget_period` (the budget, start and end options, with clear errors);
-- `BudgetPeriod` (t_s, t_e, the rate, and the period clock that integrals run on);
 - `MachinePlan`: machines computing from now on if no other job started, each running job
   until its estimated end (start + walltime), from which future power is estimated;
 - `BudgetedEasy`: Algorithm 2's skeleton, i.e. EASY backfilling (deciders/batch/easy.py) where
@@ -29,28 +28,24 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
+from joulesim.deciders.batch.easy import EasyBackfilling, Reservation
 from joulesim.deciders.common.decider_options import float_option
-from joulesim.deciders.batch.easy import EasyBackfilling
-from joulesim.deciders.energy.easy_shutdown import ShutdownMixin
 from joulesim.deciders.common.machine_masks import lowest_bits
 from joulesim.deciders.common.waiting_queue import RunningJob
+from joulesim.deciders.energy.budget_period import BudgetPeriod, full_power, read_budget_fraction, read_budget_period
+from joulesim.deciders.energy.easy_shutdown import ShutdownMixin
 from joulesim.protocol.decider import SubmittedJob
 from joulesim.protocol.errors import JoulesimError
-from joulesim.protocol.number_text import parse_decimal
 
 __all__ = [
     "BUDGET_OPTIONS",
-    "BudgetPeriod",
     "BudgetedEasy",
     "MachinePlan",
     "PlannedJob",
     "RefusedShapes",
-    "Reservation",
     "TOLERANCE",
-    "read_budget_period",
 ]
 
 #: Options every budgeted decider accepts (name -> description); defaults from seed 001
@@ -72,79 +67,6 @@ PlannedJob = tuple[float, float, int]
 # Float slack when comparing joules and watts, so that a budget exactly sufficient on
 # paper is not refused for a rounding error in its last bits.
 TOLERANCE = 1e-6
-
-
-@dataclass(frozen=True, slots=True)
-class BudgetPeriod:
-    """The budget B over [start, end] (t_s, t_e), made available at `rate` = B / (t_e - t_s) W."""
-
-    budget: float
-    start: float
-    end: float
-
-    @property
-    def unlimited(self) -> bool:
-        return math.isinf(self.budget)
-
-    @property
-    def rate(self) -> float:
-        """B / (t_e - t_s): joules made available per second (rule 1), or the power cap (§6.5.2)."""
-        return self.budget / (self.end - self.start)
-
-    def clock(self, t: float) -> float:
-        """t clamped to [t_s, t_e]: integrals over the period are differences of this clock."""
-        return self.start if t < self.start else self.end if t > self.end else t
-
-    def overlap(self, a: float, b: float) -> float:
-        """Length of [a, b] within the budget period (0 when b <= a)."""
-        return max(0.0, self.clock(b) - self.clock(a))
-
-
-def read_budget_fraction(options: dict[str, str], decider: str) -> float | None:
-    """The budget as a fraction when given as a percentage ("80%"), else None."""
-    text = str(options.get("budget", "")).strip()
-    if not text.endswith("%"):
-        return None
-    percent = float_option(decider, {"budget": text[:-1]}, "budget", 0.0, minimum=0.0)
-    return percent / 100.0
-
-
-def full_power(compute_resources: list[dict[str, Any]], pstate: int, decider: str) -> float:
-    """Watts of every compute machine computing at full load in `pstate`, from the hosts'
-    wattage_per_state properties ("idle:max, idle:max, ..." per pstate, as Batsim's)."""
-    total = 0.0
-    for resource in compute_resources:
-        text = str((resource.get("properties") or {}).get("wattage_per_state", ""))
-        name = resource.get("name", resource.get("id"))
-        pairs = [part.strip() for part in text.split(",")] if text else []
-        try:
-            if pstate >= len(pairs):
-                raise ValueError
-            total += parse_decimal(pairs[pstate].split(":")[-1])  # a NumberTextError is a ValueError
-        except ValueError:
-            raise JoulesimError(f"decider {decider}: a budget in % needs the machines' full-load power, but host "
-                                f"{name} has no wattage_per_state entry for pstate {pstate} (got {text!r}); give "
-                                "the budget in joules, or use a platform with wattage_per_state") from None
-    return total
-
-
-def read_budget_period(options: dict[str, str], decider: str) -> BudgetPeriod:
-    """The budget, start and end options (JoulesimError naming the option when invalid).
-
-    A budget in % (e.g. "80%") gives a period with budget 0 here: the decider sets the budget
-    once it knows the platform (`BudgetedEasy.on_simulation_begins`)."""
-    if read_budget_fraction(options, decider) is not None:
-        options = {**options, "budget": "0"}
-    budget = float_option(decider, options, "budget", math.inf, minimum=0.0, allow_inf=True)
-    start = float_option(decider, options, "start", 0.0, minimum=0.0)
-    if "end" in options:
-        end = float_option(decider, options, "end", math.inf, minimum=start, minimum_excluded=True)
-    elif math.isinf(budget):
-        end = math.inf
-    else:
-        raise JoulesimError(f"decider {decider}: option end (t_e, the budget period's end in seconds, "
-                            f"after start={start:g}) is required with budget={options['budget']}")
-    return BudgetPeriod(budget, start, end)
 
 
 class MachinePlan:
@@ -178,16 +100,6 @@ class MachinePlan:
         """Machines computing at t >= now (a job ending at t no longer computes at t)."""
         i = bisect_right(self.end_times, t)
         return self.computing_now - (self.freed_by[i - 1] if i else 0)
-
-
-@dataclass(slots=True)
-class Reservation:
-    """Where the first blocked job will start (Algorithm 2: processors and energy reserved)."""
-
-    job: SubmittedJob
-    time: float  # math.inf: not enough machines will ever be freed (no reservation)
-    extra: int  # machines free at `time` beyond the job's needs (EASY's extra machines)
-    need: float = 0.0  # joules the job needs available at `time` (energy deciders)
 
 
 class RefusedShapes:
@@ -254,6 +166,7 @@ class BudgetedEasy(EasyBackfilling):
         self._plan: MachinePlan | None = None  # rebuilt lazily after a start or an end
         self._wakeups: set[float] = set()  # CALL_ME_LATER times asked for and not yet received
         self.budget_refused = False  # the last schedule() held a job back for the budget only
+        self._refused = RefusedShapes()  # shapes refused in the current backfilling pass
 
     def on_simulation_begins(self, data: dict[str, Any]) -> None:
         super().on_simulation_begins(data)
@@ -377,54 +290,28 @@ class BudgetedEasy(EasyBackfilling):
         if not self.constrained():
             super().schedule()
             return
-        pool = self.pool_mask()
-        free = pool.bit_count()
-        # 1. Start jobs in queue order while they fit in machines and in the budget.
-        blocked = None
-        for job in self.waiting_jobs():
-            if job.res > free:
-                blocked = job
-                break
-            if not self.fits_now(job):
-                blocked = job
-                self.budget_refused = True
-                break
-            pool &= ~self.place(job, pool)
-            free -= job.res
-        if blocked is None:
-            return
-        # 2. Reservation (processors and budget) for the first blocked job.
-        reservation = self.reserve(blocked, free)
-        # 3. Backfilling, as EASY, plus the budget check.
-        now = self.now
-        smallest = self.queue.min_res()
-        refused = RefusedShapes()
-        candidates = self.waiting_jobs()
-        for job in candidates:
-            if job is blocked:
-                break
-        for job in candidates:
-            if free < smallest:
-                break
-            res = job.res
-            if res > free:
-                continue
-            walltime = job.walltime
-            ends_before = walltime >= 0 and now + walltime <= reservation.time
-            if not ends_before and res > reservation.extra:
-                continue
-            length = walltime if walltime >= 0 else math.inf
-            if refused.covers(res, length):
-                continue
-            if not self.fits_backfill(job, reservation):
-                refused.add(res, length)
-                self.budget_refused = True
-                continue
-            refused.clear()  # the plan changes with this start
-            pool &= ~self.place(job, pool)
-            free -= res
-            if not ends_before:
-                reservation.extra -= res
+        # EASY's pass with the budget's conditions on its starts (Algorithm 2).
+        self._refused = RefusedShapes()
+        self.pooled_pass(self.pool_mask(), self.waiting_jobs, self.place, self.reserve,
+                         admits_now=self._budget_admits_now, admits_backfill=self._budget_admits_backfill)
+
+    def _budget_admits_now(self, job: SubmittedJob) -> bool:
+        if self.fits_now(job):
+            return True
+        self.budget_refused = True
+        return False
+
+    def _budget_admits_backfill(self, job: SubmittedJob, reservation: Reservation) -> bool:
+        length = job.walltime if job.walltime >= 0 else math.inf
+        refused = self._refused
+        if refused.covers(job.res, length):
+            return False  # a job of this shape or smaller was refused with the plan unchanged
+        if not self.fits_backfill(job, reservation):
+            refused.add(job.res, length)
+            self.budget_refused = True
+            return False
+        refused.clear()  # the plan changes with this start
+        return True
 
     def reserve(self, job: SubmittedJob, free: int) -> Reservation:
         """The earliest candidate time at which `job` fits the budget (see `candidate_times`)."""

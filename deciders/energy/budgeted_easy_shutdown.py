@@ -39,12 +39,10 @@ class ShutdownMachineHooks:
         return self.usable_mask()
 
     def waiting_jobs(self) -> Iterator[SubmittedJob]:
-        awaited = self.awaited
-        return (job for job in self.queue if job.id not in awaited)
+        return self.jobs_without_machines()
 
     def place(self, job: SubmittedJob, pool: int) -> int:
-        mask = self.choose_machines(job.res, pool)
-        self.launch(job, mask)
+        mask = self.launch_on(job, pool)
         self._plan = None  # a job awaiting its machines counts as computing
         return mask
 

@@ -50,14 +50,14 @@ import heapq
 import math
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any
+from typing import Any, Iterator
 
 from procset import ProcSet
 
+from joulesim.deciders.batch.easy import EasyBackfilling, Reservation
 from joulesim.deciders.common.decider_options import float_option, int_option
-from joulesim.deciders.batch.easy import EasyBackfilling
-from joulesim.deciders.common.machine_power import MachinePower, machine_ids
 from joulesim.deciders.common.machine_masks import lowest_bits, mask_to_procset, procset_to_mask
+from joulesim.deciders.common.machine_power import MachinePower, machine_ids
 from joulesim.deciders.common.waiting_queue import RunningJob
 from joulesim.protocol.decider import SubmittedJob
 
@@ -150,6 +150,21 @@ class ShutdownMixin:
             if chosen.bit_count() >= n:
                 break
         return chosen
+
+    def jobs_without_machines(self) -> Iterator[SubmittedJob]:
+        """Waiting jobs not already holding machines, in queue order."""
+        awaited = self.awaited
+        return (job for job in self.queue if job.id not in awaited)
+
+    def launch_on(self, job: SubmittedJob, pool: int) -> int:
+        """`launch` `job` now on machines chosen in `pool`; the machines it took."""
+        mask = self.choose_machines(job.res, pool)
+        self.launch(job, mask)
+        return mask
+
+    def reserve_with_power(self, job: SubmittedJob, free: int) -> Reservation:
+        """EASY's reservation for `job` over the usable machines (`shadow_with_power`)."""
+        return Reservation(job, *self.shadow_with_power(job.res, free))
 
     def first_waiting_job(self) -> SubmittedJob | None:
         """The first queued job not already holding machines (EASY's priority job candidate)."""
@@ -387,48 +402,5 @@ class EasyWithShutdown(ShutdownMixin, EasyBackfilling):
 
     def schedule(self) -> None:
         """EASY (§7.4.1) over the usable machines, off ones included (§7.3.2)."""
-        queue = self.queue
-        awaited = self.awaited
-        pool = self.usable_mask()
-        free = pool.bit_count()
-        # 1. Start queue jobs in order while they fit.
-        blocked = None
-        for job in queue:
-            if job.id in awaited:
-                continue
-            if job.res > free:
-                released = self.release_for_priority(job)
-                pool |= released
-                free += released.bit_count()
-                if job.res > free:
-                    blocked = job
-                    break
-            mask = self.choose_machines(job.res, pool)
-            self.launch(job, mask)
-            pool &= ~mask
-            free -= job.res
-        if blocked is None:
-            return
-        # 2. Reservation for the priority job; 3. backfilling.
-        shadow, extra = self.shadow_with_power(blocked.res, free)
-        now = self.now
-        smallest = queue.min_res()
-        candidates = queue.iter_from(blocked.id)
-        next(candidates)  # the priority job itself
-        for job in candidates:
-            if free < smallest:
-                break
-            res = job.res
-            if res > free or job.id in awaited:
-                continue
-            walltime = job.walltime
-            if walltime >= 0 and now + walltime <= shadow:
-                pass
-            elif res <= extra:
-                extra -= res
-            else:
-                continue
-            mask = self.choose_machines(res, pool)
-            self.launch(job, mask)
-            pool &= ~mask
-            free -= res
+        self.pooled_pass(self.usable_mask(), self.jobs_without_machines, self.launch_on, self.reserve_with_power,
+                         room_for=self.release_for_priority)

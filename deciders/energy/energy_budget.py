@@ -32,16 +32,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from joulesim.deciders.energy.budgeted_easy import (
-    BUDGET_OPTIONS,
-    TOLERANCE,
-    BudgetedEasy,
-    BudgetPeriod,
-    MachinePlan,
-    PlannedJob,
-    Reservation,
-)
+from joulesim.deciders.batch.easy import Reservation
 from joulesim.deciders.common.decider_options import float_option
+from joulesim.deciders.energy.budget_period import BudgetPeriod
+from joulesim.deciders.energy.budgeted_easy import BUDGET_OPTIONS, TOLERANCE, BudgetedEasy, MachinePlan, PlannedJob
 from joulesim.protocol.decider import SubmittedJob
 
 # Projections with at least this many breakpoints are evaluated with numpy.

@@ -38,10 +38,10 @@ from collections import deque
 from typing import Any
 
 from joulesim.deciders.common.decider_options import bool_option, choice_option, float_option
+from joulesim.deciders.common.machine_masks import lowest_bits
+from joulesim.deciders.common.machine_power import machine_ids
 from joulesim.deciders.energy.easy_shutdown import EasyWithShutdown, ShutdownMixin
 from joulesim.deciders.energy.liquid_load_horizon import LoadProfile
-from joulesim.deciders.common.machine_power import machine_ids
-from joulesim.deciders.common.machine_masks import lowest_bits
 
 __all__ = ["InertialShutdown", "SWITCH_OFF", "SWITCH_ON", "inertial_decision"]
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from joulesim.deciders.energy.budgeted_easy import TOLERANCE, BudgetedEasy, PlannedJob, Reservation
+from joulesim.deciders.batch.easy import Reservation
+from joulesim.deciders.energy.budgeted_easy import TOLERANCE, BudgetedEasy, PlannedJob
 from joulesim.protocol.decider import SubmittedJob
 
 __all__ = ["PowerCappedEasy"]

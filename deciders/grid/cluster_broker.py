@@ -30,9 +30,9 @@ from __future__ import annotations
 import math
 
 from joulesim.deciders.batch.easy import EasyBackfilling
-from joulesim.deciders.grid.cluster_router import Cluster, ClusterRouter
 from joulesim.deciders.common.decider_options import choice_option, float_option
 from joulesim.deciders.energy.easy_shutdown import EasyWithShutdown
+from joulesim.deciders.grid.cluster_router import Cluster, ClusterRouter
 from joulesim.protocol.decider import Decider, SubmittedJob
 from joulesim.protocol.errors import JoulesimError
 from joulesim.protocol.number_text import NumberTextError, parse_decimal

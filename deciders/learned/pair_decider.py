@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 
 from joulesim.deciders.common.decider_options import bool_option, choice_option, float_option, int_option
+from joulesim.deciders.learned.pair_observation import FEATURES, NORMALISATIONS, PairObservation
 from joulesim.deciders.node.node_decider import NodeDecider
 from joulesim.deciders.node.node_jobs import NodeJob
 from joulesim.deciders.node.node_platform import NodeRun
-from joulesim.deciders.learned.pair_observation import FEATURES, NORMALISATIONS, PairObservation
 from joulesim.protocol.errors import JoulesimError
 
 __all__ = ["PairDecider", "PAIR_OPTIONS"]

@@ -34,10 +34,10 @@ from typing import Sequence
 
 import numpy as np
 
-from joulesim.deciders.node.node_jobs import NodeJob
-from joulesim.deciders.node.node_platform import NodePlatform
 from joulesim.deciders.learned.pair_features_kernel import AVAILABLE as KERNEL_AVAILABLE
 from joulesim.deciders.learned.pair_features_kernel import fill_pairs, scale_columns
+from joulesim.deciders.node.node_jobs import NodeJob
+from joulesim.deciders.node.node_platform import NodePlatform
 from joulesim.protocol.errors import JoulesimError
 
 __all__ = ["FEATURES", "ENERGY_FEATURES", "NORMALISATIONS", "PairObservation", "check_features"]

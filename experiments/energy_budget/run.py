@@ -1,9 +1,9 @@
 """Seed 001 chapter 6 (§6.5): EASY under an energy budget, rebuilt as a joulesim campaign.
 
-    python experiments/energy_budget/run.py                 # default subset, ~20-25 min on 2 cores
-    python experiments/energy_budget/run.py --full          # the 980 instances, ~1.5 h on 2 cores
-    python experiments/energy_budget/run.py --analyze-only --out DIR
-    python experiments/energy_budget/run.py --select-weeks  # recompute the weeks of campaign.toml
+    python -m experiments.energy_budget.run                 # default subset, ~20-25 min on 2 cores
+    python -m experiments.energy_budget.run --full          # the 980 instances, ~1.5 h on 2 cores
+    python -m experiments.energy_budget.run --analyze-only --out DIR
+    python -m experiments.energy_budget.run --select-weeks  # recompute the weeks of campaign.toml
 
 Runs `campaign.toml` (the default subset: SDSC-BLUE's 10 weeks and Curie's two weeks of highest
 load, 588 instances), then normalizes the measures as §6.5.3 ([Mor08]: between-subject

@@ -5,7 +5,7 @@ Converts the KTH-SP2 trace to compute-only jobs, runs EASY, EASY with opportunis
 (OS) and inertial shutdown on 100 machines of the `homogeneous240` platform with energy on,
 then writes a table (CSV + markdown) and the plots of figures 7.2 and 7.4.
 
-    python experiments/energy_shutdown/run.py [--jobs N] [--workers K] [--out DIR]
+    python -m experiments.energy_shutdown.run [--jobs N] [--workers K] [--out DIR]
 
 See README.md beside this file for the choices made and how they map to the thesis.
 """
@@ -328,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if not args.no_plots:
         try:
-            from tradeoff_plots import plot_all
+            from experiments.energy_shutdown.tradeoff_plots import plot_all
         except ImportError as exc:
             print(f"no figures: {exc} (pip install matplotlib)", file=sys.stderr)
         else:

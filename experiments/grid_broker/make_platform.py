@@ -1,9 +1,9 @@
 """Seed 004 §3, table 2: the ten TOP500 clusters of the broker experiment, as a joulesim JSON
 platform for the `broker` decider (deciders/grid/cluster_broker.py).
 
-    python experiments/grid_broker/make_platform.py                  # out/grid_broker/platform.json
-    python experiments/grid_broker/make_platform.py --base-size 8 --out grid10.json
-    python experiments/grid_broker/make_platform.py --out platforms/grid_table2.json  # the shipped copy
+    python -m experiments.grid_broker.make_platform                  # out/grid_broker/platform.json
+    python -m experiments.grid_broker.make_platform --base-size 8 --out grid10.json
+    python -m experiments.grid_broker.make_platform --out platforms/grid_table2.json  # the shipped copy
 
 Each cluster is a joulesim "clusters" entry of single-processor nodes, the node of
 experiments/grid_energy (its constants are read from that run.py: 520 W peak, idle 0.43, sleep
@@ -19,10 +19,11 @@ See README.md for these choices.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
+
+from experiments.grid_energy import run as grid_energy
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
@@ -45,14 +46,6 @@ TABLE_2: list[tuple[str, int, float, float, float]] = [
 ]
 
 
-def _grid_energy() -> Any:
-    """experiments/grid_energy/run.py, for its node constants (one node model for both studies)."""
-    spec = importlib.util.spec_from_file_location("grid_energy_run", REPO_ROOT / "experiments" / "grid_energy" / "run.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
 def node_power_factor(efficiency: float) -> float:
     """Power of a node relative to the 520 W base: equal speed, so watts ~ 1 / (Mflop/W)."""
     return 1.0 / efficiency
@@ -64,7 +57,7 @@ def cluster_size(relative: float, base_size: int = BASE_SIZE) -> int:
 
 def platform(base_size: int = BASE_SIZE) -> dict[str, Any]:
     """The ten clusters of table 2 as a joulesim JSON platform (hosts `00_spain-0`...)."""
-    g = _grid_energy()
+    g = grid_energy  # its node constants: one node model for both studies
     clusters = []
     for index, (name, offset, size, efficiency, price) in enumerate(TABLE_2):
         k = node_power_factor(efficiency)

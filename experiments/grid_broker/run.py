@@ -2,9 +2,9 @@
 joulesim campaign over the stream density (jobs/day, equal steps from 500) and P's H_diff
 (5-minute steps): the increase of the mean waiting time (P - S) and the energy-cost ratio S / P.
 
-    python experiments/grid_broker/run.py               # the paper's grid (about 40 min on 2 cores)
-    python experiments/grid_broker/run.py --quick       # 3 densities x 3 H_diff, a quarter day (seconds)
-    python experiments/grid_broker/run.py --no-readme   # leave README.md alone
+    python -m experiments.grid_broker.run               # the paper's grid (about 40 min on 2 cores)
+    python -m experiments.grid_broker.run --quick       # 3 densities x 3 H_diff, a quarter day (seconds)
+    python -m experiments.grid_broker.run --no-readme   # leave README.md alone
 
 It writes OUT/platform.json (make_platform.py), OUT/fig3.toml (the campaign file) and runs it
 into OUT/fig3_results/ (resumable: an interrupted run continues where it stopped; the same
@@ -16,15 +16,17 @@ comparison with the paper between the markers of README.md. OUT is out/grid_brok
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import sys
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
 
 import pandas as pd
+
+from experiments.grid_broker import make_platform
+from experiments.grid_energy import run as grid_energy
+from experiments.readme_results import replace_results
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
@@ -38,13 +40,6 @@ H_DIFF_STEP, H_DIFF_STOP = 300, 9_000
 DAYS = 1.0
 SEED = 0
 HOST_SPEED = 1e9  # flop/s of every node (make_platform.py: "1Gf"): jobs load their nodes fully
-
-
-def _load(name: str, path: Path) -> Any:
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
 
 
 def densities(quick: bool, stop: int = DENSITY_STOP, step: int = DENSITY_STEP) -> list[int]:
@@ -248,8 +243,6 @@ def main(argv: list[str] | None = None) -> int:
     from joulesim.campaign.results_store import read_table
     from joulesim.campaign.runner import run_campaign
 
-    make_platform = _load("grid_broker_platform", HERE / "make_platform.py")
-    grid_energy = _load("grid_energy_run", REPO_ROOT / "experiments" / "grid_energy" / "run.py")
     days = args.days if args.days is not None else (0.25 if args.quick else DAYS)
     args.out.mkdir(parents=True, exist_ok=True)
     base = args.base_size or make_platform.BASE_SIZE
@@ -281,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     text = markdown(fig, days, wall, summary.nb_instances, args.quick, base, nb_hosts)
     print(text)
     if not args.no_readme:
-        _load("irmasim_grid_run", REPO_ROOT / "experiments" / "irmasim_grid" / "run.py").replace_results(args.readme, text)
+        replace_results(args.readme, text)
     print(f"{summary.nb_run} instance(s) run in {summary.wall_time:.1f} s; outputs in {args.out}")
     return 0
 

@@ -2,9 +2,9 @@
 opportunistic shutdown of idle nodes (figure 1), and the queue-time estimate h_j of the broker's
 algorithm S against the real waiting time under EASY backfilling (figure 2).
 
-    python experiments/grid_energy/run.py              # both figures (about a minute on 2 cores)
-    python experiments/grid_energy/run.py --quick      # a tiny version (seconds)
-    python experiments/grid_energy/run.py --no-readme  # leave README.md alone
+    python -m experiments.grid_energy.run              # both figures (about a minute on 2 cores)
+    python -m experiments.grid_energy.run --quick      # a tiny version (seconds)
+    python -m experiments.grid_energy.run --no-readme  # leave README.md alone
 
 Writes out/grid_energy/{fig1,fig2}.{csv,png} (or --out) and the results between the markers
 of README.md (beside this script). See README.md for the model and every choice.
@@ -13,7 +13,6 @@ of README.md (beside this script). See README.md for the model and every choice.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 import time
@@ -23,6 +22,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from experiments.readme_results import replace_results
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
@@ -303,13 +304,6 @@ def markdown(fig1: pd.DataFrame, fig2: pd.DataFrame, quick: bool) -> str:
     return "\n".join(lines)
 
 
-def _grid_module():
-    spec = importlib.util.spec_from_file_location("irmasim_grid_run", REPO_ROOT / "experiments" / "irmasim_grid" / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
@@ -332,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     text = markdown(fig1, fig2, args.quick)
     print(text)
     if not args.no_readme:
-        _grid_module().replace_results(args.readme, text)
+        replace_results(args.readme, text)
     print(f"done in {time.perf_counter() - began:.1f} s; outputs in {args.out}")
     return 0
 

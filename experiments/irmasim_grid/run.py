@@ -1,8 +1,8 @@
 """Seed 002 experiments 1 and 2: IRMaSim's heuristic grid on joulesim (figures 4.10 / 4.18 style).
 
-    python experiments/irmasim_grid/run.py               # both experiments, table + bar charts
-    python experiments/irmasim_grid/run.py --out DIR     # where the charts and CSV go (default out/irmasim_grid)
-    python experiments/irmasim_grid/run.py --no-readme   # leave README.md alone
+    python -m experiments.irmasim_grid.run               # both experiments, table + bar charts
+    python -m experiments.irmasim_grid.run --out DIR     # where the charts and CSV go (default out/irmasim_grid)
+    python -m experiments.irmasim_grid.run --no-readme   # leave README.md alone
 
 Inputs: exp1/ and exp2/ beside this script, IRMaSim files written from the thesis's tables
 4.2-4.4 and 4.7-4.9 (see README.md). Every pair of job selection x resource selection runs with
@@ -12,11 +12,12 @@ Inputs: exp1/ and exp2/ beside this script, IRMaSim files written from the thesi
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 
 import pandas as pd
+
+from experiments.readme_results import replace_results
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
@@ -24,7 +25,6 @@ DEFAULT_OUT = REPO_ROOT / "out" / "irmasim_grid"  # /out/ is git-ignored
 EXPERIMENTS = ("exp1", "exp2")
 JOB_SELECTIONS = ("random", "first", "shortest", "smallest", "low_mem", "low_mem_ops")
 RESOURCE_SELECTIONS = ("random", "first", "high_gflops", "high_cores", "high_mem", "high_mem_bw", "low_power")
-MARK_BEGIN, MARK_END = "<!-- results: begin -->", "<!-- results: end -->"
 
 
 def run_grid(experiment: str, seed: int = 0, folder: Path | None = None) -> pd.DataFrame:
@@ -80,13 +80,6 @@ def markdown(table: pd.DataFrame) -> str:
                   for r in rows.itertuples()]
         lines.append("")
     return "\n".join(lines).rstrip()
-
-
-def replace_results(readme: Path, text: str) -> None:
-    """Put `text` between the results markers of `readme`."""
-    block = f"{MARK_BEGIN}\n{text}\n{MARK_END}"
-    readme.write_text(re.sub(re.escape(MARK_BEGIN) + ".*?" + re.escape(MARK_END), lambda _: block,
-                             readme.read_text(), flags=re.S))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,8 +1,8 @@
 """Seed 000 (PCBE) tables 5.1-5.3 on joulesim, against the thesis's own IRMaSim results.
 
-    python experiments/pcbe/run.py                  # all 8 comparison cases and the scaling case
-    python experiments/pcbe/run.py --comparison     # the 8 small cases only (a second)
-    python experiments/pcbe/run.py --no-readme      # print the table, leave README.md alone
+    python -m experiments.pcbe.run                  # all 8 comparison cases and the scaling case
+    python -m experiments.pcbe.run --comparison     # the 8 small cases only (a second)
+    python -m experiments.pcbe.run --no-readme      # print the table, leave README.md alone
 
 Inputs are the thesis's experiment files (IRMaSim formats) in ../shared/data/pcbe, read as they
 are. Each results.csv column is one scheduler run by the thesis: `heuristic A B` is IRMaSim's
@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from experiments.readme_results import MARK_BEGIN, MARK_END
+
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
 PCBE_DATA = REPO_ROOT.parent / "shared" / "data" / "pcbe"
@@ -30,7 +32,6 @@ JOB_SELECTIONS = ["random", "first", "shortest", "smallest", "low_mem", "low_mem
 RESOURCE_SELECTIONS = ["random", "first", "high_gflops", "high_cores", "high_mem", "high_mem_bw", "low_power"]
 PRIORITIES = ["lo_first", "hi_first"]
 COMPARISON_CASES = [f"{kind}_{i}" for kind in ("energy", "edp") for i in range(1, 5)]
-MARK_BEGIN, MARK_END = "<!-- results: begin -->", "<!-- results: end -->"
 
 
 def decider_for(column: str) -> tuple[str, dict[str, str]]:

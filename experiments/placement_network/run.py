@@ -7,7 +7,7 @@ conservative backfilling with each of the five placement variants of §5.5.2 on 
 a table (CSV + markdown) and the figure: makespan against F_comm, one facet per variant,
 with a linear trend.
 
-    python experiments/placement_network/run.py [--seeds N] [--fcomm-steps K] [--jobs N]
+    python -m experiments.placement_network.run [--seeds N] [--fcomm-steps K] [--jobs N]
                                                 [--workers K] [--out DIR]
 
 See README.md beside this file for the choices made and how they map to the thesis.
@@ -35,7 +35,6 @@ import numpy as np
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_TRACE = REPO_ROOT.parent / "shared" / "data" / "swf" / "CEA-Curie-2011-2.1-cln.swf.gz"
 DEFAULT_OUT = REPO_ROOT / "out" / "placement_network"  # /out/ is git-ignored
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the plotting module beside this file
 
 PLATFORM = "griffon8x16"
 NB_HOSTS = 128
@@ -117,9 +116,9 @@ def run_one(spec: RunSpec) -> dict:
     from joulesim.deciders import load_decider
     from joulesim.protocol.transport_inprocess import InProcessRequester
     from joulesim.simulator.engine.decider_link import DeciderLink
-    from joulesim.simulator.platform.platform_loader import load_platform
     from joulesim.simulator.engine.simulation import Simulation
     from joulesim.simulator.engine.simulation_config import SimulationConfig
+    from joulesim.simulator.platform.platform_loader import load_platform
     from joulesim.simulator.workload.workload_loader import load_workload
 
     row = {"variant": spec.variant, "seed": spec.seed, "f_comm": spec.f_comm}
@@ -276,7 +275,7 @@ def report(rows: list[dict], info: dict, out_dir: Path, no_plots: bool) -> None:
     if no_plots:
         return
     try:
-        from makespan_plots import plot_all
+        from experiments.placement_network.makespan_plots import plot_all
     except ImportError as exc:
         print(f"no figures: {exc} (pip install matplotlib)", file=sys.stderr)
         return

@@ -1,14 +1,14 @@
 """Seed 002, experiments 1-3: train the Energy scheduler (PPO) on several seeds and compare it
 with its baselines and the heuristics.
 
-    python experiments/rl_energy/run.py                 # experiments 1 and 2, seeds 0-4, tables
-    python experiments/rl_energy/run.py --seeds 8       # seeds 0-7
-    python experiments/rl_energy/run.py --exp3          # experiment 3 too (long: see README.md)
-    python experiments/rl_energy/run.py --ablation      # the thesis's agent, and each change to it
-    python experiments/rl_energy/run.py --maskable      # sb3-contrib's MaskablePPO too (extra rl-baselines)
-    python experiments/rl_energy/run.py --only exp2_edp # one configuration
-    python experiments/rl_energy/run.py --retrain       # train again even where a model exists
-    python experiments/rl_energy/run.py --runs 100      # test simulations per model (default 100)
+    python -m experiments.rl_energy.run                 # experiments 1 and 2, seeds 0-4, tables
+    python -m experiments.rl_energy.run --seeds 8       # seeds 0-7
+    python -m experiments.rl_energy.run --exp3          # experiment 3 too (long: see README.md)
+    python -m experiments.rl_energy.run --ablation      # the thesis's agent, and each change to it
+    python -m experiments.rl_energy.run --maskable      # sb3-contrib's MaskablePPO too (extra rl-baselines)
+    python -m experiments.rl_energy.run --only exp2_edp # one configuration
+    python -m experiments.rl_energy.run --retrain       # train again even where a model exists
+    python -m experiments.rl_energy.run --runs 100      # test simulations per model (default 100)
 
 For every configuration (a TOML file beside this script) and every training seed 0..N-1 (the
 file's own seed is not used: no seed is chosen): train with `joulesim rl train`'s code (unless
@@ -21,13 +21,12 @@ heuristic the thesis names as best and (b) the best heuristic of the grid here. 
 out/rl_energy/ (models, curves, results.csv), and the tables between the markers of README.md
 with the per-seed figures they come from in results.csv beside it:
 
-    python experiments/rl_energy/run.py --tables        # only write the tables again from results.csv
+    python -m experiments.rl_energy.run --tables        # only write the tables again from results.csv
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 import time
@@ -36,6 +35,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from experiments.irmasim_grid.run import run_grid
+from experiments.readme_results import replace_results
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
@@ -78,15 +80,8 @@ INPUTS = {"exp1": REPO_ROOT / "experiments" / "irmasim_grid" / "exp1",
           "exp2": REPO_ROOT / "experiments" / "irmasim_grid" / "exp2", "exp3": HERE / "exp3"}
 
 
-def _grid_module():
-    spec = importlib.util.spec_from_file_location("irmasim_grid_run", REPO_ROOT / "experiments" / "irmasim_grid" / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
 def heuristic_grid(experiment: str) -> pd.DataFrame:
-    return _grid_module().run_grid(experiment, 0, INPUTS[experiment])
+    return run_grid(experiment, 0, INPUTS[experiment])
 
 
 METRICS = ("energy", "edp", "makespan")
@@ -349,7 +344,7 @@ def write_tables(results: pd.DataFrame, readme: bool) -> int:
     print(text)
     if readme:
         results.to_csv(RECORD, index=False, float_format="%.6f")
-        _grid_module().replace_results(HERE / "README.md", text)
+        replace_results(HERE / "README.md", text)
     return 0
 
 

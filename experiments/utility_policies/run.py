@@ -1,8 +1,8 @@
 """Seed 003: scheduling functions found by simulation and regression, against FCFS, WFP and UNICEF.
 
-    python experiments/utility_policies/run.py                  # generate (or reuse), fit, evaluate
-    python experiments/utility_policies/run.py --pairs 200      # training pairs (default 200)
-    python experiments/utility_policies/run.py --seeds 10       # evaluation traces (default 10)
+    python -m experiments.utility_policies.run                  # generate (or reuse), fit, evaluate
+    python -m experiments.utility_policies.run --pairs 200      # training pairs (default 200)
+    python -m experiments.utility_policies.run --seeds 10       # evaluation traces (default 10)
 
 1. Training data: `joulesim learn generate` on PAIRS (S, Q) pairs of a Lublin trace (256
    processors, 16 + 32 jobs), 250,000 permutations each (the paper's number), reused from
@@ -19,13 +19,14 @@ Results in out/utility_policies/ (tables, fig1 bar chart) and between the marker
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 import time
 from pathlib import Path
 
 import pandas as pd
+
+from experiments.readme_results import replace_results
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
@@ -141,10 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         print("no chart: matplotlib is missing (pip install '.[plot]' in the joulesim checkout)")
     text = markdown(fit, results, args, time.perf_counter() - started)
     if not args.no_readme:
-        spec = importlib.util.spec_from_file_location("grid_run", REPO_ROOT / "experiments" / "irmasim_grid" / "run.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)  # type: ignore[union-attr]
-        module.replace_results(HERE / "README.md", text)
+        replace_results(HERE / "README.md", text)
     (args.out / "summary.json").write_text(json.dumps({"pairs": args.pairs, "permutations": args.permutations,
                                                        "seeds": args.seeds}))
     return 0

@@ -28,10 +28,10 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
-from joulesim.simulator.energy.compensated_sum import CompensatedSum
-from joulesim.simulator.energy.energy_meter import EnergyMeter
 from joulesim.inputs.input_error import InputError
 from joulesim.protocol.tariffs import DAY_END, DAY_START, TARIFF_RANGES, next_change, price_at, tariff_number
+from joulesim.simulator.energy.compensated_sum import CompensatedSum
+from joulesim.simulator.energy.energy_meter import EnergyMeter
 
 if TYPE_CHECKING:
     from joulesim.simulator.workload.job_record import JobRecord

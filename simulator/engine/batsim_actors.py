@@ -33,8 +33,8 @@ from joulesim.simulator.engine.ipc_routes import MASTER, IpcRoutes
 from joulesim.simulator.engine.simgrid_kernel import Actor, Kernel
 
 if TYPE_CHECKING:
-    from joulesim.simulator.workload.job_record import JobRecord
     from joulesim.simulator.engine.simulation import Simulation
+    from joulesim.simulator.workload.job_record import JobRecord
 
 SERVER = "server"
 

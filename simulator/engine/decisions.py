@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from joulesim.inputs.input_error import InputError
 from joulesim.protocol.errors import DecisionError
 from joulesim.protocol.interval_set import canonical_runs, expand_runs
-from joulesim.inputs.input_error import InputError
 from joulesim.simulator.workload.job_record import COMPLETED_STATES, NOT_SUBMITTED, RUNNING, SUBMITTED, JobRecord
 from joulesim.simulator.workload.profiles import check_profile_references, validate_profile
 from joulesim.simulator.workload.workload_loader import parse_job

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from joulesim.simulator.platform.platform_model import Platform
 from joulesim.simulator.engine.simgrid_kernel import UNBOUNDED_RATE, Route
+from joulesim.simulator.platform.platform_model import Platform
 
 MASTER = "master"  # the host of Batsim's server, submitters and REQ-REP actors
 TCP_GAMMA = 4194304.0  # SimGrid's network/TCP-gamma default

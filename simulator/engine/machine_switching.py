@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from joulesim.inputs.input_error import InputError
 from joulesim.protocol.errors import DecisionError
 from joulesim.protocol.interval_set import canonical_runs, expand_runs
-from joulesim.inputs.input_error import InputError
 from joulesim.simulator.output.machine_states import IDLE, SLEEPING, SWITCHING_OFF, SWITCHING_ON
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""The orchestrator: simulated time, the job life cycle, calls to the decider, outputs.
+"""The orchestrator: simulated time, calls to the decider, outputs (the job life cycle: job_lifecycle.py).
 
 Time is a simpy environment used as an event calendar (callbacks on timeouts: cheaper
 than one generator process per job). The main loop processes every event of the current
@@ -14,38 +14,37 @@ from __future__ import annotations
 import io
 import sys
 import time
-from heapq import heappush
 from dataclasses import dataclass, field
+from heapq import heappush
 from typing import Any, Callable
 
 import simpy
 from simpy.events import NORMAL
 
-from joulesim.protocol.errors import DecisionError, JoulesimError
-from joulesim.protocol.interval_set import expand_runs, format_interval_set
+from joulesim.inputs.input_error import InputError
+from joulesim.protocol.errors import JoulesimError
+from joulesim.protocol.interval_set import format_interval_set
 from joulesim.protocol.simulation_begins import batsim_config
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
-from joulesim.simulator.engine.batsim_actors import BatsimActors
-from joulesim.simulator.models.core_task_runner import CoreTaskRunner, initial_static_watts
-from joulesim.simulator.engine.decisions import DecisionApplier, DecisionContext
-from joulesim.simulator.engine.decider_link import DeciderLink
 from joulesim.simulator.energy.energy_cost import CostPlan, PricedEnergyMeter, cost_plan
 from joulesim.simulator.energy.energy_meter import EnergyMeter
-from joulesim.inputs.input_error import InputError
-from joulesim.simulator.models.job_execution import (
-    profile_busy_seconds, profile_duration, profile_progress, profile_return_code,
-)
-from joulesim.simulator.workload.job_record import RUNNING, SUBMITTED, JobRecord
+from joulesim.simulator.engine.batsim_actors import BatsimActors
+from joulesim.simulator.engine.calendar_entry import CalendarEntry
+from joulesim.simulator.engine.decider_link import DeciderLink
+from joulesim.simulator.engine.decisions import DecisionApplier, DecisionContext
+from joulesim.simulator.engine.job_lifecycle import JobLifecycle
+from joulesim.simulator.engine.machine_switching import MachineSwitching
+from joulesim.simulator.engine.simulation_config import SimulationConfig
+from joulesim.simulator.models.core_task_runner import CoreTaskRunner, initial_static_watts
+from joulesim.simulator.models.ptask_runner import ParallelTaskRunner
 from joulesim.simulator.output.job_statistics import JobStatistics
 from joulesim.simulator.output.jobs_output import JobsOutput
-from joulesim.simulator.output.machine_states import COMPUTING, IDLE, SLEEPING, UNAVAILABLE, MachineStates
-from joulesim.simulator.engine.machine_switching import MachineSwitching
-from joulesim.simulator.workload.node_workload_checks import check_workload_fits_platform
+from joulesim.simulator.output.machine_states import IDLE, SLEEPING, UNAVAILABLE, MachineStates
 from joulesim.simulator.output.output_files import output_error, output_paths, start_output_files
 from joulesim.simulator.output.pstate_changes_output import PstateChangesOutput
-from joulesim.simulator.models.ptask_runner import ParallelTaskRunner
 from joulesim.simulator.output.schedule_output import write_schedule
-from joulesim.simulator.engine.simulation_config import SimulationConfig
+from joulesim.simulator.workload.job_record import SUBMITTED, JobRecord
+from joulesim.simulator.workload.node_workload_checks import check_workload_fits_platform
 
 
 @dataclass
@@ -65,36 +64,11 @@ class SimulationResult:
     energy_cost_cents: float | None = None
 
 
-def _fire(event: "_Call") -> None:
-    """The one simpy callback: calls what `Simulation.at` scheduled (no closure per event)."""
-    event.callback(event.value)
-
-
-class _Call:
-    """A calendar entry: the least that simpy's `Environment.step()` processes.
-
-    step() pops (time, priority, id, event), swaps out `event.callbacks`, calls each with the
-    event, then checks `event._ok`. A full simpy Timeout per job event costs several Python
-    calls more; this entry costs one object.
-    """
-
-    __slots__ = ("callbacks", "_ok", "callback", "value")
-
-    def __init__(self, callback: Callable[[Any], None], value: Any):
-        self.callbacks = _FIRE
-        self._ok = True
-        self.callback = callback
-        self.value = value
-
-
-_FIRE = (_fire,)
-
-
 #: (platform id, hosts, sleeping hosts) -> (the platform, its SIMULATION_BEGINS host entries).
 _RESOURCE_ENTRIES: dict[tuple, tuple[Any, list[dict[str, Any]]]] = {}
 
 
-class Simulation:
+class Simulation(JobLifecycle):
     def __init__(self, config: SimulationConfig, link: DeciderLink):
         self.config = config
         self.link = link
@@ -188,7 +162,7 @@ class Simulation:
         if self.actors is not None:
             self.actors.after(when - self.env._now, callback, value, floor=floor, daemon=daemon)
             return
-        heappush(self._queue, (when, NORMAL, next(self._event_ids), _Call(callback, value)))
+        heappush(self._queue, (when, NORMAL, next(self._event_ids), CalendarEntry(callback, value)))
 
     def _schedule_tariff_change(self, cluster: int, now: float) -> None:
         assert self.cost_plan is not None
@@ -518,170 +492,3 @@ class Simulation:
                     self.machines.move(now, UNAVAILABLE, power_category, 1)
                 else:
                     self.machines.move(now, power_category, UNAVAILABLE, 1)
-
-    # ------------------------------------------------------------------ execution
-    def start_job(self, record: JobRecord, runs: list[tuple[int, int]], size: int, alloc_str: str,
-                  executors: list[int] | None) -> None:
-        """Run a job on the hosts of `runs` (canonical intervals); `executors` maps its executors
-        to hosts when a mapping was given (None: one executor per host, in order)."""
-        now = self.env._now
-        job = record.job
-        record.state = RUNNING
-        record.start = now
-        record.alloc = runs
-        record.alloc_str = alloc_str
-        host_job = self.host_job
-        for a, b in runs:
-            host_job[a:b + 1] = [record] * (b - a + 1)
-        self.machines.move(now, IDLE, COMPUTING, size)
-        profile = record.profiles[job.profile]
-        dynamic_power = 0.0
-        if self.runner is not None and profile["type"] != "delay":
-            self._start_on_runner(record, runs, executors or expand_runs(runs))
-            return
-        if profile["type"] == "delay":  # the common case: no speeds involved
-            duration = profile["delay"]
-        else:
-            host_speed = self.host_speed
-            executor_hosts = executors or expand_runs(runs)
-            record.speeds = [host_speed[h] for h in executor_hosts]
-            duration = profile_duration(job.profile, record.profiles, record.speeds)
-            if self.energy is not None and duration > 0:
-                dynamic_power = self._dynamic_power(record, executor_hosts, duration)
-        if self.energy is not None:
-            self.energy.job_started(now, record, runs, dynamic_power)
-        # Batsim sleeps a delay job's whole delay only when it is shorter than the walltime
-        # (do_delay_task: `sleeptime < remaining_time`): a delay equal to the walltime is a walltime
-        # reached. A parallel task that ends with its walltime ends first (its action is older
-        # than the timeout's), so it succeeds.
-        if profile["type"] == "delay":
-            walltime_reached = 0 < job.walltime <= duration
-        else:
-            walltime_reached = 0 < job.walltime < duration
-        if walltime_reached:
-            duration = job.walltime
-        self._set_end_state(record, walltime_reached)
-        if self.actors is not None:  # the job's actor, on its first host, sleeps the duration
-            self.actors.after(duration, self._job_ends, record, runs[0][0], job=record)
-            return
-        heappush(self._queue, (now + duration, NORMAL, next(self._event_ids), _Call(self._job_ends, record)))  # at()
-
-    def _start_on_runner(self, record: JobRecord, runs: list[tuple[int, int]], executor_hosts: list[int]) -> None:
-        """Work that shares the platform (a network's links, a processor's memory bandwidth):
-        the runner decides when it ends."""
-        now = self.env._now
-        record.speeds = [self.host_speed[h] for h in executor_hosts]
-        if self.energy is not None:
-            self.energy.job_started(now, record, runs, 0.0)  # the runner sets the dynamic part
-        walltime = record.job.walltime
-        if walltime > 0:
-            self.at(now + walltime, self._walltime_reached, record)
-        self.runner.start(record, executor_hosts)
-
-    @staticmethod
-    def _set_end_state(record: JobRecord, walltime_reached: bool) -> None:
-        """What JOB_COMPLETED will say: the walltime, else the profile's return code."""
-        if walltime_reached:
-            record.end_state = "COMPLETED_WALLTIME_REACHED"
-            record.return_code = -1
-        else:
-            code = record.return_code = profile_return_code(record.job.profile, record.profiles)
-            record.end_state = "COMPLETED_FAILED" if code else "COMPLETED_SUCCESSFULLY"
-
-    def _tasks_done(self, record: JobRecord) -> None:
-        self._set_end_state(record, walltime_reached=False)
-        self._job_ends(record)
-
-    def _walltime_reached(self, record: JobRecord) -> None:
-        if record.state != RUNNING:
-            return  # it finished (or was killed) first
-        self.runner.kill(record)
-        self._set_end_state(record, walltime_reached=True)
-        self._job_ends(record)
-
-    def _dynamic_power(self, record: JobRecord, executor_hosts: list[int], duration: float) -> float:
-        """Mean dynamic watts of a compute job: sum of (max - idle) x busy seconds / duration.
-
-        Exact for one parallel task; a composed job whose tasks load hosts differently gets
-        its mean over the whole profile (its total dynamic energy is exact either way).
-        """
-        busy = profile_busy_seconds(record.job.profile, record.profiles, record.speeds)
-        hosts, pstates = self.hosts, self.host_pstate
-        joules = 0.0
-        for host, seconds in zip(executor_hosts, busy):
-            idle, peak = hosts[host].wattage_per_state[pstates[host]]
-            joules += (peak - idle) * seconds
-        return joules / duration
-
-    def _job_ends(self, record: JobRecord) -> None:
-        if record.state != RUNNING:
-            return  # killed earlier: this end no longer happens
-        state = record.end_state
-        self._finish(record, state)
-        self.pending.append({"timestamp": self.env._now, "type": "JOB_COMPLETED", "data": {  # emit(), inlined
-            "job_id": record.job.id,
-            "job_state": state,
-            "return_code": record.return_code,
-            "alloc": record.alloc_str,
-        }})
-
-    def kill_job(self, record: JobRecord) -> dict[str, Any]:
-        """Kill a running job now; returns its Batsim `job_progress` entry."""
-        if self.actors is not None:
-            self.actors.kill_job_actor(record)
-        if self.runner is not None and id(record) in self.runner.jobs:
-            progress = self.runner.kill(record)
-        else:
-            progress = profile_progress(record.job.profile, record.profiles, record.speeds,
-                                        self.env.now - record.start)
-        self._finish(record, "COMPLETED_KILLED")
-        return progress
-
-    def _finish(self, record: JobRecord, state: str) -> None:
-        now = self.env._now
-        job = record.job
-        record.state = state
-        record.finish = now
-        self.nb_unfinished -= 1
-        host_job, unavailable = self.host_job, self.host_unavailable
-        size = still_unavailable = 0
-        for a, b in record.alloc:
-            host_job[a:b + 1] = [None] * (b - a + 1)
-            still_unavailable += sum(unavailable[a:b + 1])
-            size += b - a + 1
-        machines = self.machines
-        machines.move(now, COMPUTING, IDLE, size - still_unavailable)
-        if still_unavailable:
-            machines.move(now, COMPUTING, UNAVAILABLE, still_unavailable)
-        energy = 0.0
-        if self.energy is not None:
-            energy = self.energy.job_ended(now, record)
-            self._energy_last_end = self.energy.energy_at(now)
-        row = (job.local_id, job.workload, job.profile, job.subtime, job.res, job.walltime, state, record.start,
-               now, record.alloc_str, energy)
-        if self.actors is not None and self.actors.away_from_server():
-            # Batsim's server writes the row when it takes the job's JOB_COMPLETED message.
-            self.actors.when_server_takes(lambda: self.jobs_out.write_finished(*row, record.metadata))
-        else:
-            self.jobs_out.write_finished(*row, record.metadata)
-        self.stats.record_finished(state, job.subtime, record.start, now)
-        if self._progress is not None:
-            self._progress.update()
-
-    def reject_job(self, record: JobRecord, state: str = "REJECTED") -> None:
-        job = record.job
-        record.state = state
-        record.finish = self.env._now
-        self.nb_unfinished -= 1
-        self.jobs_out.write_rejected(job.local_id, job.workload, job.profile, job.subtime, job.res,
-                                     job.walltime, record.metadata, state)
-        self.stats.record_rejected()
-        if self._progress is not None:
-            self._progress.update()
-
-    def record_of(self, job_id: str, context: str) -> JobRecord:
-        record = self.records.get(job_id)
-        if record is None:
-            raise DecisionError(f"{context}: unknown job {job_id!r}: no workload has it (job ids look like "
-                                f"'w0!1'; register dynamic jobs with REGISTER_JOB first)")
-        return record

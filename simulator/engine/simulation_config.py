@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from joulesim.simulator.workload.external_events import ExternalEvent
 from joulesim.simulator.platform.platform_model import Platform
+from joulesim.simulator.workload.external_events import ExternalEvent
 from joulesim.simulator.workload.workload_model import Workload
 
 DEFAULT_TIMEOUT_S = 120.0

@@ -27,8 +27,8 @@ from joulesim.simulator.models.memory_contention import speedup
 
 if TYPE_CHECKING:
     from joulesim.simulator.energy.energy_meter import EnergyMeter
-    from joulesim.simulator.workload.job_record import JobRecord
     from joulesim.simulator.platform.node_hierarchy import NodeHierarchy, Processor
+    from joulesim.simulator.workload.job_record import JobRecord
 
 IDLE_POWER_RULES = ("irmasim", "always")
 

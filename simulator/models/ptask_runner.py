@@ -27,8 +27,8 @@ import numpy as np
 from joulesim.simulator.models.ptask_sharing import fair_bottleneck_periods
 
 if TYPE_CHECKING:
-    from joulesim.simulator.workload.job_record import JobRecord
     from joulesim.simulator.platform.network_topology import NetworkTopology
+    from joulesim.simulator.workload.job_record import JobRecord
 
 # Tasks predicted to end within this of a completion event end with it (absorbs float noise
 # in the progress of tasks whose rate changed many times).

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import csv
 from functools import cache
-from typing import TextIO
 from importlib.metadata import PackageNotFoundError, version
+from typing import TextIO
 
 from joulesim.simulator.output.job_statistics import JobStatistics
 from joulesim.simulator.output.machine_states import (
-    COMPUTING, IDLE, SLEEPING, SWITCHING_OFF, SWITCHING_ON, UNAVAILABLE, MachineStates,
+    COMPUTING,
+    IDLE,
+    SLEEPING,
+    SWITCHING_OFF,
+    SWITCHING_ON,
+    UNAVAILABLE,
+    MachineStates,
 )
 from joulesim.simulator.output.output_format import fmt
 

@@ -22,9 +22,15 @@ from dataclasses import dataclass, field
 
 from natsort import natsort_keygen
 
-from joulesim.protocol.number_text import DECIMAL_PATTERN, MAX_INTEGER_DIGITS, NumberTextError, parse_decimal, parse_integer
-from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
 from joulesim.inputs.input_error import InputError
+from joulesim.protocol.number_text import (
+    DECIMAL_PATTERN,
+    MAX_INTEGER_DIGITS,
+    NumberTextError,
+    parse_decimal,
+    parse_integer,
+)
+from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
 from joulesim.simulator.platform.platform_model import Host, Platform, SleepPstate
 
 # A platform may have at most MAX_HOSTS hosts (the master and storage hosts included): ~6 times

@@ -35,11 +35,10 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from joulesim.inputs.input_error import InputError
-from joulesim.simulator.platform.network_topology import (
+from joulesim.simulator.platform.network_declaration import (
     Link,
     LinkRef,
     NetworkDecl,
-    NetworkTopology,
     RouteDecl,
     Routing,
     SharingPolicy,
@@ -47,6 +46,7 @@ from joulesim.simulator.platform.network_topology import (
     ZoneDecl,
     cluster_zone,
 )
+from joulesim.simulator.platform.network_topology import NetworkTopology
 from joulesim.simulator.platform.platform_checks import parse_bandwidth, parse_latency, parse_radical, shown
 
 _ZONE_TAGS = ("zone", "AS")

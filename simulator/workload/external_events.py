@@ -4,10 +4,10 @@ from dataclasses import dataclass
 
 from procset import ProcSet
 
-from joulesim.protocol.interval_set import parse_interval_set
 from joulesim.inputs.input_error import InputError
 from joulesim.inputs.input_file import read_input_file
 from joulesim.inputs.json_input import clip, decode_json, is_time, shown, time_error
+from joulesim.protocol.interval_set import parse_interval_set
 
 EVENT_TYPES = ("machine_unavailable", "machine_available")
 

@@ -9,7 +9,6 @@ decider registers a profile; `check_profile_references` checks what needs the wh
 from dataclasses import dataclass
 from typing import Any
 
-from joulesim.protocol.time_range import check_time
 from joulesim.inputs.input_error import InputError
 from joulesim.inputs.json_input import (
     MAX_EXTRA_FIELD_DEPTH,
@@ -22,6 +21,7 @@ from joulesim.inputs.json_input import (
     shown,
     time_error,
 )
+from joulesim.protocol.time_range import check_time
 
 SUPPORTED_TYPES = (
     "delay",

@@ -4,7 +4,6 @@ import importlib.resources
 import os
 from typing import Any
 
-from joulesim.protocol.time_range import MAX_SIMULATED_TIME, check_time
 from joulesim.inputs.input_error import InputError
 from joulesim.inputs.input_file import read_input_file
 from joulesim.inputs.json_input import (
@@ -17,6 +16,7 @@ from joulesim.inputs.json_input import (
     shown,
     time_error,
 )
+from joulesim.protocol.time_range import MAX_SIMULATED_TIME, check_time
 from joulesim.simulator.workload.profiles import leaf_executor_count, summarize_profiles, validate_profile
 from joulesim.simulator.workload.workload_irmasim import batsim_document, is_irmasim_workload
 from joulesim.simulator.workload.workload_model import Job, Workload

@@ -1,7 +1,8 @@
-"""Write the clustered platforms of seed 001, chapter 5, beside this file (deterministic).
+"""Write the clustered platforms of seed 001, chapter 5, into platforms/ (shipped with joulesim;
+deterministic).
 
-    python platforms/make_cluster_platforms.py          # (re)write the files
-    python platforms/make_cluster_platforms.py --check  # exit 1 if a file is missing or differs
+    python -m experiments.placement_network.make_cluster_platforms          # (re)write the files
+    python -m experiments.placement_network.make_cluster_platforms --check  # exit 1 if one is missing or differs
 
 Seed 001 §5.5.1: 8 clusters of 16 hosts; in each, every host is linked to the cluster's switch
 (a `<cluster>`: host links `bw`/`lat`, switch = backbone `bb_bw`/`bb_lat`); the clusters are
@@ -128,7 +129,7 @@ def all_platforms() -> dict[str, str]:
 
 
 def main(argv: list[str]) -> int:
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[2] / "platforms"
     stale = []
     for name, text in all_platforms().items():
         path = here / name
@@ -138,7 +139,7 @@ def main(argv: list[str]) -> int:
         else:
             path.write_text(text)
     if stale:
-        print("out of date: " + ", ".join(stale) + " (run python platforms/make_cluster_platforms.py)")
+        print("out of date: " + ", ".join(stale) + " (run python -m experiments.placement_network.make_cluster_platforms)")
         return 1
     return 0
 

@@ -1,0 +1,1 @@
+"""Seed 002: the Energy scheduler (PPO) against the heuristic grid (experiments/rl_energy/README.md)."""

@@ -1,0 +1,197 @@
+"""A job's life inside the simulation once submitted: start on its hosts (with its profile's
+duration, or on the runner that shares the platform), end of its tasks or walltime, kill,
+rejection, and the rows and statistics it leaves.
+
+`JobLifecycle` is part of `Simulation` (its base class): these methods use the simulation's
+hosts, calendar, energy meter and outputs. Decisions (decisions.py) call `start_job`,
+`kill_job` and `reject_job`.
+"""
+
+from __future__ import annotations
+
+from heapq import heappush
+from typing import Any
+
+from simpy.events import NORMAL
+
+from joulesim.protocol.errors import DecisionError
+from joulesim.protocol.interval_set import expand_runs
+from joulesim.simulator.engine.calendar_entry import CalendarEntry
+from joulesim.simulator.models.job_execution import (
+    profile_busy_seconds,
+    profile_duration,
+    profile_progress,
+    profile_return_code,
+)
+from joulesim.simulator.output.machine_states import COMPUTING, IDLE, UNAVAILABLE
+from joulesim.simulator.workload.job_record import RUNNING, JobRecord
+
+
+class JobLifecycle:
+    """The job life cycle of a `Simulation` (its base class)."""
+
+    def start_job(self, record: JobRecord, runs: list[tuple[int, int]], size: int, alloc_str: str,
+                  executors: list[int] | None) -> None:
+        """Run a job on the hosts of `runs` (canonical intervals); `executors` maps its executors
+        to hosts when a mapping was given (None: one executor per host, in order)."""
+        now = self.env._now
+        job = record.job
+        record.state = RUNNING
+        record.start = now
+        record.alloc = runs
+        record.alloc_str = alloc_str
+        host_job = self.host_job
+        for a, b in runs:
+            host_job[a:b + 1] = [record] * (b - a + 1)
+        self.machines.move(now, IDLE, COMPUTING, size)
+        profile = record.profiles[job.profile]
+        dynamic_power = 0.0
+        if self.runner is not None and profile["type"] != "delay":
+            self._start_on_runner(record, runs, executors or expand_runs(runs))
+            return
+        if profile["type"] == "delay":  # the common case: no speeds involved
+            duration = profile["delay"]
+        else:
+            host_speed = self.host_speed
+            executor_hosts = executors or expand_runs(runs)
+            record.speeds = [host_speed[h] for h in executor_hosts]
+            duration = profile_duration(job.profile, record.profiles, record.speeds)
+            if self.energy is not None and duration > 0:
+                dynamic_power = self._dynamic_power(record, executor_hosts, duration)
+        if self.energy is not None:
+            self.energy.job_started(now, record, runs, dynamic_power)
+        # Batsim sleeps a delay job's whole delay only when it is shorter than the walltime
+        # (do_delay_task: `sleeptime < remaining_time`): a delay equal to the walltime is a walltime
+        # reached. A parallel task that ends with its walltime ends first (its action is older
+        # than the timeout's), so it succeeds.
+        if profile["type"] == "delay":
+            walltime_reached = 0 < job.walltime <= duration
+        else:
+            walltime_reached = 0 < job.walltime < duration
+        if walltime_reached:
+            duration = job.walltime
+        self._set_end_state(record, walltime_reached)
+        if self.actors is not None:  # the job's actor, on its first host, sleeps the duration
+            self.actors.after(duration, self._job_ends, record, runs[0][0], job=record)
+            return
+        heappush(self._queue, (now + duration, NORMAL, next(self._event_ids), CalendarEntry(self._job_ends, record)))  # at()
+
+    def _start_on_runner(self, record: JobRecord, runs: list[tuple[int, int]], executor_hosts: list[int]) -> None:
+        """Work that shares the platform (a network's links, a processor's memory bandwidth):
+        the runner decides when it ends."""
+        now = self.env._now
+        record.speeds = [self.host_speed[h] for h in executor_hosts]
+        if self.energy is not None:
+            self.energy.job_started(now, record, runs, 0.0)  # the runner sets the dynamic part
+        walltime = record.job.walltime
+        if walltime > 0:
+            self.at(now + walltime, self._walltime_reached, record)
+        self.runner.start(record, executor_hosts)
+
+    @staticmethod
+    def _set_end_state(record: JobRecord, walltime_reached: bool) -> None:
+        """What JOB_COMPLETED will say: the walltime, else the profile's return code."""
+        if walltime_reached:
+            record.end_state = "COMPLETED_WALLTIME_REACHED"
+            record.return_code = -1
+        else:
+            code = record.return_code = profile_return_code(record.job.profile, record.profiles)
+            record.end_state = "COMPLETED_FAILED" if code else "COMPLETED_SUCCESSFULLY"
+
+    def _tasks_done(self, record: JobRecord) -> None:
+        self._set_end_state(record, walltime_reached=False)
+        self._job_ends(record)
+
+    def _walltime_reached(self, record: JobRecord) -> None:
+        if record.state != RUNNING:
+            return  # it finished (or was killed) first
+        self.runner.kill(record)
+        self._set_end_state(record, walltime_reached=True)
+        self._job_ends(record)
+
+    def _dynamic_power(self, record: JobRecord, executor_hosts: list[int], duration: float) -> float:
+        """Mean dynamic watts of a compute job: sum of (max - idle) x busy seconds / duration.
+
+        Exact for one parallel task; a composed job whose tasks load hosts differently gets
+        its mean over the whole profile (its total dynamic energy is exact either way).
+        """
+        busy = profile_busy_seconds(record.job.profile, record.profiles, record.speeds)
+        hosts, pstates = self.hosts, self.host_pstate
+        joules = 0.0
+        for host, seconds in zip(executor_hosts, busy):
+            idle, peak = hosts[host].wattage_per_state[pstates[host]]
+            joules += (peak - idle) * seconds
+        return joules / duration
+
+    def _job_ends(self, record: JobRecord) -> None:
+        if record.state != RUNNING:
+            return  # killed earlier: this end no longer happens
+        state = record.end_state
+        self._finish(record, state)
+        self.pending.append({"timestamp": self.env._now, "type": "JOB_COMPLETED", "data": {  # emit(), inlined
+            "job_id": record.job.id,
+            "job_state": state,
+            "return_code": record.return_code,
+            "alloc": record.alloc_str,
+        }})
+
+    def kill_job(self, record: JobRecord) -> dict[str, Any]:
+        """Kill a running job now; returns its Batsim `job_progress` entry."""
+        if self.actors is not None:
+            self.actors.kill_job_actor(record)
+        if self.runner is not None and id(record) in self.runner.jobs:
+            progress = self.runner.kill(record)
+        else:
+            progress = profile_progress(record.job.profile, record.profiles, record.speeds,
+                                        self.env.now - record.start)
+        self._finish(record, "COMPLETED_KILLED")
+        return progress
+
+    def _finish(self, record: JobRecord, state: str) -> None:
+        now = self.env._now
+        job = record.job
+        record.state = state
+        record.finish = now
+        self.nb_unfinished -= 1
+        host_job, unavailable = self.host_job, self.host_unavailable
+        size = still_unavailable = 0
+        for a, b in record.alloc:
+            host_job[a:b + 1] = [None] * (b - a + 1)
+            still_unavailable += sum(unavailable[a:b + 1])
+            size += b - a + 1
+        machines = self.machines
+        machines.move(now, COMPUTING, IDLE, size - still_unavailable)
+        if still_unavailable:
+            machines.move(now, COMPUTING, UNAVAILABLE, still_unavailable)
+        energy = 0.0
+        if self.energy is not None:
+            energy = self.energy.job_ended(now, record)
+            self._energy_last_end = self.energy.energy_at(now)
+        row = (job.local_id, job.workload, job.profile, job.subtime, job.res, job.walltime, state, record.start,
+               now, record.alloc_str, energy)
+        if self.actors is not None and self.actors.away_from_server():
+            # Batsim's server writes the row when it takes the job's JOB_COMPLETED message.
+            self.actors.when_server_takes(lambda: self.jobs_out.write_finished(*row, record.metadata))
+        else:
+            self.jobs_out.write_finished(*row, record.metadata)
+        self.stats.record_finished(state, job.subtime, record.start, now)
+        if self._progress is not None:
+            self._progress.update()
+
+    def reject_job(self, record: JobRecord, state: str = "REJECTED") -> None:
+        job = record.job
+        record.state = state
+        record.finish = self.env._now
+        self.nb_unfinished -= 1
+        self.jobs_out.write_rejected(job.local_id, job.workload, job.profile, job.subtime, job.res,
+                                     job.walltime, record.metadata, state)
+        self.stats.record_rejected()
+        if self._progress is not None:
+            self._progress.update()
+
+    def record_of(self, job_id: str, context: str) -> JobRecord:
+        record = self.records.get(job_id)
+        if record is None:
+            raise DecisionError(f"{context}: unknown job {job_id!r}: no workload has it (job ids look like "
+                                f"'w0!1'; register dynamic jobs with REGISTER_JOB first)")
+        return record

@@ -1,0 +1,117 @@
+"""The network as a platform file declares it, before any check: links with their sharing
+policy, zones with their routing, declared routes, and a SimGrid <cluster> as a star zone.
+
+The readers (platform_xml_network.py, platform_json.py) build a `NetworkDecl`; network_topology.py
+checks it and computes routes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class SharingPolicy(str, Enum):
+    SHARED = "SHARED"  # both directions share the bandwidth
+    SPLITDUPLEX = "SPLITDUPLEX"  # each direction is its own resource with the full bandwidth
+    FATPIPE = "FATPIPE"  # no sharing: the bandwidth bounds each flow alone
+
+
+class Routing(str, Enum):
+    FULL = "Full"
+    SHORTEST = "Floyd/Dijkstra"
+    STAR = "Cluster"
+    NONE = "None"
+
+
+@dataclass(frozen=True)
+class Link:
+    name: str
+    bandwidth: float  # bytes/s
+    latency: float  # s
+    policy: SharingPolicy
+    where: str = field(default="", compare=False)  # the declaring element, for error messages
+
+
+@dataclass(frozen=True)
+class LinkRef:
+    """One link of a route (a ``<link_ctn>``): a link name, or one half of a SPLITDUPLEX link
+    given by `direction` ("UP"/"DOWN") or by its resource name ("l_UP")."""
+
+    link: str
+    direction: str | None = None
+    where: str = field(default="", compare=False)
+
+
+@dataclass
+class RouteDecl:
+    """A declared route: between hosts/routers (no gateways) or between child zones (a
+    zoneRoute: both gateways given)."""
+
+    src: str
+    dst: str
+    links: list[LinkRef]
+    where: str
+    gw_src: str | None = None
+    gw_dst: str | None = None
+    symmetrical: bool = True
+
+
+@dataclass
+class StarPort:
+    """How one member of a STAR zone reaches the zone's centre (`up`) and is reached from it
+    (`down`, in travel order). A member that is a zone names its `gateway`."""
+
+    up: list[LinkRef] = field(default_factory=list)
+    down: list[LinkRef] = field(default_factory=list)
+    gateway: str | None = None
+
+
+@dataclass
+class ZoneDecl:
+    id: str
+    routing: Routing
+    where: str  # e.g. "zone 'AS0'" or "cluster 'c0'"
+    hosts: list[str] = field(default_factory=list)  # directly inside
+    routers: list[str] = field(default_factory=list)
+    children: list[ZoneDecl] = field(default_factory=list)
+    routes: list[RouteDecl] = field(default_factory=list)
+    bypass_routes: list[RouteDecl] = field(default_factory=list)
+    ports: dict[str, StarPort] = field(default_factory=dict)  # STAR only
+    backbone: LinkRef | None = None  # STAR only: crossed between the way up and the way down
+
+
+@dataclass
+class NetworkDecl:
+    links: list[Link]
+    root: ZoneDecl
+
+
+def cluster_zone(cid: str, where: str, hosts: list[tuple[int, str]], bw: float, lat: float, policy: SharingPolicy,
+                 backbone: tuple[float, float, SharingPolicy] | None, limiter: float | None, router: str) -> tuple[ZoneDecl, list[Link]]:
+    """A SimGrid ``<cluster>`` (FLAT topology) as a STAR zone, and its links.
+
+    Host number N (`hosts` holds (N, name) pairs) gets link ``<cid>_link_N`` (bw, lat, policy);
+    a route leaves through its link up, crosses the backbone ``<cid>_backbone`` (bw, lat,
+    policy) if any, and enters the destination through its link down. A `limiter` adds a
+    SHARED ``<cid>_link_N_limiter`` crossed by all the host's sends and receives. The `router`
+    is the cluster's gateway for routes between zones (no link of its own).
+    """
+    zone = ZoneDecl(cid, Routing.STAR, where)
+    links: list[Link] = []
+    if backbone is not None:
+        name = f"{cid}_backbone"
+        links.append(Link(name, backbone[0], backbone[1], backbone[2], f"{where} (its backbone)"))
+        zone.backbone = LinkRef(name, None, where)
+    for n, host in hosts:
+        link = f"{cid}_link_{n}"
+        links.append(Link(link, bw, lat, policy, f"{where} (link of host '{host}')"))
+        up, down = [LinkRef(link, "UP", where)], [LinkRef(link, "DOWN", where)]
+        if limiter is not None:
+            links.append(Link(f"{link}_limiter", limiter, 0.0, SharingPolicy.SHARED, f"{where} (limiter of host '{host}')"))
+            up.insert(0, LinkRef(f"{link}_limiter", None, where))
+            down.append(LinkRef(f"{link}_limiter", None, where))
+        zone.hosts.append(host)
+        zone.ports[host] = StarPort(up, down)
+    zone.routers.append(router)
+    return zone, links
