@@ -35,7 +35,7 @@ from joulesim.deciders.common.decider_options import float_option
 from joulesim.deciders.common.machine_masks import lowest_bits
 from joulesim.deciders.common.waiting_queue import RunningJob
 from joulesim.deciders.energy.budget_period import BudgetPeriod, full_power, read_budget_fraction, read_budget_period
-from joulesim.deciders.energy.easy_shutdown import ShutdownMixin
+from joulesim.deciders.energy.shutdown_machinery import ShutdownMixin
 from joulesim.protocol.decider import SubmittedJob
 from joulesim.protocol.errors import JoulesimError
 

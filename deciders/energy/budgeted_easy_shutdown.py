@@ -4,7 +4,7 @@ Served when a shutdown option (`t_idle`, `compute_pstate`, `sleep_pstate`) is gi
 `energybud`, `reducepc` or `powercap` (deciders/__init__.py, OPTION_VARIANTS). §6.4.3, "Interactions
 with opportunistic shutdown": "The proposed algorithm can be used without any modification
 to work with opportunistic shutdown, as off nodes consume less power than idle ones", so
-only the machines change: they are those of `ShutdownMixin` (deciders/energy/easy_shutdown.py).
+only the machines change: they are those of `ShutdownMixin` (deciders/energy/shutdown_machinery.py).
 A machine idle for `t_idle` seconds is switched off (the evaluation uses t_idle=0, "as soon
 as they become idle"); off machines are usable, idle ones chosen first; a job placed on off
 machines holds them while they switch on and starts once all are on.

@@ -40,8 +40,9 @@ from typing import Any
 from joulesim.deciders.common.decider_options import bool_option, choice_option, float_option
 from joulesim.deciders.common.machine_masks import lowest_bits
 from joulesim.deciders.common.machine_power import machine_ids
-from joulesim.deciders.energy.easy_shutdown import EasyWithShutdown, ShutdownMixin
+from joulesim.deciders.energy.easy_shutdown import EasyWithShutdown
 from joulesim.deciders.energy.liquid_load_horizon import LoadProfile
+from joulesim.deciders.energy.shutdown_machinery import ShutdownMixin
 
 __all__ = ["InertialShutdown", "SWITCH_OFF", "SWITCH_ON", "inertial_decision"]
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 
 from joulesim.deciders.common.decider_options import float_option
-from joulesim.deciders.energy.easy_shutdown import EasyWithShutdown, ShutdownMixin
+from joulesim.deciders.energy.easy_shutdown import EasyWithShutdown
+from joulesim.deciders.energy.shutdown_machinery import ShutdownMixin
 
 __all__ = ["ProportionalShutdown"]
 

@@ -1,4 +1,5 @@
-"""The orchestrator: simulated time, calls to the decider, outputs (the job life cycle: job_lifecycle.py).
+"""The orchestrator: simulated time, calls to the decider, outputs (the job life cycle:
+job_lifecycle.py; submissions and external events: event_sources.py).
 
 Time is a simpy environment used as an event calendar (callbacks on timeouts: cheaper
 than one generator process per job). The main loop processes every event of the current
@@ -23,7 +24,6 @@ from simpy.events import NORMAL
 
 from joulesim.inputs.input_error import InputError
 from joulesim.protocol.errors import JoulesimError
-from joulesim.protocol.interval_set import format_interval_set
 from joulesim.protocol.simulation_begins import batsim_config
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
 from joulesim.simulator.energy.energy_cost import CostPlan, PricedEnergyMeter, cost_plan
@@ -32,6 +32,7 @@ from joulesim.simulator.engine.batsim_actors import BatsimActors
 from joulesim.simulator.engine.calendar_entry import CalendarEntry
 from joulesim.simulator.engine.decider_link import DeciderLink
 from joulesim.simulator.engine.decisions import DecisionApplier, DecisionContext
+from joulesim.simulator.engine.event_sources import EventSources
 from joulesim.simulator.engine.job_lifecycle import JobLifecycle
 from joulesim.simulator.engine.machine_switching import MachineSwitching
 from joulesim.simulator.engine.simulation_config import SimulationConfig
@@ -39,7 +40,7 @@ from joulesim.simulator.models.core_task_runner import CoreTaskRunner, initial_s
 from joulesim.simulator.models.ptask_runner import ParallelTaskRunner
 from joulesim.simulator.output.job_statistics import JobStatistics
 from joulesim.simulator.output.jobs_output import JobsOutput
-from joulesim.simulator.output.machine_states import IDLE, SLEEPING, UNAVAILABLE, MachineStates
+from joulesim.simulator.output.machine_states import IDLE, SLEEPING, MachineStates
 from joulesim.simulator.output.output_files import output_error, output_paths, start_output_files
 from joulesim.simulator.output.pstate_changes_output import PstateChangesOutput
 from joulesim.simulator.output.schedule_output import write_schedule
@@ -68,7 +69,7 @@ class SimulationResult:
 _RESOURCE_ENTRIES: dict[tuple, tuple[Any, list[dict[str, Any]]]] = {}
 
 
-class Simulation(JobLifecycle):
+class Simulation(EventSources, JobLifecycle):
     def __init__(self, config: SimulationConfig, link: DeciderLink):
         self.config = config
         self.link = link
@@ -284,20 +285,6 @@ class Simulation(JobLifecycle):
         self._call_decider()
         self.start_event_sources(with_workloads=True)
 
-    def start_event_sources(self, with_workloads: bool) -> None:
-        """Put the workloads' first submissions and the external events on the calendar."""
-        for index, workload in enumerate(self.config.workloads if with_workloads else ()):
-            if workload.jobs:
-                self.at(workload.jobs[0].subtime, self._submit_from, (index, 0))
-            else:
-                self._submitter_done()
-        if self.submitters_left == 0 and not self.config.workloads:
-            self.emit("NOTIFY", {"type": "no_more_static_job_to_submit"})
-        if self.config.external_events:
-            self.at(self.config.external_events[0].timestamp, self._external_from, 0)
-        elif self.config.has_events_file:
-            self.emit("NOTIFY", {"type": "no_more_external_event_to_occur"})
-
     def _loop(self) -> None:
         env = self.env
         queue = env._queue  # simpy's calendar; peeking it avoids an exception per step
@@ -434,61 +421,3 @@ class Simulation(JobLifecycle):
                 _RESOURCE_ENTRIES.clear()
             entries = _RESOURCE_ENTRIES[key] = (self.config.platform, built)
         return [entry.copy() for entry in entries[1]]
-
-    # ------------------------------------------------------------------ submission
-    def _submit_from(self, cursor: tuple[int, int]) -> None:
-        index, position = cursor
-        jobs = self.config.workloads[index].jobs
-        now = self.env._now
-        while position < len(jobs) and jobs[position].subtime <= now:
-            self.submit(self.records[jobs[position].id])
-            position += 1
-        if position < len(jobs):
-            self.at(jobs[position].subtime, self._submit_from, (index, position))
-        else:
-            self._submitter_done()
-
-    def _submitter_done(self) -> None:
-        self.submitters_left -= 1
-        if self.submitters_left == 0:
-            self.emit("NOTIFY", {"type": "no_more_static_job_to_submit"})
-
-    def submit(self, record: JobRecord, announce: bool = True) -> None:
-        if self._energy_first_submission is None and self.energy is not None:
-            self._energy_first_submission = self.energy.window_start(self.env._now)
-        record.state = SUBMITTED
-        self.nb_unfinished += 1
-        if announce:
-            data: dict[str, Any] = {"job_id": record.job.id, "job": record.job.json}
-            if self.config.forward_profiles:
-                data["profile"] = record.profiles[record.job.profile]
-            self.pending.append({"timestamp": self.env._now, "type": "JOB_SUBMITTED", "data": data})
-
-    # ------------------------------------------------------------------ external events
-    def _external_from(self, position: int) -> None:
-        events = self.config.external_events
-        now = self.env._now
-        while position < len(events) and events[position].timestamp <= now:
-            event = events[position]
-            self._set_availability(event.resources, available=event.type == "machine_available")
-            self.emit("NOTIFY", {"type": "event_" + event.type, "resources": format_interval_set(event.resources)})
-            position += 1
-        if position < len(events):
-            self.at(events[position].timestamp, self._external_from, position)
-        else:
-            self.event_submitter_done = True
-            if self.config.has_events_file:
-                self.emit("NOTIFY", {"type": "no_more_external_event_to_occur"})
-
-    def _set_availability(self, resources, available: bool) -> None:
-        now = self.env._now
-        for host in resources:
-            if self.host_unavailable[host] != available:
-                continue  # already in the requested state
-            self.host_unavailable[host] = not available
-            if self.host_job[host] is None:
-                power_category = self.switching.category(host)
-                if available:
-                    self.machines.move(now, UNAVAILABLE, power_category, 1)
-                else:
-                    self.machines.move(now, power_category, UNAVAILABLE, 1)

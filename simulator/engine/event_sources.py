@@ -1,0 +1,87 @@
+"""What reaches the simulation from outside the decider: the workloads' jobs at their submission
+times, and the external events (machines unavailable or available again) at theirs.
+
+`EventSources` is part of `Simulation` (its base class), as the job life cycle is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from joulesim.protocol.interval_set import format_interval_set
+from joulesim.simulator.output.machine_states import UNAVAILABLE
+from joulesim.simulator.workload.job_record import SUBMITTED, JobRecord
+
+
+class EventSources:
+    """The workloads' submissions and the external events of a `Simulation` (its base class)."""
+
+    def start_event_sources(self, with_workloads: bool) -> None:
+        """Put the workloads' first submissions and the external events on the calendar."""
+        for index, workload in enumerate(self.config.workloads if with_workloads else ()):
+            if workload.jobs:
+                self.at(workload.jobs[0].subtime, self._submit_from, (index, 0))
+            else:
+                self._submitter_done()
+        if self.submitters_left == 0 and not self.config.workloads:
+            self.emit("NOTIFY", {"type": "no_more_static_job_to_submit"})
+        if self.config.external_events:
+            self.at(self.config.external_events[0].timestamp, self._external_from, 0)
+        elif self.config.has_events_file:
+            self.emit("NOTIFY", {"type": "no_more_external_event_to_occur"})
+
+    def _submit_from(self, cursor: tuple[int, int]) -> None:
+        index, position = cursor
+        jobs = self.config.workloads[index].jobs
+        now = self.env._now
+        while position < len(jobs) and jobs[position].subtime <= now:
+            self.submit(self.records[jobs[position].id])
+            position += 1
+        if position < len(jobs):
+            self.at(jobs[position].subtime, self._submit_from, (index, position))
+        else:
+            self._submitter_done()
+
+    def _submitter_done(self) -> None:
+        self.submitters_left -= 1
+        if self.submitters_left == 0:
+            self.emit("NOTIFY", {"type": "no_more_static_job_to_submit"})
+
+    def submit(self, record: JobRecord, announce: bool = True) -> None:
+        if self._energy_first_submission is None and self.energy is not None:
+            self._energy_first_submission = self.energy.window_start(self.env._now)
+        record.state = SUBMITTED
+        self.nb_unfinished += 1
+        if announce:
+            data: dict[str, Any] = {"job_id": record.job.id, "job": record.job.json}
+            if self.config.forward_profiles:
+                data["profile"] = record.profiles[record.job.profile]
+            self.pending.append({"timestamp": self.env._now, "type": "JOB_SUBMITTED", "data": data})
+
+    def _external_from(self, position: int) -> None:
+        events = self.config.external_events
+        now = self.env._now
+        while position < len(events) and events[position].timestamp <= now:
+            event = events[position]
+            self._set_availability(event.resources, available=event.type == "machine_available")
+            self.emit("NOTIFY", {"type": "event_" + event.type, "resources": format_interval_set(event.resources)})
+            position += 1
+        if position < len(events):
+            self.at(events[position].timestamp, self._external_from, position)
+        else:
+            self.event_submitter_done = True
+            if self.config.has_events_file:
+                self.emit("NOTIFY", {"type": "no_more_external_event_to_occur"})
+
+    def _set_availability(self, resources, available: bool) -> None:
+        now = self.env._now
+        for host in resources:
+            if self.host_unavailable[host] != available:
+                continue  # already in the requested state
+            self.host_unavailable[host] = not available
+            if self.host_job[host] is None:
+                power_category = self.switching.category(host)
+                if available:
+                    self.machines.move(now, UNAVAILABLE, power_category, 1)
+                else:
+                    self.machines.move(now, power_category, UNAVAILABLE, 1)
