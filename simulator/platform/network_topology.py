@@ -26,78 +26,25 @@ bandwidth but does not share it. A resource may appear twice in a route when the
 routes a flow through the same link twice (SimGrid then counts its bytes twice).
 
 Loaders (:mod:`platform_xml`, :mod:`platform_json`) describe the network as a
-:class:`NetworkDecl` (network_declaration.py); :class:`NetworkTopology` checks it (unknown links, misplaced routes,
-duplicate names... are InputErrors naming the element) and answers ``route(src, dst)``.
+:class:`NetworkDecl` (network_declaration.py); :class:`NetworkTopology` checks it into a zone
+tree (network_zones.py: unknown links, misplaced routes, duplicate names... are InputErrors
+naming the element) and answers ``route(src, dst)`` here.
 """
 
 from __future__ import annotations
 
-import difflib
 from collections import deque
-from dataclasses import dataclass
 
 import numpy as np
 
 from joulesim.inputs.input_error import InputError
-from joulesim.simulator.platform.network_declaration import (
-    Link,
-    LinkRef,
-    NetworkDecl,
-    RouteDecl,
-    Routing,
-    SharingPolicy,
-    ZoneDecl,
-)
-
-
-class _NoRoute(Exception):
-    """A route cannot be computed; `route()` names the two hosts and the file."""
-
-    def __init__(self, problem: str, fix: str):
-        super().__init__(problem)
-        self.problem = problem
-        self.fix = fix
-
-
-@dataclass(frozen=True)
-class _Hop:
-    """A zone-local piece of route: its resources, and the gateways of a route between zones."""
-
-    resources: tuple[int, ...]
-    gw_src: str | None
-    gw_dst: str | None
-    where: str
-    backward: bool = False  # the reverse of a symmetrical declaration (its gateways swapped)
-
-
-class _Zone:
-    """A zone ready for routing (built from a ZoneDecl by NetworkTopology)."""
-
-    def __init__(self, decl: ZoneDecl, parent: _Zone | None):
-        self.id = decl.id
-        self.where = decl.where
-        self.routing = decl.routing
-        self.parent = parent
-        self.path: tuple[_Zone, ...] = (parent.path if parent else ()) + (self,)  # root .. self
-        self.netpoints: set[str] = set(decl.hosts) | set(decl.routers)
-        self.children: dict[str, _Zone] = {}
-        self.table: dict[tuple[str, str], _Hop] = {}  # FULL
-        self.graph: dict[str, list[tuple[str, _Hop]]] = {}  # SHORTEST: edges in declaration order
-        self.paths: dict[str, dict[str, tuple[str, _Hop]]] = {}  # SHORTEST: predecessors per source
-        self.up: dict[str, tuple[int, ...]] = {}  # STAR
-        self.down: dict[str, tuple[int, ...]] = {}
-        self.gateway: dict[str, str | None] = {}
-        self.backbone: tuple[int, ...] = ()
-        self.bypass: dict[tuple[str, str], tuple[int, ...]] = {}
-
-    def is_member(self, name: str) -> bool:
-        return name in self.netpoints or name in self.children
-
+from joulesim.simulator.platform.network_declaration import Link, NetworkDecl, Routing, SharingPolicy
+from joulesim.simulator.platform.network_zones import Hop, NoRoute, Zone, ZoneTree
 
 _ROUTE_CACHE_LIMIT = 1 << 18  # pairs kept before the cache is emptied (bounded memory)
 
 
-class NetworkTopology:
+class NetworkTopology(ZoneTree):
     """Links as resources, and routes between compute hosts (ids 0..n-1, the engine's order).
 
     - ``nb_resources``; ``capacity`` (bytes/s) and ``fatpipe`` (bool) per resource;
@@ -110,8 +57,8 @@ class NetworkTopology:
     def __init__(self, decl: NetworkDecl, host_names: list[str], source: str):
         self.source = str(source)
         self.host_names = list(host_names)
-        self._zone_of: dict[str, _Zone] = {}  # netpoint name -> its zone
-        self._zones: dict[str, _Zone] = {}
+        self._zone_of: dict[str, Zone] = {}  # netpoint name -> its zone
+        self._zones: dict[str, Zone] = {}
         self.root = self._register_zone(decl.root, None)
         self._links: dict[str, Link] = {}
         self._resource: dict[str, int] = {}
@@ -195,7 +142,7 @@ class NetworkTopology:
         out: list[int] = []
         try:
             self._global_route(src, dst, out)
-        except _NoRoute as e:
+        except NoRoute as e:
             raise InputError(self.source, what, e.problem, e.fix) from None
         return tuple(out), self._latency_of(out)
 
@@ -211,169 +158,6 @@ class NetworkTopology:
 
     def link(self, name: str) -> Link:
         return self._links[name]
-
-    # ------------------------------------------------------------------ building
-    def _fail(self, where: str, problem: str, fix: str) -> None:
-        raise InputError(self.source, where, problem, fix)
-
-    def _register_zone(self, decl: ZoneDecl, parent: _Zone | None) -> _Zone:
-        """First pass: the zone tree and where every host and router is."""
-        zone = _Zone(decl, parent)
-        if decl.id in self._zones:
-            self._fail(decl.where, f"zone id {decl.id!r} is already used by {self._zones[decl.id].where}", "give every zone and cluster a unique id")
-        self._zones[decl.id] = zone
-        for name in decl.hosts + decl.routers:
-            if name in self._zone_of:
-                self._fail(decl.where, f"name {name!r} is used twice (in {self._zone_of[name].where} and here)",
-                           "hosts and routers need unique names (a cluster's router is named prefix + id + '_router' + suffix unless router_id says otherwise)")
-            self._zone_of[name] = zone
-        for child in decl.children:
-            zone.children[child.id] = self._register_zone(child, zone)
-        return zone
-
-    def _build_zone(self, decl: ZoneDecl) -> None:
-        """Second pass, once every name is known: routes and links of the zone and below."""
-        zone = self._zones[decl.id]
-        for name in zone.netpoints:
-            if name in self._zones:
-                self._fail(decl.where, f"{name!r} names both a host or router and a zone", "give zones, hosts and routers distinct names")
-        if decl.routing is Routing.STAR:
-            self._build_star(decl, zone)
-        elif decl.routes:
-            if decl.routing is Routing.NONE:
-                self._fail(decl.routes[0].where, f"{decl.where} has routing=\"None\": it cannot hold routes", 'use routing="Full" (or Floyd) to declare routes')
-            for route in decl.routes:
-                self._add_route(zone, route)
-        for route in decl.bypass_routes:
-            self._add_bypass(zone, route)
-        for child in decl.children:
-            self._build_zone(child)
-
-    def _resolve(self, ref: LinkRef, backward: bool) -> int:
-        """The resource a link reference crosses; `backward` for the reverse of a symmetrical route."""
-        link = self._links.get(ref.link)
-        if link is not None:
-            if link.policy is not SharingPolicy.SPLITDUPLEX:
-                return self._resource[link.name]  # the direction of a one-resource link does not matter
-            if ref.direction is None:
-                self._fail(ref.where, f"link {ref.link!r} is SPLITDUPLEX: a route must say which direction it crosses",
-                           f'add direction="UP" or direction="DOWN" to the <link_ctn>, or name {ref.link + "_UP"!r} or {ref.link + "_DOWN"!r}')
-            direction = ref.direction
-            if backward:
-                direction = "DOWN" if direction == "UP" else "UP"
-            return self._resource[f"{link.name}_{direction}"]
-        if ref.link in self._resource:  # a SPLITDUPLEX half named directly ("l_UP"), as <host_link> does
-            return self._resource[ref.link]
-        close = difflib.get_close_matches(ref.link, list(dict.fromkeys([*self._links, *self._resource])), n=3)
-        hint = ("did you mean " + " or ".join(repr(c) for c in close) + "?") if close else "declare it with <link id=\"...\" bandwidth=\"...\" latency=\"...\"/>"
-        self._fail(ref.where, f"no link named {ref.link!r}", hint)
-        raise AssertionError  # unreachable: _fail raises
-
-    def _check_netpoint(self, zone: _Zone, route: RouteDecl, name: str, role: str) -> None:
-        if name in zone.netpoints:
-            return
-        if name in zone.children:
-            self._fail(route.where, f"{role} {name!r} is a zone: a route between zones is a <zoneRoute> with gw_src and gw_dst",
-                       "write <zoneRoute src=... dst=... gw_src=... gw_dst=...>")
-        if name in self._zone_of or name in self._zones:
-            self._fail(route.where, f"{role} {name!r} is not a host or router of {zone.where}",
-                       "declare a route inside the zone that holds both ends; zones are joined with <zoneRoute>")
-        self._fail(route.where, f"{role} {name!r} is no host or router of the platform", "check the name")
-
-    def _check_child_zone(self, zone: _Zone, route: RouteDecl, name: str, role: str) -> None:
-        if name in zone.children:
-            return
-        if name in zone.netpoints:
-            self._fail(route.where, f"{role} {name!r} is a host or router, not a zone", "routes between hosts or routers are written <route>")
-        self._fail(route.where, f"{role} {name!r} is not a zone or cluster directly inside {zone.where}",
-                   "a <zoneRoute> joins two child zones of the zone that declares it")
-
-    def _check_gateway(self, route: RouteDecl, name: str, role: str) -> None:
-        if name not in self._zone_of:
-            self._fail(route.where, f"{role} {name!r} is no host or router of the platform",
-                       "name a host or router inside the zone (a cluster's router is prefix + id + '_router' + suffix, or its router_id)")
-
-    def _refuse_route_to_itself(self, route: RouteDecl, what: str) -> None:
-        """SimGrid reads a route from a host to itself as its loopback, which joulesim does not
-        model (transfers within a host are free): it would be accepted and never used."""
-        if route.src == route.dst:
-            self._fail(route.where, f"the route goes from {route.src!r} to itself: joulesim has no loopback routes "
-                       "(transfers within a host or zone cost nothing)",
-                       f"remove it; {what} joins two different ends")
-
-    def _add_route(self, zone: _Zone, route: RouteDecl) -> None:
-        zone_route = route.gw_src is not None or route.gw_dst is not None
-        self._refuse_route_to_itself(route, "a <zoneRoute>" if zone_route else "a <route>")
-        if zone_route:
-            if route.gw_src is None or route.gw_dst is None:
-                self._fail(route.where, "a route between zones needs both gw_src and gw_dst", "add the missing gateway")
-            self._check_child_zone(zone, route, route.src, "src")
-            self._check_child_zone(zone, route, route.dst, "dst")
-            self._check_gateway(route, route.gw_src, "gw_src")
-            self._check_gateway(route, route.gw_dst, "gw_dst")
-        else:
-            self._check_netpoint(zone, route, route.src, "src")
-            self._check_netpoint(zone, route, route.dst, "dst")
-        if not route.links:
-            self._fail(route.where, "the route has no <link_ctn>", "list the links it crosses (SimGrid forbids empty routes)")
-        forward = _Hop(tuple(self._resolve(r, False) for r in route.links), route.gw_src, route.gw_dst, route.where)
-        self._add_hop(zone, route.src, route.dst, forward, route)
-        if route.symmetrical:
-            backward = _Hop(tuple(self._resolve(r, True) for r in reversed(route.links)), route.gw_dst, route.gw_src, route.where, True)
-            self._add_hop(zone, route.dst, route.src, backward, route)
-
-    def _add_hop(self, zone: _Zone, src: str, dst: str, hop: _Hop, route: RouteDecl) -> None:
-        key = (src, dst)
-        if key in zone.table:
-            first = zone.table[key].where
-            self._fail(route.where, f"the route from {src!r} to {dst!r} is already declared by {first}",
-                       'routes are symmetrical by default: declare one direction only, or add symmetrical="NO" to both')
-        zone.table[key] = hop
-        if zone.routing is Routing.SHORTEST:
-            zone.graph.setdefault(src, []).append((dst, hop))
-
-    def _add_bypass(self, zone: _Zone, route: RouteDecl) -> None:
-        self._refuse_route_to_itself(route, "a <bypassRoute>")
-        for name, role in ((route.src, "src"), (route.dst, "dst")):
-            if name not in self._zone_of:
-                self._fail(route.where, f"{role} {name!r} is no host or router of the platform", "a <bypassRoute> joins two hosts or routers")
-        if not route.links:
-            self._fail(route.where, "the bypass route has no <link_ctn>", "list the links it crosses")
-        key = (route.src, route.dst)
-        if key in zone.bypass:
-            self._fail(route.where, f"a bypass route from {route.src!r} to {route.dst!r} is already declared", "keep one")
-        zone.bypass[key] = tuple(self._resolve(r, False) for r in route.links)
-
-    def _build_star(self, decl: ZoneDecl, zone: _Zone) -> None:
-        if decl.routes:
-            self._fail(decl.routes[0].where, f"{decl.where} is a cluster: its routes come from its hosts' links and backbone",
-                       "remove the <route>; give each host a <host_link id=... up=... down=...>")
-        for name in decl.ports:
-            if not zone.is_member(name):
-                self._fail(decl.where, f"{name!r} is not a host, router or zone directly inside {decl.where}",
-                           "a <host_link> names a host of its own zone")
-        for name in decl.hosts:
-            if name not in decl.ports:
-                self._fail(decl.where, f"host {name!r} has no link in {decl.where}",
-                           f'add <host_link id="{name}" up="..." down="..."/> in the zone')
-        for name, port in decl.ports.items():
-            zone.up[name] = tuple(self._resolve(r, False) for r in port.up)
-            zone.down[name] = tuple(self._resolve(r, False) for r in port.down)
-            zone.gateway[name] = port.gateway
-            if name in zone.children:
-                child = zone.children[name]
-                if port.gateway is None or port.gateway not in self._zone_of or child not in self._zone_of[port.gateway].path:
-                    self._fail(decl.where, f"the gateway of zone {name!r} must be a host or router inside it (got {port.gateway!r})", "this is a loader bug: please report it")
-        for name in zone.children:
-            if name not in decl.ports:
-                self._fail(zone.children[name].where, f"{zone.children[name].where} is inside {decl.where}, which can only hold hosts and routers",
-                           "move it out of the cluster zone")
-        for name in decl.routers:  # a router without links: reached through the backbone alone
-            zone.up.setdefault(name, ())
-            zone.down.setdefault(name, ())
-            zone.gateway.setdefault(name, None)
-        if decl.backbone is not None:
-            zone.backbone = (self._resolve(decl.backbone, False),)
 
     # ------------------------------------------------------------------ routing
     def _global_route(self, src: str, dst: str, out: list[int]) -> None:
@@ -394,7 +178,7 @@ class NetworkTopology:
             for name, zone in ((src, src_zone), (dst, dst_zone)):
                 if zone is not common:
                     other = dst if name == src else src
-                    raise _NoRoute(
+                    raise NoRoute(
                         f"{name!r} is inside {zone.where}, below {common.where} where {other!r} is: SimGrid routes only "
                         "between members of one zone (hosts, routers, child zones)",
                         f"put {other!r} in a zone of its own inside {common.where} and join the zones with a <zoneRoute>")
@@ -427,7 +211,7 @@ class NetworkTopology:
             # The gateways between the hops of a shortest-path route are not checked to lie
             # inside the zone (SimGrid does not either): the route to one may need itself.
             if key in self._sub_routes_under_way:
-                raise _NoRoute(f"the route from {src!r} to {dst!r} (between two zoneRoutes) goes round in a circle: computing it needs itself",
+                raise NoRoute(f"the route from {src!r} to {dst!r} (between two zoneRoutes) goes round in a circle: computing it needs itself",
                                "check the gateways (gw_src, gw_dst) of the zoneRoutes: each should be inside the zone it names")
             self._sub_routes_under_way.add(key)
             out: list[int] = []
@@ -441,30 +225,30 @@ class NetworkTopology:
             self._sub_routes[key] = hit
         return hit
 
-    def _check_inside(self, gateway: str | None, zone: _Zone, hop: _Hop, role: str) -> None:
+    def _check_inside(self, gateway: str | None, zone: Zone, hop: Hop, role: str) -> None:
         # Checked when used, not when loaded: also stops any endless recursion on a bad gateway.
         if gateway is None or zone not in self._zone_of[gateway].path:
             if hop.backward:  # report the attribute as the file spells it
                 role = "gw_dst" if role == "gw_src" else "gw_src"
-            raise _NoRoute(f"{hop.where}: {role} {gateway!r} is not inside {zone.where}",
+            raise NoRoute(f"{hop.where}: {role} {gateway!r} is not inside {zone.where}",
                            f"name as {role} a host or router of {zone.where} (a cluster's router for a cluster)")
 
-    def _local_hops(self, zone: _Zone, src: str, dst: str) -> list[_Hop]:
+    def _local_hops(self, zone: Zone, src: str, dst: str) -> list[Hop]:
         """The zone-local route from member `src` to member `dst`, as one or more hops."""
         if zone.routing is Routing.FULL:
             hop = zone.table.get((src, dst))
             if hop is None:
-                raise _NoRoute(f"{zone.where} (routing Full) declares no route from {src!r} to {dst!r}",
+                raise NoRoute(f"{zone.where} (routing Full) declares no route from {src!r} to {dst!r}",
                                f"add a <{'zoneRoute' if src in zone.children else 'route'} src=\"{src}\" dst=\"{dst}\"> to {zone.where}")
             return [hop]
         if zone.routing is Routing.STAR:
-            return [_Hop(_star_resources(zone, src, dst), zone.gateway[src], zone.gateway[dst], zone.where)]
+            return [Hop(_star_resources(zone, src, dst), zone.gateway[src], zone.gateway[dst], zone.where)]
         if zone.routing is Routing.SHORTEST:
             return self._shortest(zone, src, dst)
-        raise _NoRoute(f"{zone.where} has routing None: it routes nothing (between {src!r} and {dst!r})",
+        raise NoRoute(f"{zone.where} has routing None: it routes nothing (between {src!r} and {dst!r})",
                        f'give {zone.where} routing="Full" and the routes its members need')
 
-    def _shortest(self, zone: _Zone, src: str, dst: str) -> list[_Hop]:
+    def _shortest(self, zone: Zone, src: str, dst: str) -> list[Hop]:
         predecessors = zone.paths.get(src)
         if predecessors is None:  # breadth-first search from src: fewest hops, first declared wins ties
             predecessors = {src: (src, None)}
@@ -477,9 +261,9 @@ class NetworkTopology:
                         queue.append(nxt)
             zone.paths[src] = predecessors
         if dst not in predecessors:
-            raise _NoRoute(f"{zone.where} (shortest-path routing) has no chain of routes from {src!r} to {dst!r}",
+            raise NoRoute(f"{zone.where} (shortest-path routing) has no chain of routes from {src!r} to {dst!r}",
                            f"declare routes in {zone.where} that connect them")
-        hops: list[_Hop] = []
+        hops: list[Hop] = []
         node = dst
         while node != src:
             node, hop = predecessors[node]
@@ -488,7 +272,7 @@ class NetworkTopology:
         return hops
 
 
-def _star_resources(zone: _Zone, src: str, dst: str) -> tuple[int, ...]:
+def _star_resources(zone: Zone, src: str, dst: str) -> tuple[int, ...]:
     """Way up, backbone, way down; a link met twice counts once (as in SimGrid's StarZone)."""
     resources = zone.up[src] + zone.backbone + zone.down[dst]
     if len(set(resources)) == len(resources):
@@ -496,7 +280,7 @@ def _star_resources(zone: _Zone, src: str, dst: str) -> tuple[int, ...]:
     return tuple(dict.fromkeys(resources))
 
 
-def _common_ancestors(src_zone: _Zone, dst_zone: _Zone) -> tuple[_Zone, _Zone, _Zone]:
+def _common_ancestors(src_zone: Zone, dst_zone: Zone) -> tuple[Zone, Zone, Zone]:
     """(deepest zone holding both, its child on src's side, its child on dst's side), as
     SimGrid's find_common_ancestors: when one zone holds the other, all three are that zone."""
     if src_zone is dst_zone:
@@ -507,7 +291,7 @@ def _common_ancestors(src_zone: _Zone, dst_zone: _Zone) -> tuple[_Zone, _Zone, _
     while i < n and a[i] is b[i]:
         i += 1
     if i == 0:
-        raise _NoRoute("the two hosts are in two separate zone trees", "wrap the whole platform in one <zone>")
+        raise NoRoute("the two hosts are in two separate zone trees", "wrap the whole platform in one <zone>")
     if i == n:
         return a[i - 1], a[i - 1], a[i - 1]
     return a[i - 1], a[i], b[i]
