@@ -11,6 +11,11 @@ Input: experiment 3 of seed 002 (experiments/rl_energy/exp3: experiment 2 x 10, 
     50 epochs: table 4.13), num_jobs 90.
 
     python benchmarks/bench_rl_env.py [--seconds 5] [--case env|agent|update|all]
+
+Machine-independent check (instructions, not seconds): `--steps N` runs exactly N steps of the
+num_jobs 90 case in this process; under `valgrind --tool=callgrind`, the difference of the totals
+for N=2050 and N=50, over 2000, is the instructions of one step (start-up cancels; run once
+first so that numba's cache is warm under valgrind too). BENCHMARKS.md compares two commits so.
 """
 
 from __future__ import annotations
@@ -111,6 +116,21 @@ def measure_update(num_jobs: int) -> dict:
             "actions": env.n_actions}
 
 
+def fixed_steps(n: int) -> None:
+    """Exactly `n` env.step calls (num_jobs 90, no wait; numpy seed 0), episodes restarted."""
+    import numpy as np
+
+    env = _env(90, False)
+    rng = np.random.default_rng(0)
+    observation, _ = env.reset(seed=0)
+    for _ in range(n):
+        valid = np.flatnonzero(observation["mask"])
+        observation, _, terminated, truncated, _ = env.step(int(valid[rng.integers(len(valid))]))
+        if terminated or truncated:
+            observation, _ = env.reset()
+    print(f"{n} steps")
+
+
 def _child(case: str, seconds: float) -> None:
     kind, _, rest = case.partition(":")
     parts = dict(p.split("=") for p in rest.split(",") if p)
@@ -129,8 +149,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--case", choices=["env", "agent", "update", "all"], default="all")
+    parser.add_argument("--steps", type=int, help="run exactly this many env steps (num_jobs 90), for callgrind")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.steps is not None:
+        fixed_steps(args.steps)
+        return
     if args.child:
         _child(args.child, args.seconds)
         return
