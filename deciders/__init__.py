@@ -2,6 +2,14 @@
 
 Each decider runs in its own process and sees only protocol messages, through
 `joulesim.protocol.decider.Decider`. Modules are imported lazily, on load.
+
+The policies, by family, each sub-package using only those before it (tests/test_import_rules.py):
+common (the waiting queue, queue orders, options, placement, machine power states) -> batch
+(FCFS, SJF, EASY and its pass with hooks, conservative, utility orders) and node (IRMaSim's
+node deciders) -> energy (shutdown, budgets, power cap, composed from EASY's pass) and
+learned (seed 002's step structure) -> grid (the broker). This module, the registry of names,
+sits above them all; the deciders never import the simulator, the API or the command line
+(the trained `rl` decider lives in joulesim.rl, beside its agent).
 """
 
 from __future__ import annotations
