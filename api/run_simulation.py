@@ -19,12 +19,20 @@ from joulesim.inputs.input_error import InputError
 from joulesim.protocol.decider import Decider
 from joulesim.protocol.errors import JoulesimError
 from joulesim.run_interrupted import RunInterrupted
-from joulesim.simulation_inputs import PlatformSource, WorkloadSource, events_from, platform_from, workloads_from
+from joulesim.simulation_inputs import (
+    PlatformSource,
+    WorkloadSource,
+    events_from,
+    platform_from,
+    sched_config_from,
+    workloads_from,
+)
 from joulesim.simulator.engine.decider_link import DeciderLink
 from joulesim.simulator.engine.simulation import Simulation, SimulationResult
 from joulesim.simulator.engine.simulation_config import DEFAULT_TIMEOUT_S, EVENT_GROUPINGS, SimulationConfig
 from joulesim.simulator.models.core_task_runner import IDLE_POWER_RULES
 from joulesim.simulator.output.output_files import check_output_prefix
+from joulesim.simulator.workload.workload_model import workload_machine_limit
 
 if TYPE_CHECKING:  # pandas is imported only when a result is built: the CLI needs none of it
     from joulesim.run_result import RunResult
@@ -45,6 +53,9 @@ def simulate(platform: PlatformSource = "cluster32",
              idle_power: str = "irmasim",
              event_grouping: str = "batsim",
              mmax: int = 0,
+             mmax_workload: bool = False,
+             sched_config: str | None = None,
+             sched_config_file: str | os.PathLike | None = None,
              events: str | os.PathLike | Sequence[dict] | None = None,
              enable_dynamic_jobs: bool = False,
              acknowledge_dynamic_jobs: bool = False,
@@ -71,7 +82,7 @@ def simulate(platform: PlatformSource = "cluster32",
     time_limit: stop with RunTimeLimitError after this many seconds of wall-clock time.
     decider_log: where a decider process's stdout and stderr go (a file object); default: ours.
     The other keywords are the flags of `joulesim simulate` (`timeout`: seconds to wait for each
-    decider reply). Errors are JoulesimError subclasses with the CLI's messages.
+    decider reply; `sched_config` and `sched_config_file`: `--sched-cfg` and `--sched-cfg-file`). Errors are JoulesimError subclasses with the CLI's messages.
     """
     if event_grouping not in EVENT_GROUPINGS:
         raise JoulesimError(f"event_grouping={event_grouping!r}: use one of {', '.join(EVENT_GROUPINGS)}")
@@ -81,10 +92,14 @@ def simulate(platform: PlatformSource = "cluster32",
     if export_prefix is not None:
         check_output_prefix(export_prefix)  # before anything runs (see simulator/output/output_files.py)
     platform_model = platform_from(platform, master_host, platform_name)
+    forwarded = sched_config_from(sched_config, sched_config_file)
+    workloads = workloads_from(workload)
+    if mmax_workload:
+        mmax = workload_machine_limit(workloads, mmax, platform_model.nb_compute, platform_model.source)
     nb_hosts = mmax or platform_model.nb_compute
     config = SimulationConfig(
         platform=platform_model,
-        workloads=workloads_from(workload),
+        workloads=workloads,
         external_events=events_from(events, nb_hosts) if events is not None else [],
         has_events_file=events is not None,
         export_prefix=export_prefix,
@@ -97,6 +112,7 @@ def simulate(platform: PlatformSource = "cluster32",
         progress=progress,
         idle_power=idle_power,
         event_grouping=event_grouping,
+        sched_config=forwarded,
     )
     options = {str(k): option_text(v) for k, v in (options or {}).items()}
     keys = _curve_keys(curve_keys)

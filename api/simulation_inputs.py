@@ -13,6 +13,7 @@ from typing import Any, Sequence
 import orjson
 
 from joulesim.inputs.input_error import InputError
+from joulesim.inputs.input_file import read_text_file
 from joulesim.simulator.platform.platform_json import load_json_platform
 from joulesim.simulator.platform.platform_loader import load_platform
 from joulesim.simulator.platform.platform_model import Platform
@@ -83,3 +84,14 @@ def events_from(value: str | os.PathLike | Sequence[dict], nb_compute_hosts: int
     raise InputError("events", "argument", f"is a {_kind(value)}",
                      "give an events file path or a list of event dicts like "
                      "{'timestamp': 10, 'type': 'machine_unavailable', 'resources': '0-1'}")
+
+
+def sched_config_from(text: str | None, path: str | os.PathLike | None) -> str:
+    """Batsim's `--sched-cfg TEXT` / `--sched-cfg-file FILE`: the string SIMULATION_BEGINS forwards
+    to the decider (config.sched-config), "" without either; both at once are refused, as by Batsim."""
+    if text is not None and path is not None:
+        raise InputError("--sched-cfg-file", "option", "given together with --sched-cfg",
+                         "give the scheduler configuration once: as text, or as a file")
+    if path is not None:
+        return read_text_file(os.fspath(path), "a scheduler configuration file")
+    return text or ""

@@ -5,18 +5,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from joulesim.simulation_inputs import sched_config_from
 from joulesim.simulator.engine.simulation_config import SimulationConfig
 from joulesim.simulator.output.output_files import check_output_prefix
 from joulesim.simulator.platform.platform_loader import load_platform
 from joulesim.simulator.workload.external_events import load_external_events
 from joulesim.simulator.workload.workload_loader import load_workload
+from joulesim.simulator.workload.workload_model import workload_machine_limit
 
 
 def build_config(options: dict[str, Any]) -> SimulationConfig:
     check_output_prefix(options["export_prefix"])  # first: it costs nothing, loading inputs may
     platform = load_platform(options["platform"], options["master_host"], options["platform_name"])
     workloads = [load_workload(path, f"w{i}") for i, path in enumerate(options["workloads"])]
-    nb_hosts = options["mmax"] or platform.nb_compute
+    sched_config = sched_config_from(options["sched_cfg"], options["sched_cfg_file"])
+    mmax = options["mmax"]
+    if options["mmax_workload"]:
+        mmax = workload_machine_limit(workloads, mmax, platform.nb_compute, platform.source)
+    nb_hosts = mmax or platform.nb_compute
     events = load_external_events(options["events_path"], nb_hosts) if options["events_path"] else []
     # By default a bar on a terminal, and in a log a line every few seconds once a run has
     # lasted a few seconds (short runs print nothing): see joulesim.console.progress_bar.
@@ -28,7 +34,7 @@ def build_config(options: dict[str, Any]) -> SimulationConfig:
         has_events_file=bool(options["events_path"]),
         export_prefix=options["export_prefix"],
         energy=options["energy"],
-        mmax=options["mmax"],
+        mmax=mmax,
         dynamic_jobs=options["enable_dynamic_jobs"],
         acknowledge_dynamic_jobs=options["acknowledge_dynamic_jobs"],
         forward_profiles=options["forward_profiles_on_submission"],
@@ -36,4 +42,5 @@ def build_config(options: dict[str, Any]) -> SimulationConfig:
         progress=progress,
         idle_power=options["idle_power"],
         event_grouping=options["event_grouping"],
+        sched_config=sched_config,
     )

@@ -36,6 +36,12 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
                          help="Name of the master host, when no host has role=master."),
             click.option("--mmax", default=0, show_default=True, type=IntegerRange(0),
                          help="Use only the first N compute hosts (0: all)."),
+            click.option("--mmax-workload", is_flag=True,
+                         help="Use only as many compute hosts as the workloads' largest nb_res (at most --mmax)."),
+            click.option("--sched-cfg", "sched_cfg", default=None, metavar="TEXT",
+                         help="A string forwarded to the decider in SIMULATION_BEGINS (config.sched-config), as Batsim's."),
+            click.option("--sched-cfg-file", "sched_cfg_file", default=None, metavar="FILE",
+                         help="Same as --sched-cfg, with the text of FILE."),
             click.option("--events", "events_path", default=None,
                          help="External events file (JSON lines), e.g. machines becoming unavailable."),
             click.option("-E", "--energy", is_flag=True,
@@ -94,7 +100,8 @@ def curve_keys_option() -> Callable:
                              "DIR (from `joulesim keys generate DIR`); give both sides the same DIR.")
 
 
-SIMULATE_KEYS = ("platform", "platform_name", "idle_power", "workloads", "export_prefix", "master_host", "mmax", "events_path", "energy",
+SIMULATE_KEYS = ("platform", "platform_name", "idle_power", "workloads", "export_prefix", "master_host", "mmax",
+                 "mmax_workload", "sched_cfg", "sched_cfg_file", "events_path", "energy",
                  "enable_dynamic_jobs", "acknowledge_dynamic_jobs", "forward_profiles_on_submission",
                  "timeout_s", "progress", "event_grouping")
 

@@ -38,3 +38,13 @@ def read_input_file(path: str, kind: str) -> bytes:
     except OSError as exc:
         raise InputError(path, "file", f"cannot be read: {exc.strerror or exc}",
                          "check the path and its permissions") from None
+
+
+def read_text_file(path: str, kind: str) -> str:
+    """The whole content of `path` as UTF-8 text (a BOM is kept out), checked as by check_input_file."""
+    raw = read_input_file(path, kind)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise InputError(path, f"line {line}", f"is not UTF-8 text ({exc.reason})", f"save {kind} as UTF-8") from None

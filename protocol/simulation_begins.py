@@ -6,7 +6,9 @@ from typing import Any
 
 
 def batsim_config(forward_profiles: bool = False, dynamic_jobs: bool = False,
-                  acknowledge_dynamic_jobs: bool = False) -> dict[str, Any]:
+                  acknowledge_dynamic_jobs: bool = False, sched_config: str = "") -> dict[str, Any]:
+    """`sched_config`: Batsim's `--sched-cfg` string (or the text of `--sched-cfg-file`), forwarded
+    as it is."""
     return {
         "redis-enabled": False,
         "redis-hostname": "127.0.0.1",
@@ -16,6 +18,6 @@ def batsim_config(forward_profiles: bool = False, dynamic_jobs: bool = False,
         "dynamic-jobs-enabled": dynamic_jobs,
         "dynamic-jobs-acknowledged": acknowledge_dynamic_jobs,
         "profile-reuse-enabled": False,
-        "sched-config": "",
+        "sched-config": sched_config,
         "forward-unknown-events": False,
     }

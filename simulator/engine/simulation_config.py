@@ -34,3 +34,5 @@ class SimulationConfig:
     # every event of one simulated time in one message (faster, not Batsim's). IRMaSim node
     # platforms always use "per-time", as IRMaSim has no such actors.
     event_grouping: str = "batsim"
+    # Batsim's --sched-cfg: a string forwarded to the decider in SIMULATION_BEGINS' config.
+    sched_config: str = ""

@@ -1,0 +1,139 @@
+"""Batsim 4.2.1's flags --sched-cfg / --sched-cfg-file (a string forwarded to the decider in
+SIMULATION_BEGINS, config.sched-config) and --mmax-workload (as many compute hosts as the
+workloads' largest nb_res, at most --mmax): on the command line, in separate processes, and in
+the Python API (issue 27)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import joulesim
+from joulesim.inputs.input_error import InputError
+from joulesim.protocol.decider import Decider
+
+RECORDER = textwrap.dedent('''
+    import json, os
+    from joulesim.protocol.decider import Decider
+
+    class Recorder(Decider):
+        """Writes what SIMULATION_BEGINS said to $RECORD, then runs jobs in order on the lowest hosts."""
+
+        def on_simulation_begins(self, data):
+            with open(os.environ["RECORD"], "w") as f:
+                json.dump({"config": data["config"], "nb_compute_resources": data["nb_compute_resources"]}, f)
+            self.queue, self.used = [], set()
+
+        def on_job_submitted(self, job):
+            self.queue.append(job)
+
+        def on_job_completed(self, job, state, return_code, alloc):
+            self.used -= set(alloc)
+
+        def decide(self):
+            from procset import ProcSet
+            while self.queue:
+                free = [h for h in range(self.nb_resources) if h not in self.used][: self.queue[0].res]
+                if len(free) < self.queue[0].res:
+                    break
+                job = self.queue.pop(0)
+                self.used |= set(free)
+                self.execute_job(job.id, ProcSet(*free))
+''')
+
+
+@pytest.fixture()
+def recorder(tmp_path):
+    (tmp_path / "recorder.py").write_text(RECORDER)
+    return tmp_path
+
+
+def run_cli(folder, *args):
+    env = {"PYTHONPATH": str(folder), "RECORD": str(folder / "record.json"), "PATH": "/usr/bin:/bin"}
+    return subprocess.run([sys.executable, "-m", "joulesim.cli.main", "run", "-d", "recorder:Recorder",
+                           "-e", str(folder / "out" / "run"), *args], capture_output=True, text=True,
+                          timeout=120, cwd=folder, env=env)
+
+
+def test_sched_cfg_reaches_the_decider_process(recorder):
+    done = run_cli(recorder, "-p", "small4", "-w", "tiny", "--sched-cfg", '{"queue": "fcfs", "x": 1}')
+    assert done.returncode == 0, done.stderr
+    record = json.loads((recorder / "record.json").read_text())
+    assert record["config"]["sched-config"] == '{"queue": "fcfs", "x": 1}'
+    done = run_cli(recorder, "-p", "small4", "-w", "tiny")
+    assert json.loads((recorder / "record.json").read_text())["config"]["sched-config"] == ""
+
+
+def test_sched_cfg_file_forwards_the_whole_text(recorder):
+    text = 'line one\n{"é": [1, 2]}\n\ttabbed\n'
+    (recorder / "sched.cfg").write_text(text, encoding="utf-8")
+    done = run_cli(recorder, "-p", "small4", "-w", "tiny", "--sched-cfg-file", "sched.cfg")
+    assert done.returncode == 0, done.stderr
+    assert json.loads((recorder / "record.json").read_text())["config"]["sched-config"] == text
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--sched-cfg", "a", "--sched-cfg-file", "f"], "given together with --sched-cfg"),
+    (["--sched-cfg-file", "absent.cfg"], "absent.cfg: file: does not exist"),
+])
+def test_bad_scheduler_configurations_are_refused_before_the_run(recorder, args, message):
+    done = run_cli(recorder, "-p", "small4", "-w", "tiny", *args)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not (recorder / "out").exists() and not (recorder / "record.json").exists()
+
+
+def test_a_scheduler_configuration_file_that_is_not_utf8_is_named(recorder):
+    (recorder / "latin1.cfg").write_bytes("caf\xe9\n".encode("latin-1"))
+    done = run_cli(recorder, "-p", "small4", "-w", "tiny", "--sched-cfg-file", "latin1.cfg")
+    assert done.returncode == 2 and "latin1.cfg: line 1: is not UTF-8 text" in done.stderr, done.stderr
+
+
+def test_mmax_workload_limits_the_hosts_to_the_workloads_nb_res(recorder):
+    # tiny.json says nb_res 4; cluster32 has 32 compute hosts.
+    done = run_cli(recorder, "-p", "cluster32", "-w", "tiny", "--mmax-workload")
+    assert done.returncode == 0, done.stderr
+    assert json.loads((recorder / "record.json").read_text())["nb_compute_resources"] == 4
+    done = run_cli(recorder, "-p", "cluster32", "-w", "tiny", "--mmax-workload", "--mmax", "2",
+                   "-w", "tiny")  # nb_res 4, at most --mmax 2: 2 (tiny's jobs of 4 hosts are rejected)
+    assert json.loads((recorder / "record.json").read_text())["nb_compute_resources"] == 2
+
+
+def _workload(nb_res):
+    doc = {"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p"}],
+           "profiles": {"p": {"type": "delay", "delay": 1}}}
+    return doc if nb_res is None else {"nb_res": nb_res, **doc}
+
+
+class FirstHosts(Decider):
+    """Runs the n-th submitted job on host n (the jobs here need one host each)."""
+
+    def on_simulation_begins(self, data):
+        self.seen, self.started = data, 0
+
+    def on_job_submitted(self, job):
+        from procset import ProcSet
+
+        self.execute_job(job.id, ProcSet(self.started))
+        self.started += 1
+
+
+def test_the_api_takes_both_flags():
+    decider = FirstHosts()
+    joulesim.simulate("cluster32", [_workload(3), _workload(6)], decider, mmax_workload=True,
+                      sched_config="from python")
+    assert decider.seen["nb_compute_resources"] == 6  # the largest nb_res of the workloads
+    assert decider.seen["config"]["sched-config"] == "from python"
+
+
+@pytest.mark.parametrize("nb_res, message", [
+    (None, "field 'nb_res': is missing, and --mmax-workload limits the machines"),
+    (64, "field 'nb_res': is 64, more than the 32 compute hosts"),
+])
+def test_mmax_workload_needs_a_nb_res_the_platform_can_give(nb_res, message):
+    with pytest.raises(InputError, match=message):
+        joulesim.simulate("cluster32", _workload(nb_res), "fcfs", mmax_workload=True)
