@@ -91,11 +91,18 @@ def _warn_if_exposed(endpoint: str, keys) -> None:
               callback=check_endpoint,
               help="ZeroMQ endpoint of the decider (the decider binds, the simulator connects).")
 @curve_keys_option()
+@click.option("--dump-execution-context", is_flag=True,
+              help="Print the execution context (endpoint, export prefix) as JSON, as Batsim does, and exit.")
 @reports_errors
-def simulate(endpoint: str, curve_keys: str | None, **kwargs: Any) -> None:
+def simulate(endpoint: str, curve_keys: str | None, dump_execution_context: bool, **kwargs: Any) -> None:
     """Run the simulator; a decider must serve ENDPOINT (start it with `joulesim decide`)."""
     from joulesim.protocol.transport_zmq import ZmqRequester
 
+    if dump_execution_context:  # before anything is read, as Batsim
+        from joulesim.cli.execution_context import execution_context
+
+        click.echo(execution_context(endpoint, kwargs["export_prefix"]))
+        return
     try:
         keys = _curve_keys(curve_keys)
         _warn_if_exposed(endpoint, keys)

@@ -137,3 +137,14 @@ def test_the_api_takes_both_flags():
 def test_mmax_workload_needs_a_nb_res_the_platform_can_give(nb_res, message):
     with pytest.raises(InputError, match=message):
         joulesim.simulate("cluster32", _workload(nb_res), "fcfs", mmax_workload=True)
+
+
+def test_dump_execution_context_prints_batsims_json_and_runs_nothing(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "joulesim.cli.main", "simulate", "-p", "small4", "-w", "tiny",
+                           "-s", "ipc:///tmp/joulesim-ctx.sock", "-e", str(tmp_path / "out" / "run"),
+                           "--dump-execution-context"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ('{"socket_endpoint":"ipc:///tmp/joulesim-ctx.sock","redis_enabled":false,'
+                           '"redis_hostname":"127.0.0.1","redis_port":6379,"redis_prefix":"default",'
+                           f'"export_prefix":"{tmp_path / "out" / "run"}","external_scheduler":true}}\n')
+    assert not (tmp_path / "out").exists()  # no decider was needed, nothing was written
