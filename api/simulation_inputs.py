@@ -73,14 +73,16 @@ def workloads_from(value: WorkloadSource | Sequence[WorkloadSource]) -> list[Wor
     return workloads
 
 
-def events_from(value: str | os.PathLike | Sequence[dict], nb_compute_hosts: int) -> list[ExternalEvent]:
-    """External events from a JSON-lines file or a list of event dicts."""
+def events_from(value: str | os.PathLike | Sequence[dict], nb_compute_hosts: int,
+                forward_unknown: bool = False) -> list[ExternalEvent]:
+    """External events from a JSON-lines file or a list of event dicts (`forward_unknown`:
+    `--forward-unknown-events`)."""
     if isinstance(value, (str, os.PathLike)):
-        return load_external_events(os.fspath(value), nb_compute_hosts)
+        return load_external_events(os.fspath(value), nb_compute_hosts, forward_unknown)
     if isinstance(value, (list, tuple)):
         label = "<events list>"
         lines = b"\n".join(_encoded(label, event) for event in value)
-        return events_from_bytes(label, lines, nb_compute_hosts)
+        return events_from_bytes(label, lines, nb_compute_hosts, forward_unknown)
     raise InputError("events", "argument", f"is a {_kind(value)}",
                      "give an events file path or a list of event dicts like "
                      "{'timestamp': 10, 'type': 'machine_unavailable', 'resources': '0-1'}")

@@ -23,7 +23,9 @@ def build_config(options: dict[str, Any]) -> SimulationConfig:
     if options["mmax_workload"]:
         mmax = workload_machine_limit(workloads, mmax, platform.nb_compute, platform.source)
     nb_hosts = mmax or platform.nb_compute
-    events = load_external_events(options["events_path"], nb_hosts) if options["events_path"] else []
+    # Batsim forwards unknown events only when there are events (batsim.cpp, parse_main_args).
+    forward_unknown = bool(options["forward_unknown_events"] and options["events_path"])
+    events = load_external_events(options["events_path"], nb_hosts, forward_unknown) if options["events_path"] else []
     # By default a bar on a terminal, and in a log a line every few seconds once a run has
     # lasted a few seconds (short runs print nothing): see joulesim.console.progress_bar.
     progress = options["progress"] is not False
@@ -43,4 +45,5 @@ def build_config(options: dict[str, Any]) -> SimulationConfig:
         idle_power=options["idle_power"],
         event_grouping=options["event_grouping"],
         sched_config=sched_config,
+        forward_unknown_events=forward_unknown,
     )

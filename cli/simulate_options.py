@@ -44,6 +44,8 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
                          help="Same as --sched-cfg, with the text of FILE."),
             click.option("--events", "events_path", default=None,
                          help="External events file (JSON lines), e.g. machines becoming unavailable."),
+            click.option("--forward-unknown-events", is_flag=True,
+                         help="Send external events of other types to the decider, whole, as NOTIFY (with --events)."),
             click.option("-E", "--energy", is_flag=True,
                          help="Enable energy accounting: energy columns, PREFIX_consumed_energy.csv and PREFIX_pstate_changes.csv; QUERY consumed_energy."),
             click.option("--enable-dynamic-jobs", is_flag=True,
@@ -101,7 +103,7 @@ def curve_keys_option() -> Callable:
 
 
 SIMULATE_KEYS = ("platform", "platform_name", "idle_power", "workloads", "export_prefix", "master_host", "mmax",
-                 "mmax_workload", "sched_cfg", "sched_cfg_file", "events_path", "energy",
+                 "mmax_workload", "sched_cfg", "sched_cfg_file", "events_path", "forward_unknown_events", "energy",
                  "enable_dynamic_jobs", "acknowledge_dynamic_jobs", "forward_profiles_on_submission",
                  "timeout_s", "progress", "event_grouping")
 

@@ -285,18 +285,26 @@ SIMULATOR_EVENT_SCHEMAS: dict[str, dict[str, Any]] = {
         "required": ["consumed_energy"],
         "properties": {"consumed_energy": {**NON_NEGATIVE_NUMBER, "description": "a non-negative number of joules"}},
     },
+    # A NOTIFY whose data carries a timestamp is an external event of a type Batsim does not know,
+    # forwarded whole (--forward-unknown-events): any type. Every other NOTIFY has a known type.
     "NOTIFY": {
         "type": "object",
         "required": ["type"],
         "properties": {
-            "type": {"enum": SIMULATOR_NOTIFY_TYPES, "description": "a NOTIFY type the simulator sends"},
+            "type": {"type": "string", "description": "a NOTIFY type the simulator sends"},
             "resources": INTERVAL_SET,
         },
-        "if": {"properties": {"type": {"enum": ["event_machine_unavailable", "event_machine_available"]}}},
-        "then": {
-            "required": ["resources"],
-            "properties": {"resources": INTERVAL_SET},
-            "x-fix": 'machine (un)availability NOTIFY events carry the machines in "resources"',
+        "if": {"required": ["timestamp"]},
+        "then": {"properties": {"timestamp": {**NON_NEGATIVE_NUMBER,
+                                              "description": "a forwarded event's time, a number >= 0"}}},
+        "else": {
+            "properties": {"type": {"enum": SIMULATOR_NOTIFY_TYPES, "description": "a NOTIFY type the simulator sends"}},
+            "if": {"properties": {"type": {"enum": ["event_machine_unavailable", "event_machine_available"]}}},
+            "then": {
+                "required": ["resources"],
+                "properties": {"resources": INTERVAL_SET},
+                "x-fix": 'machine (un)availability NOTIFY events carry the machines in "resources"',
+            },
         },
     },
     "SIMULATION_ENDS": EMPTY_OBJECT,

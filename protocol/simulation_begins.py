@@ -6,7 +6,8 @@ from typing import Any
 
 
 def batsim_config(forward_profiles: bool = False, dynamic_jobs: bool = False,
-                  acknowledge_dynamic_jobs: bool = False, sched_config: str = "") -> dict[str, Any]:
+                  acknowledge_dynamic_jobs: bool = False, sched_config: str = "",
+                  forward_unknown_events: bool = False) -> dict[str, Any]:
     """`sched_config`: Batsim's `--sched-cfg` string (or the text of `--sched-cfg-file`), forwarded
     as it is."""
     return {
@@ -19,5 +20,5 @@ def batsim_config(forward_profiles: bool = False, dynamic_jobs: bool = False,
         "dynamic-jobs-acknowledged": acknowledge_dynamic_jobs,
         "profile-reuse-enabled": False,
         "sched-config": sched_config,
-        "forward-unknown-events": False,
+        "forward-unknown-events": forward_unknown_events,
     }

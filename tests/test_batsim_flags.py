@@ -148,3 +148,63 @@ def test_dump_execution_context_prints_batsims_json_and_runs_nothing(tmp_path):
                            '"redis_hostname":"127.0.0.1","redis_port":6379,"redis_prefix":"default",'
                            f'"export_prefix":"{tmp_path / "out" / "run"}","external_scheduler":true}}\n')
     assert not (tmp_path / "out").exists()  # no decider was needed, nothing was written
+
+
+class Notified(Decider):
+    """Records every NOTIFY and the config; runs each job on host 0 when free."""
+
+    def on_simulation_begins(self, data):
+        self.config, self.notes = data["config"], []
+
+    def on_no_more_static_job_to_submit(self):
+        self.notes.append((self.now, {"type": "no_more_static_job_to_submit"}))
+
+    def on_no_more_external_event_to_occur(self):
+        self.notes.append((self.now, {"type": "no_more_external_event_to_occur"}))
+
+    def on_machine_unavailable(self, resources):
+        self.notes.append((self.now, {"type": "event_machine_unavailable"}))
+
+    def on_machine_available(self, resources):
+        self.notes.append((self.now, {"type": "event_machine_available"}))
+
+    def on_notify(self, notify_type, data):  # the types the library has no callback for
+        self.notes.append((self.now, data))
+
+    def on_job_submitted(self, job):
+        from procset import ProcSet
+
+        self.execute_job(job.id, ProcSet(0))
+
+
+EVENTS = [{"timestamp": 5, "type": "machine_unavailable", "resources": "1"},
+          {"timestamp": 7, "type": "cooling_alarm", "room": "B", "level": [2, 3]},
+          {"timestamp": 9, "type": "machine_available", "resources": "1"}]
+
+
+def test_unknown_events_are_forwarded_whole_at_their_time():
+    decider = Notified()
+    workload = {"nb_res": 4, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "p"}],
+                "profiles": {"p": {"type": "delay", "delay": 20}}}
+    joulesim.simulate("small4", workload, decider, events=EVENTS, forward_unknown_events=True)
+    assert decider.config["forward-unknown-events"] is True
+    assert (7.0, {"timestamp": 7, "type": "cooling_alarm", "room": "B", "level": [2, 3]}) in decider.notes
+    assert [note["type"] for _, note in decider.notes] == [
+        "no_more_static_job_to_submit", "event_machine_unavailable", "cooling_alarm", "event_machine_available",
+        "no_more_external_event_to_occur"]
+
+
+def test_without_the_flag_an_unknown_event_type_is_refused_and_says_how_to_forward_it():
+    with pytest.raises(InputError, match=r"line 2: field 'type': unknown event type 'cooling_alarm'.*"
+                                         r"--forward-unknown-events"):
+        joulesim.simulate("small4", "tiny", "fcfs", events=EVENTS)
+
+
+def test_forward_unknown_events_over_the_wire(recorder):
+    (recorder / "events.jsonl").write_text("\n".join(json.dumps(e) for e in EVENTS) + "\n")
+    done = run_cli(recorder, "-p", "small4", "-w", "tiny", "--events", "events.jsonl", "--forward-unknown-events")
+    assert done.returncode == 0, done.stderr
+    assert json.loads((recorder / "record.json").read_text())["config"]["forward-unknown-events"] is True
+    # Without --events the flag changes nothing (Batsim ignores it then).
+    done = run_cli(recorder, "-p", "small4", "-w", "tiny", "--forward-unknown-events")
+    assert json.loads((recorder / "record.json").read_text())["config"]["forward-unknown-events"] is False

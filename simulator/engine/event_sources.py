@@ -63,8 +63,11 @@ class EventSources:
         now = self.env._now
         while position < len(events) and events[position].timestamp <= now:
             event = events[position]
-            self._set_availability(event.resources, available=event.type == "machine_available")
-            self.emit("NOTIFY", {"type": "event_" + event.type, "resources": format_interval_set(event.resources)})
+            if event.forwarded is not None:  # an unknown type, forwarded whole (--forward-unknown-events)
+                self.emit("NOTIFY", event.forwarded)
+            else:
+                self._set_availability(event.resources, available=event.type == "machine_available")
+                self.emit("NOTIFY", {"type": "event_" + event.type, "resources": format_interval_set(event.resources)})
             position += 1
         if position < len(events):
             self.at(events[position].timestamp, self._external_from, position)

@@ -397,7 +397,7 @@ class Simulation(EventSources, JobLifecycle):
             "allow_compute_sharing": False,
             "allow_storage_sharing": True,
             "config": batsim_config(config.forward_profiles, config.dynamic_jobs, config.acknowledge_dynamic_jobs,
-                                    config.sched_config),
+                                    config.sched_config, config.forward_unknown_events),
             "compute_resources": self._compute_resources(),
             "storage_resources": [
                 {"id": self.nb_hosts + i, "name": h.name, "state": "idle", "properties": h.properties,

@@ -36,3 +36,6 @@ class SimulationConfig:
     event_grouping: str = "batsim"
     # Batsim's --sched-cfg: a string forwarded to the decider in SIMULATION_BEGINS' config.
     sched_config: str = ""
+    # Batsim's --forward-unknown-events: external events of other types go to the decider
+    # (the events were loaded accordingly; SIMULATION_BEGINS' config says so).
+    forward_unknown_events: bool = False

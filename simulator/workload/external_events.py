@@ -1,6 +1,12 @@
-"""Loading Batsim external events files (one JSON object per line)."""
+"""Loading Batsim external events files (one JSON object per line).
+
+Types machine_unavailable and machine_available change the machines; any other type is refused,
+unless unknown events are forwarded (Batsim's `--forward-unknown-events`): then the event, whole,
+goes to the decider as a NOTIFY's data at its time (batsim events.cpp, EVENT_GENERIC).
+"""
 
 from dataclasses import dataclass
+from typing import Any
 
 from procset import ProcSet
 
@@ -22,20 +28,23 @@ class ExternalEvent:
     type: str
     resources: ProcSet
     line: int
+    #: A forwarded event of an unknown type: the object as the file gives it (its NOTIFY's data).
+    forwarded: dict[str, Any] | None = None
 
 
-def load_external_events(path: str, nb_compute_hosts: int) -> list[ExternalEvent]:
+def load_external_events(path: str, nb_compute_hosts: int, forward_unknown: bool = False) -> list[ExternalEvent]:
     """Read and validate an external events file; events are sorted by timestamp (stable).
 
     Blank lines are skipped. Raises InputError naming the line and field of any problem.
     """
     path = str(path)
     return events_from_bytes(path, read_input_file(path, "an external events file (one JSON object per line)"),
-                             nb_compute_hosts)
+                             nb_compute_hosts, forward_unknown)
 
 
-def events_from_bytes(path: str, raw: bytes, nb_compute_hosts: int) -> list[ExternalEvent]:
-    """Validate external events given as JSON lines; `path` names them in messages."""
+def events_from_bytes(path: str, raw: bytes, nb_compute_hosts: int, forward_unknown: bool = False) -> list[ExternalEvent]:
+    """Validate external events given as JSON lines; `path` names them in messages. With
+    `forward_unknown`, an event of another type needs only its type and timestamp."""
     lines = raw.split(b"\n")
 
     events: list[ExternalEvent] = []
@@ -47,20 +56,27 @@ def events_from_bytes(path: str, raw: bytes, nb_compute_hosts: int) -> list[Exte
         if not isinstance(obj, dict):
             raise InputError(path, where, f"is {shown(obj)}, not an object",
                              f"each line must be one JSON object like {_EXAMPLE}")
-        for key in ("type", "timestamp", "resources"):
+        if "type" not in obj:
+            raise InputError(path, f"{where}: field 'type'", "is missing",
+                             f"each event needs type, timestamp and resources, like {_EXAMPLE}")
+        etype = obj["type"]
+        if not isinstance(etype, str) or (etype not in EVENT_TYPES and not forward_unknown):
+            raise InputError(path, f"{where}: field 'type'", f"unknown event type {shown(etype)}",
+                             "type must be one of: " + ", ".join(EVENT_TYPES) +
+                             " (or --forward-unknown-events to send other types to the decider)")
+        forwarded = etype not in EVENT_TYPES
+        for key in ("timestamp",) if forwarded else ("timestamp", "resources"):
             if key not in obj:
                 raise InputError(path, f"{where}: field '{key}'", "is missing",
                                  f"each event needs type, timestamp and resources, like {_EXAMPLE}")
-
-        etype = obj["type"]
-        if etype not in EVENT_TYPES:
-            raise InputError(path, f"{where}: field 'type'", f"unknown event type {shown(etype)}",
-                             "type must be one of: " + ", ".join(EVENT_TYPES))
 
         timestamp = obj["timestamp"]
         if not is_time(timestamp):
             raise time_error(path, f"{where}: field 'timestamp'", timestamp, "timestamp",
                              "timestamp must be a number >= 0 (seconds)")
+        if forwarded:
+            events.append(ExternalEvent(float(timestamp), etype, ProcSet(), number, forwarded=obj))
+            continue
 
         if not isinstance(obj["resources"], str):
             raise InputError(path, f"{where}: field 'resources'", f"invalid value {shown(obj['resources'])}",
