@@ -58,6 +58,7 @@ def simulate(platform: PlatformSource = "cluster32",
              sched_config_file: str | os.PathLike | None = None,
              events: str | os.PathLike | Sequence[dict] | None = None,
              forward_unknown_events: bool = False,
+             disable_machine_state_tracing: bool = False,
              enable_dynamic_jobs: bool = False,
              acknowledge_dynamic_jobs: bool = False,
              forward_profiles_on_submission: bool = False,
@@ -115,6 +116,7 @@ def simulate(platform: PlatformSource = "cluster32",
         event_grouping=event_grouping,
         sched_config=forwarded,
         forward_unknown_events=forward_unknown_events and events is not None,
+        machine_state_tracing=not disable_machine_state_tracing,
     )
     options = {str(k): option_text(v) for k, v in (options or {}).items()}
     keys = _curve_keys(curve_keys)

@@ -46,4 +46,5 @@ def build_config(options: dict[str, Any]) -> SimulationConfig:
         event_grouping=options["event_grouping"],
         sched_config=sched_config,
         forward_unknown_events=forward_unknown,
+        machine_state_tracing=not options["disable_machine_state_tracing"],
     )

@@ -46,6 +46,11 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
                          help="External events file (JSON lines), e.g. machines becoming unavailable."),
             click.option("--forward-unknown-events", is_flag=True,
                          help="Send external events of other types to the decider, whole, as NOTIFY (with --events)."),
+            click.option("--disable-machine-state-tracing", is_flag=True,
+                         help="Write no PREFIX_machine_states.csv (out_schedule.csv's time_* columns stay)."),
+            click.option("--disable-schedule-tracing", is_flag=True,
+                         help="Batsim's switch for its Pajé schedule trace, which joulesim never writes: accepted, "
+                              "changes nothing."),
             click.option("-E", "--energy", is_flag=True,
                          help="Enable energy accounting: energy columns, PREFIX_consumed_energy.csv and PREFIX_pstate_changes.csv; QUERY consumed_energy."),
             click.option("--enable-dynamic-jobs", is_flag=True,
@@ -103,7 +108,8 @@ def curve_keys_option() -> Callable:
 
 
 SIMULATE_KEYS = ("platform", "platform_name", "idle_power", "workloads", "export_prefix", "master_host", "mmax",
-                 "mmax_workload", "sched_cfg", "sched_cfg_file", "events_path", "forward_unknown_events", "energy",
+                 "mmax_workload", "sched_cfg", "sched_cfg_file", "events_path", "forward_unknown_events",
+                 "disable_machine_state_tracing", "disable_schedule_tracing", "energy",
                  "enable_dynamic_jobs", "acknowledge_dynamic_jobs", "forward_profiles_on_submission",
                  "timeout_s", "progress", "event_grouping")
 

@@ -208,3 +208,38 @@ def test_forward_unknown_events_over_the_wire(recorder):
     # Without --events the flag changes nothing (Batsim ignores it then).
     done = run_cli(recorder, "-p", "small4", "-w", "tiny", "--forward-unknown-events")
     assert json.loads((recorder / "record.json").read_text())["config"]["forward-unknown-events"] is False
+
+
+def _schedule_without_wall_clock(path):
+    import csv
+
+    with open(path, newline="") as f:
+        row = next(csv.DictReader(f))
+    return {k: v for k, v in row.items() if k not in ("scheduling_time", "simulation_time")}
+
+
+def test_disable_machine_state_tracing_writes_no_machine_states_and_removes_an_older_one(tmp_path):
+    def run(prefix, *flags):
+        return subprocess.run([sys.executable, "-m", "joulesim.cli.main", "run", "-p", "cluster32", "-w", "default",
+                               "-d", "easy", "--in-process", "-e", str(tmp_path / prefix), *flags],
+                              capture_output=True, text=True, timeout=120)
+
+    assert run("full").returncode == 0
+    assert (tmp_path / "full_machine_states.csv").exists()
+    (tmp_path / "cut_machine_states.csv").write_text("an older run's file\n")
+    done = run("cut", "--disable-machine-state-tracing", "--disable-schedule-tracing")
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "cut_machine_states.csv").exists()  # never mixed with an older run's
+    assert (tmp_path / "cut_jobs.csv").read_bytes() == (tmp_path / "full_jobs.csv").read_bytes()
+    # The time_* totals do not come from the file: they stay.
+    assert (_schedule_without_wall_clock(tmp_path / "cut_schedule.csv")
+            == _schedule_without_wall_clock(tmp_path / "full_schedule.csv"))
+
+
+def test_the_api_keeps_no_machine_states_when_asked():
+    from joulesim.analysis.run_outputs import AnalysisError
+
+    result = joulesim.simulate("small4", "tiny", "fcfs", disable_machine_state_tracing=True)
+    assert len(result.jobs) == 4
+    with pytest.raises(AnalysisError, match="kept no such output"):
+        result.machine_states

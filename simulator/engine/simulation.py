@@ -41,7 +41,7 @@ from joulesim.simulator.models.ptask_runner import ParallelTaskRunner
 from joulesim.simulator.output.job_statistics import JobStatistics
 from joulesim.simulator.output.jobs_output import JobsOutput
 from joulesim.simulator.output.machine_states import IDLE, SLEEPING, MachineStates
-from joulesim.simulator.output.output_files import output_error, output_paths, start_output_files
+from joulesim.simulator.output.output_files import DiscardedOutput, output_error, output_paths, start_output_files
 from joulesim.simulator.output.pstate_changes_output import PstateChangesOutput
 from joulesim.simulator.output.schedule_output import write_schedule
 from joulesim.simulator.workload.job_record import SUBMITTED, JobRecord
@@ -138,7 +138,8 @@ class Simulation(EventSources, JobLifecycle):
         self._files: list[Any] = []
         #: Paths of the output files opened so far (kept when the run stops early).
         self.opened_outputs: list[str] = []
-        self.paths = output_paths(config.export_prefix, config.energy, self.cost_plan is not None)
+        self.paths = output_paths(config.export_prefix, config.energy, self.cost_plan is not None,
+                                  config.machine_state_tracing)
         self._buffers: dict[str, io.StringIO] = {}  # outputs kept in memory (no export prefix)
 
     def _check_power_model(self) -> None:
@@ -195,7 +196,7 @@ class Simulation(EventSources, JobLifecycle):
         if self.config.export_prefix is not None:
             start_output_files(self.config.export_prefix)  # never a mix with an older run's files
         jobs_file = self._open_output("jobs")
-        states_file = self._open_output("machine_states")
+        states_file = self._open_output("machine_states") if self.config.machine_state_tracing else DiscardedOutput()
         self.jobs_out = JobsOutput(jobs_file)
         asleep = self.switching.nb_off
         counts = [0] * 6

@@ -39,3 +39,5 @@ class SimulationConfig:
     # Batsim's --forward-unknown-events: external events of other types go to the decider
     # (the events were loaded accordingly; SIMULATION_BEGINS' config says so).
     forward_unknown_events: bool = False
+    # Batsim's --disable-machine-state-tracing: False writes no machine_states output.
+    machine_state_tracing: bool = True

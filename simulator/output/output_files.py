@@ -22,8 +22,9 @@ ALL_OUTPUT_NAMES = ("jobs", "schedule", "machine_states", "consumed_energy", "ps
 _FIX = "choose an export prefix in a directory you can write to"
 
 
-def output_names(energy: bool = False, cost: bool = False) -> list[str]:
-    names = ["jobs", "schedule", "machine_states"]
+def output_names(energy: bool = False, cost: bool = False, machine_states: bool = True) -> list[str]:
+    """The outputs a run writes; without `machine_states`, Batsim's --disable-machine-state-tracing."""
+    names = ["jobs", "schedule"] + (["machine_states"] if machine_states else [])
     if energy:
         names += ["consumed_energy", "pstate_changes"]
         if cost:  # a platform with prices (simulator/energy/energy_cost.py)
@@ -31,11 +32,22 @@ def output_names(energy: bool = False, cost: bool = False) -> list[str]:
     return names
 
 
-def output_paths(prefix: str | None, energy: bool = False, cost: bool = False) -> dict[str, str]:
+def output_paths(prefix: str | None, energy: bool = False, cost: bool = False,
+                 machine_states: bool = True) -> dict[str, str]:
     """Output name -> file path; empty when outputs stay in memory (no prefix)."""
     if prefix is None:
         return {}
-    return {name: output_path(prefix, name) for name in output_names(energy, cost)}
+    return {name: output_path(prefix, name) for name in output_names(energy, cost, machine_states)}
+
+
+class DiscardedOutput:
+    """Where an output that is not kept goes (--disable-machine-state-tracing): written, not stored."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def close(self) -> None:
+        pass
 
 
 def output_path(prefix: str, name: str) -> str:
