@@ -29,7 +29,12 @@ from joulesim.simulation_inputs import (
 )
 from joulesim.simulator.engine.decider_link import DeciderLink
 from joulesim.simulator.engine.simulation import Simulation, SimulationResult
-from joulesim.simulator.engine.simulation_config import DEFAULT_TIMEOUT_S, EVENT_GROUPINGS, SimulationConfig
+from joulesim.simulator.engine.simulation_config import (
+    DEFAULT_TIMEOUT_S,
+    EVENT_GROUPINGS,
+    VERBOSITY_LEVELS,
+    SimulationConfig,
+)
 from joulesim.simulator.models.core_task_runner import IDLE_POWER_RULES
 from joulesim.simulator.output.output_files import check_output_prefix
 from joulesim.simulator.workload.workload_model import workload_machine_limit
@@ -59,6 +64,7 @@ def simulate(platform: PlatformSource = "cluster32",
              events: str | os.PathLike | Sequence[dict] | None = None,
              forward_unknown_events: bool = False,
              disable_machine_state_tracing: bool = False,
+             verbosity: str = "information",
              enable_dynamic_jobs: bool = False,
              acknowledge_dynamic_jobs: bool = False,
              forward_profiles_on_submission: bool = False,
@@ -88,6 +94,8 @@ def simulate(platform: PlatformSource = "cluster32",
     """
     if event_grouping not in EVENT_GROUPINGS:
         raise JoulesimError(f"event_grouping={event_grouping!r}: use one of {', '.join(EVENT_GROUPINGS)}")
+    if verbosity not in VERBOSITY_LEVELS:
+        raise JoulesimError(f"verbosity={verbosity!r}: use one of {', '.join(VERBOSITY_LEVELS)}")
     if idle_power not in IDLE_POWER_RULES:
         raise JoulesimError(f"idle_power={idle_power!r}: use one of {', '.join(IDLE_POWER_RULES)}")
     export_prefix = os.fspath(export) if export is not None else None
@@ -117,6 +125,7 @@ def simulate(platform: PlatformSource = "cluster32",
         sched_config=forwarded,
         forward_unknown_events=forward_unknown_events and events is not None,
         machine_state_tracing=not disable_machine_state_tracing,
+        verbosity=verbosity,
     )
     options = {str(k): option_text(v) for k, v in (options or {}).items()}
     keys = _curve_keys(curve_keys)

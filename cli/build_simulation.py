@@ -28,7 +28,9 @@ def build_config(options: dict[str, Any]) -> SimulationConfig:
     events = load_external_events(options["events_path"], nb_hosts, forward_unknown) if options["events_path"] else []
     # By default a bar on a terminal, and in a log a line every few seconds once a run has
     # lasted a few seconds (short runs print nothing): see joulesim.console.progress_bar.
-    progress = options["progress"] is not False
+    verbosity = "quiet" if options["quiet"] else options["verbosity"]
+    # Quiet and network-only print nothing else: no progress unless asked for (--progress).
+    progress = options["progress"] is True or (options["progress"] is None and verbosity in ("information", "debug"))
     return SimulationConfig(
         platform=platform,
         workloads=workloads,
@@ -47,4 +49,5 @@ def build_config(options: dict[str, Any]) -> SimulationConfig:
         sched_config=sched_config,
         forward_unknown_events=forward_unknown,
         machine_state_tracing=not options["disable_machine_state_tracing"],
+        verbosity=verbosity,
     )

@@ -63,7 +63,8 @@ def _simulate(config: Any, transport: Any, after_run: Callable[[], None] = lambd
     result = run_configured(config, transport)  # raises RunInterrupted itself while it runs
     try:
         after_run()
-        print_summary(result, config.export_prefix)
+        if config.verbosity in ("information", "debug"):
+            print_summary(result, config.export_prefix)
     except KeyboardInterrupt:
         raise RunInterrupted(result.outputs) from None
 

@@ -8,7 +8,7 @@ from typing import Any, Callable
 import click
 
 from joulesim.cli.number_options import DecimalRange, IntegerRange
-from joulesim.simulator.engine.simulation_config import DEFAULT_TIMEOUT_S, EVENT_GROUPINGS
+from joulesim.simulator.engine.simulation_config import DEFAULT_TIMEOUT_S, EVENT_GROUPINGS, VERBOSITY_LEVELS
 from joulesim.simulator.models.core_task_runner import IDLE_POWER_RULES
 
 
@@ -68,6 +68,11 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
                               "4.2.1 sends (same-time events often in separate messages; times the decider "
                               "reads rounded to the microsecond, as Batsim prints them); 'per-time' puts every "
                               "event of one simulated time in one message, with full-precision times."),
+            click.option("-v", "--verbosity", type=click.Choice(VERBOSITY_LEVELS), default="information",
+                         show_default=True,
+                         help="As Batsim's: quiet (errors only), network-only (every message to and from the "
+                              "decider on stderr, nothing else), information (warnings and the summary), debug (both)."),
+            click.option("-q", "--quiet", is_flag=True, help="Same as --verbosity quiet."),
             click.option("--progress/--no-progress", default=None,
                          help="Show progress on stderr (default: a bar on a terminal, otherwise a line "
                               "every 5 s once a run has lasted 5 s)."),
@@ -109,7 +114,7 @@ def curve_keys_option() -> Callable:
 
 SIMULATE_KEYS = ("platform", "platform_name", "idle_power", "workloads", "export_prefix", "master_host", "mmax",
                  "mmax_workload", "sched_cfg", "sched_cfg_file", "events_path", "forward_unknown_events",
-                 "disable_machine_state_tracing", "disable_schedule_tracing", "energy",
+                 "disable_machine_state_tracing", "disable_schedule_tracing", "verbosity", "quiet", "energy",
                  "enable_dynamic_jobs", "acknowledge_dynamic_jobs", "forward_profiles_on_submission",
                  "timeout_s", "progress", "event_grouping")
 

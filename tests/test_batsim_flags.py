@@ -243,3 +243,39 @@ def test_the_api_keeps_no_machine_states_when_asked():
     assert len(result.jobs) == 4
     with pytest.raises(AnalysisError, match="kept no such output"):
         result.machine_states
+
+
+def _run_fcfs(tmp_path, *flags):
+    return subprocess.run([sys.executable, "-m", "joulesim.cli.main", "run", "-p", "small4", "-w", "tiny", "-d", "fcfs",
+                           "-e", str(tmp_path / "out"), *flags], capture_output=True, text=True, timeout=120)
+
+
+def test_quiet_prints_nothing_and_still_writes_the_outputs(tmp_path):
+    for flags in (["-q"], ["--verbosity", "quiet"]):
+        done = _run_fcfs(tmp_path, *flags)
+        assert done.returncode == 0 and done.stdout == "" and done.stderr == "", (done.stdout, done.stderr)
+        assert (tmp_path / "out_jobs.csv").read_text().count("\n") == 5  # header + 4 jobs
+
+
+def test_network_only_prints_every_message_and_nothing_else(tmp_path):
+    done = _run_fcfs(tmp_path, "-v", "network-only")
+    assert done.returncode == 0 and done.stdout == ""
+    lines = done.stderr.splitlines()
+    sent = [json.loads(line.removeprefix("joulesim: sent: ")) for line in lines if line.startswith("joulesim: sent: ")]
+    received = [line for line in lines if line.startswith("joulesim: received: ")]
+    assert len(sent) + len(received) == len(lines) and len(sent) == len(received) > 2
+    assert sent[0]["events"][0]["type"] == "SIMULATION_BEGINS" and sent[-1]["events"][-1]["type"] == "SIMULATION_ENDS"
+    executed = [json.loads(line.removeprefix("joulesim: received: ")) for line in received]
+    assert sum(event["type"] == "EXECUTE_JOB" for reply in executed for event in reply["events"]) == 4
+
+
+def test_debug_prints_the_messages_and_the_summary(tmp_path):
+    done = _run_fcfs(tmp_path, "--verbosity", "debug")
+    assert done.returncode == 0 and "makespan" in done.stdout and "joulesim: sent: " in done.stderr
+
+
+def test_the_api_refuses_an_unknown_verbosity():
+    from joulesim.protocol.errors import JoulesimError
+
+    with pytest.raises(JoulesimError, match="verbosity='loud': use one of quiet"):
+        joulesim.simulate("small4", "tiny", "fcfs", verbosity="loud")

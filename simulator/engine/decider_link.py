@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from time import perf_counter
-from typing import Any
+from typing import Any, TextIO
 
 from joulesim.protocol.codec import decode, encode
 from joulesim.protocol.errors import RunTimeLimitError
@@ -23,14 +23,23 @@ class DeciderLink:
         # perf_counter() value past which the run stops (a wall-clock limit), checked at each call.
         self.deadline = float("inf")
         self.time_limit_s = float("inf")
+        self._trace: TextIO | None = None  # where messages are written (trace_messages)
+
+    def trace_messages(self, out: TextIO) -> None:
+        """Write every message and reply to `out` (-v network-only or debug), one JSON line each."""
+        self._trace = out
 
     def call(self, message: dict[str, Any]) -> dict[str, Any]:
+        if self._trace is not None:
+            self._trace.write(f"joulesim: sent: {encode(message).decode()}\n")
         started = perf_counter()
         if self._in_process:
             reply = self.transport.exchange_message(message)
         else:
             reply = decode(self.transport.exchange(encode(message)), "the decider")
         finished = perf_counter()
+        if self._trace is not None:
+            self._trace.write(f"joulesim: received: {encode(reply).decode()}\n")
         self.scheduling_time += finished - started
         self.calls += 1
         if finished > self.deadline:

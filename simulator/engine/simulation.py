@@ -138,9 +138,16 @@ class Simulation(EventSources, JobLifecycle):
         self._files: list[Any] = []
         #: Paths of the output files opened so far (kept when the run stops early).
         self.opened_outputs: list[str] = []
+        if config.verbosity in ("network-only", "debug"):
+            link.trace_messages(sys.stderr)
         self.paths = output_paths(config.export_prefix, config.energy, self.cost_plan is not None,
                                   config.machine_state_tracing)
         self._buffers: dict[str, io.StringIO] = {}  # outputs kept in memory (no export prefix)
+
+    def _warn(self, text: str) -> None:
+        """A warning on stderr, unless the verbosity keeps only errors or messages."""
+        if self.config.verbosity in ("information", "debug"):
+            print(text, file=sys.stderr)
 
     def _check_power_model(self) -> None:
         for host in self.hosts:
@@ -363,8 +370,8 @@ class Simulation(EventSources, JobLifecycle):
             self._late_decisions += 1
             self._largest_lag = max(self._largest_lag, lag)
             if self._late_decisions == 1:
-                print(f"joulesim: warning: {context}: stamped {lag:.6g} s before the simulator's clock; it applies "
-                      "at the clock, as in Batsim (further such decisions are counted at the end)", file=sys.stderr)
+                self._warn(f"joulesim: warning: {context}: stamped {lag:.6g} s before the simulator's clock; it applies "
+                      "at the clock, as in Batsim (further such decisions are counted at the end)")
 
     def _apply_later(self, item: tuple[dict[str, Any], DecisionContext]) -> None:
         self.scheduled_decisions -= 1
@@ -380,12 +387,12 @@ class Simulation(EventSources, JobLifecycle):
 
     def warn_decisions_after_end(self, reply: dict[str, Any]) -> None:
         if reply["events"]:
-            print(f"joulesim: warning: the decider answered SIMULATION_ENDS with {len(reply['events'])} "
-                  "decision(s); they are ignored (the simulation is over)", file=sys.stderr)
+            self._warn(f"joulesim: warning: the decider answered SIMULATION_ENDS with {len(reply['events'])} "
+                  "decision(s); they are ignored (the simulation is over)")
         if self._late_decisions > 1:
-            print(f"joulesim: warning: {self._late_decisions} decisions in all were stamped before the simulator's "
+            self._warn(f"joulesim: warning: {self._late_decisions} decisions in all were stamped before the simulator's "
                   f"clock (by up to {self._largest_lag:.6g} s) and applied at the clock; a decider should stamp "
-                  "decisions with the time of the call (the message's now) or later", file=sys.stderr)
+                  "decisions with the time of the call (the message's now) or later")
 
     # ------------------------------------------------------------------ messages
     def _simulation_begins_data(self) -> dict[str, Any]:

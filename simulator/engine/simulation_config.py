@@ -10,6 +10,9 @@ from joulesim.simulator.workload.workload_model import Workload
 
 DEFAULT_TIMEOUT_S = 120.0
 EVENT_GROUPINGS = ("batsim", "per-time")
+#: Batsim's -v/--verbosity levels: quiet (errors only), network-only (the messages exchanged with
+#: the decider, on stderr), information (warnings, and the CLI's summary), debug (both).
+VERBOSITY_LEVELS = ("quiet", "network-only", "information", "debug")
 
 
 @dataclass
@@ -41,3 +44,5 @@ class SimulationConfig:
     forward_unknown_events: bool = False
     # Batsim's --disable-machine-state-tracing: False writes no machine_states output.
     machine_state_tracing: bool = True
+    # Batsim's -v/--verbosity (VERBOSITY_LEVELS).
+    verbosity: str = "information"
