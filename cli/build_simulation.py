@@ -3,8 +3,10 @@ output prefix (before anything is written)."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
+from joulesim.cli.simgrid_options import simgrid_warnings
 from joulesim.simulation_inputs import sched_config_from
 from joulesim.simulator.engine.simulation_config import SimulationConfig
 from joulesim.simulator.output.output_files import check_output_prefix
@@ -29,6 +31,11 @@ def build_config(options: dict[str, Any]) -> SimulationConfig:
     # By default a bar on a terminal, and in a log a line every few seconds once a run has
     # lasted a few seconds (short runs print nothing): see joulesim.console.progress_bar.
     verbosity = "quiet" if options["quiet"] else options["verbosity"]
+    if verbosity in ("information", "debug"):
+        for warning in simgrid_warnings(options["sg_cfg"], options["sg_log"]):
+            print(warning, file=sys.stderr)
+    else:
+        simgrid_warnings(options["sg_cfg"], options["sg_log"])  # still refuses a malformed one
     # Quiet and network-only print nothing else: no progress unless asked for (--progress).
     progress = options["progress"] is True or (options["progress"] is None and verbosity in ("information", "debug"))
     return SimulationConfig(

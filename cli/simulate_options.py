@@ -73,6 +73,11 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
                          help="As Batsim's: quiet (errors only), network-only (every message to and from the "
                               "decider on stderr, nothing else), information (warnings and the summary), debug (both)."),
             click.option("-q", "--quiet", is_flag=True, help="Same as --verbosity quiet."),
+            click.option("--sg-cfg", "sg_cfg", multiple=True, metavar="NAME:VALUE",
+                         help="Batsim's SimGrid option: accepted; a value other than the one joulesim replicates "
+                              "changes nothing (a warning says so). Repeatable."),
+            click.option("--sg-log", "sg_log", multiple=True, metavar="OPTION",
+                         help="Batsim's SimGrid logging option: accepted, changes nothing (a warning says so)."),
             click.option("--progress/--no-progress", default=None,
                          help="Show progress on stderr (default: a bar on a terminal, otherwise a line "
                               "every 5 s once a run has lasted 5 s)."),
@@ -114,7 +119,7 @@ def curve_keys_option() -> Callable:
 
 SIMULATE_KEYS = ("platform", "platform_name", "idle_power", "workloads", "export_prefix", "master_host", "mmax",
                  "mmax_workload", "sched_cfg", "sched_cfg_file", "events_path", "forward_unknown_events",
-                 "disable_machine_state_tracing", "disable_schedule_tracing", "verbosity", "quiet", "energy",
+                 "disable_machine_state_tracing", "disable_schedule_tracing", "verbosity", "quiet", "sg_cfg", "sg_log", "energy",
                  "enable_dynamic_jobs", "acknowledge_dynamic_jobs", "forward_profiles_on_submission",
                  "timeout_s", "progress", "event_grouping")
 

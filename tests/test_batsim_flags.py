@@ -279,3 +279,15 @@ def test_the_api_refuses_an_unknown_verbosity():
 
     with pytest.raises(JoulesimError, match="verbosity='loud': use one of quiet"):
         joulesim.simulate("small4", "tiny", "fcfs", verbosity="loud")
+
+
+def test_simgrid_options_are_accepted_and_answered(tmp_path):
+    done = _run_fcfs(tmp_path, "--sg-cfg", "host/model:ptask_L07", "--sg-cfg", "surf/precision:1e-9",
+                     "--sg-cfg", "network/model:SMPI", "--sg-log", "root.thresh:debug")
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("joulesim: warning:")]
+    assert len(warnings) == 2  # the two replicated values match: no word about them
+    assert "--sg-cfg network/model:SMPI changes nothing" in warnings[0] and "--sg-log root.thresh:debug" in warnings[1]
+    assert _run_fcfs(tmp_path, "-q", "--sg-cfg", "network/model:SMPI").stderr == ""
+    done = _run_fcfs(tmp_path, "--sg-cfg", "nocolon")
+    assert done.returncode == 2 and "'nocolon' is not NAME:VALUE" in done.stderr
