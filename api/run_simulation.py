@@ -22,22 +22,14 @@ from joulesim.run_interrupted import RunInterrupted
 from joulesim.simulation_inputs import (
     PlatformSource,
     WorkloadSource,
-    events_from,
-    platform_from,
-    sched_config_from,
-    workloads_from,
+    simulation_config,
 )
 from joulesim.simulator.engine.decider_link import DeciderLink
 from joulesim.simulator.engine.simulation import Simulation, SimulationResult
 from joulesim.simulator.engine.simulation_config import (
     DEFAULT_TIMEOUT_S,
-    EVENT_GROUPINGS,
-    VERBOSITY_LEVELS,
     SimulationConfig,
 )
-from joulesim.simulator.models.core_task_runner import IDLE_POWER_RULES
-from joulesim.simulator.output.output_files import check_output_prefix
-from joulesim.simulator.workload.workload_model import workload_machine_limit
 
 if TYPE_CHECKING:  # pandas is imported only when a result is built: the CLI needs none of it
     from joulesim.run_result import RunResult
@@ -90,43 +82,17 @@ def simulate(platform: PlatformSource = "cluster32",
     time_limit: stop with RunTimeLimitError after this many seconds of wall-clock time.
     decider_log: where a decider process's stdout and stderr go (a file object); default: ours.
     The other keywords are the flags of `joulesim simulate` (`timeout`: seconds to wait for each
-    decider reply; `sched_config` and `sched_config_file`: `--sched-cfg` and `--sched-cfg-file`). Errors are JoulesimError subclasses with the CLI's messages.
+    decider reply; `sched_config` and `sched_config_file`: `--sched-cfg` and `--sched-cfg-file`).
+    Errors are JoulesimError subclasses with the CLI's messages.
     """
-    if event_grouping not in EVENT_GROUPINGS:
-        raise JoulesimError(f"event_grouping={event_grouping!r}: use one of {', '.join(EVENT_GROUPINGS)}")
-    if verbosity not in VERBOSITY_LEVELS:
-        raise JoulesimError(f"verbosity={verbosity!r}: use one of {', '.join(VERBOSITY_LEVELS)}")
-    if idle_power not in IDLE_POWER_RULES:
-        raise JoulesimError(f"idle_power={idle_power!r}: use one of {', '.join(IDLE_POWER_RULES)}")
-    export_prefix = os.fspath(export) if export is not None else None
-    if export_prefix is not None:
-        check_output_prefix(export_prefix)  # before anything runs (see simulator/output/output_files.py)
-    platform_model = platform_from(platform, master_host, platform_name)
-    forwarded = sched_config_from(sched_config, sched_config_file)
-    workloads = workloads_from(workload)
-    if mmax_workload:
-        mmax = workload_machine_limit(workloads, mmax, platform_model.nb_compute, platform_model.source)
-    nb_hosts = mmax or platform_model.nb_compute
-    config = SimulationConfig(
-        platform=platform_model,
-        workloads=workloads,
-        external_events=events_from(events, nb_hosts, forward_unknown_events) if events is not None else [],
-        has_events_file=events is not None,
-        export_prefix=export_prefix,
-        energy=energy,
-        mmax=mmax,
-        dynamic_jobs=enable_dynamic_jobs,
-        acknowledge_dynamic_jobs=acknowledge_dynamic_jobs,
-        forward_profiles=forward_profiles_on_submission,
-        timeout_s=timeout,
-        progress=progress,
-        idle_power=idle_power,
-        event_grouping=event_grouping,
-        sched_config=forwarded,
-        forward_unknown_events=forward_unknown_events and events is not None,
-        machine_state_tracing=not disable_machine_state_tracing,
-        verbosity=verbosity,
-    )
+    config = simulation_config(
+        platform, workload, export_prefix=os.fspath(export) if export is not None else None, energy=energy,
+        master_host=master_host, platform_name=platform_name, idle_power=idle_power, event_grouping=event_grouping,
+        mmax=mmax, mmax_workload=mmax_workload, sched_config=sched_config, sched_config_file=sched_config_file,
+        events=events, forward_unknown_events=forward_unknown_events,
+        disable_machine_state_tracing=disable_machine_state_tracing, verbosity=verbosity,
+        enable_dynamic_jobs=enable_dynamic_jobs, acknowledge_dynamic_jobs=acknowledge_dynamic_jobs,
+        forward_profiles_on_submission=forward_profiles_on_submission, timeout=timeout, progress=progress)
     options = {str(k): option_text(v) for k, v in (options or {}).items()}
     keys = _curve_keys(curve_keys)
     if socket_endpoint is not None:

@@ -1,4 +1,5 @@
-"""What `joulesim.simulate` accepts as a platform, a workload or events: names, paths or objects.
+"""What `joulesim.simulate` accepts as a platform, a workload or events: names, paths or objects,
+and the SimulationConfig built from them (`simulation_config`, for `simulate` and the CLI alike).
 
 Objects built in Python (a platform or workload dict) are encoded to JSON and go through the
 same loaders as files, so they get exactly the same checks and error messages; the messages
@@ -13,13 +14,21 @@ from typing import Any, Sequence
 import orjson
 
 from joulesim.inputs.input_error import InputError
+from joulesim.protocol.errors import JoulesimError
+from joulesim.simulator.engine.simulation_config import (
+    EVENT_GROUPINGS,
+    VERBOSITY_LEVELS,
+    SimulationConfig,
+)
+from joulesim.simulator.models.core_task_runner import IDLE_POWER_RULES
+from joulesim.simulator.output.output_files import check_output_prefix
 from joulesim.inputs.input_file import read_text_file
 from joulesim.simulator.platform.platform_json import load_json_platform
 from joulesim.simulator.platform.platform_loader import load_platform
 from joulesim.simulator.platform.platform_model import Platform
 from joulesim.simulator.workload.external_events import ExternalEvent, events_from_bytes, load_external_events
 from joulesim.simulator.workload.workload_loader import load_workload, workload_from_bytes
-from joulesim.simulator.workload.workload_model import Workload
+from joulesim.simulator.workload.workload_model import Workload, workload_machine_limit
 
 #: What a platform may be given as.
 PlatformSource = str | os.PathLike | dict | Platform
@@ -97,3 +106,51 @@ def sched_config_from(text: str | None, path: str | os.PathLike | None) -> str:
     if path is not None:
         return read_text_file(os.fspath(path), "a scheduler configuration file")
     return text or ""
+
+
+def simulation_config(platform: PlatformSource, workload: WorkloadSource | Sequence[WorkloadSource], *,
+                      export_prefix: str | None, energy: bool, master_host: str | None, platform_name: str | None,
+                      idle_power: str, event_grouping: str, mmax: int, mmax_workload: bool,
+                      sched_config: str | None, sched_config_file: str | os.PathLike | None,
+                      events: str | os.PathLike | Sequence[dict] | None, forward_unknown_events: bool,
+                      disable_machine_state_tracing: bool, verbosity: str, enable_dynamic_jobs: bool,
+                      acknowledge_dynamic_jobs: bool, forward_profiles_on_submission: bool, timeout: float,
+                      progress: bool) -> SimulationConfig:
+    """Every input loaded and checked, the output prefix first (it costs nothing; loading may),
+    before anything is written. The keywords are `joulesim.simulate`'s."""
+    if event_grouping not in EVENT_GROUPINGS:
+        raise JoulesimError(f"event_grouping={event_grouping!r}: use one of {', '.join(EVENT_GROUPINGS)}")
+    if verbosity not in VERBOSITY_LEVELS:
+        raise JoulesimError(f"verbosity={verbosity!r}: use one of {', '.join(VERBOSITY_LEVELS)}")
+    if idle_power not in IDLE_POWER_RULES:
+        raise JoulesimError(f"idle_power={idle_power!r}: use one of {', '.join(IDLE_POWER_RULES)}")
+    if export_prefix is not None:
+        check_output_prefix(export_prefix)  # see simulator/output/output_files.py
+    platform_model = platform_from(platform, master_host, platform_name)
+    workloads = workloads_from(workload)
+    forwarded = sched_config_from(sched_config, sched_config_file)
+    if mmax_workload:
+        mmax = workload_machine_limit(workloads, mmax, platform_model.nb_compute, platform_model.source)
+    nb_hosts = mmax or platform_model.nb_compute
+    # Batsim forwards unknown events only when there are events (batsim.cpp, parse_main_args).
+    forward_unknown = forward_unknown_events and events is not None
+    return SimulationConfig(
+        platform=platform_model,
+        workloads=workloads,
+        external_events=events_from(events, nb_hosts, forward_unknown) if events is not None else [],
+        has_events_file=events is not None,
+        export_prefix=export_prefix,
+        energy=energy,
+        mmax=mmax,
+        dynamic_jobs=enable_dynamic_jobs,
+        acknowledge_dynamic_jobs=acknowledge_dynamic_jobs,
+        forward_profiles=forward_profiles_on_submission,
+        timeout_s=timeout,
+        progress=progress,
+        idle_power=idle_power,
+        event_grouping=event_grouping,
+        sched_config=forwarded,
+        forward_unknown_events=forward_unknown,
+        machine_state_tracing=not disable_machine_state_tracing,
+        verbosity=verbosity,
+    )
