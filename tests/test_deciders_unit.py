@@ -418,7 +418,11 @@ def test_conservative_reservations_of_second_scenario():
 
 
 def test_easy_extra_machines_are_consumed():
-    decider = start("easy", 6)
+    check_extra_machines_are_consumed(start("easy", 6))
+
+
+def check_extra_machines_are_consumed(decider) -> None:
+    """EASY's extra machines are used up by the jobs backfilled into them (6 machines)."""
     assert send(decider, 0.0, submitted(0.0, "a", 4, 100)) == [("EXECUTE", "a", "0-3")]
     # b needs 5: shadow 100 s, 6 machines free then, 1 extra.
     assert send(decider, 1.0, submitted(1.0, "b", 5, 100), submitted(1.0, "c", 1, 500),

@@ -12,7 +12,7 @@ from joulesim.deciders.batch.easy import EasyBackfilling, Reservation
 from joulesim.deciders.common.machine_masks import lowest_bits
 
 from conftest import send
-from test_deciders_unit import begins, completed, submitted
+from test_deciders_unit import begins, check_extra_machines_are_consumed, completed, submitted
 
 
 class PooledEasy(EasyBackfilling):
@@ -54,13 +54,8 @@ def test_the_pooled_pass_decides_as_easy(machines, script):
 
 
 def test_easy_with_shutdown_consumes_extra_machines_as_easy():
-    """The scenario of test_easy_extra_machines_are_consumed, with opportunistic shutdown that
-    never acts in it (t_idle longer than the run): the same decisions."""
+    """EASY's extra-machines scenario with opportunistic shutdown that never acts in it (t_idle
+    longer than the run): the same decisions."""
     decider = load_decider("easy", {"t_idle": "1000"})
-    send(decider, 0.0, begins(6))
-    assert send(decider, 0.0, submitted(0.0, "a", 4, 100)) == [("EXECUTE", "a", "0-3")]
-    assert send(decider, 1.0, submitted(1.0, "b", 5, 100), submitted(1.0, "c", 1, 500),
-                submitted(1.0, "d", 1, 500), submitted(1.0, "e", 1, 50)) == [
-        ("EXECUTE", "c", "4"), ("EXECUTE", "e", "5")]
-    assert send(decider, 51.0, completed(51.0, "e", "5")) == []  # d would delay b: no extra left
-    assert send(decider, 100.0, completed(100.0, "a", "0-3")) == [("EXECUTE", "b", "0-3 5")]
+    send(decider, 0.0, begins(6))  # its answer: a CALL_ME_LATER for the idle timer
+    check_extra_machines_are_consumed(decider)
