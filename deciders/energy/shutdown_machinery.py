@@ -151,10 +151,7 @@ class ShutdownMixin:
 
     def first_waiting_job(self) -> SubmittedJob | None:
         """The first queued job not already holding machines (EASY's priority job candidate)."""
-        for job in self.queue:
-            if job.id not in self.awaited:
-                return job
-        return None
+        return next(self.jobs_without_machines(), None)
 
     # ---------------------------------------------------------------- starting jobs
     def launch(self, job: SubmittedJob, mask: int) -> None:

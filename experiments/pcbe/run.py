@@ -15,14 +15,13 @@ deciders and writes the side-by-side table into README.md beside it.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 from pathlib import Path
 
 import pandas as pd
 
-from experiments.readme_results import MARK_BEGIN, MARK_END
+from experiments.readme_results import replace_results
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
@@ -100,10 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     print(summary)
     if not args.no_readme:
-        readme = HERE / "README.md"
-        body = readme.read_text()
-        block = f"{MARK_BEGIN}\n{text}\n\n{summary}\n{MARK_END}"
-        readme.write_text(re.sub(re.escape(MARK_BEGIN) + ".*?" + re.escape(MARK_END), lambda _: block, body, flags=re.S))
+        replace_results(HERE / "README.md", f"{text}\n\n{summary}")
     return 0
 
 
