@@ -30,16 +30,25 @@ class DeciderLink:
         self._trace = out
 
     def call(self, message: dict[str, Any]) -> dict[str, Any]:
-        if self._trace is not None:
-            self._trace.write(f"joulesim: sent: {encode(message).decode()}\n")
-        started = perf_counter()
+        trace = self._trace
         if self._in_process:
+            if trace is not None:
+                trace.write(f"joulesim: sent: {encode(message).decode()}\n")
+            started = perf_counter()
             reply = self.transport.exchange_message(message)
+            finished = perf_counter()
+            if trace is not None:
+                trace.write(f"joulesim: received: {encode(reply).decode()}\n")
         else:
-            reply = decode(self.transport.exchange(encode(message)), "the decider")
-        finished = perf_counter()
-        if self._trace is not None:
-            self._trace.write(f"joulesim: received: {encode(reply).decode()}\n")
+            sent = encode(message)
+            if trace is not None:  # the bytes that go over the wire, each way
+                trace.write(f"joulesim: sent: {sent.decode()}\n")
+            started = perf_counter()
+            answer = self.transport.exchange(sent)
+            if trace is not None:  # before decoding: a reply that is not JSON shows too
+                trace.write(f"joulesim: received: {answer.decode(errors='replace')}\n")
+            reply = decode(answer, "the decider")
+            finished = perf_counter()
         self.scheduling_time += finished - started
         self.calls += 1
         if finished > self.deadline:
