@@ -46,6 +46,7 @@ def simulate(platform: PlatformSource = "cluster32",
              energy: bool = False,
              export: str | os.PathLike | None = None,
              master_host: str | None = None,
+             add_role_to_hosts: Mapping[str, str] | Sequence[str] | None = None,
              platform_name: str | None = None,
              idle_power: str = "irmasim",
              event_grouping: str = "batsim",
@@ -78,6 +79,7 @@ def simulate(platform: PlatformSource = "cluster32",
         a command line (list of strings) with "{endpoint}" where the endpoint goes. Default:
         "easy", or none with `socket_endpoint`.
     options: decider options (as `-o KEY=VALUE`), for a name or a class.
+    add_role_to_hosts: Batsim's `-r`: {"host": "storage", ...}, or its strings ["h1,h2:storage"].
     export: write the Batsim output files under this prefix; by default nothing is written.
     time_limit: stop with RunTimeLimitError after this many seconds of wall-clock time.
     decider_log: where a decider process's stdout and stderr go (a file object); default: ours.
@@ -87,7 +89,7 @@ def simulate(platform: PlatformSource = "cluster32",
     """
     config = simulation_config(
         platform, workload, export_prefix=os.fspath(export) if export is not None else None, energy=energy,
-        master_host=master_host, platform_name=platform_name, idle_power=idle_power, event_grouping=event_grouping,
+        master_host=master_host, add_role_to_hosts=add_role_to_hosts, platform_name=platform_name, idle_power=idle_power, event_grouping=event_grouping,
         mmax=mmax, mmax_workload=mmax_workload, sched_config=sched_config, sched_config_file=sched_config_file,
         events=events, forward_unknown_events=forward_unknown_events,
         disable_machine_state_tracing=disable_machine_state_tracing, verbosity=verbosity,

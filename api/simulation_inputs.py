@@ -9,7 +9,7 @@ name them "<platform dict>", "<workload dict w0>", "<events list>".
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import orjson
 
@@ -23,6 +23,7 @@ from joulesim.simulator.engine.simulation_config import (
 from joulesim.simulator.models.core_task_runner import IDLE_POWER_RULES
 from joulesim.simulator.output.output_files import check_output_prefix
 from joulesim.inputs.input_file import read_text_file
+from joulesim.simulator.platform.host_roles import host_roles
 from joulesim.simulator.platform.platform_json import load_json_platform
 from joulesim.simulator.platform.platform_loader import load_platform
 from joulesim.simulator.platform.platform_model import Platform
@@ -49,16 +50,19 @@ def _kind(value: Any) -> str:
 
 
 def platform_from(value: PlatformSource, master_host: str | None = None,
-                  platform_name: str | None = None) -> Platform:
+                  platform_name: str | None = None, added_roles: Mapping[str, str] | None = None) -> Platform:
     """A loaded platform from a path, a shipped name, a JSON platform dict (native or IRMaSim),
     or a Platform."""
     if isinstance(value, Platform):
+        if added_roles:
+            raise InputError("platform", "add_role_to_hosts", "roles cannot be added to a platform already loaded",
+                             "pass added_roles to load_platform, or give the platform as a path or a dict")
         return value
     if isinstance(value, dict):
         label = "<platform dict>"
-        return load_json_platform(label, master_host, _encoded(label, value), platform_name)
+        return load_json_platform(label, master_host, _encoded(label, value), platform_name, added_roles)
     if isinstance(value, (str, os.PathLike)):
-        return load_platform(os.fspath(value), master_host, platform_name)
+        return load_platform(os.fspath(value), master_host, platform_name, added_roles)
     raise InputError("platform", "argument", f"is a {_kind(value)}",
                      "give a platform file path, a shipped platform name, a JSON platform dict, "
                      "or a Platform from joulesim.simulator.platform.platform_loader.load_platform")
@@ -109,7 +113,8 @@ def sched_config_from(text: str | None, path: str | os.PathLike | None) -> str:
 
 
 def simulation_config(platform: PlatformSource, workload: WorkloadSource | Sequence[WorkloadSource], *,
-                      export_prefix: str | None, energy: bool, master_host: str | None, platform_name: str | None,
+                      export_prefix: str | None, energy: bool, master_host: str | None,
+                      add_role_to_hosts: Mapping[str, str] | Sequence[str] | None, platform_name: str | None,
                       idle_power: str, event_grouping: str, mmax: int, mmax_workload: bool,
                       sched_config: str | None, sched_config_file: str | os.PathLike | None,
                       events: str | os.PathLike | Sequence[dict] | None, forward_unknown_events: bool,
@@ -126,7 +131,7 @@ def simulation_config(platform: PlatformSource, workload: WorkloadSource | Seque
         raise JoulesimError(f"idle_power={idle_power!r}: use one of {', '.join(IDLE_POWER_RULES)}")
     if export_prefix is not None:
         check_output_prefix(export_prefix)  # see simulator/output/output_files.py
-    platform_model = platform_from(platform, master_host, platform_name)
+    platform_model = platform_from(platform, master_host, platform_name, host_roles(add_role_to_hosts))
     workloads = workloads_from(workload)
     forwarded = sched_config_from(sched_config, sched_config_file)
     if mmax_workload:

@@ -24,7 +24,8 @@ def build_config(options: dict[str, Any]) -> SimulationConfig:
     progress = options["progress"] is True or (options["progress"] is None and verbosity in ("information", "debug"))
     return simulation_config(
         options["platform"], list(options["workloads"]), export_prefix=options["export_prefix"],
-        energy=options["energy"], master_host=options["master_host"], platform_name=options["platform_name"],
+        energy=options["energy"], master_host=options["master_host"],
+        add_role_to_hosts=list(options["add_role_to_hosts"]), platform_name=options["platform_name"],
         idle_power=options["idle_power"], event_grouping=options["event_grouping"], mmax=options["mmax"],
         mmax_workload=options["mmax_workload"], sched_config=options["sched_cfg"],
         sched_config_file=options["sched_cfg_file"], events=options["events_path"] or None,

@@ -34,6 +34,9 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
                          help="Output prefix: writes PREFIX_jobs.csv, PREFIX_schedule.csv, ..."),
             click.option("-m", "--master-host", default=None,
                          help="Name of the master host, when no host has role=master."),
+            click.option("-r", "--add-role-to-hosts", "add_role_to_hosts", multiple=True, metavar="HOSTS:ROLE",
+                         help="Give hosts a role, as Batsim's -r: HOSTS is host1,host2,... and ROLE master, storage "
+                              "or compute_node (repeatable), e.g. -r io0,io1:storage."),
             click.option("--mmax", default=0, show_default=True, type=IntegerRange(0),
                          help="Use only the first N compute hosts (0: all)."),
             click.option("--mmax-workload", is_flag=True,
@@ -117,7 +120,7 @@ def curve_keys_option() -> Callable:
                              "DIR (from `joulesim keys generate DIR`); give both sides the same DIR.")
 
 
-SIMULATE_KEYS = ("platform", "platform_name", "idle_power", "workloads", "export_prefix", "master_host", "mmax",
+SIMULATE_KEYS = ("platform", "platform_name", "idle_power", "workloads", "export_prefix", "master_host", "add_role_to_hosts", "mmax",
                  "mmax_workload", "sched_cfg", "sched_cfg_file", "events_path", "forward_unknown_events",
                  "disable_machine_state_tracing", "disable_schedule_tracing", "verbosity", "quiet", "sg_cfg", "sg_log", "energy",
                  "enable_dynamic_jobs", "acknowledge_dynamic_jobs", "forward_profiles_on_submission",

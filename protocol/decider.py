@@ -116,7 +116,10 @@ class Decider:
     def _emit(self, kind: str, data: dict[str, Any]) -> None:
         self._events.append({"timestamp": self.now, "type": kind, "data": data})
 
-    def execute_job(self, job_id: str, alloc: "ProcSet | str | list[int]", mapping: dict[int, int] | None = None) -> None:
+    def execute_job(self, job_id: str, alloc: "ProcSet | str | list[int]", mapping: dict[int, int] | None = None,
+                    storage_mapping: dict[str, int] | None = None) -> None:
+        """Start a job on `alloc`; `mapping`: executor -> index in alloc; `storage_mapping`: the
+        storage labels of its profile (pfs, data_staging) -> storage resource ids."""
         if isinstance(alloc, str):
             text = alloc  # sent as given: the simulator accepts any valid form and checks it
         else:
@@ -127,6 +130,8 @@ class Decider:
         data: dict[str, Any] = {"job_id": job_id, "alloc": text}
         if mapping is not None:
             data["mapping"] = {str(k): v for k, v in mapping.items()}
+        if storage_mapping is not None:
+            data["storage_mapping"] = dict(storage_mapping)
         self._emit("EXECUTE_JOB", data)
 
     def reject_job(self, job_id: str) -> None:

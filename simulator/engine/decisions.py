@@ -15,6 +15,7 @@ from joulesim.protocol.errors import DecisionError
 from joulesim.protocol.interval_set import canonical_runs, expand_runs
 from joulesim.simulator.workload.job_record import COMPLETED_STATES, NOT_SUBMITTED, RUNNING, SUBMITTED, JobRecord
 from joulesim.simulator.workload.profiles import check_profile_references, validate_profile
+from joulesim.simulator.workload.storage_labels import resolve_storages
 from joulesim.simulator.workload.workload_loader import parse_job
 
 if TYPE_CHECKING:
@@ -84,6 +85,7 @@ class DecisionApplier:
         storage_mapping = data.get("storage_mapping")
         if storage_mapping:
             self._check_storage_mapping(storage_mapping, job_id, context)
+        storages = self._storages(record, storage_mapping, context)
         mapping = data.get("mapping")
         executors = None  # one host per executor, in alloc order, unless a mapping says otherwise
         if mapping is None:
@@ -99,7 +101,7 @@ class DecisionApplier:
             if (any(host_job[a:b + 1]) or any(unavailable[a:b + 1])
                     or (switching.nb_off and any(off[a:b + 1]))):
                 self._explain_unusable_hosts(expand_runs(runs), job_id, context)
-        sim.start_job(record, runs, size, alloc_str, executors)
+        sim.start_job(record, runs, size, alloc_str, executors, storages)
 
     def _explain_unusable_hosts(self, alloc: list[int], job_id: str, context: DecisionContext) -> None:
         sim = self.sim
@@ -115,6 +117,21 @@ class DecisionApplier:
                 raise DecisionError(f"{context}: job {job_id}: host {host} is {sim.switching.describe(host)}: "
                                     "switch it on (SET_RESOURCE_STATE to a computation pstate) and wait "
                                     "for RESOURCE_STATE_CHANGED before executing jobs on it")
+
+    def _storages(self, record: JobRecord, storage_mapping: dict[str, Any] | None, context: DecisionContext) -> dict[str, int]:
+        """The storage host id of each storage label the job's profile names (Batsim's rules,
+        storage_labels.resolve_storages); DecisionError when they cannot be resolved."""
+        sim = self.sim
+        first = sim.nb_hosts
+        storages, problem = resolve_storages(record.job.profile, record.profiles, storage_mapping,
+                                             range(first, first + len(sim.config.platform.storage_hosts)))
+        if problem:
+            raise DecisionError(f"{context}: job {record.job.id}: {problem}")
+        if storages and sim.config.platform.network is None:
+            raise DecisionError(f"{context}: job {record.job.id}: its profile moves data to or from a storage host, "
+                                f"which needs a network: {sim.config.platform.source} describes no links "
+                                "(use a platform with links and routes)")
+        return storages
 
     def _check_storage_mapping(self, storage_mapping: dict[str, Any], job_id: str, context: DecisionContext) -> None:
         """Each storage label must name one of the platform's storage resources (ids after the

@@ -31,9 +31,10 @@ class JobLifecycle:
     """The job life cycle of a `Simulation` (its base class)."""
 
     def start_job(self, record: JobRecord, runs: list[tuple[int, int]], size: int, alloc_str: str,
-                  executors: list[int] | None) -> None:
+                  executors: list[int] | None, storages: dict[str, int] | None = None) -> None:
         """Run a job on the hosts of `runs` (canonical intervals); `executors` maps its executors
-        to hosts when a mapping was given (None: one executor per host, in order)."""
+        to hosts when a mapping was given (None: one executor per host, in order); `storages`
+        maps its profile's storage labels to storage resource ids."""
         now = self.env._now
         job = record.job
         record.state = RUNNING
@@ -47,7 +48,7 @@ class JobLifecycle:
         profile = record.profiles[job.profile]
         dynamic_power = 0.0
         if self.runner is not None and profile["type"] != "delay":
-            self._start_on_runner(record, runs, executors or expand_runs(runs))
+            self._start_on_runner(record, runs, executors or expand_runs(runs), storages or {})
             return
         if profile["type"] == "delay":  # the common case: no speeds involved
             duration = profile["delay"]
@@ -76,7 +77,8 @@ class JobLifecycle:
             return
         heappush(self._queue, (now + duration, NORMAL, next(self._event_ids), CalendarEntry(self._job_ends, record)))  # at()
 
-    def _start_on_runner(self, record: JobRecord, runs: list[tuple[int, int]], executor_hosts: list[int]) -> None:
+    def _start_on_runner(self, record: JobRecord, runs: list[tuple[int, int]], executor_hosts: list[int],
+                         storages: dict[str, int]) -> None:
         """Work that shares the platform (a network's links, a processor's memory bandwidth):
         the runner decides when it ends."""
         now = self.env._now
@@ -86,7 +88,12 @@ class JobLifecycle:
         walltime = record.job.walltime
         if walltime > 0:
             self.at(now + walltime, self._walltime_reached, record)
-        self.runner.start(record, executor_hosts)
+        if storages:  # resource ids -> network host numbers (--mmax may leave compute hosts out)
+            shift = len(self.config.platform.compute_hosts) - self.nb_hosts
+            storages = {label: resource + shift for label, resource in storages.items()}
+            self.runner.start(record, executor_hosts, storages)
+        else:
+            self.runner.start(record, executor_hosts)
 
     @staticmethod
     def _set_end_state(record: JobRecord, walltime_reached: bool) -> None:

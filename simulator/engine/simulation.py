@@ -45,7 +45,7 @@ from joulesim.simulator.output.output_files import DiscardedOutput, output_error
 from joulesim.simulator.output.pstate_changes_output import PstateChangesOutput
 from joulesim.simulator.output.schedule_output import write_schedule
 from joulesim.simulator.workload.job_record import SUBMITTED, JobRecord
-from joulesim.simulator.workload.node_workload_checks import check_workload_fits_platform
+from joulesim.simulator.workload.workload_platform_checks import check_workload_fits_platform
 
 
 @dataclass
@@ -110,7 +110,7 @@ class Simulation(EventSources, JobLifecycle):
         self.profiles: dict[str, dict[str, dict[str, Any]]] = {}
         self.records: dict[str, JobRecord] = {}
         for workload in config.workloads:
-            check_workload_fits_platform(workload, self.hierarchy, config.platform.source)
+            check_workload_fits_platform(workload, self.hierarchy, config.platform.source, config.platform.network is not None)
             self.profiles[workload.name] = workload.profiles
             for job in workload.jobs:
                 self.records[job.id] = JobRecord(job, workload.profiles)

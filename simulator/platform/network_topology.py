@@ -45,7 +45,8 @@ _ROUTE_CACHE_LIMIT = 1 << 18  # pairs kept before the cache is emptied (bounded 
 
 
 class NetworkTopology(ZoneTree):
-    """Links as resources, and routes between compute hosts (ids 0..n-1, the engine's order).
+    """Links as resources, and routes between hosts: compute hosts (ids 0..n-1, the engine's
+    order) then storage hosts (n..n+m-1).
 
     - ``nb_resources``; ``capacity`` (bytes/s) and ``fatpipe`` (bool) per resource;
       ``names`` per resource (``l``, or ``l_UP``/``l_DOWN`` for SPLITDUPLEX halves);
@@ -99,7 +100,7 @@ class NetworkTopology(ZoneTree):
 
     # ------------------------------------------------------------------ public API
     def route(self, src: int, dst: int) -> tuple[tuple[int, ...], float]:
-        """Resource indices from compute host `src` to `dst` (ids), and the total latency (s)."""
+        """Resource indices from host `src` to `dst` (ids), and the total latency (s)."""
         key = (src, dst)
         hit = self._cache.get(key)
         if hit is not None:

@@ -19,6 +19,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
+from typing import Mapping
 
 from natsort import natsort_keygen
 
@@ -406,12 +407,32 @@ def _check_host(path: str, raw: RawHost, parsed: _ParsedProperties) -> Host:
     )
 
 
-def build_platform(path: str, raw_hosts: list[RawHost], master_host: str | None = None) -> Platform:
+def _add_role(path: str, hosts: dict[str, RawHost], name: str, role: str) -> None:
+    """Batsim's -r/--add-role-to-hosts NAME:ROLE (machines.cpp): the host gets property role=ROLE.
+    A host that has a role already would get "OLD,ROLE", which Batsim 4.2.1 refuses (roles do not
+    combine: permissions_from_role knows single roles only): refused here too, with the reason."""
+    where = f"--add-role-to-hosts {name}:{role}"
+    if role not in ROLES:
+        raise InputError(path, where, f"unknown role {shown(role)}", "roles are " + ", ".join(ROLES))
+    raw = hosts.get(name)
+    if raw is None:
+        raise InputError(path, where, f"no host named {shown(name)} in the platform", "give the names of existing hosts, comma-separated")
+    old = raw.properties.get("role")
+    if old is not None:
+        raise InputError(path, where, f"{raw.where} has role={shown(old)} already: Batsim 4.2.1 would make it "
+                         f"role={shown(old + ',' + role)}, which is no role (roles do not combine), and stop",
+                         "remove the role property from the platform file, or drop this --add-role-to-hosts")
+    raw.properties = {**raw.properties, "role": role}
+
+
+def build_platform(path: str, raw_hosts: list[RawHost], master_host: str | None = None,
+                   added_roles: Mapping[str, str] | None = None) -> Platform:
     """Check hosts, choose the master, number compute then storage hosts in natural name order.
 
     The master is the host named `master_host` (Batsim's --master-host) if given, otherwise the
     host whose role property is "master", otherwise a host named "master_host". Its id is -1
-    (as in Batsim). Compute hosts get ids 0..n-1 and storage hosts n..n+m-1.
+    (as in Batsim). Compute hosts get ids 0..n-1 and storage hosts n..n+m-1. `added_roles`
+    (host name -> role) is Batsim's --add-role-to-hosts, applied before anything else.
     """
     path = str(path)
     check_host_count(path, "platform", len(raw_hosts), 0)  # the loaders check as they go; this is the backstop
@@ -420,6 +441,8 @@ def build_platform(path: str, raw_hosts: list[RawHost], master_host: str | None 
         if raw.name in seen:
             raise InputError(path, raw.where, f"host name {shown(raw.name)} is already used by {seen[raw.name].where}", "give every host a unique name")
         seen[raw.name] = raw
+    for name, role in (added_roles or {}).items():
+        _add_role(path, seen, name, role)
 
     parsed = _ParsedProperties()
     hosts = [_check_host(path, raw, parsed) for raw in raw_hosts]

@@ -71,7 +71,7 @@ usually are typos).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Mapping
 
 import fastjsonschema
 
@@ -193,7 +193,7 @@ def _whole(value: int | float) -> int:
 
 
 def load_json_platform(path: str, master_host: str | None = None, raw: bytes | None = None,
-                       platform_name: str | None = None) -> Platform:
+                       platform_name: str | None = None, added_roles: Mapping[str, str] | None = None) -> Platform:
     """Read a native JSON platform file, or an IRMaSim platform file, into a :class:`Platform`
     (InputError on bad input).
 
@@ -201,6 +201,9 @@ def load_json_platform(path: str, master_host: str | None = None, raw: bytes | N
     then only names it in messages. `platform_name` chooses one platform of an IRMaSim file."""
     path = str(path)
     data = read_json(path, read_platform_file(path) if raw is None else raw)
+    if added_roles and (is_irmasim_platform(data) or is_native_node_platform(data)):
+        raise InputError(path, "--add-role-to-hosts", "this is a node platform (processors and cores), whose hosts have no roles",
+                         "drop --add-role-to-hosts, or use a Batsim platform (XML, or JSON with hosts and clusters)")
     if is_irmasim_platform(data):
         return load_irmasim_platform(path, data, platform_name)
     if is_native_node_platform(data):
@@ -247,7 +250,7 @@ def load_json_platform(path: str, master_host: str | None = None, raw: bytes | N
             raw.append(RawHost(name, f"{cwhere} host '{name}'", list(speeds), pstate, dict(props), dict(zone_props), c["id"]))
     if not raw:
         raise InputError(path, "$", "declares no host", 'add "hosts" or "clusters"')
-    platform = build_platform(path, raw, master_host)
+    platform = build_platform(path, raw, master_host, added_roles)
     if "backbone" in data or any(k in c for c in data.get("clusters", []) for k in _CLUSTER_NETWORK_KEYS):
         platform.network = _network(path, data, cluster_hosts, platform)
     return platform
@@ -317,4 +320,4 @@ def _network(path: str, data: dict, cluster_hosts: list[list[tuple[int, str]]], 
                          'add "backbone": {"bw": "1.25GBps", "lat": "24ns"}')
     else:
         root.children = clusters
-    return NetworkTopology(NetworkDecl(links, root), [h.name for h in platform.compute_hosts], path)
+    return NetworkTopology(NetworkDecl(links, root), [h.name for h in platform.compute_hosts + platform.storage_hosts], path)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from importlib import resources
+from typing import Mapping
 
 from joulesim.inputs.input_error import InputError
 from joulesim.simulator.platform.platform_json import load_json_platform
@@ -46,9 +47,11 @@ def shipped_platform_path(name: str) -> str:
     )
 
 
-def load_platform(path: str, master_host: str | None = None, platform_name: str | None = None) -> Platform:
+def load_platform(path: str, master_host: str | None = None, platform_name: str | None = None,
+                  added_roles: Mapping[str, str] | None = None) -> Platform:
     """Load a .xml (SimGrid) or .json (native or IRMaSim) platform, or a shipped platform by name.
-    `platform_name` chooses one platform of an IRMaSim file that holds several."""
+    `platform_name` chooses one platform of an IRMaSim file that holds several; `added_roles`
+    (host name -> role) is Batsim's --add-role-to-hosts."""
     path = os.fspath(path)
     if not os.path.exists(path):
         if os.sep in path or (os.altsep and os.altsep in path) or not path:
@@ -61,8 +64,8 @@ def load_platform(path: str, master_host: str | None = None, platform_name: str 
     if loader is None:
         raise InputError(path, "platform", f"unknown platform file extension {ext or '(none)'!r}", "use a SimGrid .xml file or a joulesim .json file")
     if loader is load_json_platform:
-        return loader(path, master_host, platform_name=platform_name)
+        return loader(path, master_host, platform_name=platform_name, added_roles=added_roles)
     if platform_name is not None:
         raise InputError(path, "--platform-name", "only IRMaSim platform files (.json) hold several platforms",
                          "drop --platform-name")
-    return loader(path, master_host)
+    return loader(path, master_host, added_roles)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import re
 import xml.etree.ElementTree as ET
+from typing import Mapping
 
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import DefusedXMLParser
@@ -235,7 +236,7 @@ def _check_storages(path: str, root: ET.Element, host_names: set[str]) -> None:
             _required(path, mount, "name", where)
 
 
-def load_xml_platform(path: str, master_host: str | None = None) -> Platform:
+def load_xml_platform(path: str, master_host: str | None = None, added_roles: Mapping[str, str] | None = None) -> Platform:
     """Read a SimGrid XML platform file into a :class:`Platform` (InputError on bad input)."""
     path = str(path)
     root = parse_xml(path, read_platform_file(path))
@@ -248,7 +249,7 @@ def load_xml_platform(path: str, master_host: str | None = None) -> Platform:
     raw = reader.hosts
     if not raw:
         raise InputError(path, "<platform>", "declares no host", "add <host> or <cluster> elements inside a <zone>")
-    platform = build_platform(path, raw, master_host)
+    platform = build_platform(path, raw, master_host, added_roles)
     _check_storages(path, root, {h.name for h in raw})
-    platform.network = read_xml_network(path, root, [h.name for h in platform.compute_hosts])
+    platform.network = read_xml_network(path, root, [h.name for h in platform.compute_hosts + platform.storage_hosts])
     return platform

@@ -108,13 +108,14 @@ def _refuse_routes_without_links(path: str, root: ET.Element) -> None:
                              'declare it with <link id="..." bandwidth="..." latency="..."/>, or remove the route (without links, transfers are free)')
 
 
-def read_xml_network(path: str, root: ET.Element, compute_host_names: list[str]) -> NetworkTopology | None:
-    """The platform's network (None if the file describes none); InputError on bad input."""
+def read_xml_network(path: str, root: ET.Element, host_names: list[str]) -> NetworkTopology | None:
+    """The platform's network (None if the file describes none); InputError on bad input.
+    `host_names`: the compute hosts then the storage hosts, in id order."""
     if not declares_network(root):
         _refuse_routes_without_links(path, root)
         return None
     reader = _NetworkReader(path)
-    return NetworkTopology(NetworkDecl(reader.links, reader.read_root(root)), compute_host_names, path)
+    return NetworkTopology(NetworkDecl(reader.links, reader.read_root(root)), host_names, path)
 
 
 class _NetworkReader:

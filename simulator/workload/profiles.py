@@ -29,14 +29,14 @@ SUPPORTED_TYPES = (
     "parallel_homogeneous",
     "parallel_homogeneous_total",
     "composed",
+    "parallel_homogeneous_pfs",  # I/O to a storage host (platforms with a network)
+    "data_staging",  # bytes between two storage hosts (platforms with a network)
     "cpu_ops",  # IRMaSim's node model (platforms with a node hierarchy only)
 )
 # Profile types Batsim 4 knows that joulesim does not simulate (yet).
 UNSUPPORTED_BATSIM_TYPES = (
     "smpi",
     "usage_trace",
-    "parallel_homogeneous_pfs",
-    "data_staging",
     "send",
     "recv",
 )
@@ -54,7 +54,8 @@ MAX_COMPOSED_DEPTH = 100
 MAX_CPU_OPS = 1e24
 
 _SUPPORTED_TEXT = ", ".join(SUPPORTED_TYPES)
-_PROFILE_FIELDS = frozenset({"type", "delay", "cpu", "com", "seq", "repeat", "ret", "req_ops", "ipc", "mem_vol"})
+_PROFILE_FIELDS = frozenset({"type", "delay", "cpu", "com", "seq", "repeat", "ret", "req_ops", "ipc", "mem_vol",
+                             "bytes_to_read", "bytes_to_write", "storage", "host", "nb_bytes", "from", "to"})
 
 
 def _check_non_negative_number(profile: dict, key: str, where: str, path: str) -> None:
@@ -65,6 +66,14 @@ def _check_non_negative_number(profile: dict, key: str, where: str, path: str) -
     if not is_number(value) or value < 0:
         raise InputError(path, f"{where}: field '{key}'", f"invalid value {shown(value)}",
                          f"{key} must be a number >= 0")
+
+
+def _check_label(profile: dict, key: str, where: str, path: str) -> None:
+    fix = f"{key} must be a storage label (a non-empty string) that EXECUTE_JOB's storage_mapping maps to a storage host"
+    if key not in profile:
+        raise InputError(path, f"{where}: field '{key}'", "is missing", fix)
+    if not isinstance(profile[key], str) or not profile[key]:
+        raise InputError(path, f"{where}: field '{key}'", f"invalid value {shown(profile[key])}", fix)
 
 
 def check_cpu_ops_size(path: str, where: str, req_ops: float, ipc: float, mem_vol: float) -> None:
@@ -150,6 +159,22 @@ def validate_profile(name: str, profile: Any, where: str, path: str) -> dict:
     elif ptype in ("parallel_homogeneous", "parallel_homogeneous_total"):
         _check_non_negative_number(profile, "cpu", where, path)
         _check_non_negative_number(profile, "com", where, path)
+    elif ptype == "parallel_homogeneous_pfs":
+        # Batsim: at least one of the two amounts (the other is 0); the storage label is
+        # `storage` (or `host`), "pfs" when absent, resolved by EXECUTE_JOB's storage_mapping.
+        if "bytes_to_read" not in profile and "bytes_to_write" not in profile:
+            raise InputError(path, where, "has neither 'bytes_to_read' nor 'bytes_to_write'",
+                             "give the bytes each host reads from and writes to the storage (a missing one is 0)")
+        for key in ("bytes_to_read", "bytes_to_write"):
+            if key in profile:
+                _check_non_negative_number(profile, key, where, path)
+        for key in ("storage", "host"):
+            if key in profile:
+                _check_label(profile, key, where, path)
+    elif ptype == "data_staging":
+        _check_non_negative_number(profile, "nb_bytes", where, path)
+        for key in ("from", "to"):
+            _check_label(profile, key, where, path)
     elif ptype == "cpu_ops":
         # One task per core, each running ceil(req_ops / ipc) operations (IRMaSim's modelV1),
         # asking mem_vol of memory traffic (MB/s at full speed) over its run.

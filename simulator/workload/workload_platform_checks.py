@@ -1,7 +1,12 @@
-"""What a workload needs of a node-model platform: cpu_ops jobs need a node hierarchy, and on
-one, jobs run cpu_ops or delay profiles only (its cores have no flop rate of Batsim's model)
-and must fit: their tasks per node on some node's cores. A job's `mem` (per task, read by the
-node deciders) is a number >= 0 there."""
+"""What a workload needs of its platform, checked before the run.
+
+- Node-model platforms: cpu_ops jobs need a node hierarchy, and on one, jobs run cpu_ops or
+  delay profiles only (its cores have no flop rate of Batsim's model) and must fit: their tasks
+  per node on some node's cores. A job's `mem` (per task, read by the node deciders) is a
+  number >= 0 there.
+- I/O to storages (parallel_homogeneous_pfs, data_staging) travels over the platform's links:
+  such profiles need a platform that describes its network.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +16,11 @@ from joulesim.simulator.platform.node_hierarchy import NodeHierarchy
 from joulesim.simulator.workload.workload_model import Workload
 
 NODE_MODEL_TYPES = ("cpu_ops", "delay")
+NETWORK_MODEL_TYPES = ("parallel_homogeneous_pfs", "data_staging")
 
 
-def check_workload_fits_platform(workload: Workload, hierarchy: NodeHierarchy | None, platform: str) -> None:
+def check_workload_fits_platform(workload: Workload, hierarchy: NodeHierarchy | None, platform: str,
+                                 has_network: bool = True) -> None:
     node_model = hierarchy is not None
     if node_model:
         _check_job_sizes(workload, hierarchy, platform)
@@ -28,6 +35,26 @@ def check_workload_fits_platform(workload: Workload, hierarchy: NodeHierarchy | 
             raise InputError(workload.path, f"profile '{clip(name)}'", f"is a cpu_ops profile, which runs on IRMaSim "
                              f"node platforms only, and {platform} is not one",
                              "give an IRMaSim platform file (-p platform.json with processors and nodes)")
+    if not has_network and not node_model:
+        _check_network_profiles(workload, used, platform)
+
+
+def _check_network_profiles(workload: Workload, used: set[str], platform: str) -> None:
+    """Profiles (or the leaves of composed ones) that move data over links need links."""
+    seen: set[str] = set()
+    todo = sorted(used)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        profile = workload.profiles[name]
+        if profile["type"] == "composed":
+            todo.extend(profile["seq"])
+        elif profile["type"] in NETWORK_MODEL_TYPES:
+            raise InputError(workload.path, f"profile '{clip(name)}'", f"is of type {profile['type']}, whose bytes travel "
+                             f"over the platform's links, and {platform} describes no network",
+                             "use a platform with links and routes (e.g. a <cluster> with bw and lat), and a host with role=storage")
 
 
 def _check_job_sizes(workload: Workload, hierarchy: NodeHierarchy, platform: str) -> None:

@@ -1,0 +1,66 @@
+"""The storage labels a job's profile names, and how EXECUTE_JOB's storage_mapping resolves them.
+
+Batsim 4.2.1 (task_execution.cpp): a `parallel_homogeneous_pfs` profile names one label
+(field `storage`, or `host`; "pfs" when absent), a `data_staging` profile two (`from`, `to`).
+At the job's start each label is looked up in EXECUTE_JOB's `storage_mapping` (label -> machine
+id, which must be a storage host). With no mapping at all, a pfs profile uses the platform's
+only storage host (an error when it has none or several); a data_staging profile always needs
+the mapping.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PFS_DEFAULT_LABEL = "pfs"
+
+
+def storage_labels(name: str, profiles: dict[str, dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """(labels of pfs leaves, labels of data_staging leaves) reachable from profile `name`,
+    each in first-seen order, without repeats."""
+    pfs: dict[str, None] = {}
+    staging: dict[str, None] = {}
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        profile = profiles[current]
+        kind = profile["type"]
+        if kind == "composed":
+            todo.extend(reversed(profile["seq"]))
+        elif kind == "parallel_homogeneous_pfs":
+            pfs[profile.get("storage", profile.get("host", PFS_DEFAULT_LABEL))] = None
+        elif kind == "data_staging":
+            staging[profile["from"]] = None
+            staging[profile["to"]] = None
+    return list(pfs), list(staging)
+
+
+def resolve_storages(name: str, profiles: dict[str, dict[str, Any]], mapping: dict[str, Any] | None,
+                     storage_ids: range) -> tuple[dict[str, int], str | None]:
+    """(label -> storage host id, None) for a job of profile `name`, or ({}, the problem and its
+    fix) when the mapping does not cover its labels. `storage_ids`: the storage hosts' ids."""
+    pfs, staging = storage_labels(name, profiles)
+    if not pfs and not staging:
+        return {}, None
+    if not mapping:
+        if staging:
+            return {}, (f"its profile moves data between storages {staging[0]!r} and {staging[-1]!r} "
+                        "(data_staging) but EXECUTE_JOB has no storage_mapping: Batsim needs one for "
+                        "data_staging; add \"storage_mapping\": {label: storage resource id, ...}")
+        if len(storage_ids) != 1:
+            have = "no storage host" if not storage_ids else f"{len(storage_ids)} storage hosts"
+            return {}, (f"its profile does I/O to storage {pfs[0]!r} and the platform has {have}, so "
+                        "no storage can be guessed: add \"storage_mapping\": {" + repr(pfs[0]) + ": id} "
+                        "to EXECUTE_JOB" + ("" if storage_ids else " and a host with role=storage to the platform"))
+        return {label: storage_ids[0] for label in pfs}, None
+    resolved: dict[str, int] = {}
+    for label in pfs + staging:
+        if label not in mapping:
+            return {}, (f"its profile uses storage label {label!r}, which storage_mapping does not map: "
+                        f"add {label!r} to storage_mapping")
+        resolved[label] = int(mapping[label])
+    return resolved, None
