@@ -233,7 +233,7 @@ class Simulation(EventSources, JobLifecycle):
         elif network is not None:
             energy = self.energy
             self.runner = ParallelTaskRunner(
-                network, self.nb_hosts, self.host_speed, self.at, lambda: self.env._now, self._tasks_done,
+                network, self.nb_hosts, self.host_speed, [h.cores for h in self.hosts], self.at, lambda: self.env._now, self._tasks_done,
                 (lambda record, watts: energy.set_dynamic_power(self.env._now, record, watts)) if energy else None,
                 (lambda host: self.hosts[host].wattage_per_state[self.host_pstate[host]]) if energy else None)
         if self.config.progress:

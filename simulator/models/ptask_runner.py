@@ -115,14 +115,16 @@ class _RunningJob:
 
 
 class ParallelTaskRunner:
-    def __init__(self, network: "NetworkTopology", nb_hosts: int, host_speed: list[float],
+    def __init__(self, network: "NetworkTopology", nb_hosts: int, host_speed: list[float], host_cores: list[int],
                  at: Callable[[float, Callable[[Any], None], Any], None], now: Callable[[], float],
                  job_done: Callable[["JobRecord"], None],
                  dynamic_power_changed: Callable[["JobRecord", float], None] | None,
                  wattages: Callable[[int], tuple[float, float]] | None):
         self.network = network
         self.nb_hosts = nb_hosts
-        self.host_speed = host_speed  # the simulation's list: current speeds
+        self.host_speed = host_speed  # the simulation's list: current speeds (of one core)
+        self.host_cores = host_cores
+        self._multicore = any(cores > 1 for cores in host_cores)
         self._at = at
         self._now = now
         self._job_done = job_done  # called when a job's model finishes it
@@ -198,7 +200,10 @@ class ParallelTaskRunner:
         if not pairs:
             return
         activities = [activity for _, activity in pairs]
-        capacity = np.concatenate([np.asarray(self.host_speed, dtype=float), self.network.capacity])
+        speeds = np.asarray(self.host_speed, dtype=float)
+        if self._multicore:
+            speeds = speeds * np.asarray(self.host_cores, dtype=float)
+        capacity = np.concatenate([speeds, self.network.capacity])
         counts = [a.resources.size for a in activities]
         task_index = np.repeat(np.arange(len(activities)), counts)
         resources = np.concatenate([a.resources for a in activities])
@@ -253,7 +258,7 @@ class ParallelTaskRunner:
         watts = 0.0
         for host, flops in zip(activity.cpu_hosts, activity.cpu_flops):
             idle, peak = self._wattages(host)
-            load = flops / (self.host_speed[host] * activity.period)
+            load = flops / (self.host_speed[host] * self.host_cores[host] * activity.period)
             watts += (peak - idle) * min(load, 1.0)
         return watts
 
@@ -269,6 +274,8 @@ class ParallelTaskRunner:
                 amounts.append(flops)
                 activity.cpu_hosts.append(host)
                 activity.cpu_flops.append(flops)
+                if self._multicore:  # ptask_L07's bound: an executor gets one core's speed at most
+                    activity.own_period = max(activity.own_period, flops / self.host_speed[host])
         offset = self.nb_hosts
         fatpipe = self.network.fatpipe
         route = self.network.route

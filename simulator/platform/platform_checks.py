@@ -185,6 +185,7 @@ class RawHost:
     properties: dict[str, str] = field(default_factory=dict)
     zone_properties: dict[str, str] = field(default_factory=dict)
     zone: str = ""  # id of the host's cluster ("" outside clusters)
+    cores: int = 1
 
 
 def parse_number(path: str, where: str, text: str, what: str, fix: str = "") -> float:
@@ -404,6 +405,7 @@ def _check_host(path: str, raw: RawHost, parsed: _ParsedProperties) -> Host:
         wattage_off=wattage_off,
         sleep_pstates=sleep,
         zone=raw.zone,
+        cores=raw.cores,
     )
 
 

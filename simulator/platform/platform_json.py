@@ -26,7 +26,7 @@ Host fields:
 - ``name`` (required) and ``speed`` (required except for ``master``): one speed per pstate, as a
   list or a single value; each is a number in flop/s or a string with a SimGrid unit ("100Mf").
   A string may also hold the whole comma-separated list ("1Gf, 500Mf").
-- ``pstate``: initial pstate (default 0). ``core``: number of cores (accepted, unused).
+- ``pstate``: initial pstate (default 0). ``core``: number of cores (default 1; SimGrid's: the host computes on that many cores).
 - ``role``: ``compute_node`` (default), ``storage`` or ``master``.
 - ``properties``, ``zone_properties``: string-to-string maps forwarded to deciders as Batsim does.
 - ``wattage_per_state``: ``[[idle, max], ...]`` (or ``[idle, epsilon, max]``) one per pstate, or the
@@ -229,7 +229,8 @@ def load_json_platform(path: str, master_host: str | None = None, raw: bytes | N
     for i, h in enumerate(data.get("hosts", [])):
         where = f"$.hosts[{i}] ({shown(h['name'])})"
         speeds = parse_speeds(path, f"{where}.speed", h["speed"])
-        raw.append(RawHost(h["name"], where, speeds, _whole(h.get("pstate", 0)), _batsim_props(path, where, h), dict(h.get("zone_properties", {}))))
+        raw.append(RawHost(h["name"], where, speeds, _whole(h.get("pstate", 0)), _batsim_props(path, where, h), dict(h.get("zone_properties", {})),
+                           cores=_whole(h.get("core", 1))))
     cluster_hosts: list[list[tuple[int, str]]] = []
     cluster_ids: dict[str, str] = {}
     for i, c in enumerate(data.get("clusters", [])):
@@ -247,7 +248,8 @@ def load_json_platform(path: str, master_host: str | None = None, raw: bytes | N
         cluster_hosts.append(hosts)
         zone_props = c.get("zone_properties", {})
         for _, name in hosts:
-            raw.append(RawHost(name, f"{cwhere} host '{name}'", list(speeds), pstate, dict(props), dict(zone_props), c["id"]))
+            raw.append(RawHost(name, f"{cwhere} host '{name}'", list(speeds), pstate, dict(props), dict(zone_props), c["id"],
+                               _whole(c.get("core", 1))))
     if not raw:
         raise InputError(path, "$", "declares no host", 'add "hosts" or "clusters"')
     platform = build_platform(path, raw, master_host, added_roles)

@@ -36,6 +36,9 @@ class Host:
     sleep_pstates: list[SleepPstate] = field(default_factory=list)
     # Id of the host's cluster (a <cluster>, or a <zone routing="Cluster">); "" outside clusters.
     zone: str = ""
+    # SimGrid's core count: under ptask_L07 a host's CPU offers cores x speed, each executor
+    # at most one core's speed; the energy plugin's load is the used speed / (cores x speed).
+    cores: int = 1
 
     @property
     def speed(self) -> float:

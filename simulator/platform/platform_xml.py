@@ -99,12 +99,12 @@ def _required(path: str, elem: ET.Element, attr: str, where: str) -> str:
     return value
 
 
-def _pstate_and_core(path: str, elem: ET.Element, where: str) -> int:
+def _pstate_and_core(path: str, elem: ET.Element, where: str) -> tuple[int, int]:
     pstate = parse_int(path, f"{where}, pstate", elem.get("pstate", "0"), "pstate")
-    core = elem.get("core")
-    if core is not None and parse_int(path, f"{where}, core", core, "core") < 1:
-        raise InputError(path, f"{where}, core", f"core {shown(core)} must be >= 1", "give the number of cores, e.g. core=\"1\"")
-    return pstate
+    cores = parse_int(path, f"{where}, core", elem.get("core", "1"), "core")
+    if cores < 1:
+        raise InputError(path, f"{where}, core", f"core {shown(elem.get('core'))} must be >= 1", "give the number of cores, e.g. core=\"1\"")
+    return pstate, cores
 
 
 class _HostReader:
@@ -152,7 +152,8 @@ class _HostReader:
                 if len(out) >= MAX_HOSTS:
                     check_host_count(path, where, 1, len(out))
                 speeds = self.speeds(child, where)
-                out.append(RawHost(name, where, list(speeds), _pstate_and_core(path, child, where), _props(path, child, where), dict(zone_props), cluster_id))
+                pstate, cores = _pstate_and_core(path, child, where)
+                out.append(RawHost(name, where, list(speeds), pstate, _props(path, child, where), dict(zone_props), cluster_id, cores))
             elif tag in ("cluster", "cabinet"):
                 if tag == "cluster":
                     cid, cwhere = self.zone_id(child, f"<{tag}>")
@@ -160,7 +161,7 @@ class _HostReader:
                     cid = _required(path, child, "id", f"<{tag}>")
                     cwhere = f"{tag} {shown(cid)}"
                 speeds = self.speeds(child, cwhere)
-                pstate = _pstate_and_core(path, child, cwhere)
+                pstate, cores = _pstate_and_core(path, child, cwhere)
                 props = _props(path, child, cwhere)
                 # A cluster is a zone of its own: SimGrid gives its <prop>s to its hosts and to the zone.
                 host_zone, host_zone_props = (cid, {**zone_props, **props}) if tag == "cluster" else (cluster_id, zone_props)
@@ -169,7 +170,7 @@ class _HostReader:
                     check_name_part(path, f"{cwhere}, {what}", text, what)
                 for n in parse_radical(path, f"{cwhere}, radical", _required(path, child, "radical", cwhere), len(out)):
                     name = f"{prefix}{n}{suffix}"
-                    out.append(RawHost(name, f"{cwhere} host '{name}'", list(speeds), pstate, dict(props), dict(host_zone_props), host_zone))
+                    out.append(RawHost(name, f"{cwhere} host '{name}'", list(speeds), pstate, dict(props), dict(host_zone_props), host_zone, cores))
             # Network elements are read by read_xml_network once the hosts are known; storages
             # by _check_storages; the rest (trace, disk, config, actor...) is ignored.
 
