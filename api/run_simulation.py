@@ -59,6 +59,8 @@ def simulate(platform: PlatformSource = "cluster32",
              disable_machine_state_tracing: bool = False,
              verbosity: str = "information",
              enable_dynamic_jobs: bool = False,
+             enable_compute_sharing: bool = False,
+             disable_storage_sharing: bool = False,
              acknowledge_dynamic_jobs: bool = False,
              forward_profiles_on_submission: bool = False,
              timeout: float = DEFAULT_TIMEOUT_S,
@@ -93,7 +95,8 @@ def simulate(platform: PlatformSource = "cluster32",
         mmax=mmax, mmax_workload=mmax_workload, sched_config=sched_config, sched_config_file=sched_config_file,
         events=events, forward_unknown_events=forward_unknown_events,
         disable_machine_state_tracing=disable_machine_state_tracing, verbosity=verbosity,
-        enable_dynamic_jobs=enable_dynamic_jobs, acknowledge_dynamic_jobs=acknowledge_dynamic_jobs,
+        enable_dynamic_jobs=enable_dynamic_jobs, enable_compute_sharing=enable_compute_sharing,
+        disable_storage_sharing=disable_storage_sharing, acknowledge_dynamic_jobs=acknowledge_dynamic_jobs,
         forward_profiles_on_submission=forward_profiles_on_submission, timeout=timeout, progress=progress)
     options = {str(k): option_text(v) for k, v in (options or {}).items()}
     keys = _curve_keys(curve_keys)

@@ -119,6 +119,7 @@ def simulation_config(platform: PlatformSource, workload: WorkloadSource | Seque
                       sched_config: str | None, sched_config_file: str | os.PathLike | None,
                       events: str | os.PathLike | Sequence[dict] | None, forward_unknown_events: bool,
                       disable_machine_state_tracing: bool, verbosity: str, enable_dynamic_jobs: bool,
+                      enable_compute_sharing: bool, disable_storage_sharing: bool,
                       acknowledge_dynamic_jobs: bool, forward_profiles_on_submission: bool, timeout: float,
                       progress: bool) -> SimulationConfig:
     """Every input loaded and checked, the output prefix first (it costs nothing; loading may),
@@ -158,4 +159,6 @@ def simulation_config(platform: PlatformSource, workload: WorkloadSource | Seque
         forward_unknown_events=forward_unknown,
         machine_state_tracing=not disable_machine_state_tracing,
         verbosity=verbosity,
+        compute_sharing=enable_compute_sharing,
+        storage_sharing=not disable_storage_sharing,
     )

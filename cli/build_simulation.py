@@ -31,6 +31,7 @@ def build_config(options: dict[str, Any]) -> SimulationConfig:
         sched_config_file=options["sched_cfg_file"], events=options["events_path"] or None,
         forward_unknown_events=options["forward_unknown_events"],
         disable_machine_state_tracing=options["disable_machine_state_tracing"], verbosity=verbosity,
-        enable_dynamic_jobs=options["enable_dynamic_jobs"], acknowledge_dynamic_jobs=options["acknowledge_dynamic_jobs"],
+        enable_dynamic_jobs=options["enable_dynamic_jobs"], enable_compute_sharing=options["enable_compute_sharing"],
+        disable_storage_sharing=options["disable_storage_sharing"], acknowledge_dynamic_jobs=options["acknowledge_dynamic_jobs"],
         forward_profiles_on_submission=options["forward_profiles_on_submission"], timeout=options["timeout_s"],
         progress=progress)

@@ -34,6 +34,10 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
                          help="Output prefix: writes PREFIX_jobs.csv, PREFIX_schedule.csv, ..."),
             click.option("-m", "--master-host", default=None,
                          help="Name of the master host, when no host has role=master."),
+            click.option("--enable-compute-sharing", is_flag=True,
+                         help="Let several jobs run on one compute host at once, sharing it (Batsim's flag)."),
+            click.option("--disable-storage-sharing", is_flag=True,
+                         help="A storage host serves one running job at a time (Batsim's flag)."),
             click.option("-r", "--add-role-to-hosts", "add_role_to_hosts", multiple=True, metavar="HOSTS:ROLE",
                          help="Give hosts a role, as Batsim's -r: HOSTS is host1,host2,... and ROLE master, storage "
                               "or compute_node (repeatable), e.g. -r io0,io1:storage."),
@@ -123,7 +127,7 @@ def curve_keys_option() -> Callable:
 SIMULATE_KEYS = ("platform", "platform_name", "idle_power", "workloads", "export_prefix", "master_host", "add_role_to_hosts", "mmax",
                  "mmax_workload", "sched_cfg", "sched_cfg_file", "events_path", "forward_unknown_events",
                  "disable_machine_state_tracing", "disable_schedule_tracing", "verbosity", "quiet", "sg_cfg", "sg_log", "energy",
-                 "enable_dynamic_jobs", "acknowledge_dynamic_jobs", "forward_profiles_on_submission",
+                 "enable_dynamic_jobs", "enable_compute_sharing", "disable_storage_sharing", "acknowledge_dynamic_jobs", "forward_profiles_on_submission",
                  "timeout_s", "progress", "event_grouping")
 
 

@@ -178,6 +178,16 @@ class EnergyMeter:
         self._dynamic.add(change)
         self._refresh_power()
 
+    def set_static_power(self, now: float, record: "JobRecord", static_power: float) -> None:
+        """A running job's share of its hosts' static power changes (compute sharing: another
+        job started or ended on one of its hosts). The platform's power does not change."""
+        power = static_power + record.dynamic_power
+        if power == record.power:
+            return
+        self._advance(now)
+        self._settle(record, now)
+        record.power = power
+
     def job_ended(self, now: float, record: "JobRecord") -> float:
         """Settle and return the job's energy; its dynamic power leaves the platform."""
         self._advance(now)

@@ -97,8 +97,9 @@ class DecisionApplier:
             executors = self._map_executors(mapping, expand_runs(runs), job.res, job_id, context)
         # Whole intervals are checked at C speed (slices); the slow loop only explains a refusal.
         host_job, unavailable, off, switching = sim.host_job, sim.host_unavailable, sim.switching.host_off, sim.switching
+        exclusive = sim.host_running is None  # without compute sharing, one job per host
         for a, b in runs:
-            if (any(host_job[a:b + 1]) or any(unavailable[a:b + 1])
+            if ((exclusive and any(host_job[a:b + 1])) or any(unavailable[a:b + 1])
                     or (switching.nb_off and any(off[a:b + 1]))):
                 self._explain_unusable_hosts(expand_runs(runs), job_id, context)
         sim.start_job(record, runs, size, alloc_str, executors, storages)
@@ -107,9 +108,10 @@ class DecisionApplier:
         sim = self.sim
         for host in alloc:
             running = sim.host_job[host]
-            if running is not None:
+            if running is not None and sim.host_running is None:
                 raise DecisionError(f"{context}: job {job_id}: host {host} is busy running job "
-                                    f"{running.job.id} (started at t={running.start:g}): choose idle hosts")
+                                    f"{running.job.id} (started at t={running.start:g}): choose idle hosts "
+                                    "(or run with --enable-compute-sharing)")
             if sim.host_unavailable[host]:
                 raise DecisionError(f"{context}: job {job_id}: host {host} is unavailable (an external "
                                     "event took it away): choose available hosts")
@@ -127,6 +129,13 @@ class DecisionApplier:
                                              range(first, first + len(sim.config.platform.storage_hosts)))
         if problem:
             raise DecisionError(f"{context}: job {record.job.id}: {problem}")
+        if not sim.config.storage_sharing:
+            for label, storage in storages.items():
+                holder = sim.storage_job.get(storage)
+                if holder is not None:
+                    raise DecisionError(f"{context}: job {record.job.id}: storage {label!r} is resource {storage}, which "
+                                        f"job {holder.job.id} is using, and --disable-storage-sharing lets a storage "
+                                        "host serve one job at a time: start this job after that one completes")
         if storages and sim.config.platform.network is None:
             raise DecisionError(f"{context}: job {record.job.id}: its profile moves data to or from a storage host, "
                                 f"which needs a network: {sim.config.platform.source} describes no links "

@@ -41,13 +41,19 @@ class JobLifecycle:
         record.start = now
         record.alloc = runs
         record.alloc_str = alloc_str
-        host_job = self.host_job
-        for a, b in runs:
-            host_job[a:b + 1] = [record] * (b - a + 1)
+        if self.host_running is not None:  # compute sharing: hosts idle until now start computing
+            size = self.host_running.add(record, runs)
+        else:
+            host_job = self.host_job
+            for a, b in runs:
+                host_job[a:b + 1] = [record] * (b - a + 1)
         self.machines.move(now, IDLE, COMPUTING, size)
+        if storages and not self.config.storage_sharing:
+            for storage in storages.values():
+                self.storage_job[storage] = record
         profile = record.profiles[job.profile]
         dynamic_power = 0.0
-        if self.runner is not None and profile["type"] != "delay":
+        if self.runner is not None and (profile["type"] != "delay" or self.host_running is not None):
             self._start_on_runner(record, runs, executors or expand_runs(runs), storages or {})
             return
         if profile["type"] == "delay":  # the common case: no speeds involved
@@ -85,6 +91,8 @@ class JobLifecycle:
         record.speeds = [self.host_speed[h] for h in executor_hosts]
         if self.energy is not None:
             self.energy.job_started(now, record, runs, 0.0)  # the runner sets the dynamic part
+            if self.host_running is not None:
+                self.host_running.share_static_power(now, runs, self.energy)
         walltime = record.job.walltime
         if walltime > 0:
             self.at(now + walltime, self._walltime_reached, record)
@@ -162,10 +170,18 @@ class JobLifecycle:
         self.nb_unfinished -= 1
         host_job, unavailable = self.host_job, self.host_unavailable
         size = still_unavailable = 0
-        for a, b in record.alloc:
-            host_job[a:b + 1] = [None] * (b - a + 1)
-            still_unavailable += sum(unavailable[a:b + 1])
-            size += b - a + 1
+        if self.host_running is not None:  # compute sharing: only hosts left with no job are idle
+            for host in self.host_running.remove(record):
+                size += 1
+                still_unavailable += unavailable[host]
+        else:
+            for a, b in record.alloc:
+                host_job[a:b + 1] = [None] * (b - a + 1)
+                still_unavailable += sum(unavailable[a:b + 1])
+                size += b - a + 1
+        if self.storage_job:
+            for storage in [s for s, holder in self.storage_job.items() if holder is record]:
+                del self.storage_job[storage]
         machines = self.machines
         machines.move(now, COMPUTING, IDLE, size - still_unavailable)
         if still_unavailable:
@@ -174,6 +190,8 @@ class JobLifecycle:
         if self.energy is not None:
             energy = self.energy.job_ended(now, record)
             self._energy_last_end = self.energy.energy_at(now)
+            if self.host_running is not None:
+                self.host_running.share_static_power(now, record.alloc, self.energy)
         row = (job.local_id, job.workload, job.profile, job.subtime, job.res, job.walltime, state, record.start,
                now, record.alloc_str, energy)
         if self.actors is not None and self.actors.away_from_server():

@@ -242,3 +242,5 @@ class MachineSwitching:
         platform_hosts = sim.hosts
         sim.energy.set_static_watts(now, hosts, [platform_hosts[h].wattage_per_state[pstate][0] for h in hosts],
                                     sim.host_job, row=False)
+        if sim.host_running is not None:  # compute sharing: each job on them gets its share
+            sim.host_running.share_static_power(now, [(h, h) for h in hosts], sim.energy)

@@ -35,9 +35,11 @@ from joulesim.simulator.engine.decisions import DecisionApplier, DecisionContext
 from joulesim.simulator.engine.event_sources import EventSources
 from joulesim.simulator.engine.job_lifecycle import JobLifecycle
 from joulesim.simulator.engine.machine_switching import MachineSwitching
+from joulesim.simulator.engine.shared_hosts import SharedHosts
 from joulesim.simulator.engine.simulation_config import SimulationConfig
 from joulesim.simulator.models.core_task_runner import CoreTaskRunner, initial_static_watts
 from joulesim.simulator.models.ptask_runner import ParallelTaskRunner
+from joulesim.simulator.platform.free_network import FreeNetwork
 from joulesim.simulator.output.job_statistics import JobStatistics
 from joulesim.simulator.output.jobs_output import JobsOutput
 from joulesim.simulator.output.machine_states import IDLE, SLEEPING, MachineStates
@@ -93,6 +95,12 @@ class Simulation(EventSources, JobLifecycle):
         self.host_speed = [h.speed for h in hosts]
         self.host_pstate = [h.pstate for h in hosts]
         self.host_job: list[JobRecord | None] = [None] * self.nb_hosts
+        if config.compute_sharing and self.hierarchy is not None:
+            raise JoulesimError(f"--enable-compute-sharing: {config.platform.source} is a node platform, whose cores "
+                                "run one task each (drop the flag, or use a Batsim platform)")
+        self.host_running = SharedHosts(self.host_job) if config.compute_sharing else None
+        # --disable-storage-sharing: the running job that holds each storage host (by resource id).
+        self.storage_job: dict[int, JobRecord] = {}
         self.host_unavailable = [False] * self.nb_hosts
         self.switching = MachineSwitching(self)
         if config.energy and self.hierarchy is None:  # node models carry their own power model
@@ -230,7 +238,9 @@ class Simulation(EventSources, JobLifecycle):
         if self.hierarchy is not None:
             self.runner = CoreTaskRunner(self.hierarchy, self.at, lambda: self.env._now, self._tasks_done,
                                          self.energy, self.host_job)
-        elif network is not None:
+        elif network is not None or self.config.compute_sharing:
+            if network is None:
+                network = FreeNetwork()
             energy = self.energy
             self.runner = ParallelTaskRunner(
                 network, self.nb_hosts, self.host_speed, [h.cores for h in self.hosts], self.at, lambda: self.env._now, self._tasks_done,
@@ -402,8 +412,8 @@ class Simulation(EventSources, JobLifecycle):
             "nb_resources": self.nb_hosts + len(storage),
             "nb_compute_resources": self.nb_hosts,
             "nb_storage_resources": len(storage),
-            "allow_compute_sharing": False,
-            "allow_storage_sharing": True,
+            "allow_compute_sharing": config.compute_sharing,
+            "allow_storage_sharing": config.storage_sharing,
             "config": batsim_config(config.forward_profiles, config.dynamic_jobs, config.acknowledge_dynamic_jobs,
                                     config.sched_config, config.forward_unknown_events),
             "compute_resources": self._compute_resources(),

@@ -46,3 +46,8 @@ class SimulationConfig:
     machine_state_tracing: bool = True
     # Batsim's -v/--verbosity (VERBOSITY_LEVELS).
     verbosity: str = "information"
+    # Batsim's --enable-compute-sharing: several jobs may run on one compute host at once,
+    # sharing its CPU (and everything else) under the fair-bottleneck rule.
+    compute_sharing: bool = False
+    # Batsim's --disable-storage-sharing (False): a storage host serves one running job at a time.
+    storage_sharing: bool = True
