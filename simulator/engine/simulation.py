@@ -40,6 +40,7 @@ from joulesim.simulator.engine.simulation_config import SimulationConfig
 from joulesim.simulator.models.core_task_runner import CoreTaskRunner, initial_static_watts
 from joulesim.simulator.models.ptask_runner import ParallelTaskRunner
 from joulesim.simulator.platform.free_network import FreeNetwork
+from joulesim.simulator.workload.profile_traces import profile_traces
 from joulesim.simulator.output.job_statistics import JobStatistics
 from joulesim.simulator.output.jobs_output import JobsOutput
 from joulesim.simulator.output.machine_states import IDLE, SLEEPING, MachineStates
@@ -116,6 +117,8 @@ class Simulation(EventSources, JobLifecycle):
         self.runner: ParallelTaskRunner | None = None
 
         self.profiles: dict[str, dict[str, dict[str, Any]]] = {}
+        self._workloads_by_name = {w.name: w for w in config.workloads}
+        self._registered_traces: dict[tuple[str, str], Any] = {}
         self.records: dict[str, JobRecord] = {}
         for workload in config.workloads:
             check_workload_fits_platform(workload, self.hierarchy, config.platform.source, config.platform.network is not None)
@@ -238,14 +241,15 @@ class Simulation(EventSources, JobLifecycle):
         if self.hierarchy is not None:
             self.runner = CoreTaskRunner(self.hierarchy, self.at, lambda: self.env._now, self._tasks_done,
                                          self.energy, self.host_job)
-        elif network is not None or self.config.compute_sharing:
-            if network is None:
+        elif network is not None or self.config.compute_sharing or any(w.traces for w in self.config.workloads):
+            if network is None:  # sharing CPUs, or replaying traces, without links: transfers are free
                 network = FreeNetwork()
             energy = self.energy
             self.runner = ParallelTaskRunner(
                 network, self.nb_hosts, self.host_speed, [h.cores for h in self.hosts], self.at, lambda: self.env._now, self._tasks_done,
                 (lambda record, watts: energy.set_dynamic_power(self.env._now, record, watts)) if energy else None,
-                (lambda host: self.hosts[host].wattage_per_state[self.host_pstate[host]]) if energy else None)
+                (lambda host: self.hosts[host].wattage_per_state[self.host_pstate[host]]) if energy else None,
+                self._profile_traces)
         if self.config.progress:
             from joulesim.console.progress_bar import progress_bar
             total = sum(len(w.jobs) for w in self.config.workloads)
@@ -403,6 +407,19 @@ class Simulation(EventSources, JobLifecycle):
             self._warn(f"joulesim: warning: {self._late_decisions} decisions in all were stamped before the simulator's "
                   f"clock (by up to {self._largest_lag:.6g} s) and applied at the clock; a decider should stamp "
                   "decisions with the time of the call (the message's now) or later")
+
+    def _profile_traces(self, record: JobRecord) -> Any:
+        """The parsed traces of a trace-profile job: read with its workload, or now for a
+        profile registered during the run (relative to the workload file, as Batsim does)."""
+        name = record.job.profile
+        workload = self._workloads_by_name.get(record.job.workload)
+        if workload is not None and name in workload.traces:
+            return workload.traces[name]
+        key = (record.job.workload, name)
+        if key not in self._registered_traces:  # a workload created during the run: the current directory
+            path = workload.path if workload is not None else "<registered during the run>"
+            self._registered_traces[key] = profile_traces(path, name, record.profiles[name])
+        return self._registered_traces[key]
 
     # ------------------------------------------------------------------ messages
     def _simulation_begins_data(self) -> dict[str, Any]:

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 from joulesim.simulator.models.leaf_sequence import LeafSequence
+from joulesim.simulator.models.usage_trace_replay import UsageTraceReplay
 
 if TYPE_CHECKING:
     from joulesim.simulator.models.job_activity import JobModel
     from joulesim.simulator.workload.job_record import JobRecord
 
 
-def job_model_for(record: "JobRecord", hosts: list[int], storages: dict[str, int]) -> "JobModel":
-    """The model of a starting job: its executors' `hosts`, its storage labels resolved."""
-    return LeafSequence(record.job.profile, record.profiles, storages)
+def job_model_for(record: "JobRecord", storages: dict[str, int], traces_of: Callable[["JobRecord"], Any],
+                  host_cores: list[int]) -> "JobModel":
+    """The model of a starting job: its storage labels resolved, `traces_of` giving the parsed
+    traces of a trace profile's job."""
+    name = record.job.profile
+    kind = record.profiles[name]["type"]
+    if kind == "usage_trace":
+        return UsageTraceReplay(name, traces_of(record), host_cores)
+    return LeafSequence(name, record.profiles, storages)

@@ -119,7 +119,8 @@ class ParallelTaskRunner:
                  at: Callable[[float, Callable[[Any], None], Any], None], now: Callable[[], float],
                  job_done: Callable[["JobRecord"], None],
                  dynamic_power_changed: Callable[["JobRecord", float], None] | None,
-                 wattages: Callable[[int], tuple[float, float]] | None):
+                 wattages: Callable[[int], tuple[float, float]] | None,
+                 traces_of: Callable[["JobRecord"], Any] | None = None):
         self.network = network
         self.nb_hosts = nb_hosts
         self.host_speed = host_speed  # the simulation's list: current speeds (of one core)
@@ -131,6 +132,7 @@ class ParallelTaskRunner:
         self._dynamic_power_changed = dynamic_power_changed  # None without energy
         self._wattages = wattages  # host -> (idle, max) W at its current pstate
         self.jobs: dict[int, _RunningJob] = {}  # by id(record)
+        self._traces_of = traces_of  # the parsed traces of a trace profile's job
         self._generation = 0
         self._dirty = False  # an activity joined the sharing since the last re-solve
         self._advanced_to = -1.0  # the time every sharing cursor was last moved to
@@ -141,7 +143,7 @@ class ParallelTaskRunner:
         to host ids (storage hosts come after the compute hosts)."""
         job = _RunningJob(self, record, executors)
         self.jobs[id(record)] = job
-        job.model = job_model_for(record, executors, storages or {})
+        job.model = job_model_for(record, storages or {}, self._traces_of, self.host_cores)
         job.model.start(job)
         self._resolve_if_dirty()
 

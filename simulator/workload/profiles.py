@@ -31,12 +31,12 @@ SUPPORTED_TYPES = (
     "composed",
     "parallel_homogeneous_pfs",  # I/O to a storage host (platforms with a network)
     "data_staging",  # bytes between two storage hosts (platforms with a network)
+    "usage_trace",  # per-rank (usage, flops) traces (usage_traces.py)
     "cpu_ops",  # IRMaSim's node model (platforms with a node hierarchy only)
 )
 # Profile types Batsim 4 knows that joulesim does not simulate (yet).
 UNSUPPORTED_BATSIM_TYPES = (
     "smpi",
-    "usage_trace",
     "send",
     "recv",
 )
@@ -55,7 +55,9 @@ MAX_CPU_OPS = 1e24
 
 _SUPPORTED_TEXT = ", ".join(SUPPORTED_TYPES)
 _PROFILE_FIELDS = frozenset({"type", "delay", "cpu", "com", "seq", "repeat", "ret", "req_ops", "ipc", "mem_vol",
-                             "bytes_to_read", "bytes_to_write", "storage", "host", "nb_bytes", "from", "to"})
+                             "bytes_to_read", "bytes_to_write", "storage", "host", "nb_bytes", "from", "to", "trace"})
+# Profile types whose `trace` field names files read with the workload (trace_listing.py).
+TRACE_TYPES = ("usage_trace",)
 
 
 def _check_non_negative_number(profile: dict, key: str, where: str, path: str) -> None:
@@ -171,6 +173,11 @@ def validate_profile(name: str, profile: Any, where: str, path: str) -> dict:
         for key in ("storage", "host"):
             if key in profile:
                 _check_label(profile, key, where, path)
+    elif ptype in TRACE_TYPES:
+        trace = profile.get("trace")
+        if not isinstance(trace, str) or not trace:
+            raise InputError(path, f"{where}: field 'trace'", "is missing" if "trace" not in profile else f"invalid value {shown(trace)}",
+                             "trace must name the file that lists one trace file per rank, relative to the workload file")
     elif ptype == "data_staging":
         _check_non_negative_number(profile, "nb_bytes", where, path)
         for key in ("from", "to"):
@@ -253,6 +260,11 @@ def summarize_profiles(profiles: dict[str, dict], path: str) -> dict[str, Profil
                 raise InputError(path, f"profile '{clip(name)}': field 'seq'",
                                  f"element {i} names the cpu_ops profile '{clip(item)}'",
                                  "cpu_ops profiles run as a job's own profile only (IRMaSim jobs have one phase)")
+            if profiles[item]["type"] in TRACE_TYPES:
+                raise InputError(path, f"profile '{clip(name)}': field 'seq'",
+                                 f"element {i} names the {profiles[item]['type']} profile '{clip(item)}'",
+                                 "joulesim runs trace profiles as a job's own profile only (Batsim also runs them "
+                                 "inside a composed profile: not yet here); give the job that profile directly")
 
     summaries: dict[str, ProfileSummary] = {}
     for start, profile in profiles.items():

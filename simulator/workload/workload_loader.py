@@ -17,6 +17,7 @@ from joulesim.inputs.json_input import (
     time_error,
 )
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME, check_time
+from joulesim.simulator.workload.profile_traces import load_profile_traces
 from joulesim.simulator.workload.profiles import leaf_executor_count, summarize_profiles, validate_profile
 from joulesim.simulator.workload.workload_irmasim import batsim_document, is_irmasim_workload
 from joulesim.simulator.workload.workload_model import Job, Workload
@@ -95,6 +96,7 @@ def workload_from_bytes(path: str, raw: bytes, name: str) -> Workload:
     for pname, profile in doc["profiles"].items():
         profiles[pname] = validate_profile(pname, profile, f"profile '{clip(pname)}'", path)
     summaries = summarize_profiles(profiles, path)
+    traces = load_profile_traces(path, profiles)
 
     jobs: list[Job] = []
     first_index: dict[str, int] = {}
@@ -112,7 +114,7 @@ def workload_from_bytes(path: str, raw: bytes, name: str) -> Workload:
 
     # Batsim submits simultaneous jobs by id; IRMaSim in the file's order (its queue order).
     jobs.sort(key=(lambda j: j.subtime) if irmasim else (lambda j: (j.subtime, j.id)))
-    return Workload(name=name, path=path, jobs=jobs, profiles=profiles, nb_res=nb_res)
+    return Workload(name=name, path=path, jobs=jobs, profiles=profiles, nb_res=nb_res, traces=traces)
 
 
 def parse_job(raw: Any, index: int, workload: str, profiles: dict[str, dict], path: str,

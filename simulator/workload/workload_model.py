@@ -31,6 +31,8 @@ class Workload:
     jobs: list[Job]  # in submission order: by (subtime, job id as a string)
     profiles: dict[str, dict[str, Any]]  # validated profile JSON, by name
     nb_res: int | None = None
+    # The traces of its usage_trace (and smpi) profiles, read with the file, by profile name.
+    traces: dict[str, Any] = field(default_factory=dict)
 
 
 def workload_machine_limit(workloads: list[Workload], mmax: int, nb_compute: int, source: str) -> int:
