@@ -252,3 +252,22 @@ def test_add_role_to_hosts_on_the_command_line(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "joulesim.cli.main", "run", "-p", platform, "-w", workload, "-d", "fcfs",
                           "-r", "io9:storage", "-e", str(tmp_path / "bad")], capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0 and "no host named 'io9'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+# ---------------------------------------------------------------- shipped deciders
+def test_shipped_deciders_send_a_storage_mapping_option(tmp_path):
+    """`-o storage_mapping=pfs:3` on EASY: its EXECUTE_JOBs map the label to io1 (resource 3)."""
+    profiles = {"io": {"type": "parallel_homogeneous_pfs", "bytes_to_read": 1e9}}
+    workload = write_workload(tmp_path, [{"id": 1, "subtime": 0, "res": 1, "profile": "io"},
+                                         {"id": 2, "subtime": 0, "res": 1, "profile": "io"}], profiles)
+    result = simulate(write_storage_platform(tmp_path), workload, "easy", options={"storage_mapping": "pfs:3"})
+    finish = dict(zip(result.jobs["job_id"], result.jobs["finish_time"]))
+    assert finish == {"1": pytest.approx(20 + ROUTE_LATENCY, abs=1e-6), "2": pytest.approx(20 + ROUTE_LATENCY, abs=1e-6)}
+    with pytest.raises(JoulesimError, match="platform has 2 storage hosts"):  # without it: no guess among two
+        simulate(write_storage_platform(tmp_path), workload, "easy")
+
+
+@pytest.mark.parametrize("value", ["pfs", "pfs:", ":3", "pfs:-1", "pfs:x", "pfs:3,"])
+def test_a_bad_storage_mapping_option_is_refused(tmp_path, value):
+    with pytest.raises(JoulesimError, match="option storage_mapping=.* is invalid: accepted values are LABEL:ID pairs"):
+        simulate(write_storage_platform(tmp_path), "tiny", "fcfs", options={"storage_mapping": value})

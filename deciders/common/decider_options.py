@@ -11,7 +11,7 @@ import math
 from joulesim.protocol.errors import JoulesimError
 from joulesim.protocol.number_text import NumberTextError, parse_decimal, parse_integer
 
-__all__ = ["bool_option", "choice_option", "float_option", "int_option"]
+__all__ = ["bool_option", "choice_option", "float_option", "int_option", "label_ids_option"]
 
 
 def _invalid(decider: str, name: str, value: str, accepted: str) -> JoulesimError:
@@ -65,6 +65,25 @@ def choice_option(decider: str, options: dict[str, str], name: str, choices: tup
     if text not in choices:
         raise _invalid(decider, name, text, ", ".join(repr(c) for c in choices))
     return text
+
+
+def label_ids_option(decider: str, options: dict[str, str], name: str) -> dict[str, int] | None:
+    """LABEL:ID pairs separated by commas (e.g. pfs:128,bb:129), as a dict; None when absent."""
+    if name not in options:
+        return None
+    text = str(options[name]).strip()
+    accepted = "LABEL:ID pairs separated by commas, IDs integers >= 0 (e.g. pfs:128,bb:129)"
+    pairs: dict[str, int] = {}
+    for part in text.split(","):
+        label, colon, number = part.strip().rpartition(":")
+        try:
+            value = parse_integer(number.strip())
+        except NumberTextError:
+            raise _invalid(decider, name, text, accepted) from None
+        if not colon or not label or value < 0:
+            raise _invalid(decider, name, text, accepted)
+        pairs[label] = value
+    return pairs
 
 
 _TRUE = ("true", "1", "yes")

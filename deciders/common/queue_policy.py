@@ -28,6 +28,7 @@ from typing import Any, Iterator
 
 from procset import ProcSet
 
+from joulesim.deciders.common.decider_options import label_ids_option
 from joulesim.deciders.common.machine_masks import (
     lowest_bits,
     lowest_bits_and_runs,
@@ -48,12 +49,16 @@ class QueuePolicy(Decider):
     """Base of the queue policies: waiting queue, usable machines, running jobs."""
 
     #: Options the decider accepts (name -> description); `load_decider` rejects others.
-    OPTIONS: dict[str, str] = {}
+    OPTIONS: dict[str, str] = {
+        "storage_mapping": "storage labels of the jobs' pfs and data_staging profiles -> storage resource ids, "
+                           "sent with every EXECUTE_JOB (e.g. pfs:128,bb:129; default: none, Batsim's guess)",
+    }
     #: The order in which passes visit the waiting jobs (a policy with another order sets its own).
     queue_order: QueueOrder = SUBMISSION_ORDER
 
     def __init__(self, options: dict[str, str] | None = None):
         super().__init__(options)
+        self.storage_mapping = label_ids_option(type(self).__name__, self.options, "storage_mapping")
         self.queue = WaitingQueue()
         self.running: dict[str, RunningJob] = {}
         self.all_mask = 0  # every compute resource
@@ -95,7 +100,7 @@ class QueuePolicy(Decider):
             runs = mask_runs(mask)
         alloc = _procset_from_runs(runs)
         self.queue.remove(job.id)
-        self.execute_job(job.id, alloc)
+        self.execute_job(job.id, alloc, storage_mapping=self.storage_mapping)
         self.busy_mask |= mask
         self.free_mask &= ~mask
         walltime = job.walltime
