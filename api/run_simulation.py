@@ -61,6 +61,7 @@ def simulate(platform: PlatformSource = "cluster32",
              enable_dynamic_jobs: bool = False,
              enable_compute_sharing: bool = False,
              disable_storage_sharing: bool = False,
+             no_sched: bool = False,
              acknowledge_dynamic_jobs: bool = False,
              forward_profiles_on_submission: bool = False,
              timeout: float = DEFAULT_TIMEOUT_S,
@@ -85,6 +86,7 @@ def simulate(platform: PlatformSource = "cluster32",
     export: write the Batsim output files under this prefix; by default nothing is written.
     time_limit: stop with RunTimeLimitError after this many seconds of wall-clock time.
     decider_log: where a decider process's stdout and stderr go (a file object); default: ours.
+    no_sched: Batsim's --no-sched: no decider; every job starts at t=0 on hosts 0..res-1.
     The other keywords are the flags of `joulesim simulate` (`timeout`: seconds to wait for each
     decider reply; `sched_config` and `sched_config_file`: `--sched-cfg` and `--sched-cfg-file`).
     Errors are JoulesimError subclasses with the CLI's messages.
@@ -96,10 +98,17 @@ def simulate(platform: PlatformSource = "cluster32",
         events=events, forward_unknown_events=forward_unknown_events,
         disable_machine_state_tracing=disable_machine_state_tracing, verbosity=verbosity,
         enable_dynamic_jobs=enable_dynamic_jobs, enable_compute_sharing=enable_compute_sharing,
-        disable_storage_sharing=disable_storage_sharing, acknowledge_dynamic_jobs=acknowledge_dynamic_jobs,
+        disable_storage_sharing=disable_storage_sharing, no_sched=no_sched, acknowledge_dynamic_jobs=acknowledge_dynamic_jobs,
         forward_profiles_on_submission=forward_profiles_on_submission, timeout=timeout, progress=progress)
     options = {str(k): option_text(v) for k, v in (options or {}).items()}
     keys = _curve_keys(curve_keys)
+    if no_sched:
+        if decider is not None or socket_endpoint is not None:
+            raise JoulesimError("no_sched=True runs without a decider (every job starts at t=0 on hosts 0..res-1, "
+                                "as Batsim's --no-sched): drop decider / socket_endpoint")
+        from joulesim.protocol.transport_inprocess import InProcessRequester
+
+        return _result(run_configured(config, InProcessRequester(Decider()), time_limit), config)
     if socket_endpoint is not None:
         if decider is not None:
             raise JoulesimError("give either decider or socket_endpoint, not both (socket_endpoint is for a "

@@ -119,7 +119,7 @@ def simulation_config(platform: PlatformSource, workload: WorkloadSource | Seque
                       sched_config: str | None, sched_config_file: str | os.PathLike | None,
                       events: str | os.PathLike | Sequence[dict] | None, forward_unknown_events: bool,
                       disable_machine_state_tracing: bool, verbosity: str, enable_dynamic_jobs: bool,
-                      enable_compute_sharing: bool, disable_storage_sharing: bool,
+                      enable_compute_sharing: bool, disable_storage_sharing: bool, no_sched: bool,
                       acknowledge_dynamic_jobs: bool, forward_profiles_on_submission: bool, timeout: float,
                       progress: bool) -> SimulationConfig:
     """Every input loaded and checked, the output prefix first (it costs nothing; loading may),
@@ -130,6 +130,10 @@ def simulation_config(platform: PlatformSource, workload: WorkloadSource | Seque
         raise JoulesimError(f"verbosity={verbosity!r}: use one of {', '.join(VERBOSITY_LEVELS)}")
     if idle_power not in IDLE_POWER_RULES:
         raise JoulesimError(f"idle_power={idle_power!r}: use one of {', '.join(IDLE_POWER_RULES)}")
+    if no_sched and (events is not None or enable_dynamic_jobs):
+        raise JoulesimError("--no-sched runs the workloads' jobs without a decider: external events and dynamic jobs "
+                            "need one (Batsim's --no-sched starts no server to take them): drop "
+                            + ("--events" if events is not None else "--enable-dynamic-jobs"))
     if export_prefix is not None:
         check_output_prefix(export_prefix)  # see simulator/output/output_files.py
     platform_model = platform_from(platform, master_host, platform_name, host_roles(add_role_to_hosts))
@@ -161,4 +165,5 @@ def simulation_config(platform: PlatformSource, workload: WorkloadSource | Seque
         verbosity=verbosity,
         compute_sharing=enable_compute_sharing,
         storage_sharing=not disable_storage_sharing,
+        no_sched=no_sched,
     )

@@ -109,6 +109,9 @@ def simulate(endpoint: str, curve_keys: str | None, dump_execution_context: bool
         _warn_if_exposed(endpoint, keys)
         options, _ = split_simulate_kwargs(kwargs)
         config = build_config(options)  # inputs and output prefix checked: nothing written yet
+        if config.no_sched:  # Batsim's batexec: no decider to connect to
+            _simulate_without_decider(config)
+            return
         _simulate(config, ZmqRequester(endpoint, config.timeout_s, curve=keys))
     except RunInterrupted:
         raise
@@ -147,6 +150,9 @@ def _run(decider: str, decider_kv: dict[str, str], in_process: bool, curve_keys:
     is opened (and an older run's are removed): the decider's name and options, the inputs, the
     output prefix."""
     options, _ = split_simulate_kwargs(kwargs)
+    if options["no_sched"]:  # no decider is started: every job runs at t=0 on hosts 0..res-1
+        _simulate_without_decider(build_config(options))
+        return
     if in_process:
         from joulesim.deciders import load_decider
         from joulesim.protocol.transport_inprocess import InProcessRequester
@@ -180,6 +186,13 @@ def _run(decider: str, decider_kv: dict[str, str], in_process: bool, curve_keys:
     finally:
         process.stop()
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def _simulate_without_decider(config: Any) -> None:
+    from joulesim.protocol.decider import Decider
+    from joulesim.protocol.transport_inprocess import InProcessRequester
+
+    _simulate(config, InProcessRequester(Decider()))
 
 
 def _report_decider_bug(name: str, decider: Any) -> None:

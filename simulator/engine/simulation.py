@@ -41,6 +41,7 @@ from joulesim.simulator.models.core_task_runner import CoreTaskRunner, initial_s
 from joulesim.simulator.models.ptask_runner import ParallelTaskRunner
 from joulesim.simulator.platform.free_network import FreeNetwork
 from joulesim.simulator.workload.profile_traces import profile_traces
+from joulesim.simulator.workload.storage_labels import resolve_storages
 from joulesim.simulator.output.job_statistics import JobStatistics
 from joulesim.simulator.output.jobs_output import JobsOutput
 from joulesim.simulator.output.machine_states import IDLE, SLEEPING, MachineStates
@@ -96,10 +97,11 @@ class Simulation(EventSources, JobLifecycle):
         self.host_speed = [h.speed for h in hosts]
         self.host_pstate = [h.pstate for h in hosts]
         self.host_job: list[JobRecord | None] = [None] * self.nb_hosts
-        if config.compute_sharing and self.hierarchy is not None:
-            raise JoulesimError(f"--enable-compute-sharing: {config.platform.source} is a node platform, whose cores "
+        if (config.compute_sharing or config.no_sched) and self.hierarchy is not None:
+            flag = "--no-sched" if config.no_sched else "--enable-compute-sharing"
+            raise JoulesimError(f"{flag}: {config.platform.source} is a node platform, whose cores "
                                 "run one task each (drop the flag, or use a Batsim platform)")
-        self.host_running = SharedHosts(self.host_job) if config.compute_sharing else None
+        self.host_running = SharedHosts(self.host_job) if config.compute_sharing or config.no_sched else None
         # --disable-storage-sharing: the running job that holds each storage host (by resource id).
         self.storage_job: dict[int, JobRecord] = {}
         self.host_unavailable = [False] * self.nb_hosts
@@ -143,7 +145,7 @@ class Simulation(EventSources, JobLifecycle):
         # Batsim's actors decide when things happen and which message carries each event
         # (event_grouping "batsim"); None: every event of one time in one message ("per-time").
         # IRMaSim's node platforms follow IRMaSim, which has no such actors: one message per time.
-        batsim = config.event_grouping == "batsim" and self.hierarchy is None
+        batsim = config.event_grouping == "batsim" and self.hierarchy is None and not config.no_sched
         self.actors: BatsimActors | None = BatsimActors(self) if batsim else None
         self._progress = None
         self._files: list[Any] = []
@@ -241,7 +243,7 @@ class Simulation(EventSources, JobLifecycle):
         if self.hierarchy is not None:
             self.runner = CoreTaskRunner(self.hierarchy, self.at, lambda: self.env._now, self._tasks_done,
                                          self.energy, self.host_job)
-        elif network is not None or self.config.compute_sharing or any(w.traces for w in self.config.workloads):
+        elif network is not None or self.host_running is not None or any(w.traces for w in self.config.workloads):
             if network is None:  # sharing CPUs, or replaying traces, without links: transfers are free
                 network = FreeNetwork()
             energy = self.energy
@@ -301,6 +303,9 @@ class Simulation(EventSources, JobLifecycle):
         return handle
 
     def _start(self) -> None:
+        if self.config.no_sched:
+            self._start_every_job()
+            return
         # SIMULATION_BEGINS goes alone, as Batsim sends it: pybatsim reads this first message
         # before its scheduler is initialised. Events of t=0 then come together in the next.
         self.emit("SIMULATION_BEGINS", self._simulation_begins_data())
@@ -351,6 +356,9 @@ class Simulation(EventSources, JobLifecycle):
                 "requested calls")
 
     def _call_decider(self) -> None:
+        if self.config.no_sched:  # no decider: the events go nowhere
+            self.pending.clear()
+            return
         now = self.env._now
         message = {"now": now, "events": self.pending}
         self.pending = []
@@ -394,7 +402,29 @@ class Simulation(EventSources, JobLifecycle):
     def _decider_ready(self, _: Any) -> None:
         self.decider_free = True
 
+    def _start_every_job(self) -> None:
+        """--no-sched (Batsim's batexec_job_launcher_process): each job starts now on hosts
+        0..res-1, in each workload's order; nothing is submitted, no decider is called."""
+        self.submitters_left = 0
+        for workload in self.config.workloads:
+            for job in workload.jobs:
+                record = self.records[job.id]
+                if job.res > self.nb_hosts:
+                    raise JoulesimError(f"--no-sched starts job {job.id} on hosts 0-{job.res - 1}, but the platform has "
+                                        f"{self.nb_hosts} compute hosts (Batsim would stop too): drop the job or use a larger platform")
+                storages, problem = resolve_storages(job.profile, record.profiles, None,
+                                                     range(self.nb_hosts, self.nb_hosts + len(self.config.platform.storage_hosts)))
+                if problem:
+                    raise JoulesimError(f"--no-sched: job {job.id}: {problem.split(': add')[0]} (with --no-sched no decider maps storages)")
+                if self._energy_first_submission is None and self.energy is not None:
+                    self._energy_first_submission = self.energy.window_start(self.env._now)
+                self.nb_unfinished += 1
+                self.start_job(record, [(0, job.res - 1)], job.res, f"0-{job.res - 1}" if job.res > 1 else "0", None, storages)
+        self.pending.clear()
+
     def _end(self) -> None:
+        if self.config.no_sched:
+            return
         now = self.env._now
         reply = self.link.call({"now": now, "events": [{"timestamp": now, "type": "SIMULATION_ENDS", "data": {}}]})
         self.warn_decisions_after_end(reply)

@@ -51,3 +51,6 @@ class SimulationConfig:
     compute_sharing: bool = False
     # Batsim's --disable-storage-sharing (False): a storage host serves one running job at a time.
     storage_sharing: bool = True
+    # Batsim's --no-sched (its "batexec" mode): no decider; every job of every workload starts
+    # at t=0 on hosts 0..res-1, whatever its submission time, the jobs sharing those hosts.
+    no_sched: bool = False
