@@ -62,6 +62,7 @@ def simulate(platform: PlatformSource = "cluster32",
              enable_compute_sharing: bool = False,
              disable_storage_sharing: bool = False,
              no_sched: bool = False,
+             enable_profile_reuse: bool = False,
              acknowledge_dynamic_jobs: bool = False,
              forward_profiles_on_submission: bool = False,
              timeout: float = DEFAULT_TIMEOUT_S,
@@ -98,7 +99,7 @@ def simulate(platform: PlatformSource = "cluster32",
         events=events, forward_unknown_events=forward_unknown_events,
         disable_machine_state_tracing=disable_machine_state_tracing, verbosity=verbosity,
         enable_dynamic_jobs=enable_dynamic_jobs, enable_compute_sharing=enable_compute_sharing,
-        disable_storage_sharing=disable_storage_sharing, no_sched=no_sched, acknowledge_dynamic_jobs=acknowledge_dynamic_jobs,
+        disable_storage_sharing=disable_storage_sharing, no_sched=no_sched, enable_profile_reuse=enable_profile_reuse, acknowledge_dynamic_jobs=acknowledge_dynamic_jobs,
         forward_profiles_on_submission=forward_profiles_on_submission, timeout=timeout, progress=progress)
     options = {str(k): option_text(v) for k, v in (options or {}).items()}
     keys = _curve_keys(curve_keys)

@@ -120,6 +120,7 @@ def simulation_config(platform: PlatformSource, workload: WorkloadSource | Seque
                       events: str | os.PathLike | Sequence[dict] | None, forward_unknown_events: bool,
                       disable_machine_state_tracing: bool, verbosity: str, enable_dynamic_jobs: bool,
                       enable_compute_sharing: bool, disable_storage_sharing: bool, no_sched: bool,
+                      enable_profile_reuse: bool,
                       acknowledge_dynamic_jobs: bool, forward_profiles_on_submission: bool, timeout: float,
                       progress: bool) -> SimulationConfig:
     """Every input loaded and checked, the output prefix first (it costs nothing; loading may),
@@ -130,6 +131,9 @@ def simulation_config(platform: PlatformSource, workload: WorkloadSource | Seque
         raise JoulesimError(f"verbosity={verbosity!r}: use one of {', '.join(VERBOSITY_LEVELS)}")
     if idle_power not in IDLE_POWER_RULES:
         raise JoulesimError(f"idle_power={idle_power!r}: use one of {', '.join(IDLE_POWER_RULES)}")
+    if enable_profile_reuse and not enable_dynamic_jobs:  # as Batsim (batsim.cpp, parse_main_args)
+        raise JoulesimError("--enable-profile-reuse lets dynamic jobs reuse the profiles of ended jobs: it needs "
+                            "--enable-dynamic-jobs")
     if no_sched and (events is not None or enable_dynamic_jobs):
         raise JoulesimError("--no-sched runs the workloads' jobs without a decider: external events and dynamic jobs "
                             "need one (Batsim's --no-sched starts no server to take them): drop "
@@ -166,4 +170,5 @@ def simulation_config(platform: PlatformSource, workload: WorkloadSource | Seque
         compute_sharing=enable_compute_sharing,
         storage_sharing=not disable_storage_sharing,
         no_sched=no_sched,
+        profile_reuse=enable_profile_reuse,
     )

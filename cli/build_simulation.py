@@ -32,6 +32,7 @@ def build_config(options: dict[str, Any]) -> SimulationConfig:
         forward_unknown_events=options["forward_unknown_events"],
         disable_machine_state_tracing=options["disable_machine_state_tracing"], verbosity=verbosity,
         enable_dynamic_jobs=options["enable_dynamic_jobs"], enable_compute_sharing=options["enable_compute_sharing"],
-        disable_storage_sharing=options["disable_storage_sharing"], no_sched=options["no_sched"], acknowledge_dynamic_jobs=options["acknowledge_dynamic_jobs"],
+        disable_storage_sharing=options["disable_storage_sharing"], no_sched=options["no_sched"],
+        enable_profile_reuse=options["enable_profile_reuse"], acknowledge_dynamic_jobs=options["acknowledge_dynamic_jobs"],
         forward_profiles_on_submission=options["forward_profiles_on_submission"], timeout=options["timeout_s"],
         progress=progress)

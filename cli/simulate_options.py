@@ -38,6 +38,9 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
                          help="Let several jobs run on one compute host at once, sharing it (Batsim's flag)."),
             click.option("--disable-storage-sharing", is_flag=True,
                          help="A storage host serves one running job at a time (Batsim's flag)."),
+            click.option("--enable-profile-reuse", is_flag=True,
+                         help="Dynamic jobs may name the profiles of jobs that ended (Batsim removes them otherwise; "
+                              "needs --enable-dynamic-jobs)."),
             click.option("--no-sched", is_flag=True,
                          help="No decider: every job starts at t=0 on hosts 0..res-1, the jobs sharing them "
                               "(Batsim's --no-sched; its help says 'one after the other', its code starts them all at once)."),
@@ -130,7 +133,7 @@ def curve_keys_option() -> Callable:
 SIMULATE_KEYS = ("platform", "platform_name", "idle_power", "workloads", "export_prefix", "master_host", "add_role_to_hosts", "mmax",
                  "mmax_workload", "sched_cfg", "sched_cfg_file", "events_path", "forward_unknown_events",
                  "disable_machine_state_tracing", "disable_schedule_tracing", "verbosity", "quiet", "sg_cfg", "sg_log", "energy",
-                 "enable_dynamic_jobs", "enable_compute_sharing", "disable_storage_sharing", "no_sched", "acknowledge_dynamic_jobs", "forward_profiles_on_submission",
+                 "enable_dynamic_jobs", "enable_compute_sharing", "disable_storage_sharing", "no_sched", "enable_profile_reuse", "acknowledge_dynamic_jobs", "forward_profiles_on_submission",
                  "timeout_s", "progress", "event_grouping")
 
 

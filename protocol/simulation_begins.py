@@ -7,7 +7,7 @@ from typing import Any
 
 def batsim_config(forward_profiles: bool = False, dynamic_jobs: bool = False,
                   acknowledge_dynamic_jobs: bool = False, sched_config: str = "",
-                  forward_unknown_events: bool = False) -> dict[str, Any]:
+                  forward_unknown_events: bool = False, profile_reuse: bool = False) -> dict[str, Any]:
     """`sched_config`: Batsim's `--sched-cfg` string (or the text of `--sched-cfg-file`), forwarded
     as it is."""
     return {
@@ -18,7 +18,7 @@ def batsim_config(forward_profiles: bool = False, dynamic_jobs: bool = False,
         "profiles-forwarded-on-submission": forward_profiles,
         "dynamic-jobs-enabled": dynamic_jobs,
         "dynamic-jobs-acknowledged": acknowledge_dynamic_jobs,
-        "profile-reuse-enabled": False,
+        "profile-reuse-enabled": profile_reuse,
         "sched-config": sched_config,
         "forward-unknown-events": forward_unknown_events,
     }

@@ -207,6 +207,8 @@ class BatsimActors:
         message = as_batsim_writes(message)  # what the decider reads (see protocol/batsim_number_format.py)
         now = message["now"]
         reply = sim.link.call(message)
+        if sim._profiles_to_collect:
+            sim.profiles_collected()
         if self.end_sent:
             sim.warn_decisions_after_end(reply)
         else:

@@ -248,7 +248,10 @@ class DecisionApplier:
         sim = self.sim
         workload, name = data["workload_name"], data["profile_name"]
         profiles = sim.profiles.setdefault(workload, {})
-        if name in profiles:
+        collected = sim.collected_profiles.get(workload, ())
+        if name in collected:  # Batsim removed it: the name is free again
+            collected.discard(name)
+        elif name in profiles:
             raise DecisionError(f"{context}: profile {name!r} already exists in workload {workload!r}: "
                                 "give the new profile another name")
         try:
@@ -272,6 +275,10 @@ class DecisionApplier:
             raise DecisionError(f"{context}: job {job_id}: workload {workload!r} has no profiles; "
                                 "REGISTER_PROFILE one first")
         raw = dict(data["job"])
+        if raw.get("profile") in sim.collected_profiles.get(workload, ()):
+            raise DecisionError(f"{context}: job {job_id}: profile {raw['profile']!r} of workload {workload!r} was removed "
+                                "when a job of it ended (Batsim removes a job's profile once its end is reported): "
+                                "run with --enable-profile-reuse, or REGISTER_PROFILE it again first")
         raw["id"] = local_id
         raw.setdefault("subtime", sim.env.now)
         try:

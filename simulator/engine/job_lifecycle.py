@@ -168,6 +168,8 @@ class JobLifecycle:
         record.state = state
         record.finish = now
         self.nb_unfinished -= 1
+        if self._collect_profiles:
+            self._profiles_to_collect.append((job.workload, job.profile))
         host_job, unavailable = self.host_job, self.host_unavailable
         size = still_unavailable = 0
         if self.host_running is not None:  # compute sharing: only hosts left with no job are idle
@@ -208,6 +210,8 @@ class JobLifecycle:
         record.state = state
         record.finish = self.env._now
         self.nb_unfinished -= 1
+        if self._collect_profiles:
+            self._profiles_to_collect.append((job.workload, job.profile))
         self.jobs_out.write_rejected(job.local_id, job.workload, job.profile, job.subtime, job.res,
                                      job.walltime, record.metadata, state)
         self.stats.record_rejected()

@@ -121,6 +121,11 @@ class Simulation(EventSources, JobLifecycle):
         self.profiles: dict[str, dict[str, dict[str, Any]]] = {}
         self._workloads_by_name = {w.name: w for w in config.workloads}
         self._registered_traces: dict[tuple[str, str], Any] = {}
+        # Batsim's profile garbage collection (only observable by dynamic jobs): profiles of jobs
+        # ended since the last message, removed once it is sent; then the removed ones by workload.
+        self._collect_profiles = config.dynamic_jobs and not config.profile_reuse
+        self._profiles_to_collect: list[tuple[str, str]] = []
+        self.collected_profiles: dict[str, set[str]] = {}
         self.records: dict[str, JobRecord] = {}
         for workload in config.workloads:
             check_workload_fits_platform(workload, self.hierarchy, config.platform.source, config.platform.network is not None)
@@ -363,6 +368,8 @@ class Simulation(EventSources, JobLifecycle):
         message = {"now": now, "events": self.pending}
         self.pending = []
         reply = self.link.call(message)
+        if self._profiles_to_collect:
+            self.profiles_collected()
         # As Batsim 4 does, a decision stamped before the simulator's clock (the call's time, or
         # an earlier decision's) applies at that clock: deciders that print times with fewer
         # digits answer 2904.153 to a call at 2904.1530000000002.
@@ -401,6 +408,13 @@ class Simulation(EventSources, JobLifecycle):
 
     def _decider_ready(self, _: Any) -> None:
         self.decider_free = True
+
+    def profiles_collected(self) -> None:
+        """A message went to the decider: the profiles of the jobs it reported ended are gone
+        (Batsim: server.cpp deletes those jobs and, without --enable-profile-reuse, their profiles)."""
+        for workload, profile in self._profiles_to_collect:
+            self.collected_profiles.setdefault(workload, set()).add(profile)
+        self._profiles_to_collect.clear()
 
     def _start_every_job(self) -> None:
         """--no-sched (Batsim's batexec_job_launcher_process): each job starts now on hosts
@@ -462,7 +476,7 @@ class Simulation(EventSources, JobLifecycle):
             "allow_compute_sharing": config.compute_sharing,
             "allow_storage_sharing": config.storage_sharing,
             "config": batsim_config(config.forward_profiles, config.dynamic_jobs, config.acknowledge_dynamic_jobs,
-                                    config.sched_config, config.forward_unknown_events),
+                                    config.sched_config, config.forward_unknown_events, config.profile_reuse),
             "compute_resources": self._compute_resources(),
             "storage_resources": [
                 {"id": self.nb_hosts + i, "name": h.name, "state": "idle", "properties": h.properties,

@@ -54,3 +54,7 @@ class SimulationConfig:
     # Batsim's --no-sched (its "batexec" mode): no decider; every job of every workload starts
     # at t=0 on hosts 0..res-1, whatever its submission time, the jobs sharing those hosts.
     no_sched: bool = False
+    # Batsim's --enable-profile-reuse (with dynamic jobs): a job's profile stays registered after
+    # the job ends. Without it Batsim removes the profile once the message reporting the job's
+    # end is sent, so a dynamic job registered later cannot name it.
+    profile_reuse: bool = False

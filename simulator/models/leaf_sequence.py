@@ -31,6 +31,9 @@ class LeafSequence:
         self.profiles = profiles
         self.storages = storages  # label -> host id, resolved when the job started
         self.sequence = unroll(root, profiles)
+        # Its leaves as they are now: a profile registered again under the same name later
+        # (after Batsim's garbage collection) must not change a running job.
+        self.leaves = [profiles[name] for name in self.sequence]
         self.index = 0
         self.current: "ActivityHandle | None" = None
         self.context: "ActivityContext | None" = None
@@ -45,7 +48,7 @@ class LeafSequence:
             self.current = None
             context.finish()
             return
-        profile = self.profiles[self.sequence[self.index]]
+        profile = self.leaves[self.index]
         if profile["type"] == "delay":
             self.current = context.sleep(float(profile["delay"]), self._task_done)
         else:
@@ -59,7 +62,7 @@ class LeafSequence:
     def progress(self) -> dict[str, Any]:
         name = self.sequence[self.index] if self.index < len(self.sequence) else self.root
         leaf = {"profile_name": name, "progress": self.current.progress() if self.current is not None else 0.0}
-        if self.profiles[self.root]["type"] != "composed":
+        if len(self.sequence) == 1 and self.sequence[0] == self.root:  # not a composed profile
             return leaf
         return {"profile_name": self.root, "current_task_index": self.index, "current_task": leaf}
 
