@@ -38,19 +38,12 @@ def one_run(workload: str, platform: str, variant: str, queue) -> None:
     from joulesim.simulator.engine.decider_link import DeciderLink
     from joulesim.simulator.engine.simulation import Simulation
     from joulesim.simulator.engine.simulation_config import SimulationConfig
-    from joulesim.simulator.models import ptask_runner
     from joulesim.simulator.platform.platform_loader import load_platform
     from joulesim.simulator.workload.workload_loader import load_workload
 
-    solve = ptask_runner.fair_bottleneck_periods
-    resolves = 0
+    from resolve_counter import ResolveCounter
 
-    def counted(*args):
-        nonlocal resolves
-        resolves += 1
-        return solve(*args)
-
-    ptask_runner.fair_bottleneck_periods = counted  # the runner looks it up in its module at each call
+    counter = ResolveCounter()
     directory = tempfile.mkdtemp(prefix="bench_fig51_")
     try:
         config = SimulationConfig(platform=load_platform(platform), workloads=[load_workload(workload, "w0")],
@@ -62,7 +55,7 @@ def one_run(workload: str, platform: str, variant: str, queue) -> None:
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     queue.put({"wall": wall, "jobs": result.stats.nb_jobs, "killed": result.stats.nb_killed,
-               "makespan": result.stats.makespan, "calls": result.decider_calls, "resolves": resolves,
+               "makespan": result.stats.makespan, "calls": result.decider_calls, "resolves": counter.calls,
                "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
 
 
