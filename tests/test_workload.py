@@ -275,7 +275,7 @@ def test_bad_profile_in_file(tmp_path, bad, parts):
     expect_error(write(tmp_path, workload([job()], {"p": DELAY, "q": bad})), *parts)
 
 
-@pytest.mark.parametrize("ptype", ["smpi", "send", "recv"])
+@pytest.mark.parametrize("ptype", ["send", "recv"])
 def test_out_of_scope_batsim_types(tmp_path, ptype):
     path = write(tmp_path, workload([job()], {"p": DELAY, "q": {"type": ptype}}))
     expect_error(path, "profile 'q'", "field 'type'",

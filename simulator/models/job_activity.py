@@ -23,6 +23,10 @@ class ActivityHandle(Protocol):
         """Fraction of the activity done, in [0, 1] (its cursor; 0 during its latency)."""
         ...
 
+    def cancel(self) -> None:
+        """Stop it now, unfinished: it frees its resources and its `then` is never called."""
+        ...
+
 
 class ActivityContext(Protocol):
     """What a job model may ask of the runner, for one running job."""

@@ -46,7 +46,7 @@ class _Activity:
     """One parallel task of a job (ActivityHandle)."""
 
     __slots__ = ("resources", "amounts", "own_period", "latency", "cpu_hosts", "cpu_flops",
-                 "remaining", "period", "updated", "sharing", "end", "then", "over")
+                 "remaining", "period", "updated", "sharing", "end", "then", "over", "job")
 
     def __init__(self, then: Callable[[], None]):
         self.resources = _NO_RESOURCES
@@ -61,10 +61,15 @@ class _Activity:
         self.sharing = False  # past its latency, progressing
         self.end = float("inf")  # predicted at the last re-solve
         self.then = then
-        self.over = False  # completed, or its job was killed
+        self.over = False  # completed, cancelled, or its job was killed
+        self.job: "_RunningJob | None" = None
 
     def progress(self) -> float:
         return min(1.0, max(0.0, 1.0 - self.remaining))
+
+    def cancel(self) -> None:
+        """Stop it now (an MPI request cancelled): it stops using its resources; `then` is not called."""
+        self.job.cancel(self)
 
 
 class _RunningJob:
@@ -101,8 +106,22 @@ class _RunningJob:
             del runner.jobs[id(self.record)]
             runner._job_done(self.record)
 
+    def cancel(self, activity: _Activity) -> None:
+        if activity.over:
+            return
+        runner = self.runner
+        runner._advance()
+        activity.over = True
+        self.activities.remove(activity)
+        if activity.sharing:
+            activity.sharing = False
+            if runner._dynamic_power_changed is not None:
+                runner._report_power(self)
+            runner._resolve()
+
     def _launch(self, activity: _Activity) -> None:
         runner = self.runner
+        activity.job = self
         now = runner._now()
         activity.updated = now
         self.activities.append(activity)
@@ -280,14 +299,15 @@ class ParallelTaskRunner:
                     activity.own_period = max(activity.own_period, flops / self.host_speed[host])
         offset = self.nb_hosts
         fatpipe = self.network.fatpipe
-        route = self.network.route
+        route, self_route = self.network.route, self.network.self_route
         usage: dict[int, float] = {}
         fat_usage: dict[int, float] = {}
         latency = 0.0
         for src, dst, amount in flows:
-            if amount <= 0 or src == dst:
+            if amount <= 0:
                 continue
-            route_resources, route_latency = route(src, dst)
+            # SimGrid routes a host's bytes to itself too (up its link and down again, in a cluster).
+            route_resources, route_latency = route(src, dst) if src != dst else self_route(src)
             if route_latency > latency:
                 latency = route_latency
             for resource in route_resources:

@@ -19,3 +19,7 @@ class FreeNetwork:
     @staticmethod
     def route(src: int, dst: int) -> tuple[tuple[int, ...], float]:
         return (), 0.0
+
+    @staticmethod
+    def self_route(host: int) -> tuple[tuple[int, ...], float]:
+        return (), 0.0

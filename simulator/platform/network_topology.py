@@ -118,6 +118,17 @@ class NetworkTopology(ZoneTree):
         self._cache[key] = result
         return result
 
+    def self_route(self, host: int) -> tuple[tuple[int, ...], float]:
+        """What a transfer from host `host` (id) to itself crosses under SimGrid's routing (see
+        message_route): an MPI message between two ranks of one host, or a parallel task's bytes
+        between two executors mapped onto it, go up the host's link and down again."""
+        key = (host, host)
+        hit = self._cache.get(key)
+        if hit is None:
+            name = self.host_names[host]
+            hit = self._cache[key] = self.message_route(name, name) or ((), 0.0)
+        return hit
+
     def message_route(self, src: str, dst: str) -> tuple[tuple[int, ...], float] | None:
         """What a transfer from netpoint `src` to netpoint `dst` (names; the master host too)
         crosses, as SimGrid routes it, and its latency; None when either is outside the network

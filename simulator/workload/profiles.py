@@ -32,11 +32,11 @@ SUPPORTED_TYPES = (
     "parallel_homogeneous_pfs",  # I/O to a storage host (platforms with a network)
     "data_staging",  # bytes between two storage hosts (platforms with a network)
     "usage_trace",  # per-rank (usage, flops) traces (usage_traces.py)
+    "smpi",  # SimGrid time-independent MPI traces (smpi_traces.py)
     "cpu_ops",  # IRMaSim's node model (platforms with a node hierarchy only)
 )
 # Profile types Batsim 4 knows that joulesim does not simulate (yet).
 UNSUPPORTED_BATSIM_TYPES = (
-    "smpi",
     "send",
     "recv",
 )
@@ -57,7 +57,7 @@ _SUPPORTED_TEXT = ", ".join(SUPPORTED_TYPES)
 _PROFILE_FIELDS = frozenset({"type", "delay", "cpu", "com", "seq", "repeat", "ret", "req_ops", "ipc", "mem_vol",
                              "bytes_to_read", "bytes_to_write", "storage", "host", "nb_bytes", "from", "to", "trace"})
 # Profile types whose `trace` field names files read with the workload (trace_listing.py).
-TRACE_TYPES = ("usage_trace",)
+TRACE_TYPES = ("usage_trace", "smpi")
 
 
 def _check_non_negative_number(profile: dict, key: str, where: str, path: str) -> None:
