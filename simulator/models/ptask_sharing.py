@@ -86,7 +86,7 @@ def fair_bottleneck_periods(task_index: np.ndarray, resource_index: np.ndarray, 
     task, resource, weight = task_index[positive], resource_index[positive], amount[positive].astype(float)
     if task.size == 0:
         return period
-    if (np.diff(task) < 0).any():  # elements grouped by task: per-task minima are one reduceat
+    if (task[1:] < task[:-1]).any():  # elements grouped by task: per-task minima are one reduceat
         order = np.argsort(task, kind="stable")
         task, resource, weight = task[order], resource[order], weight[order]
     capacity = np.asarray(capacity, dtype=float)
@@ -102,7 +102,7 @@ def fair_bottleneck_periods(task_index: np.ndarray, resource_index: np.ndarray, 
         starts = _group_starts(task)
         ids = task[starts]
         tightest = np.maximum.reduceat(exclusive_period, starts)
-        defining = exclusive & (exclusive_period == np.repeat(tightest, np.diff(np.r_[starts, task.size])))
+        defining = exclusive & (exclusive_period == np.repeat(tightest, _run_lengths(starts, task.size)))
         defining_weight = np.maximum.reduceat(np.where(defining, weight, 0.0), starts)
         by_resource = (tightest > 0) & (tightest >= period[ids])
         bound_slack[ids[by_resource]] = REMAINING_PRECISION / defining_weight[by_resource]
@@ -113,7 +113,7 @@ def fair_bottleneck_periods(task_index: np.ndarray, resource_index: np.ndarray, 
     task, resource, weight = task[shared], resource[shared], weight[shared]
     starts = _group_starts(task)
     tasks = task[starts]  # the tasks that take part in the rounds, in order
-    local = np.cumsum(np.r_[False, task[1:] != task[:-1]])  # element -> index in `tasks`
+    local = np.cumsum(_changes(task, False))  # element -> index in `tasks`
     own = period[tasks]
     with np.errstate(divide="ignore"):
         bound = np.where(own > 0, 1.0 / np.where(own > 0, own, 1.0), np.inf)
@@ -168,4 +168,23 @@ def fair_bottleneck_periods(task_index: np.ndarray, resource_index: np.ndarray, 
 
 def _group_starts(sorted_keys: np.ndarray) -> np.ndarray:
     """Where each run of equal keys begins."""
-    return np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
+    return np.flatnonzero(_changes(sorted_keys, True))
+
+
+def _changes(keys: np.ndarray, first: bool) -> np.ndarray:
+    """Where each key differs from the one before it (`first` for the first). np.r_ would do it
+    at about ten times the cost: this runs several times per re-solve."""
+    flags = np.empty(keys.size, dtype=bool)
+    if keys.size:
+        flags[0] = first
+        np.not_equal(keys[1:], keys[:-1], out=flags[1:])
+    return flags
+
+
+def _run_lengths(starts: np.ndarray, total: int) -> np.ndarray:
+    """Lengths of the runs that begin at `starts` in an array of `total` elements."""
+    ends = np.empty(starts.size, dtype=starts.dtype)
+    ends[:-1] = starts[1:]
+    if starts.size:
+        ends[-1] = total
+    return ends - starts
