@@ -63,6 +63,10 @@ def simulate(platform: PlatformSource = "cluster32",
              disable_storage_sharing: bool = False,
              no_sched: bool = False,
              enable_profile_reuse: bool = False,
+             workflows: Sequence[str | os.PathLike] = (),
+             workflow_starts: Sequence[tuple[str | os.PathLike, float]] = (),
+             workflow_jobs_limit: int = 0,
+             ignore_beyond_last_workflow: bool = False,
              acknowledge_dynamic_jobs: bool = False,
              forward_profiles_on_submission: bool = False,
              timeout: float = DEFAULT_TIMEOUT_S,
@@ -88,6 +92,7 @@ def simulate(platform: PlatformSource = "cluster32",
     time_limit: stop with RunTimeLimitError after this many seconds of wall-clock time.
     decider_log: where a decider process's stdout and stderr go (a file object); default: ours.
     no_sched: Batsim's --no-sched: no decider; every job starts at t=0 on hosts 0..res-1.
+    workflows: DAX files (Batsim's -W), workflow_starts: (DAX file, start time) pairs (--WS).
     The other keywords are the flags of `joulesim simulate` (`timeout`: seconds to wait for each
     decider reply; `sched_config` and `sched_config_file`: `--sched-cfg` and `--sched-cfg-file`).
     Errors are JoulesimError subclasses with the CLI's messages.
@@ -99,7 +104,9 @@ def simulate(platform: PlatformSource = "cluster32",
         events=events, forward_unknown_events=forward_unknown_events,
         disable_machine_state_tracing=disable_machine_state_tracing, verbosity=verbosity,
         enable_dynamic_jobs=enable_dynamic_jobs, enable_compute_sharing=enable_compute_sharing,
-        disable_storage_sharing=disable_storage_sharing, no_sched=no_sched, enable_profile_reuse=enable_profile_reuse, acknowledge_dynamic_jobs=acknowledge_dynamic_jobs,
+        disable_storage_sharing=disable_storage_sharing, no_sched=no_sched, enable_profile_reuse=enable_profile_reuse,
+        workflows=workflows, workflow_starts=workflow_starts, workflow_jobs_limit=workflow_jobs_limit,
+        ignore_beyond_last_workflow=ignore_beyond_last_workflow, acknowledge_dynamic_jobs=acknowledge_dynamic_jobs,
         forward_profiles_on_submission=forward_profiles_on_submission, timeout=timeout, progress=progress)
     options = {str(k): option_text(v) for k, v in (options or {}).items()}
     keys = _curve_keys(curve_keys)

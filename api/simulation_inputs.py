@@ -8,13 +8,16 @@ name them "<platform dict>", "<workload dict w0>", "<events list>".
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any, Mapping, Sequence
 
 import orjson
 
 from joulesim.inputs.input_error import InputError
+from joulesim.inputs.json_input import shown
 from joulesim.protocol.errors import JoulesimError
+from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
 from joulesim.simulator.engine.simulation_config import (
     EVENT_GROUPINGS,
     VERBOSITY_LEVELS,
@@ -27,6 +30,7 @@ from joulesim.simulator.platform.host_roles import host_roles
 from joulesim.simulator.platform.platform_json import load_json_platform
 from joulesim.simulator.platform.platform_loader import load_platform
 from joulesim.simulator.platform.platform_model import Platform
+from joulesim.simulator.workload.dax_workflow import Workflow, load_workflow
 from joulesim.simulator.workload.external_events import ExternalEvent, events_from_bytes, load_external_events
 from joulesim.simulator.workload.workload_loader import load_workload, workload_from_bytes
 from joulesim.simulator.workload.workload_model import Workload, workload_machine_limit
@@ -86,6 +90,25 @@ def workloads_from(value: WorkloadSource | Sequence[WorkloadSource]) -> list[Wor
     return workloads
 
 
+def workflows_from(workflows: Sequence[str | os.PathLike], workflow_starts: Sequence[tuple[Any, Any]]) -> list[Workflow]:
+    """Batsim's -W files (workflows wf0, wf1... starting at t=0) and --WS (file, start) pairs
+    (wfc0, wfc1...)."""
+    loaded = [load_workflow(os.fspath(path), f"wf{i}") for i, path in enumerate(workflows)]
+    for i, pair in enumerate(workflow_starts):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise InputError("--workflow-start", shown(pair), "must be a FILE START pair", "give --WS FILE START, e.g. --WS cut.dax 3600")
+        path, start = pair
+        try:
+            start_time = float(start)
+        except (TypeError, ValueError):
+            start_time = math.nan
+        if not math.isfinite(start_time) or not 0 <= start_time < MAX_SIMULATED_TIME:
+            raise InputError("--workflow-start", f"{shown(os.fspath(path))} {shown(start)}", "the start time is not a number of seconds >= 0",
+                             f"give a start time in seconds, {TIME_RANGE_TEXT}")
+        loaded.append(load_workflow(os.fspath(path), f"wfc{i}", start_time))
+    return loaded
+
+
 def events_from(value: str | os.PathLike | Sequence[dict], nb_compute_hosts: int,
                 forward_unknown: bool = False) -> list[ExternalEvent]:
     """External events from a JSON-lines file or a list of event dicts (`forward_unknown`:
@@ -120,7 +143,9 @@ def simulation_config(platform: PlatformSource, workload: WorkloadSource | Seque
                       events: str | os.PathLike | Sequence[dict] | None, forward_unknown_events: bool,
                       disable_machine_state_tracing: bool, verbosity: str, enable_dynamic_jobs: bool,
                       enable_compute_sharing: bool, disable_storage_sharing: bool, no_sched: bool,
-                      enable_profile_reuse: bool,
+                      enable_profile_reuse: bool, workflows: Sequence[str | os.PathLike],
+                      workflow_starts: Sequence[tuple[Any, Any]], workflow_jobs_limit: int,
+                      ignore_beyond_last_workflow: bool,
                       acknowledge_dynamic_jobs: bool, forward_profiles_on_submission: bool, timeout: float,
                       progress: bool) -> SimulationConfig:
     """Every input loaded and checked, the output prefix first (it costs nothing; loading may),
@@ -131,6 +156,8 @@ def simulation_config(platform: PlatformSource, workload: WorkloadSource | Seque
         raise JoulesimError(f"verbosity={verbosity!r}: use one of {', '.join(VERBOSITY_LEVELS)}")
     if idle_power not in IDLE_POWER_RULES:
         raise JoulesimError(f"idle_power={idle_power!r}: use one of {', '.join(IDLE_POWER_RULES)}")
+    if not isinstance(workflow_jobs_limit, int) or isinstance(workflow_jobs_limit, bool) or workflow_jobs_limit < 0:
+        raise JoulesimError(f"workflow_jobs_limit={workflow_jobs_limit!r}: give an integer >= 0 (0: no limit)")
     if enable_profile_reuse and not enable_dynamic_jobs:  # as Batsim (batsim.cpp, parse_main_args)
         raise JoulesimError("--enable-profile-reuse lets dynamic jobs reuse the profiles of ended jobs: it needs "
                             "--enable-dynamic-jobs")
@@ -171,4 +198,7 @@ def simulation_config(platform: PlatformSource, workload: WorkloadSource | Seque
         storage_sharing=not disable_storage_sharing,
         no_sched=no_sched,
         profile_reuse=enable_profile_reuse,
+        workflows=workflows_from(workflows, workflow_starts),
+        workflow_jobs_limit=workflow_jobs_limit,
+        ignore_beyond_last_workflow=ignore_beyond_last_workflow,
     )

@@ -33,6 +33,8 @@ def build_config(options: dict[str, Any]) -> SimulationConfig:
         disable_machine_state_tracing=options["disable_machine_state_tracing"], verbosity=verbosity,
         enable_dynamic_jobs=options["enable_dynamic_jobs"], enable_compute_sharing=options["enable_compute_sharing"],
         disable_storage_sharing=options["disable_storage_sharing"], no_sched=options["no_sched"],
-        enable_profile_reuse=options["enable_profile_reuse"], acknowledge_dynamic_jobs=options["acknowledge_dynamic_jobs"],
+        enable_profile_reuse=options["enable_profile_reuse"], workflows=list(options["workflows"]),
+        workflow_starts=list(options["workflow_starts"]), workflow_jobs_limit=options["workflow_jobs_limit"],
+        ignore_beyond_last_workflow=options["ignore_beyond_last_workflow"], acknowledge_dynamic_jobs=options["acknowledge_dynamic_jobs"],
         forward_profiles_on_submission=options["forward_profiles_on_submission"], timeout=options["timeout_s"],
         progress=progress)

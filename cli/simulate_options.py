@@ -41,6 +41,15 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
             click.option("--enable-profile-reuse", is_flag=True,
                          help="Dynamic jobs may name the profiles of jobs that ended (Batsim removes them otherwise; "
                               "needs --enable-dynamic-jobs)."),
+            click.option("-W", "--workflow", "workflows", multiple=True, metavar="DAX",
+                         help="A DAX workflow (Pegasus XML) whose tasks become jobs as their parents complete "
+                              "(Batsim's -W; workloads wf0, wf1, ...). Repeatable."),
+            click.option("--WS", "--workflow-start", "workflow_starts", multiple=True, nargs=2, metavar="DAX START",
+                         help="A DAX workflow starting at START seconds (Batsim's --WS; workloads wfc0, ...). Repeatable."),
+            click.option("--workflow-jobs-limit", default=0, show_default=True, type=IntegerRange(0),
+                         help="At most this many jobs of each workflow in flight (0: no limit)."),
+            click.option("--ignore-beyond-last-workflow", is_flag=True,
+                         help="Jobs submitted after every workflow ended are ignored (Batsim's flag)."),
             click.option("--no-sched", is_flag=True,
                          help="No decider: every job starts at t=0 on hosts 0..res-1, the jobs sharing them "
                               "(Batsim's --no-sched; its help says 'one after the other', its code starts them all at once)."),
@@ -133,7 +142,8 @@ def curve_keys_option() -> Callable:
 SIMULATE_KEYS = ("platform", "platform_name", "idle_power", "workloads", "export_prefix", "master_host", "add_role_to_hosts", "mmax",
                  "mmax_workload", "sched_cfg", "sched_cfg_file", "events_path", "forward_unknown_events",
                  "disable_machine_state_tracing", "disable_schedule_tracing", "verbosity", "quiet", "sg_cfg", "sg_log", "energy",
-                 "enable_dynamic_jobs", "enable_compute_sharing", "disable_storage_sharing", "no_sched", "enable_profile_reuse", "acknowledge_dynamic_jobs", "forward_profiles_on_submission",
+                 "enable_dynamic_jobs", "enable_compute_sharing", "disable_storage_sharing", "no_sched", "enable_profile_reuse", "workflows", "workflow_starts", "workflow_jobs_limit",
+                 "ignore_beyond_last_workflow", "acknowledge_dynamic_jobs", "forward_profiles_on_submission",
                  "timeout_s", "progress", "event_grouping")
 
 

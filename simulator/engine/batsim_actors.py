@@ -31,9 +31,11 @@ from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
 from joulesim.simulator.engine.decisions import DecisionContext
 from joulesim.simulator.engine.ipc_routes import MASTER, IpcRoutes
 from joulesim.simulator.engine.simgrid_kernel import Actor, Kernel
+from joulesim.simulator.workload.job_record import RUNNING, SUBMITTED
 
 if TYPE_CHECKING:
     from joulesim.simulator.engine.simulation import Simulation
+    from joulesim.simulator.engine.workflow_runs import WorkflowRun
     from joulesim.simulator.workload.job_record import JobRecord
 
 SERVER = "server"
@@ -67,6 +69,9 @@ class BatsimActors:
         for index in range(len(sim.config.workloads)):
             self.live += 1  # until its goodbye
             self._new_actor(self._job_submitter(index), MASTER, f"workload_submitter_w{index}", spawn=False)
+        for run in sim.workflow_runs.values():
+            self.live += 1
+            self._new_actor(self._workflow_submitter(run), MASTER, f"workflow_submitter_{run.name}", spawn=False)
         # External events (their own actors) and the NOTIFYs due at the start, after the first call.
         self._initial_events = self._capture(lambda _: sim.start_event_sources(with_workloads=False), None)
         self._server = self.kernel.start(self._serve(), MASTER, SERVER)
@@ -146,7 +151,11 @@ class BatsimActors:
             yield ("answered",)  # receive_message: Mailbox::by_name, then get
             comm = yield ("irecv", SERVER)
             message = yield ("wait", comm)
+            if message[0] == "events":  # server_on_job_completed calls the workflow back first
+                yield from self._workflow_callbacks(message[1])
             self.writer += self._capture(self._handle, message)
+            if message[0] == "decision":  # a kill or a rejection may end a workflow's job too
+                yield from self._workflow_callbacks(None)
             yield from self._creations()
             if not (self.sched_ready and not self.end_ack):
                 continue
@@ -247,6 +256,46 @@ class BatsimActors:
         if batch:
             yield from self._put(("jobs", batch))
         yield from self._put(("bye",))
+
+    def _workflow_submitter(self, run: "WorkflowRun"):
+        """workflow_submitter_process: hello, sleep to the start time, then submit the ready tasks
+        one message each and wait for the server's call back after each completion."""
+        sim, kernel = self.sim, self.kernel
+        yield from self._put(("hello",))
+        yield from self._sleep(run.workflow.start_time - kernel.now)
+        box = f"{run.name}_submitter"
+        while not run.finished():
+            for task in run.take_ready():
+                yield from self._put(("jobs", [sim.workflow_record(run, task, kernel.now)]))
+            if run.in_flight:
+                yield ("answered",)  # receive_message: Mailbox::by_name, then get
+                comm = yield ("irecv", box)
+                run.completed((yield ("wait", comm)))
+        run.over = True
+        yield from self._put(("bye",))
+
+    def _workflow_callbacks(self, events: list[dict[str, Any]] | None):
+        """The server's SUBMITTER_CALLBACK (send_message to the workflow's submitter) for each
+        workflow job whose end these events report (JOB_COMPLETED), or with `events` None for
+        each that ended otherwise (a kill or a rejection by the decision just handled: Batsim
+        calls back for completions only, leaving such a workflow waiting forever; joulesim
+        calls back so that it ends)."""
+        runs = self.sim.workflow_runs
+        if not runs:
+            return
+        if events is not None:
+            ended = [e["data"]["job_id"] for e in events if e["type"] == "JOB_COMPLETED"]
+        else:
+            records = self.sim.records
+            ended = [job_id for run in runs.values() for job_id in run.in_flight
+                     if records[job_id].state not in (RUNNING, SUBMITTED)]
+        for job_id in ended:
+            run = runs.get(job_id.partition("!")[0])
+            if run is not None and job_id in run.in_flight and job_id not in run.called_back:
+                run.called_back.add(job_id)
+                yield ("answered",)
+                comm = yield ("isend", f"{run.name}_submitter", job_id)
+                yield ("wait", comm)
 
     def _timed(self, delay: float, callback: Callable[[Any], None], value: Any, host: Any, floor: float,
                daemon: bool):

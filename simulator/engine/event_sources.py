@@ -10,7 +10,10 @@ from typing import Any
 
 from joulesim.protocol.interval_set import format_interval_set
 from joulesim.simulator.output.machine_states import UNAVAILABLE
+from joulesim.simulator.engine.workflow_runs import WorkflowRun
+from joulesim.simulator.workload.dax_workflow import WorkflowTask
 from joulesim.simulator.workload.job_record import SUBMITTED, JobRecord
+from joulesim.simulator.workload.workload_loader import parse_job
 
 
 class EventSources:
@@ -23,6 +26,8 @@ class EventSources:
                 self.at(workload.jobs[0].subtime, self._submit_from, (index, 0))
             else:
                 self._submitter_done()
+        for run in self.workflow_runs.values() if with_workloads else ():
+            self.at(max(run.workflow.start_time, 0.0), self.workflow_step, run)
         if self.submitters_left == 0 and not self.config.workloads:
             self.emit("NOTIFY", {"type": "no_more_static_job_to_submit"})
         if self.config.external_events:
@@ -42,12 +47,32 @@ class EventSources:
         else:
             self._submitter_done()
 
+    def workflow_step(self, run: WorkflowRun) -> None:
+        """A workflow submits its ready tasks; with nothing left, its submitter is done."""
+        now = self.env._now
+        for task in run.take_ready():
+            self.submit(self.workflow_record(run, task, now))
+        if run.finished() and not run.over:
+            run.over = True
+            self._submitter_done()
+
+    def workflow_record(self, run: WorkflowRun, task: WorkflowTask, now: float) -> JobRecord:
+        """The job of a workflow task submitted now (its profile registered in the workflow's workload)."""
+        raw, profile_name, profile = run.job_of(task, now)
+        profiles = self.profiles[run.name]
+        profiles[profile_name] = profile
+        job = parse_job(raw, 0, run.name, profiles, run.workflow.path)
+        record = self.records[job.id] = JobRecord(job, profiles)
+        return record
+
     def _submitter_done(self) -> None:
         self.submitters_left -= 1
         if self.submitters_left == 0:
             self.emit("NOTIFY", {"type": "no_more_static_job_to_submit"})
 
     def submit(self, record: JobRecord, announce: bool = True) -> None:
+        if self.config.ignore_beyond_last_workflow and self.workflow_runs and all(r.over for r in self.workflow_runs.values()):
+            return  # Batsim's --ignore-beyond-last-workflow: never submitted, never in the outputs
         if self._energy_first_submission is None and self.energy is not None:
             self._energy_first_submission = self.energy.window_start(self.env._now)
         record.state = SUBMITTED

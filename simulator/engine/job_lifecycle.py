@@ -204,6 +204,15 @@ class JobLifecycle:
         self.stats.record_finished(state, job.subtime, record.start, now)
         if self._progress is not None:
             self._progress.update()
+        self._workflow_job_ended(record)
+
+    def _workflow_job_ended(self, record: JobRecord) -> None:
+        """A workflow's job ended (completed, killed or rejected): its children may be ready. With
+        Batsim's actors the server tells the workflow's submitter (batsim_actors.py)."""
+        run = self.workflow_runs.get(record.job.workload) if self.workflow_runs else None
+        if run is not None and self.actors is None and record.job.id in run.in_flight:
+            run.completed(record.job.id)
+            self.workflow_step(run)
 
     def reject_job(self, record: JobRecord, state: str = "REJECTED") -> None:
         job = record.job
@@ -217,6 +226,7 @@ class JobLifecycle:
         self.stats.record_rejected()
         if self._progress is not None:
             self._progress.update()
+        self._workflow_job_ended(record)
 
     def record_of(self, job_id: str, context: str) -> JobRecord:
         record = self.records.get(job_id)

@@ -37,6 +37,7 @@ from joulesim.simulator.engine.job_lifecycle import JobLifecycle
 from joulesim.simulator.engine.machine_switching import MachineSwitching
 from joulesim.simulator.engine.shared_hosts import SharedHosts
 from joulesim.simulator.engine.simulation_config import SimulationConfig
+from joulesim.simulator.engine.workflow_runs import WorkflowRun
 from joulesim.simulator.models.core_task_runner import CoreTaskRunner, initial_static_watts
 from joulesim.simulator.models.ptask_runner import ParallelTaskRunner
 from joulesim.simulator.platform.free_network import FreeNetwork
@@ -142,7 +143,10 @@ class Simulation(EventSources, JobLifecycle):
         self._energy_first_submission: float | None = None  # joules consumed when the first job came
         self._energy_last_end: float | None = None  # joules consumed when the last job ended
         self.nb_unfinished = 0  # submitted, not yet finished or rejected
-        self.submitters_left = len(config.workloads)
+        self.submitters_left = len(config.workloads) + len(config.workflows)
+        self.workflow_runs = {w.name: WorkflowRun(w, config.workflow_jobs_limit) for w in config.workflows}
+        for name in self.workflow_runs:
+            self.profiles[name] = {}  # its tasks' profiles, made as they are submitted
         self.event_submitter_done = not config.external_events
         self.registration_open = config.dynamic_jobs
         self.stats = JobStatistics()
@@ -481,8 +485,8 @@ class Simulation(EventSources, JobLifecycle):
             "storage_resources": [
                 {"id": self.nb_hosts + i, "name": h.name, "state": "idle", "properties": h.properties,
                  "zone_properties": h.zone_properties} for i, h in enumerate(storage)],
-            "workloads": {w.name: w.path for w in config.workloads},
-            "profiles": {w.name: w.profiles for w in config.workloads},
+            "workloads": {**{w.name: w.path for w in config.workloads}, **{w.name: w.path for w in config.workflows}},
+            "profiles": {**{w.name: w.profiles for w in config.workloads}, **{w.name: {} for w in config.workflows}},
             **({"hierarchy": self.hierarchy.to_protocol()} if self.hierarchy is not None else {}),
         }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from joulesim.simulator.platform.platform_model import Platform
+from joulesim.simulator.workload.dax_workflow import Workflow
 from joulesim.simulator.workload.external_events import ExternalEvent
 from joulesim.simulator.workload.workload_model import Workload
 
@@ -58,3 +59,9 @@ class SimulationConfig:
     # the job ends. Without it Batsim removes the profile once the message reporting the job's
     # end is sent, so a dynamic job registered later cannot name it.
     profile_reuse: bool = False
+    # Batsim's -W / --WS: DAX workflows whose tasks become jobs as their parents complete
+    # (engine/workflow_runs.py); --workflow-jobs-limit (0: none) and --ignore-beyond-last-workflow
+    # (the other submitters' jobs after the last workflow ended are not submitted).
+    workflows: list[Workflow] = field(default_factory=list)
+    workflow_jobs_limit: int = 0
+    ignore_beyond_last_workflow: bool = False

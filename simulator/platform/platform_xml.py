@@ -23,10 +23,9 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Mapping
 
-from defusedxml import DefusedXmlException
-from defusedxml.ElementTree import DefusedXMLParser
 
 from joulesim.inputs.input_error import InputError
+from joulesim.inputs.xml_input import parse_xml
 from joulesim.simulator.platform.platform_checks import (
     MAX_HOSTS,
     MAX_ZONE_DEPTH,
@@ -55,28 +54,6 @@ _SIMGRID_TAGS = frozenset((
     "bypassZoneRoute", "bypassASroute", "actor", "process", "argument",
 ))
 _VERSION_RE = re.compile(r"[ \t\r\n]*[0-9]+(?:\.[0-9]+)?[ \t\r\n]*")
-
-
-def parse_xml(path: str, data: bytes) -> ET.Element:
-    """The root element of an XML document, read by defusedxml (InputError on bad XML).
-
-    defusedxml's parser with the C TreeBuilder: the elements are the fast C ones, whose
-    iter() walks deep trees without recursing."""
-    parser = DefusedXMLParser(target=ET.TreeBuilder())
-    try:
-        parser.feed(data)
-        return parser.close()
-    except ET.ParseError as e:
-        line, col = e.position
-        raise InputError(path, f"line {line}, column {col + 1}", "malformed XML: " + re.sub(r": line \d+, column \d+$", "", str(e)),
-                         "fix the XML syntax (unclosed tag, bad quote, stray '&'...)") from None
-    except DefusedXmlException as e:
-        name = getattr(e, "name", None)
-        what = f"<!ENTITY {name}>" if name else "DTD"
-        raise InputError(path, what, f"declares an XML entity or external reference, which joulesim refuses ({type(e).__name__})",
-                         'remove the entity declarations from the DOCTYPE; keep at most <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">') from None
-    except (LookupError, ValueError) as e:  # an encoding="..." that Python does not know or expat cannot read
-        raise InputError(path, "line 1", f"unreadable XML: {e}", 'save the file as UTF-8 with <?xml version="1.0"?>') from None
 
 
 def _props(path: str, elem: ET.Element, where: str) -> dict[str, str]:

@@ -1,0 +1,110 @@
+"""Batsim's workflows (-W FILE, --WS FILE START): Pegasus DAX files whose tasks become jobs.
+
+Batsim 4.2.1 (src/workflow.cpp, Workflow::load_from_xml) reads `<adag>`'s `<job id runtime
+num_procs>` elements (num_procs missing or below 1: 1) and its `<child ref><parent ref/></child>`
+dependencies, and ignores everything else (files, uses, arguments). Stricter than Batsim, which
+would stop on an assertion, read a missing runtime as 0, or wait forever: a job without id or
+runtime, a negative or non-numeric runtime, a duplicate id, a dependency naming no job, and a
+cycle are errors naming the file and the element.
+"""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+from joulesim.inputs.input_error import InputError
+from joulesim.inputs.input_file import read_input_file
+from joulesim.inputs.json_input import shown
+from joulesim.inputs.xml_input import parse_xml
+
+
+@dataclass
+class WorkflowTask:
+    id: str
+    runtime: float
+    num_procs: int
+    parents: list[str] = field(default_factory=list)
+    children: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Workflow:
+    name: str  # its workload name: wf0, wf1... (-W) or wfc0... (--WS)
+    path: str
+    start_time: float
+    tasks: dict[str, WorkflowTask]  # by id, in id order (Batsim keeps them in a std::map)
+
+
+def load_workflow(path: str, name: str, start_time: float = 0.0) -> Workflow:
+    root = parse_xml(path, read_input_file(path, "a DAX workflow file"))
+    if _local(root.tag) != "adag":
+        raise InputError(path, f"root <{_local(root.tag)[:60]}>", "the root element must be <adag>",
+                         "give a Pegasus DAX file: <adag> with <job id=... runtime=...> and <child>/<parent> elements")
+    tasks: dict[str, WorkflowTask] = {}
+    for element in _children(root, "job"):
+        task_id = element.get("id")
+        where = f"<job id={shown(task_id)}>" if task_id is not None else "<job>"
+        if not task_id:
+            raise InputError(path, where, "has no id", 'give every <job> an id="..."')
+        if task_id in tasks:
+            raise InputError(path, where, "the id is used by an earlier <job> too", "give every <job> its own id")
+        text = element.get("runtime")
+        if text is None:
+            raise InputError(path, f"{where}, runtime", "is missing", 'give the task\'s duration in seconds, runtime="12.5"')
+        try:
+            runtime = float(text)
+        except ValueError:
+            runtime = math.nan
+        if not math.isfinite(runtime) or runtime < 0 or runtime >= 2 ** 33:
+            raise InputError(path, f"{where}, runtime", f"invalid value {shown(text)}",
+                             "give the task's duration in seconds, a number >= 0 below 2^33")
+        tasks[task_id] = WorkflowTask(task_id, runtime, _num_procs(element.get("num_procs")))
+    for element in _children(root, "child"):
+        child = element.get("ref")
+        if child not in tasks:
+            raise InputError(path, f"<child ref={shown(child)}>", "names no <job> of the workflow", "fix the ref")
+        for parent_element in _children(element, "parent"):
+            parent = parent_element.get("ref")
+            if parent not in tasks:
+                raise InputError(path, f"<child ref={shown(child)}>, <parent ref={shown(parent)}>",
+                                 "names no <job> of the workflow", "fix the ref")
+            if parent not in tasks[child].parents:
+                tasks[child].parents.append(parent)
+                tasks[parent].children.append(child)
+    _refuse_cycles(path, tasks)
+    return Workflow(name, path, start_time, dict(sorted(tasks.items())))
+
+
+def _num_procs(text: str | None) -> int:
+    """Batsim: strtol of the attribute, 1 when missing or below 1."""
+    try:
+        value = int(text) if text is not None else 1
+    except ValueError:
+        value = 1
+    return value if value > 0 else 1
+
+
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]  # DAX files carry the Pegasus namespace
+
+
+def _children(element: ET.Element, name: str) -> list[ET.Element]:
+    return [child for child in element if _local(child.tag) == name]
+
+
+def _refuse_cycles(path: str, tasks: dict[str, WorkflowTask]) -> None:
+    """Kahn's algorithm: tasks left over are on a cycle (Batsim would never submit them)."""
+    waiting = {task_id: len(task.parents) for task_id, task in tasks.items()}
+    ready = [task_id for task_id, count in waiting.items() if count == 0]
+    while ready:
+        for child in tasks[ready.pop()].children:
+            waiting[child] -= 1
+            if waiting[child] == 0:
+                ready.append(child)
+    stuck = sorted(task_id for task_id, count in waiting.items() if count > 0)
+    if stuck:
+        shown_ids = ", ".join(stuck[:5]) + (", ..." if len(stuck) > 5 else "")
+        raise InputError(path, "<child>/<parent>", f"the dependencies form a cycle through job(s) {shown_ids}",
+                         "a workflow is a DAG: remove the dependency that closes the cycle")
