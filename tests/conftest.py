@@ -42,10 +42,10 @@ BATSIM_CLUSTERS = """<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
 <platform version="4.1">
 <zone id="root" routing="Full">
-    <cluster id="compute" prefix="node" suffix="" radical="0-{last}" speed="1Gf" bw="10GBps" lat="{lat}"
-        bb_bw="40GBps" bb_lat="{lat}"/>
+    <cluster id="compute" prefix="node" suffix="" radical="0-{last}" speed="1Gf" bw="{bw}" lat="{lat}"
+        bb_bw="{bb_bw}" bb_lat="{bb_lat}"/>
     <cluster id="mgmt" prefix="master_host" suffix="" radical="0-0" speed="1Gf" bw="1GBps" lat="{lat}"
-        bb_bw="1GBps" bb_lat="{lat}"><prop id="role" value="master"/></cluster>
+        bb_bw="1GBps" bb_lat="{mgmt_bb_lat}"><prop id="role" value="master"/></cluster>
     <link id="uplink" bandwidth="10GBps" latency="{uplink}"/>
     <zoneRoute src="compute" dst="mgmt" gw_src="nodecompute_router" gw_dst="master_hostmgmt_router">
         <link_ctn id="uplink"/>
@@ -55,9 +55,18 @@ BATSIM_CLUSTERS = """<?xml version='1.0'?>
 """
 
 
+def batsim_clusters_xml(nodes: int, lat: str = "0us", uplink: str = "0us", bw: str = "10GBps", bb_bw: str = "40GBps",
+                        bb_lat: str | None = None, mgmt_bb_lat: str | None = None) -> str:
+    """A compute cluster of `nodes` hosts and a master's cluster joined by an uplink, as
+    Batsim's examples are built (latencies default to `lat`)."""
+    return BATSIM_CLUSTERS.format(last=nodes - 1, lat=lat, uplink=uplink, bw=bw, bb_bw=bb_bw,
+                                  bb_lat=lat if bb_lat is None else bb_lat,
+                                  mgmt_bb_lat=lat if mgmt_bb_lat is None else mgmt_bb_lat)
+
+
 def write_batsim_clusters(tmp_path: Path, nodes: int = 4, lat: str = "0us", uplink: str = "0us") -> str:
     path = tmp_path / f"clusters{nodes}_{lat}_{uplink}.xml"
-    path.write_text(BATSIM_CLUSTERS.format(last=nodes - 1, lat=lat, uplink=uplink))
+    path.write_text(batsim_clusters_xml(nodes, lat, uplink))
     return str(path)
 
 

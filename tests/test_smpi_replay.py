@@ -23,6 +23,7 @@ from joulesim.simulator.workload.smpi_traces import OP_NAMES, listing_path, load
 
 import smpi_reference
 from smpi_reference import Deadlock, MiniRunner, RankFailed, write_traces
+from conftest import batsim_clusters_xml
 
 # ====================================================================== helpers
 
@@ -570,22 +571,6 @@ def test_batsim_keeps_the_request_lists_short(tmp_path):
 
 # ====================================================================== (c) SimGrid itself
 
-CLUSTER = """<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-<zone id="root" routing="Full">
-    <cluster id="compute" prefix="node" suffix="" radical="0-{last}" speed="1Gf" bw="1GBps" lat="10us"
-        bb_bw="{backbone}" bb_lat="5us"/>
-    <cluster id="mgmt" prefix="master_host" suffix="" radical="0-0" speed="1Gf" bw="1GBps" lat="10us"
-        bb_bw="1GBps" bb_lat="0us"><prop id="role" value="master"/></cluster>
-    <link id="uplink" bandwidth="10GBps" latency="0us"/>
-    <zoneRoute src="compute" dst="mgmt" gw_src="nodecompute_router" gw_dst="master_hostmgmt_router">
-        <link_ctn id="uplink"/>
-    </zoneRoute>
-</zone>
-</platform>
-"""
-
 # Two cabinets of 8 nodes joined by a thin link: messages between them contend on it.
 CABINETS = """<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
@@ -610,8 +595,10 @@ def platforms(tmp_path_factory) -> dict[str, Path]:
     directory = tmp_path_factory.mktemp("smpi-platforms")
     paths = {"cluster": directory / "cluster.xml", "narrow": directory / "narrow.xml",
              "cabinets": directory / "cabinets.xml"}
-    paths["cluster"].write_text(CLUSTER.format(last=15, backbone="2GBps"))
-    paths["narrow"].write_text(CLUSTER.format(last=15, backbone="1.25GBps"))
+    # 16 nodes (1 GB/s, 10 us links; a 5 us backbone) beside the master's cluster, as Batsim's examples
+    cluster = {"lat": "10us", "bw": "1GBps", "bb_lat": "5us", "mgmt_bb_lat": "0us"}
+    paths["cluster"].write_text(batsim_clusters_xml(16, bb_bw="2GBps", **cluster))
+    paths["narrow"].write_text(batsim_clusters_xml(16, bb_bw="1.25GBps", **cluster))
     paths["cabinets"].write_text(CABINETS)
     return paths
 
