@@ -54,3 +54,14 @@ def test_simulate_no_sched_needs_no_decider_process(tmp_path):
                            "-e", str(tmp_path / "out"), "--timeout", "5"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert jobs_by_id(str(tmp_path / "out"))["3"]["finish_time"] == "5.000000"
+
+
+def test_storages_without_a_decider_are_guessed_or_refused(tmp_path):
+    from test_storage_models import write_storage_platform
+
+    io = {"io": {"type": "parallel_homogeneous_pfs", "bytes_to_read": 1e9}}
+    workload = write_workload(tmp_path, [{"id": 1, "subtime": 0, "res": 1, "profile": "io"}], io)
+    one = joulesim.simulate(write_storage_platform(tmp_path, storages=1), workload, no_sched=True)
+    assert one.jobs.iloc[0]["finish_time"] == pytest.approx(10, abs=1e-5)  # the only storage, 100 MB/s
+    with pytest.raises(JoulesimError, match="platform has 2 storage hosts.*no decider maps storages"):
+        joulesim.simulate(write_storage_platform(tmp_path, storages=2), workload, no_sched=True)

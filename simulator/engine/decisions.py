@@ -128,7 +128,7 @@ class DecisionApplier:
         storages, problem = resolve_storages(record.job.profile, record.profiles, storage_mapping,
                                              range(first, first + len(sim.config.platform.storage_hosts)))
         if problem:
-            raise DecisionError(f"{context}: job {record.job.id}: {problem}")
+            raise DecisionError(f"{context}: job {record.job.id}: {problem.problem}: {problem.fix}")
         if not sim.config.storage_sharing:
             for label, storage in storages.items():
                 holder = sim.storage_job.get(storage)

@@ -432,8 +432,9 @@ class Simulation(EventSources, JobLifecycle):
                                         f"{self.nb_hosts} compute hosts (Batsim would stop too): drop the job or use a larger platform")
                 storages, problem = resolve_storages(job.profile, record.profiles, None,
                                                      range(self.nb_hosts, self.nb_hosts + len(self.config.platform.storage_hosts)))
-                if problem:
-                    raise JoulesimError(f"--no-sched: job {job.id}: {problem.split(': add')[0]} (with --no-sched no decider maps storages)")
+                if problem:  # no decider to give a mapping: only the platform can help
+                    raise JoulesimError(f"--no-sched: job {job.id}: {problem.problem} (with --no-sched no decider "
+                                        "maps storages: give the platform a single storage host, or run with a decider)")
                 if self._energy_first_submission is None and self.energy is not None:
                     self._energy_first_submission = self.energy.window_start(self.env._now)
                 self.nb_unfinished += 1

@@ -10,7 +10,7 @@ the mapping.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 PFS_DEFAULT_LABEL = "pfs"
 
@@ -39,28 +39,36 @@ def storage_labels(name: str, profiles: dict[str, dict[str, Any]]) -> tuple[list
     return list(pfs), list(staging)
 
 
+class Unresolved(NamedTuple):
+    """Why a job's storage labels cannot be resolved, and what to change."""
+
+    problem: str
+    fix: str
+
+
 def resolve_storages(name: str, profiles: dict[str, dict[str, Any]], mapping: dict[str, Any] | None,
-                     storage_ids: range) -> tuple[dict[str, int], str | None]:
-    """(label -> storage host id, None) for a job of profile `name`, or ({}, the problem and its
-    fix) when the mapping does not cover its labels. `storage_ids`: the storage hosts' ids."""
+                     storage_ids: range) -> tuple[dict[str, int], Unresolved | None]:
+    """(label -> storage host id, None) for a job of profile `name`, or ({}, why not) when the
+    mapping does not cover its labels. `storage_ids`: the storage hosts' ids."""
     pfs, staging = storage_labels(name, profiles)
     if not pfs and not staging:
         return {}, None
     if not mapping:
         if staging:
-            return {}, (f"its profile moves data between storages {staging[0]!r} and {staging[-1]!r} "
-                        "(data_staging) but EXECUTE_JOB has no storage_mapping: Batsim needs one for "
-                        "data_staging; add \"storage_mapping\": {label: storage resource id, ...}")
+            return {}, Unresolved(f"its profile moves data between storages {staging[0]!r} and {staging[-1]!r} "
+                                  "(data_staging) and no storage_mapping maps them: Batsim needs one for data_staging",
+                                  "add \"storage_mapping\": {label: storage resource id, ...} to EXECUTE_JOB")
         if len(storage_ids) != 1:
             have = "no storage host" if not storage_ids else f"{len(storage_ids)} storage hosts"
-            return {}, (f"its profile does I/O to storage {pfs[0]!r} and the platform has {have}, so "
-                        "no storage can be guessed: add \"storage_mapping\": {" + repr(pfs[0]) + ": id} "
-                        "to EXECUTE_JOB" + ("" if storage_ids else " and a host with role=storage to the platform"))
+            return {}, Unresolved(f"its profile does I/O to storage {pfs[0]!r} and the platform has {have}, so no "
+                                  "storage can be guessed",
+                                  "add \"storage_mapping\": {" + repr(pfs[0]) + ": id} to EXECUTE_JOB"
+                                  + ("" if storage_ids else " and a host with role=storage to the platform"))
         return {label: storage_ids[0] for label in pfs}, None
     resolved: dict[str, int] = {}
     for label in pfs + staging:
         if label not in mapping:
-            return {}, (f"its profile uses storage label {label!r}, which storage_mapping does not map: "
-                        f"add {label!r} to storage_mapping")
+            return {}, Unresolved(f"its profile uses storage label {label!r}, which storage_mapping does not map",
+                                  f"add {label!r} to storage_mapping")
         resolved[label] = int(mapping[label])
     return resolved, None
