@@ -155,6 +155,7 @@ class ParallelTaskRunner:
         self._generation = 0
         self._dirty = False  # an activity joined the sharing since the last re-solve
         self._advanced_to = -1.0  # the time every sharing cursor was last moved to
+        self._deferred_at = -1.0  # the instant a re-solve is due at, for activities past their latency
 
     # ------------------------------------------------------------------ jobs
     def start(self, record: "JobRecord", executors: list[int], storages: dict[str, int] | None = None) -> None:
@@ -186,8 +187,17 @@ class ParallelTaskRunner:
             return  # its job was killed meanwhile
         self._advance()
         activity.sharing = True
-        activity.updated = self._now()
-        self._resolve()
+        activity.updated = now = self._now()
+        # Activities posted together end their latency together (an MPI rank's isends, a
+        # collective's messages): one re-solve at the end of the instant serves them all.
+        self._dirty = True
+        if self._deferred_at != now:
+            self._deferred_at = now
+            self._at(now, self._deferred_resolve, None)
+
+    def _deferred_resolve(self, _: Any) -> None:
+        self._deferred_at = -1.0
+        self._resolve_if_dirty()
 
     # ------------------------------------------------------------------ sharing
     def _sharing(self) -> list[tuple[_RunningJob, _Activity]]:
