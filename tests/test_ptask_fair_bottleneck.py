@@ -221,3 +221,29 @@ def test_rates_respect_capacities_and_every_task_has_a_saturated_bottleneck(prob
         assert used[bottleneck] + stale[bottleneck] >= capacity[bottleneck] * (1 - 1e-9) - REMAINING_PRECISION
         if stale[bottleneck] == 0:
             assert used[bottleneck] >= capacity[bottleneck] * (1 - 1e-9) - REMAINING_PRECISION
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(sharing_problems(), st.integers(0, 3), st.booleans(), st.booleans())
+def test_the_compiled_solver_gives_the_numpy_solver_to_the_last_bit(problem, shared_resources, reverse, a_zero):
+    """fair_bottleneck_kernel (numba) and the numpy code: the same periods, bit for bit, on
+    random systems (a few resources made tight so that many tasks meet on them)."""
+    from joulesim.simulator.models import fair_bottleneck_kernel, ptask_sharing
+
+    if not fair_bottleneck_kernel.AVAILABLE:
+        pytest.skip("numba is not installed (the test extra brings it)")
+    elements, capacity, own = problem
+    capacity = [c / 100 if r < shared_resources else c for r, c in enumerate(capacity)]
+    if reverse:  # elements not grouped by task: both sort them the same way
+        elements = elements[::-1]
+    if a_zero:  # an element of nothing plays no part
+        elements = [(elements[0][0], elements[0][1], 0.0), *elements[1:]]
+    task, resource, amount = (np.array([e[i] for e in elements]) for i in range(3))
+    arguments = (task, resource, amount.astype(float), np.array(capacity), np.array(own))
+    compiled = ptask_sharing.fair_bottleneck_periods(*arguments)
+    ptask_sharing.USE_KERNEL = False
+    try:
+        reference = ptask_sharing.fair_bottleneck_periods(*arguments)
+    finally:
+        ptask_sharing.USE_KERNEL = True
+    assert compiled.tobytes() == reference.tobytes()

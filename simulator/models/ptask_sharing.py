@@ -58,10 +58,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from joulesim.simulator.models import fair_bottleneck_kernel as kernel
+
 # SimGrid's maxmin/precision (default 1e-5): a constraint's remaining below it is 0.
 REMAINING_PRECISION = 1e-5
 # A variable within this (relative) of a bound given by the caller has reached it.
 BOUND_TOLERANCE = 1e-12
+# The compiled solver when numba is there (same results to the last bit); tests switch it off to compare.
+USE_KERNEL = True
 # Rounds stop here even if some variable is still unfixed (each round fixes a variable or
 # shrinks the remaining of a constraint by a fraction, so real cases need far fewer). Rates
 # stay feasible at any round: the accounted remaining never exceeds the real one.
@@ -79,6 +83,16 @@ def fair_bottleneck_periods(task_index: np.ndarray, resource_index: np.ndarray, 
     FATPIPE link, a pure delay), 0 when there is none. A task with no element and no own
     period gets period 0 (it completes at once).
     """
+    if kernel.AVAILABLE and USE_KERNEL:  # the same, compiled (fair_bottleneck_kernel.py)
+        task_index = np.asarray(task_index, dtype=np.int64)
+        resource_index = np.asarray(resource_index, dtype=np.int64)
+        amount = np.asarray(amount, dtype=float)
+        if task_index.size > 1 and (task_index[1:] < task_index[:-1]).any():
+            order = np.argsort(task_index, kind="stable")
+            task_index, resource_index, amount = task_index[order], resource_index[order], amount[order]
+        return kernel.fair_bottleneck_periods(task_index, resource_index, amount, np.asarray(capacity, dtype=float),
+                                              np.asarray(own_period, dtype=float), REMAINING_PRECISION,
+                                              BOUND_TOLERANCE, MAX_ROUNDS)
     period = own_period.astype(float).copy()
     if task_index.size == 0:
         return period
@@ -119,8 +133,19 @@ def fair_bottleneck_periods(task_index: np.ndarray, resource_index: np.ndarray, 
         bound = np.where(own > 0, 1.0 / np.where(own > 0, own, 1.0), np.inf)
     # Own periods from the caller: reached within BOUND_TOLERANCE (SimGrid tests equality).
     slack = np.where(bound_slack[tasks] > 0, bound_slack[tasks], bound * BOUND_TOLERANCE)
-    value = np.zeros(tasks.size)
-    at_bound = np.zeros(tasks.size, dtype=bool)
+    value, at_bound = _rounds(resource, weight, starts, local, tasks.size, capacity, bound, slack)
+    # A task at its own bound keeps its exact own period; the others take 1 / rate.
+    with np.errstate(divide="ignore"):
+        shared_period = np.where(value > 0, 1.0 / np.where(value > 0, value, 1.0), np.inf)
+    period[tasks] = np.where(at_bound, own, shared_period)
+    return period
+
+
+def _rounds(resource: np.ndarray, weight: np.ndarray, starts: np.ndarray, local: np.ndarray,
+            nb_tasks: int, capacity: np.ndarray, bound: np.ndarray, slack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rounds in numpy (fair_bottleneck_kernel.py compiles the same loop with numba)."""
+    value = np.zeros(nb_tasks)
+    at_bound = np.zeros(nb_tasks, dtype=bool)
     remaining = capacity.copy()
     listed = np.zeros(capacity.shape[0], dtype=bool)
     listed[resource] = True
@@ -129,7 +154,7 @@ def fair_bottleneck_periods(task_index: np.ndarray, resource_index: np.ndarray, 
     stale_use = np.zeros(capacity.shape[0])
     # Only the elements of unfixed tasks are kept from round to round; `active` maps the
     # current local task numbers to `tasks`.
-    active = np.arange(tasks.size)
+    active = np.arange(nb_tasks)
     for _ in range(MAX_ROUNDS):
         if active.size == 0:
             break
@@ -159,11 +184,7 @@ def fair_bottleneck_periods(task_index: np.ndarray, resource_index: np.ndarray, 
         resource, weight, local = resource[staying], weight[staying], renumber[local[staying]]
         active = active[~fixed]
         starts = _group_starts(local)
-    # A task at its own bound keeps its exact own period; the others take 1 / rate.
-    with np.errstate(divide="ignore"):
-        shared_period = np.where(value > 0, 1.0 / np.where(value > 0, value, 1.0), np.inf)
-    period[tasks] = np.where(at_bound, own, shared_period)
-    return period
+    return value, at_bound
 
 
 def _group_starts(sorted_keys: np.ndarray) -> np.ndarray:
