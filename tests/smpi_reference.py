@@ -278,8 +278,6 @@ class MiniRunner:
         return self.clock
 
     def execute(self, cpu, flows, then) -> _Activity:
-        self.started += 1
-        activity = _Activity()
         usage: dict[int, float] = {}
         elements: list[tuple[int, float]] = [(host, flops) for host, flops in cpu if flops > 0]
         latency = 0.0
@@ -291,28 +289,17 @@ class MiniRunner:
             for link in links:
                 usage[self.nb_hosts + link] = usage.get(self.nb_hosts + link, 0.0) + amount
         elements += list(usage.items())
-        activity.resources = np.array([r for r, _ in elements], dtype=np.int64)
-        activity.amounts = np.array([a for _, a in elements], dtype=float)
-        activity.own = 0.0
-        activity.latency = latency
-        activity.remaining = 1.0
-        activity.period = 0.0
-        activity.then = then
-        activity.sharing = False
-        self._launch(activity)
-        return activity
+        return self._start(np.array([r for r, _ in elements], dtype=np.int64),
+                           np.array([a for _, a in elements], dtype=float), 0.0, latency, then)
 
     def sleep(self, seconds, then) -> _Activity:
+        return self._start(np.empty(0, dtype=np.int64), np.empty(0), float(seconds), 0.0, then)
+
+    def _start(self, resources, amounts, own: float, latency: float, then) -> _Activity:
         self.started += 1
         activity = _Activity()
-        activity.resources = np.empty(0, dtype=np.int64)
-        activity.amounts = np.empty(0)
-        activity.own = float(seconds)
-        activity.latency = 0.0
-        activity.remaining = 1.0
-        activity.period = 0.0
-        activity.then = then
-        activity.sharing = False
+        activity.resources, activity.amounts, activity.own, activity.latency = resources, amounts, own, latency
+        activity.remaining, activity.period, activity.then, activity.sharing = 1.0, 0.0, then, False
         self._launch(activity)
         return activity
 
