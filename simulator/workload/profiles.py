@@ -7,7 +7,7 @@ decider registers a profile; `check_profile_references` checks what needs the wh
 """
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 from joulesim.inputs.input_error import InputError
 from joulesim.inputs.json_input import (
@@ -347,23 +347,27 @@ def _composed_summary(name: str, profile: dict, summaries: dict[str, ProfileSumm
     return ProfileSummary(None, "", least, depth, tasks)
 
 
-def _leaf_counts(profiles: dict[str, dict], name: str) -> dict[str, int]:
-    """Executor count of every `parallel` leaf reachable from `name`, by leaf name."""
-    counts: dict[str, int] = {}
+def reachable_leaves(profiles: dict[str, dict], *names: str) -> Iterator[tuple[str, dict]]:
+    """(name, profile) of each leaf profile reachable from `names` (composed profiles opened),
+    once each, in the order a job would first run them; names that exist nowhere are skipped."""
     seen: set[str] = set()
-    todo = [name]
+    todo = list(reversed(names))
     while todo:
         current = todo.pop()
         if current in seen or current not in profiles:
             continue
         seen.add(current)
         profile = profiles[current]
-        ptype = profile.get("type")
-        if ptype == "parallel":
-            counts[current] = len(profile["cpu"])
-        elif ptype == "composed":
-            todo.extend(profile["seq"])
-    return counts
+        if profile.get("type") == "composed":
+            todo.extend(reversed(profile["seq"]))
+        else:
+            yield current, profile
+
+
+def _leaf_counts(profiles: dict[str, dict], name: str) -> dict[str, int]:
+    """Executor count of every `parallel` leaf reachable from `name`, by leaf name."""
+    return {leaf: len(profile["cpu"]) for leaf, profile in reachable_leaves(profiles, name)
+            if profile.get("type") == "parallel"}
 
 
 def leaf_executor_count(profiles: dict[str, dict], name: str) -> int | None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from joulesim.simulator.workload.profiles import reachable_leaves
+
 PFS_DEFAULT_LABEL = "pfs"
 
 
@@ -20,20 +22,10 @@ def storage_labels(name: str, profiles: dict[str, dict[str, Any]]) -> tuple[list
     each in first-seen order, without repeats."""
     pfs: dict[str, None] = {}
     staging: dict[str, None] = {}
-    seen: set[str] = set()
-    todo = [name]
-    while todo:
-        current = todo.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        profile = profiles[current]
-        kind = profile["type"]
-        if kind == "composed":
-            todo.extend(reversed(profile["seq"]))
-        elif kind == "parallel_homogeneous_pfs":
+    for _, profile in reachable_leaves(profiles, name):
+        if profile["type"] == "parallel_homogeneous_pfs":
             pfs[profile.get("storage", profile.get("host", PFS_DEFAULT_LABEL))] = None
-        elif kind == "data_staging":
+        elif profile["type"] == "data_staging":
             staging[profile["from"]] = None
             staging[profile["to"]] = None
     return list(pfs), list(staging)

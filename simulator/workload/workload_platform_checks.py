@@ -13,6 +13,7 @@ from __future__ import annotations
 from joulesim.inputs.input_error import InputError
 from joulesim.inputs.json_input import clip, is_number, shown
 from joulesim.simulator.platform.node_hierarchy import NodeHierarchy
+from joulesim.simulator.workload.profiles import reachable_leaves
 from joulesim.simulator.workload.workload_model import Workload
 
 NODE_MODEL_TYPES = ("cpu_ops", "delay")
@@ -41,17 +42,8 @@ def check_workload_fits_platform(workload: Workload, hierarchy: NodeHierarchy | 
 
 def _check_network_profiles(workload: Workload, used: set[str], platform: str) -> None:
     """Profiles (or the leaves of composed ones) that move data over links need links."""
-    seen: set[str] = set()
-    todo = sorted(used)
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        profile = workload.profiles[name]
-        if profile["type"] == "composed":
-            todo.extend(profile["seq"])
-        elif profile["type"] in NETWORK_MODEL_TYPES:
+    for name, profile in reachable_leaves(workload.profiles, *sorted(used)):
+        if profile["type"] in NETWORK_MODEL_TYPES:
             raise InputError(workload.path, f"profile '{clip(name)}'", f"is of type {profile['type']}, whose bytes travel "
                              f"over the platform's links, and {platform} describes no network",
                              "use a platform with links and routes (e.g. a <cluster> with bw and lat), and a host with role=storage")
