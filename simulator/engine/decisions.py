@@ -124,9 +124,7 @@ class DecisionApplier:
         """The storage host id of each storage label the job's profile names (Batsim's rules,
         storage_labels.resolve_storages); DecisionError when they cannot be resolved."""
         sim = self.sim
-        first = sim.nb_hosts
-        storages, problem = resolve_storages(record.job.profile, record.profiles, storage_mapping,
-                                             range(first, first + len(sim.config.platform.storage_hosts)))
+        storages, problem = resolve_storages(record.job.profile, record.profiles, storage_mapping, sim.storage_ids)
         if problem:
             raise DecisionError(f"{context}: job {record.job.id}: {problem.problem}: {problem.fix}")
         if not sim.config.storage_sharing:
@@ -145,11 +143,10 @@ class DecisionApplier:
     def _check_storage_mapping(self, storage_mapping: dict[str, Any], job_id: str, context: DecisionContext) -> None:
         """Each storage label must name one of the platform's storage resources (ids after the
         compute hosts, as SIMULATION_BEGINS lists them)."""
-        first = self.sim.nb_hosts
-        last = first + len(self.sim.config.platform.storage_hosts) - 1
+        ids = self.sim.storage_ids
         for label, target in storage_mapping.items():
-            if not first <= int(target) <= last:  # an int or ASCII digits (schema)
-                where = f"ids {first}-{last}" if last >= first else "none: the platform has no storage host"
+            if int(target) not in ids:  # an int or ASCII digits (schema)
+                where = f"ids {ids[0]}-{ids[-1]}" if ids else "none: the platform has no storage host"
                 raise DecisionError(f"{context}: job {job_id}: storage_mapping sends {label!r} to resource "
                                     f"{target!r}, which is not a storage resource of the platform (storage "
                                     f"resources: {where}): map it to a storage resource's id")

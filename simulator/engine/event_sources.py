@@ -70,13 +70,18 @@ class EventSources:
         if self.submitters_left == 0:
             self.emit("NOTIFY", {"type": "no_more_static_job_to_submit"})
 
+    def job_entered(self) -> None:
+        """A job enters the simulation (submitted, or started at once by --no-sched): it is to
+        finish, and the first opens Batsim's energy window."""
+        if self._energy_first_submission is None and self.energy is not None:
+            self._energy_first_submission = self.energy.window_start(self.env._now)
+        self.nb_unfinished += 1
+
     def submit(self, record: JobRecord, announce: bool = True) -> None:
         if self.config.ignore_beyond_last_workflow and self.workflow_runs and all(r.over for r in self.workflow_runs.values()):
             return  # Batsim's --ignore-beyond-last-workflow: never submitted, never in the outputs
-        if self._energy_first_submission is None and self.energy is not None:
-            self._energy_first_submission = self.energy.window_start(self.env._now)
+        self.job_entered()
         record.state = SUBMITTED
-        self.nb_unfinished += 1
         if announce:
             data: dict[str, Any] = {"job_id": record.job.id, "job": record.job.json}
             if self.config.forward_profiles:

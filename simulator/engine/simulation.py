@@ -98,6 +98,8 @@ class Simulation(EventSources, JobLifecycle):
         self.host_speed = [h.speed for h in hosts]
         self.host_pstate = [h.pstate for h in hosts]
         self.host_job: list[JobRecord | None] = [None] * self.nb_hosts
+        # The storage hosts' resource ids: after the compute hosts kept, as SIMULATION_BEGINS lists them.
+        self.storage_ids = range(self.nb_hosts, self.nb_hosts + len(config.platform.storage_hosts))
         if (config.compute_sharing or config.no_sched) and self.hierarchy is not None:
             flag = "--no-sched" if config.no_sched else "--enable-compute-sharing"
             raise JoulesimError(f"{flag}: {config.platform.source} is a node platform, whose cores "
@@ -430,14 +432,11 @@ class Simulation(EventSources, JobLifecycle):
                 if job.res > self.nb_hosts:
                     raise JoulesimError(f"--no-sched starts job {job.id} on hosts 0-{job.res - 1}, but the platform has "
                                         f"{self.nb_hosts} compute hosts (Batsim would stop too): drop the job or use a larger platform")
-                storages, problem = resolve_storages(job.profile, record.profiles, None,
-                                                     range(self.nb_hosts, self.nb_hosts + len(self.config.platform.storage_hosts)))
+                storages, problem = resolve_storages(job.profile, record.profiles, None, self.storage_ids)
                 if problem:  # no decider to give a mapping: only the platform can help
                     raise JoulesimError(f"--no-sched: job {job.id}: {problem.problem} (with --no-sched no decider "
                                         "maps storages: give the platform a single storage host, or run with a decider)")
-                if self._energy_first_submission is None and self.energy is not None:
-                    self._energy_first_submission = self.energy.window_start(self.env._now)
-                self.nb_unfinished += 1
+                self.job_entered()
                 self.start_job(record, [(0, job.res - 1)], job.res, f"0-{job.res - 1}" if job.res > 1 else "0", None, storages)
         self.pending.clear()
 
