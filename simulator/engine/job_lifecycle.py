@@ -98,9 +98,8 @@ class JobLifecycle:
             self.at(now + walltime, self._walltime_reached, record)
         if storages:  # resource ids -> network host numbers (--mmax may leave compute hosts out)
             shift = len(self.config.platform.compute_hosts) - self.nb_hosts
-            storages = {label: resource + shift for label, resource in storages.items()}
-            self.runner.start(record, executor_hosts, storages)
-        else:
+            self.runner.start(record, executor_hosts, {label: resource + shift for label, resource in storages.items()})
+        else:  # the node model's runner too, which has no storages
             self.runner.start(record, executor_hosts)
 
     @staticmethod
@@ -167,9 +166,6 @@ class JobLifecycle:
         job = record.job
         record.state = state
         record.finish = now
-        self.nb_unfinished -= 1
-        if self._collect_profiles:
-            self._profiles_to_collect.append((job.workload, job.profile))
         host_job, unavailable = self.host_job, self.host_unavailable
         size = still_unavailable = 0
         if self.host_running is not None:  # compute sharing: only hosts left with no job are idle
@@ -202,31 +198,32 @@ class JobLifecycle:
         else:
             self.jobs_out.write_finished(*row, record.metadata)
         self.stats.record_finished(state, job.subtime, record.start, now)
+        self._job_left(record)
+
+    def _job_left(self, record: JobRecord) -> None:
+        """What follows any end of a job (completed, killed or rejected): one job less to wait
+        for, its profile to collect (Batsim's garbage collection), progress, and in a workflow its
+        children may be ready (with Batsim's actors the server tells the workflow's submitter:
+        batsim_actors.py)."""
+        self.nb_unfinished -= 1
+        job = record.job
+        if self._collect_profiles:
+            self._profiles_to_collect.append((job.workload, job.profile))
         if self._progress is not None:
             self._progress.update()
-        self._workflow_job_ended(record)
-
-    def _workflow_job_ended(self, record: JobRecord) -> None:
-        """A workflow's job ended (completed, killed or rejected): its children may be ready. With
-        Batsim's actors the server tells the workflow's submitter (batsim_actors.py)."""
-        run = self.workflow_runs.get(record.job.workload) if self.workflow_runs else None
-        if run is not None and self.actors is None and record.job.id in run.in_flight:
-            run.completed(record.job.id)
+        run = self.workflow_runs.get(job.workload) if self.workflow_runs else None
+        if run is not None and self.actors is None and job.id in run.in_flight:
+            run.completed(job.id)
             self.workflow_step(run)
 
     def reject_job(self, record: JobRecord, state: str = "REJECTED") -> None:
         job = record.job
         record.state = state
         record.finish = self.env._now
-        self.nb_unfinished -= 1
-        if self._collect_profiles:
-            self._profiles_to_collect.append((job.workload, job.profile))
         self.jobs_out.write_rejected(job.local_id, job.workload, job.profile, job.subtime, job.res,
                                      job.walltime, record.metadata, state)
         self.stats.record_rejected()
-        if self._progress is not None:
-            self._progress.update()
-        self._workflow_job_ended(record)
+        self._job_left(record)
 
     def record_of(self, job_id: str, context: str) -> JobRecord:
         record = self.records.get(job_id)
