@@ -135,6 +135,11 @@ def sched_config_from(text: str | None, path: str | os.PathLike | None) -> str:
     return text or ""
 
 
+def _check_choice(keyword: str, value: Any, allowed: Sequence[str]) -> None:
+    if value not in allowed:
+        raise JoulesimError(f"{keyword}={value!r}: use one of {', '.join(allowed)}")
+
+
 def simulation_config(platform: PlatformSource, workload: WorkloadSource | Sequence[WorkloadSource], *,
                       export_prefix: str | None, energy: bool, master_host: str | None,
                       add_role_to_hosts: Mapping[str, str] | Sequence[str] | None, platform_name: str | None,
@@ -150,12 +155,9 @@ def simulation_config(platform: PlatformSource, workload: WorkloadSource | Seque
                       progress: bool) -> SimulationConfig:
     """Every input loaded and checked, the output prefix first (it costs nothing; loading may),
     before anything is written. The keywords are `joulesim.simulate`'s."""
-    if event_grouping not in EVENT_GROUPINGS:
-        raise JoulesimError(f"event_grouping={event_grouping!r}: use one of {', '.join(EVENT_GROUPINGS)}")
-    if verbosity not in VERBOSITY_LEVELS:
-        raise JoulesimError(f"verbosity={verbosity!r}: use one of {', '.join(VERBOSITY_LEVELS)}")
-    if idle_power not in IDLE_POWER_RULES:
-        raise JoulesimError(f"idle_power={idle_power!r}: use one of {', '.join(IDLE_POWER_RULES)}")
+    _check_choice("event_grouping", event_grouping, EVENT_GROUPINGS)
+    _check_choice("verbosity", verbosity, VERBOSITY_LEVELS)
+    _check_choice("idle_power", idle_power, IDLE_POWER_RULES)
     if not isinstance(workflow_jobs_limit, int) or isinstance(workflow_jobs_limit, bool) or workflow_jobs_limit < 0:
         raise JoulesimError(f"workflow_jobs_limit={workflow_jobs_limit!r}: give an integer >= 0 (0: no limit)")
     if enable_profile_reuse and not enable_dynamic_jobs:  # as Batsim (batsim.cpp, parse_main_args)
