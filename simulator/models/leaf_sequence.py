@@ -28,7 +28,6 @@ class LeafSequence:
 
     def __init__(self, root: str, profiles: dict[str, dict[str, Any]], storages: dict[str, int]):
         self.root = root
-        self.profiles = profiles
         self.storages = storages  # label -> host id, resolved when the job started
         self.sequence = unroll(root, profiles)
         # Its leaves as they are now: a profile registered again under the same name later

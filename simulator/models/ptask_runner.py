@@ -75,7 +75,7 @@ class _Activity:
 class _RunningJob:
     """A running job's ActivityContext: its model, its hosts and its running activities."""
 
-    __slots__ = ("runner", "record", "hosts", "model", "activities", "watts")
+    __slots__ = ("runner", "record", "hosts", "model", "activities")
 
     def __init__(self, runner: "ParallelTaskRunner", record: "JobRecord", hosts: list[int]):
         self.runner = runner
@@ -83,7 +83,6 @@ class _RunningJob:
         self.hosts = hosts
         self.model: "JobModel | None" = None
         self.activities: list[_Activity] = []  # started, not over (in start order)
-        self.watts = 0.0  # dynamic power last reported
 
     def now(self) -> float:
         return self.runner._now()
@@ -126,7 +125,7 @@ class _RunningJob:
         activity.updated = now
         self.activities.append(activity)
         if activity.latency > 0:
-            runner._at(now + activity.latency, runner._latency_over, (self, activity))
+            runner._at(now + activity.latency, runner._latency_over, activity)
         else:
             runner._advance()  # the others' cursors to now, before the rates change
             activity.sharing = True
@@ -181,8 +180,7 @@ class ParallelTaskRunner:
             self._resolve()
         return progress
 
-    def _latency_over(self, job_and_activity: tuple[_RunningJob, _Activity]) -> None:
-        job, activity = job_and_activity
+    def _latency_over(self, activity: _Activity) -> None:
         if activity.over:
             return  # its job was killed meanwhile
         self._advance()
@@ -278,10 +276,8 @@ class ParallelTaskRunner:
         self._resolve()  # once for every activity that ended or joined now
 
     def _report_power(self, job: _RunningJob) -> None:
-        watts = sum(self._dynamic_power(activity) for activity in job.activities if activity.sharing)
-        if watts != job.watts or not job.activities:
-            job.watts = watts
-            self._dynamic_power_changed(job.record, watts)
+        # The meter ignores a power equal to the job's last one.
+        self._dynamic_power_changed(job.record, sum(self._dynamic_power(a) for a in job.activities if a.sharing))
 
     def _dynamic_power(self, activity: _Activity) -> float:
         if activity.period <= 0 or self._wattages is None:
