@@ -83,13 +83,13 @@ def fair_bottleneck_periods(task_index: np.ndarray, resource_index: np.ndarray, 
     FATPIPE link, a pure delay), 0 when there is none. A task with no element and no own
     period gets period 0 (it completes at once).
     """
+    task_index = np.asarray(task_index, dtype=np.int64)
+    resource_index = np.asarray(resource_index, dtype=np.int64)
+    amount = np.asarray(amount, dtype=float)
+    if (task_index[1:] < task_index[:-1]).any():  # elements grouped by task: per-task minima are one reduceat
+        order = np.argsort(task_index, kind="stable")
+        task_index, resource_index, amount = task_index[order], resource_index[order], amount[order]
     if kernel.AVAILABLE and USE_KERNEL:  # the same, compiled (fair_bottleneck_kernel.py)
-        task_index = np.asarray(task_index, dtype=np.int64)
-        resource_index = np.asarray(resource_index, dtype=np.int64)
-        amount = np.asarray(amount, dtype=float)
-        if task_index.size > 1 and (task_index[1:] < task_index[:-1]).any():
-            order = np.argsort(task_index, kind="stable")
-            task_index, resource_index, amount = task_index[order], resource_index[order], amount[order]
         return kernel.fair_bottleneck_periods(task_index, resource_index, amount, np.asarray(capacity, dtype=float),
                                               np.asarray(own_period, dtype=float), REMAINING_PRECISION,
                                               BOUND_TOLERANCE, MAX_ROUNDS)
@@ -97,12 +97,9 @@ def fair_bottleneck_periods(task_index: np.ndarray, resource_index: np.ndarray, 
     if task_index.size == 0:
         return period
     positive = amount > 0
-    task, resource, weight = task_index[positive], resource_index[positive], amount[positive].astype(float)
+    task, resource, weight = task_index[positive], resource_index[positive], amount[positive]
     if task.size == 0:
         return period
-    if (task[1:] < task[:-1]).any():  # elements grouped by task: per-task minima are one reduceat
-        order = np.argsort(task, kind="stable")
-        task, resource, weight = task[order], resource[order], weight[order]
     capacity = np.asarray(capacity, dtype=float)
     # A resource with a single element only bounds that task: period >= amount / capacity.
     # SimGrid fixes the task when that resource's remaining, capacity - weight x rate, falls
