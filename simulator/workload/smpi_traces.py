@@ -56,7 +56,7 @@ from array import array
 from dataclasses import dataclass, field
 
 from joulesim.inputs.input_error import InputError
-from joulesim.simulator.workload.trace_listing import listing_path, rank_files, read_lines
+from joulesim.simulator.workload.trace_listing import action_lines, listing_path, rank_files
 
 __all__ = ["listing_path", "load_smpi_traces", "parse_rank_file", "SmpiTraces", "RankTrace"]
 
@@ -163,18 +163,13 @@ def load_smpi_traces(listing: str, where: str = "smpi profile") -> SmpiTraces:
 def parse_rank_file(path: str, nb_ranks: int, wanted: list[int], listing: str = "") -> dict[int, RankTrace]:
     """Parse one trace file for the ranks of `wanted` (the ranks whose listing line names it)."""
     label = f"rank {wanted[0]}" if len(wanted) == 1 else "ranks " + ", ".join(map(str, wanted))
-    lines = read_lines(path, f"the trace of {label}" + (f" (listed in {listing})" if listing else ""))
-    # SimGrid's reader stops at the end of file before acting on a line no newline ends.
-    lines.pop()
+    lines = action_lines(path, f"the trace of {label}" + (f" (listed in {listing})" if listing else ""))
     traces = {rank: RankTrace(path) for rank in wanted}
     parser = _Parser(path, nb_ranks)
     tokens = {str(rank): traces[rank] for rank in wanted}
     others = {str(rank) for rank in range(nb_ranks)}
     foreign: dict[str, int] = {}
-    for number, line in enumerate(lines, start=1):
-        fields = line.split()
-        if not fields or fields[0][0] == "#":
-            continue
+    for number, fields, line in lines:
         trace = tokens.get(fields[0])
         if trace is not None and "_" not in line and parser.fast(trace, fields, number):
             continue

@@ -14,6 +14,7 @@ ends, so such a line is dropped here too.
 from __future__ import annotations
 
 import os
+from typing import Iterator
 
 from joulesim.inputs.input_error import InputError
 
@@ -64,13 +65,16 @@ def rank_files(listing: str, where: str) -> list[str]:
     return files
 
 
-def action_lines(path: str, where: str) -> list[tuple[int, list[str]]]:
-    """(line number, fields) of each action line of a rank file, as SimGrid's reader sees them."""
+def action_lines(path: str, where: str) -> Iterator[tuple[int, list[str], str]]:
+    """(line number, fields, line) of each action line of a rank file, as SimGrid's reader sees
+    them. The file is read at once: an unreadable one fails before any line is given."""
     lines = read_lines(path, where)
     lines.pop()  # the part after the last newline: SimGrid does not act on it
-    out = []
+    return _actions(lines)
+
+
+def _actions(lines: list[str]) -> Iterator[tuple[int, list[str], str]]:
     for number, line in enumerate(lines, start=1):
         fields = line.split()
         if fields and fields[0][0] != "#":
-            out.append((number, fields))
-    return out
+            yield number, fields, line

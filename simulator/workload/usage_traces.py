@@ -33,7 +33,7 @@ def load_usage_traces(listing: str, where: str) -> UsageTraces:
     for rank, path in enumerate(files):
         pairs = array("d")
         token = str(rank)
-        for number, fields in action_lines(path, f"{where}: the trace of rank {rank} (listed in {listing})"):
+        for number, fields, _ in action_lines(path, f"{where}: the trace of rank {rank} (listed in {listing})"):
             if fields[0] != token:
                 if not fields[0].isdigit() or int(fields[0]) >= len(files):
                     raise InputError(path, f"line {number}", f"the rank field {fields[0]!r} is not a rank of this job "
