@@ -35,3 +35,15 @@ class ScriptedDecider(Decider):
 
 def submitted(message: dict[str, Any]) -> list[dict[str, Any]]:
     return [e["data"] for e in message["events"] if e["type"] == "JOB_SUBMITTED"]
+
+
+def execute_then_kill(alloc: str, at: float, job_id: str = "w0!1", **execute: Any) -> ScriptedDecider:
+    """A decider that starts every submitted job on `alloc` (with `execute`'s keywords, e.g.
+    storage_mapping) and kills `job_id` at time `at` (a CALL_ME_LATER)."""
+    def script(decider: ScriptedDecider, message: dict[str, Any]) -> None:
+        for job in submitted(message):
+            decider.execute_job(job["job_id"], alloc, **execute)
+            decider.call_me_later(at)
+        if any(e["type"] == "REQUESTED_CALL" for e in message["events"]):
+            decider.kill_jobs([job_id])
+    return ScriptedDecider(script)

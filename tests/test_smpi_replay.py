@@ -837,7 +837,7 @@ def test_an_smpi_job_through_joulesim_takes_what_simgrid_run_as_batsim_takes(tmp
 def test_an_smpi_job_killed_or_out_of_walltime_stops_and_frees_its_hosts(tmp_path, platforms):
     """A 2-rank job computing 5 s: KILL_JOB at t=2 reports Batsim's progress entry for an smpi
     leaf; a walltime of 3 s stops another one at 3 s. Either way the next job starts at once."""
-    from scripted_decider import ScriptedDecider, submitted
+    from scripted_decider import ScriptedDecider, execute_then_kill, submitted
 
     from conftest import jobs_by_id, run_in_process
 
@@ -851,14 +851,7 @@ def test_an_smpi_job_killed_or_out_of_walltime_stops_and_frees_its_hosts(tmp_pat
     run_in_process(ScriptedDecider(script), str(platforms["cluster"]), [str(workload)], prefix)
     job = jobs_by_id(prefix)["1"]
     assert job["final_state"] == "COMPLETED_WALLTIME_REACHED" and job["execution_time"] == "3.000000"
-
-    def killer(decider, message):
-        for job in submitted(message):
-            decider.execute_job(job["job_id"], "0-1")
-            decider.call_me_later(2)
-        if any(e["type"] == "REQUESTED_CALL" for e in message["events"]):
-            decider.kill_jobs(["w0!1"])
-    decider = ScriptedDecider(killer)
+    decider = execute_then_kill("0-1", 2)
     prefix = str(tmp_path / "killed")
     run_in_process(decider, str(platforms["cluster"]), [str(smpi_workload(tmp_path, ranks, 2))], prefix)
     assert jobs_by_id(prefix)["1"]["final_state"] == "COMPLETED_KILLED"

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from scripted_decider import ScriptedDecider, submitted
+from scripted_decider import ScriptedDecider, execute_then_kill, submitted
 
 from joulesim import simulate
 from joulesim.protocol.errors import JoulesimError
@@ -145,14 +145,7 @@ def test_staging_and_pfs_contend_on_a_storage_link(tmp_path):
 # ---------------------------------------------------------------- kills, walltimes, energy
 def test_a_killed_pfs_job_reports_its_progress(tmp_path):
     profiles = {"io": {"type": "parallel_homogeneous_pfs", "bytes_to_read": 1e9}}
-
-    def script(decider, message):
-        for job in submitted(message):
-            decider.execute_job(job["job_id"], "0", storage_mapping={"pfs": 2})
-            decider.call_me_later(4 + ROUTE_LATENCY)
-        if any(e["type"] == "REQUESTED_CALL" for e in message["events"]):
-            decider.kill_jobs(["w0!1"])
-    decider = ScriptedDecider(script)
+    decider = execute_then_kill("0", 4 + ROUTE_LATENCY, storage_mapping={"pfs": 2})
     _, jobs = run(tmp_path, [{"id": 1, "subtime": 0, "res": 1, "profile": "io"}], profiles, decider)
     killed = decider.events_of("JOB_KILLED")[0][1]["data"]
     assert killed["job_progress"]["w0!1"] == {"profile_name": "io", "progress": pytest.approx(0.4, abs=1e-9)}

@@ -9,7 +9,7 @@ Reference (batsim-job-models.md, measured with Batsim 4.2.1): `0 m_usage 0.5 1e9
 from __future__ import annotations
 
 import pytest
-from scripted_decider import ScriptedDecider, submitted
+from scripted_decider import execute_then_kill
 
 import joulesim
 from joulesim.deciders import load_decider
@@ -81,14 +81,7 @@ def test_more_busy_cores_than_the_host_has_slow_every_line_down(tmp_path):
 
 def test_a_killed_job_reports_the_share_of_its_lines_done(tmp_path):
     field = traces(tmp_path, ["0 m_usage 1 1e9\n0 m_usage 1 1e9\n0 m_usage 1 1e9\n0 m_usage 1 1e9\n"])
-
-    def script(decider, message):
-        for job in submitted(message):
-            decider.execute_job(job["job_id"], "0")
-            decider.call_me_later(2.5)
-        if any(e["type"] == "REQUESTED_CALL" for e in message["events"]):
-            decider.kill_jobs(["w0!1"])
-    decider = ScriptedDecider(script)
+    decider = execute_then_kill("0", 2.5)
     job = run(tmp_path, field, decider=decider)
     assert job["final_state"] == "COMPLETED_KILLED"
     progress = decider.events_of("JOB_KILLED")[0][1]["data"]["job_progress"]["w0!1"]
