@@ -41,21 +41,19 @@ def one_run(workload: str, platform: str, variant: str, queue) -> None:
     from joulesim.simulator.platform.platform_loader import load_platform
     from joulesim.simulator.workload.workload_loader import load_workload
 
-    from resolve_counter import ResolveCounter
-
-    counter = ResolveCounter()
     directory = tempfile.mkdtemp(prefix="bench_fig51_")
     try:
         config = SimulationConfig(platform=load_platform(platform), workloads=[load_workload(workload, "w0")],
                                   export_prefix=os.path.join(directory, "run"))
         decider = load_decider("conservative", {"placement": variant, "cluster_size": "16"})
         start = time.perf_counter()
-        result = Simulation(config, DeciderLink(InProcessRequester(decider))).run()
+        simulation = Simulation(config, DeciderLink(InProcessRequester(decider)))
+        result = simulation.run()
         wall = time.perf_counter() - start
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     queue.put({"wall": wall, "jobs": result.stats.nb_jobs, "killed": result.stats.nb_killed,
-               "makespan": result.stats.makespan, "calls": result.decider_calls, "resolves": counter.calls,
+               "makespan": result.stats.makespan, "calls": result.decider_calls, "resolves": simulation.runner.resolves,
                "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
 
 

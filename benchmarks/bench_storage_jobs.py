@@ -75,10 +75,6 @@ def main() -> None:
     from joulesim.simulator.platform.platform_loader import load_platform
     from joulesim.simulator.workload.workload_loader import load_workload
 
-    from resolve_counter import ResolveCounter
-
-    counter = ResolveCounter()
-
     with tempfile.TemporaryDirectory(prefix="bench_storage_") as directory:
         platform_path, workload_path = os.path.join(directory, "p.xml"), os.path.join(directory, "w.json")
         write_platform(platform_path)
@@ -86,14 +82,14 @@ def main() -> None:
         print(f"{args.jobs} jobs ({kinds['compute']} compute, {kinds['pfs']} pfs, {kinds['staging']} staging), "
               f"{HOSTS} hosts + 2 storages, EASY, in-process")
         for _ in range(args.repeat):
-            counter.calls = 0
             config = SimulationConfig(platform=load_platform(platform_path), workloads=[load_workload(workload_path, "w0")],
                                       export_prefix=os.path.join(directory, "out"))
             decider = load_decider("easy", {"storage_mapping": "pfs:128,bb:129"})
             start = time.perf_counter()
-            result = Simulation(config, DeciderLink(InProcessRequester(decider))).run()
+            simulation = Simulation(config, DeciderLink(InProcessRequester(decider)))
+            result = simulation.run()
             wall = time.perf_counter() - start
-            print(f"  {wall:.2f} s, {args.jobs / wall:,.0f} jobs/s, {counter.calls:,} re-solves, "
+            print(f"  {wall:.2f} s, {args.jobs / wall:,.0f} jobs/s, {simulation.runner.resolves:,} re-solves, "
                   f"makespan {float(result.schedule['makespan']):,.0f} s")
 
 

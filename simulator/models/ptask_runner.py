@@ -18,17 +18,20 @@ Rates are re-solved whenever an activity joins or leaves the sharing; activities
 the callbacks of one instant join in one re-solve. One calendar entry stands for the next
 completion; a re-solve makes the previous one stale (generation counter). A host's load, for
 energy, is its flops x rate / its speed (the cursor's CPU share); a job's dynamic power is the
-sum over its running activities.
+sum over its running activities. The cursors, rates and elements live in an ActivityTable
+(arrays, stepped by compiled code when numba is there); the objects here keep what the job
+models hold: handles, callbacks, and the CPU shares for energy.
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
+from joulesim.simulator.models.activity_table import ActivityTable
 from joulesim.simulator.models.job_models import job_model_for
-from joulesim.simulator.models.ptask_sharing import fair_bottleneck_periods
 
 if TYPE_CHECKING:
     from joulesim.simulator.models.job_activity import JobModel
@@ -38,34 +41,31 @@ if TYPE_CHECKING:
 # Activities predicted to end within this of a completion event end with it (absorbs float
 # noise in the progress of activities whose rate changed many times).
 _DONE_S = 1e-9
-_NO_RESOURCES = np.empty(0, dtype=np.int64)
-_NO_AMOUNTS = np.empty(0)
+# Route plans kept at most (a million host pairs: ~200 MB at worst; cleared when full).
+_PLAN_CACHE_LIMIT = 1 << 20
 
 
 class _Activity:
-    """One parallel task of a job (ActivityHandle)."""
+    """One parallel task of a job (ActivityHandle); its cursor and rate live in the runner's
+    ActivityTable, at `slot` while it runs."""
 
-    __slots__ = ("resources", "amounts", "own_period", "latency", "cpu_hosts", "cpu_flops",
-                 "remaining", "period", "updated", "sharing", "end", "then", "over", "job")
+    __slots__ = ("table", "slot", "latency", "cpu_hosts", "cpu_flops", "sharing", "then", "over", "job", "left")
 
-    def __init__(self, then: Callable[[], None]):
-        self.resources = _NO_RESOURCES
-        self.amounts = _NO_AMOUNTS
-        self.own_period = 0.0  # bound from outside the shared resources (delay, FATPIPE)
+    def __init__(self, table: ActivityTable, slot: int, then: Callable[[], None]):
+        self.table = table
+        self.slot = slot  # -1 once over (the slot may serve another activity then)
         self.latency = 0.0
         self.cpu_hosts: list[int] = []
         self.cpu_flops: list[float] = []
-        self.remaining = 1.0  # fraction of the cursor left
-        self.period = 0.0  # seconds for the whole activity at the current rate
-        self.updated = 0.0
         self.sharing = False  # past its latency, progressing
-        self.end = float("inf")  # predicted at the last re-solve
         self.then = then
         self.over = False  # completed, cancelled, or its job was killed
         self.job: "_RunningJob | None" = None
+        self.left = 1.0  # the cursor left when it ended
 
     def progress(self) -> float:
-        return min(1.0, max(0.0, 1.0 - self.remaining))
+        left = self.left if self.slot < 0 else float(self.table.remaining[self.slot])
+        return min(1.0, max(0.0, 1.0 - left))
 
     def cancel(self) -> None:
         """Stop it now (an MPI request cancelled): it stops using its resources; `then` is not called."""
@@ -75,11 +75,12 @@ class _Activity:
 class _RunningJob:
     """A running job's ActivityContext: its model, its hosts and its running activities."""
 
-    __slots__ = ("runner", "record", "hosts", "model", "activities")
+    __slots__ = ("runner", "record", "hosts", "model", "activities", "sequence")
 
-    def __init__(self, runner: "ParallelTaskRunner", record: "JobRecord", hosts: list[int]):
+    def __init__(self, runner: "ParallelTaskRunner", record: "JobRecord", hosts: list[int], sequence: int):
         self.runner = runner
         self.record = record
+        self.sequence = sequence  # start order among the jobs (the sharing order's first key)
         self.hosts = hosts
         self.model: "JobModel | None" = None
         self.activities: list[_Activity] = []  # started, not over (in start order)
@@ -94,8 +95,7 @@ class _RunningJob:
         return activity
 
     def sleep(self, seconds: float, then: Callable[[], None]) -> _Activity:
-        activity = _Activity(then)
-        activity.own_period = float(seconds)
+        activity = self.runner._new_activity((), (), float(seconds), then)
         self._launch(activity)
         return activity
 
@@ -110,10 +110,12 @@ class _RunningJob:
             return
         runner = self.runner
         runner._advance()
-        activity.over = True
         self.activities.remove(activity)
-        if activity.sharing:
-            activity.sharing = False
+        was_sharing = activity.sharing
+        if was_sharing:
+            runner.table.leave(activity.slot)
+        runner._end(activity)
+        if was_sharing:
             if runner._dynamic_power_changed is not None:
                 runner._report_power(self)
             runner._resolve()
@@ -122,13 +124,14 @@ class _RunningJob:
         runner = self.runner
         activity.job = self
         now = runner._now()
-        activity.updated = now
         self.activities.append(activity)
+        runner._launches += 1
+        runner.table.key[activity.slot] = (self.sequence << 32) | runner._launches
         if activity.latency > 0:
             runner._at(now + activity.latency, runner._latency_over, activity)
         else:
             runner._advance()  # the others' cursors to now, before the rates change
-            activity.sharing = True
+            runner._join(activity)
             runner._dirty = True
 
 
@@ -151,6 +154,14 @@ class ParallelTaskRunner:
         self._wattages = wattages  # host -> (idle, max) W at its current pstate
         self.jobs: dict[int, _RunningJob] = {}  # by id(record)
         self._traces_of = traces_of  # the parsed traces of a trace profile's job
+        self.table = ActivityTable()
+        self._speeds_seen: list[float] | None = None  # the host speeds `_capacity` was built from
+        self._capacity = np.empty(0)  # per resource: CPUs (cores x speed), then links
+        self._owner: dict[int, _Activity] = {}
+        self._plans: dict[tuple[int, int], tuple] = {}  # (src, dst) -> _route_plan  # slot -> its activity
+        self.resolves = 0  # re-solves so far (benchmarks count them)
+        self._jobs_started = 0
+        self._launches = 0
         self._generation = 0
         self._dirty = False  # an activity joined the sharing since the last re-solve
         self._advanced_to = -1.0  # the time every sharing cursor was last moved to
@@ -160,7 +171,8 @@ class ParallelTaskRunner:
     def start(self, record: "JobRecord", executors: list[int], storages: dict[str, int] | None = None) -> None:
         """Start a job on its executors' hosts; `storages` maps its profile's storage labels
         to host ids (storage hosts come after the compute hosts)."""
-        job = _RunningJob(self, record, executors)
+        self._jobs_started += 1
+        job = _RunningJob(self, record, executors, self._jobs_started)
         self.jobs[id(record)] = job
         job.model = job_model_for(record, storages or {}, self._traces_of, self.host_cores)
         job.model.start(job)
@@ -173,8 +185,10 @@ class ParallelTaskRunner:
         progress = job.model.progress()
         was_sharing = False
         for activity in job.activities:
-            activity.over = True
-            was_sharing |= activity.sharing
+            if activity.sharing:
+                was_sharing = True
+                self.table.leave(activity.slot)
+            self._end(activity)
         job.activities = []
         if was_sharing:
             self._resolve()
@@ -184,8 +198,8 @@ class ParallelTaskRunner:
         if activity.over:
             return  # its job was killed meanwhile
         self._advance()
-        activity.sharing = True
-        activity.updated = now = self._now()
+        self._join(activity)
+        now = self._now()
         # Activities posted together end their latency together (an MPI rank's isends, a
         # collective's messages): one re-solve at the end of the instant serves them all.
         self._dirty = True
@@ -198,23 +212,36 @@ class ParallelTaskRunner:
         self._resolve_if_dirty()
 
     # ------------------------------------------------------------------ sharing
-    def _sharing(self) -> list[tuple[_RunningJob, _Activity]]:
-        return [(job, activity) for job in self.jobs.values() for activity in job.activities if activity.sharing]
+    def _join(self, activity: _Activity) -> None:
+        activity.sharing = True
+        self.table.join(activity.slot)
+
+    def _end(self, activity: _Activity, callable_later: bool = False) -> None:
+        """The activity is over (not sharing any more): its slot is freed; its `then` is
+        dropped, unless `callable_later` (a completion: the runner calls it next)."""
+        activity.over = True
+        activity.sharing = False
+        if not callable_later:
+            # A model keeps its handles (an MPI request's) and `then` refers to the model's
+            # objects: dropping it breaks that cycle, so the activity is freed when the model
+            # lets it go rather than at the next full garbage collection (which, with tens of
+            # thousands of them alive, cost a third of an SMPI replay's time).
+            activity.then = None
+        activity.left = float(self.table.remaining[activity.slot])
+        self.table.release(activity.slot)
+        del self._owner[activity.slot]
+        activity.slot = -1
 
     def _advance(self) -> None:
         """Move every progressing activity's cursor to now (once per instant: a cursor moved
-        in two steps would not land on the same float)."""
+        in two steps would not land on the same float). Every sharing cursor was last moved
+        at `_advanced_to` (an activity joins the sharing just after a move)."""
         now = self._now()
         if now == self._advanced_to:
             return
+        elapsed = now - self._advanced_to
         self._advanced_to = now
-        for job in self.jobs.values():
-            for activity in job.activities:
-                if not activity.sharing:
-                    continue
-                if activity.period > 0 and now > activity.updated:
-                    activity.remaining -= (now - activity.updated) / activity.period
-                activity.updated = now
+        self.table.advance(elapsed)
 
     def _resolve_if_dirty(self) -> None:
         if self._dirty:
@@ -223,35 +250,25 @@ class ParallelTaskRunner:
     def _resolve(self) -> None:
         """New rates for every progressing activity; one calendar entry for the next completion."""
         self._dirty = False
-        now = self._now()
-        pairs = self._sharing()
         self._generation += 1
-        if not pairs:
+        table = self.table
+        if table.size == 0:
             return
-        activities = [activity for _, activity in pairs]
-        speeds = np.asarray(self.host_speed, dtype=float)
-        if self._multicore:
-            speeds = speeds * np.asarray(self.host_cores, dtype=float)
-        capacity = np.concatenate([speeds, self.network.capacity])
-        counts = [a.resources.size for a in activities]
-        task_index = np.repeat(np.arange(len(activities)), counts)
-        resources = np.concatenate([a.resources for a in activities])
-        amounts = np.concatenate([a.amounts for a in activities])
-        own = np.array([a.own_period for a in activities])
-        periods = fair_bottleneck_periods(task_index, resources, amounts, capacity, own)
-        next_end = np.inf
-        changed: dict[int, _RunningJob] = {}
-        for (job, activity), period in zip(pairs, periods.tolist()):
-            if period != activity.period:
-                activity.period = period
-                changed[id(job)] = job
-            end = activity.end = now + activity.remaining * period
-            if end < next_end:
-                next_end = end
+        self.resolves += 1
+        now = self._now()
+        if self.host_speed != self._speeds_seen:  # a pstate changed (or the first re-solve)
+            self._speeds_seen = list(self.host_speed)
+            speeds = np.asarray(self.host_speed, dtype=float)
+            if self._multicore:
+                speeds = speeds * np.asarray(self.host_cores, dtype=float)
+            self._capacity = np.concatenate([speeds, self.network.capacity])
+        next_end = table.resolve(now, self._capacity)
         if self._dynamic_power_changed is not None:
-            for job in changed.values():
-                self._report_power(job)
-        if np.isfinite(next_end):
+            changed = table.changed
+            for job in self.jobs.values():
+                if any(changed[a.slot] for a in job.activities if a.sharing):
+                    self._report_power(job)
+        if next_end < math.inf:
             self._at(max(next_end, now), self._completions, self._generation)
 
     def _completions(self, generation: int) -> None:
@@ -261,18 +278,20 @@ class ParallelTaskRunner:
         # The entry was set at the earliest predicted end: that activity (at least) is done, even
         # if its float progress says 1e-16 is left (periods reach 1e7 s: 1e-9 s of "work").
         now = self._now()
-        finished = [(job, activity) for job, activity in self._sharing() if activity.end <= now + _DONE_S]
-        for job, activity in finished:
-            activity.sharing = False
-            activity.over = True
-            activity.remaining = 0.0
-            job.activities.remove(activity)
+        slots = self.table.finished(now + _DONE_S).tolist()
+        owner = self._owner
+        finished = [owner[slot] for slot in slots]
+        for activity in finished:
+            activity.job.activities.remove(activity)
+            self._end(activity, callable_later=True)
         if self._dynamic_power_changed is not None:
-            for job in {id(job): job for job, _ in finished}.values():
+            for job in {id(activity.job): activity.job for activity in finished}.values():
                 self._report_power(job)
-        for job, activity in finished:
+        for activity in finished:
+            job, then = activity.job, activity.then
+            activity.then = None
             if self.jobs.get(id(job.record)) is job:  # not finished by an earlier callback
-                activity.then()
+                then()
         self._resolve()  # once for every activity that ended or joined now
 
     def _report_power(self, job: _RunningJob) -> None:
@@ -280,52 +299,79 @@ class ParallelTaskRunner:
         self._dynamic_power_changed(job.record, sum(self._dynamic_power(a) for a in job.activities if a.sharing))
 
     def _dynamic_power(self, activity: _Activity) -> float:
-        if activity.period <= 0 or self._wattages is None:
+        period = float(self.table.period[activity.slot])
+        if period <= 0 or self._wattages is None:
             return 0.0
         watts = 0.0
         for host, flops in zip(activity.cpu_hosts, activity.cpu_flops):
             idle, peak = self._wattages(host)
-            load = flops / (self.host_speed[host] * self.host_cores[host] * activity.period)
+            load = flops / (self.host_speed[host] * self.host_cores[host] * period)
             watts += (peak - idle) * min(load, 1.0)
         return watts
 
     # ------------------------------------------------------------------ activity building
     def _build_activity(self, cpu: Sequence[tuple[int, float]], flows: Sequence[tuple[int, int, float]],
                         then: Callable[[], None]) -> _Activity:
-        activity = _Activity(then)
         resources: list[int] = []
         amounts: list[float] = []
+        own_period = 0.0  # bound from outside the shared resources (FATPIPE, one core)
         for host, flops in cpu:
             if flops > 0:
                 resources.append(host)
                 amounts.append(flops)
-                activity.cpu_hosts.append(host)
-                activity.cpu_flops.append(flops)
                 if self._multicore:  # ptask_L07's bound: an executor gets one core's speed at most
-                    activity.own_period = max(activity.own_period, flops / self.host_speed[host])
-        offset = self.nb_hosts
-        fatpipe = self.network.fatpipe
-        route, self_route = self.network.route, self.network.self_route
+                    own_period = max(own_period, flops / self.host_speed[host])
+        plan = self._route_plan
+        if not resources and len(flows) == 1 and flows[0][2] > 0:  # one message: no sums to make
+            src, dst, amount = flows[0]
+            shared, fat, latency, distinct = plan(src, dst)
+            if distinct:
+                for _, capacity in fat:
+                    own_period = max(own_period, amount / capacity)
+                activity = self._new_activity(shared, [amount] * len(shared), own_period, then)
+                activity.latency = latency
+                return activity
         usage: dict[int, float] = {}
         fat_usage: dict[int, float] = {}
+        capacity_of: dict[int, float] = {}
         latency = 0.0
         for src, dst, amount in flows:
             if amount <= 0:
                 continue
-            # SimGrid routes a host's bytes to itself too (up its link and down again, in a cluster).
-            route_resources, route_latency = route(src, dst) if src != dst else self_route(src)
+            shared, fat, route_latency, _ = plan(src, dst)
             if route_latency > latency:
                 latency = route_latency
-            for resource in route_resources:
-                if fatpipe[resource]:  # no sharing: each flow has the whole link (SimGrid: max)
-                    fat_usage[resource] = max(fat_usage.get(resource, 0.0), amount)
-                else:
-                    key = offset + resource
-                    usage[key] = usage.get(key, 0.0) + amount
-        activity.latency = latency
+            for key in shared:
+                usage[key] = usage.get(key, 0.0) + amount
+            for resource, capacity in fat:  # no sharing: each flow has the whole link (SimGrid: max)
+                fat_usage[resource] = max(fat_usage.get(resource, 0.0), amount)
+                capacity_of[resource] = capacity
         for resource, amount in fat_usage.items():
-            activity.own_period = max(activity.own_period, amount / float(self.network.capacity[resource]))
-        if resources or usage:
-            activity.resources = np.array(resources + list(usage.keys()), dtype=np.int64)
-            activity.amounts = np.array(amounts + list(usage.values()), dtype=float)
+            own_period = max(own_period, amount / capacity_of[resource])
+        activity = self._new_activity(resources + list(usage), amounts + list(usage.values()), own_period, then)
+        activity.latency = latency
+        activity.cpu_hosts, activity.cpu_flops = resources, amounts  # (the CPU elements only)
+        return activity
+
+    def _route_plan(self, src: int, dst: int) -> tuple[tuple[int, ...], tuple[tuple[int, float], ...], float, bool]:
+        """What a flow from host `src` to `dst` puts its bytes on: the shared resources' solver
+        indices (links after the CPUs), the FATPIPE links with their capacity, the route's
+        latency, and whether no shared resource is crossed twice. Cached per host pair."""
+        plan = self._plans.get((src, dst))
+        if plan is None:
+            # SimGrid routes a host's bytes to itself too (up its link and down again, in a cluster).
+            network = self.network
+            route_resources, latency = network.route(src, dst) if src != dst else network.self_route(src)
+            fatpipe = network.fatpipe
+            shared = tuple(self.nb_hosts + r for r in route_resources if not fatpipe[r])
+            fat = tuple((r, float(network.capacity[r])) for r in route_resources if fatpipe[r])
+            if len(self._plans) >= _PLAN_CACHE_LIMIT:
+                self._plans.clear()
+            plan = self._plans[(src, dst)] = (shared, fat, latency, len(set(shared)) == len(shared))
+        return plan
+
+    def _new_activity(self, resources: Sequence[int], amounts: Sequence[float], own_period: float,
+                      then: Callable[[], None]) -> _Activity:
+        slot = self.table.add(resources, amounts, own_period)
+        activity = self._owner[slot] = _Activity(self.table, slot, then)
         return activity

@@ -448,6 +448,7 @@ class SmpiReplay:
         if send.failed:
             self._drain()  # cancelled, but the context could not stop it
             return
+        send.peer = recv.peer = None  # (only a pending request's peer matters: no cycle kept)
         for req in (send, recv):
             req.done = True
             rank = req.waiter

@@ -1,0 +1,184 @@
+"""The network runner's activities as arrays: cursors, periods, elements, and who is sharing.
+
+`ptask_runner` used to keep each activity's state in its Python object and rebuild the solver's
+arrays from them at every re-solve; the SMPI replay re-solves at every message event (12,000
+times for 25,000 actions), and that rebuilding cost more than the solve. Here the state lives in
+arrays indexed by *slot* (one per activity from its building to its end), and the three steps of
+an event (move the cursors to now, find what ended, re-solve) are one call each over them,
+compiled with numba when it is there (activity_table_kernel.py), in numpy otherwise; both do
+the same float operations in the same order as the old per-object code, so the outputs are
+byte-identical whichever runs (a test compares them).
+
+The sharing activities are kept in `order`, sorted by key (job start sequence, then launch
+sequence): the order the old code visited them in (jobs in start order, each job's activities
+in launch order), which is the order of the solver's elements and so of its float sums.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from joulesim.simulator.models import activity_table_kernel as kernel
+from joulesim.simulator.models import ptask_sharing
+
+_INITIAL_SLOTS = 64
+_INITIAL_ELEMENTS = 1024
+
+
+class ActivityTable:
+    """Slots of activities (cursor left, period, predicted end, own period, elements) and the
+    sorted list of those sharing the platform."""
+
+    def __init__(self) -> None:
+        self.remaining = np.ones(_INITIAL_SLOTS)  # fraction of the cursor left
+        self.period = np.zeros(_INITIAL_SLOTS)  # seconds for the whole activity at its rate
+        self.end = np.full(_INITIAL_SLOTS, np.inf)  # predicted at the last re-solve
+        self.own = np.zeros(_INITIAL_SLOTS)  # bound from outside the shared resources
+        self.key = np.zeros(_INITIAL_SLOTS, dtype=np.int64)
+        self.elem_start = np.zeros(_INITIAL_SLOTS, dtype=np.int64)
+        self.elem_count = np.zeros(_INITIAL_SLOTS, dtype=np.int64)
+        self.held = np.zeros(_INITIAL_SLOTS, dtype=bool)
+        self.resource = np.zeros(_INITIAL_ELEMENTS, dtype=np.int64)
+        self.amount = np.zeros(_INITIAL_ELEMENTS)
+        self.top = 0  # elements pool: next free element
+        self.free: list[int] = list(range(_INITIAL_SLOTS - 1, -1, -1))
+        self.order = np.zeros(_INITIAL_SLOTS, dtype=np.int64)  # sharing slots, by key
+        self.size = 0  # how many of `order` are sharing
+        self.changed = np.zeros(_INITIAL_SLOTS, dtype=bool)  # period changed at the last re-solve
+
+    @staticmethod
+    def compiled() -> bool:
+        return kernel.AVAILABLE and ptask_sharing.USE_KERNEL
+
+    # ------------------------------------------------------------------ slots
+    def add(self, resources: Sequence[int], amounts: Sequence[float], own_period: float) -> int:
+        """A slot for a new activity (not sharing yet)."""
+        if not self.free:
+            self._grow_slots()
+        slot = self.free.pop()
+        count = len(resources)
+        if self.top + count > self.resource.shape[0]:
+            self._compact(count)
+        start = self.top
+        self.resource[start:start + count] = resources
+        self.amount[start:start + count] = amounts
+        self.top = start + count
+        self.elem_start[slot] = start
+        self.elem_count[slot] = count
+        self.own[slot] = own_period
+        self.remaining[slot] = 1.0
+        self.period[slot] = 0.0
+        self.end[slot] = np.inf
+        self.held[slot] = True
+        return slot
+
+    def release(self, slot: int) -> None:
+        """The activity is over (not sharing): its slot may serve another."""
+        self.held[slot] = False
+        self.free.append(slot)
+
+    def join(self, slot: int) -> None:
+        """The activity starts progressing (past its latency), placed by its key (set before)."""
+        if self.compiled():
+            self.size = kernel.insert(self.order, self.size, self.key, slot)
+            return
+        keys = self.key[self.order[:self.size]]
+        position = int(np.searchsorted(keys, self.key[slot], side="right"))
+        self.order[position + 1:self.size + 1] = self.order[position:self.size]
+        self.order[position] = slot
+        self.size += 1
+
+    def leave(self, slot: int) -> None:
+        """The activity stops progressing before its end (cancelled, its job killed)."""
+        sharing = self.order[:self.size]
+        position = int(np.flatnonzero(sharing == slot)[0])
+        self.order[position:self.size - 1] = self.order[position + 1:self.size]
+        self.size -= 1
+
+    def sharing_slots(self) -> np.ndarray:
+        return self.order[:self.size]
+
+    # ------------------------------------------------------------------ event steps
+    def advance(self, elapsed: float) -> None:
+        """Every sharing cursor moves by `elapsed` seconds at its period."""
+        if self.size == 0:
+            return
+        if self.compiled():
+            kernel.advance(self.order, self.size, self.remaining, self.period, elapsed)
+            return
+        slots = self.order[:self.size]
+        periods = self.period[slots]
+        moving = slots[periods > 0]
+        self.remaining[moving] -= elapsed / self.period[moving]
+
+    def finished(self, limit: float) -> np.ndarray:
+        """The sharing activities predicted to end by `limit`, in order, taken out of the
+        sharing with their cursor at 0."""
+        if self.compiled():
+            done = np.empty(self.size, dtype=np.int64)
+            count, self.size = kernel.finished(self.order, self.size, self.end, self.remaining, limit, done)
+            return done[:count]
+        slots = self.order[:self.size]
+        ending = self.end[slots] <= limit
+        done = slots[ending]
+        staying = slots[~ending]
+        self.order[:staying.size] = staying
+        self.size = staying.size
+        self.remaining[done] = 0.0
+        return done
+
+    def resolve(self, now: float, capacity: np.ndarray) -> float:
+        """New periods and predicted ends of the sharing activities (fair bottleneck); the
+        earliest end. `changed` flags the slots whose period changed."""
+        if self.compiled():
+            return kernel.resolve(self.order, self.size, self.elem_start, self.elem_count, self.resource, self.amount,
+                                  self.own, capacity, self.remaining, self.period, self.end, self.changed, now,
+                                  ptask_sharing.REMAINING_PRECISION, ptask_sharing.BOUND_TOLERANCE,
+                                  ptask_sharing.MAX_ROUNDS)
+        slots = self.order[:self.size]
+        counts = self.elem_count[slots]
+        total = int(counts.sum())
+        task_index = np.repeat(np.arange(slots.size), counts)
+        # element k of the gathered list sits at elem_start[its slot] + its rank within the slot
+        firsts = np.cumsum(counts) - counts
+        offsets = np.repeat(self.elem_start[slots] - firsts, counts) + np.arange(total)
+        periods = ptask_sharing.fair_bottleneck_periods(task_index, self.resource[offsets], self.amount[offsets],
+                                                        capacity, self.own[slots])
+        self.changed[slots] = periods != self.period[slots]
+        self.period[slots] = periods
+        ends = now + self.remaining[slots] * periods
+        self.end[slots] = ends
+        ends = ends[~np.isnan(ends)]  # (0 left x an infinite period: never the next end, as before)
+        return float(ends.min()) if ends.size else np.inf
+
+    # ------------------------------------------------------------------ storage
+    def _grow_slots(self) -> None:
+        old = self.remaining.shape[0]
+        new = 2 * old
+        for name, fill in (("remaining", 1.0), ("period", 0.0), ("end", np.inf), ("own", 0.0), ("key", 0),
+                           ("elem_start", 0), ("elem_count", 0), ("held", False), ("order", 0), ("changed", False)):
+            array = getattr(self, name)
+            grown = np.full(new, fill, dtype=array.dtype)
+            grown[:old] = array
+            setattr(self, name, grown)
+        self.free.extend(range(new - 1, old - 1, -1))
+
+    def _compact(self, needed: int) -> None:
+        """Elements of over activities are dropped; the pool grows if the live ones fill half."""
+        slots = np.flatnonzero(self.held)
+        counts = self.elem_count[slots]
+        live = int(counts.sum())
+        size = self.resource.shape[0]
+        while live + needed > size // 2:
+            size *= 2
+        firsts = np.cumsum(counts) - counts
+        offsets = np.repeat(self.elem_start[slots] - firsts, counts) + np.arange(live)
+        resource = np.zeros(size, dtype=np.int64)
+        amount = np.zeros(size)
+        resource[:live] = self.resource[offsets]
+        amount[:live] = self.amount[offsets]
+        self.resource, self.amount = resource, amount
+        self.elem_start[slots] = firsts
+        self.top = live
