@@ -49,6 +49,7 @@ DEFAULT_DECIDER = "easy"
     "slurm": "joulesim.cli.slurm_command:slurm",
     "rl": "joulesim.cli.rl_command:rl",
     "learn": "joulesim.cli.learn_command:learn",
+    "platform": "joulesim.cli.platform_command:platform",
 })
 @click.version_option(package_name="joulesim")
 def main() -> None:

@@ -222,3 +222,16 @@ def three_nodes(tmp_path_factory) -> tuple[str, str]:
     (folder / "platform.json").write_text(json.dumps(platform))
     (folder / "workload.json").write_text(json.dumps(workload))
     return str(folder / "platform.json"), str(folder / "workload.json")
+
+
+def zone_body(body: str, master: str) -> str:
+    """A zone's content with the master added where SimGrid's DTD allows it: in a zone of its own
+    before the others when the body holds zones or clusters (a zone holds hosts or zones, not
+    both), else first among the hosts (before any route)."""
+    if not master:
+        return body
+    if any(tag in body for tag in ("<cluster", "<zone", "<AS ", "<AS>")):
+        if master.lstrip().startswith(("<zone", "<AS")):
+            return f"{master}\n{body}"
+        return f'<zone id="master_zone" routing="Full">{master}</zone>\n{body}'
+    return f"{master}\n{body}"

@@ -34,7 +34,7 @@ from joulesim.simulator.platform.platform_checks import (
 )
 from joulesim.simulator.platform.platform_loader import load_platform
 
-from conftest import fuzz_settings
+from conftest import fuzz_settings, zone_body
 
 MASTER = '<host id="master_host" speed="1Gf"><prop id="role" value="master"/></host>'
 
@@ -49,7 +49,7 @@ def write(tmp_path: Path, name: str, text: str | bytes) -> str:
 
 
 def xml(tmp_path: Path, body: str, name: str = "p.xml", version: str = "4.1", master: str = MASTER) -> str:
-    return write(tmp_path, name, f'<?xml version="1.0"?>\n<platform version="{version}">\n<zone id="z" routing="Full">\n{body}\n{master}\n</zone>\n</platform>\n')
+    return write(tmp_path, name, f'<?xml version="1.0"?>\n<platform version="{version}">\n<zone id="z" routing="Full">\n{zone_body(body, master)}\n</zone>\n</platform>\n')
 
 
 def jsonfile(tmp_path: Path, data, name: str = "p.json") -> str:
@@ -115,7 +115,7 @@ def test_ascii_numbers_still_parse():
     ('<host id="a" speed="1Gf"><prop id="wattage_per_state" value="1_0:20"/></host>', ["host 'a', property 'wattage_per_state'", "'1_0'"]),
     ('<host id="a" speed="1Gf"><prop id="wattage_off" value="١"/></host>', ["host 'a', property 'wattage_off'", "'١'"]),
     ('<host id="a" speed="1Gf, 1f, 1f, 1f"><prop id="sleep_pstates" value="1:２:3"/></host>', ["host 'a', property 'sleep_pstates'", "'２'"]),
-    ('<host id="a" speed="1Gf"/><link id="l" bandwidth="１GBps"/>', ["<link id='l'>, bandwidth", "'１GBps'"]),
+    ('<host id="a" speed="1Gf"/><link id="l" bandwidth="１GBps" latency="0"/>', ["<link id='l'>, bandwidth", "'１GBps'"]),
     ('<host id="a" speed="1Gf"/><link id="l" bandwidth="1GBps" latency="1_0us"/>', ["<link id='l'>, latency", "'1_0us'"]),
 ])
 def test_non_ascii_digits_in_xml_are_refused(tmp_path, body, needles):
@@ -179,7 +179,7 @@ def test_huge_xml_radical_is_refused_before_allocating(tmp_path, radical):
 def test_hosts_of_several_clusters_and_lists_count_together(tmp_path, monkeypatch):
     monkeypatch.setattr(platform_checks, "MAX_HOSTS", 100)  # the real limit would make the test allocate 10^6 hosts
     body = '<cluster id="a" prefix="a" radical="0-49" speed="1Gf"/><cluster id="b" prefix="b" radical="0-50" speed="1Gf"/>'
-    refused(xml(tmp_path, body), "cluster 'b', radical", "51 host(s) (after 50 host(s) declared before)", "limit of 100 hosts")
+    refused(xml(tmp_path, body), "cluster 'b', radical", "51 host(s) (after 51 host(s) declared before)", "limit of 100 hosts")  # (the master first)
     data = {"master": {"name": "m"}, "hosts": [{"name": f"h{i}", "speed": 1} for i in range(60)],
             "clusters": [{"id": "c", "speed": "1Gf", "count": 40}]}
     refused(jsonfile(tmp_path, data), "$.clusters[0] ('c').count", "after 61 host(s)", "limit of 100 hosts")
@@ -230,8 +230,9 @@ def test_storage_mappings_must_name_declared_hosts_and_storages(tmp_path, body, 
 
 
 def test_a_storage_on_a_cluster_host_loads(tmp_path):
-    body = STORAGE_TYPE + ('<cluster id="c" prefix="n" radical="0-1" speed="1Gf"/><storage id="s" typeId="disk" attach="n1"/>'
-                           '<host id="a" speed="1Gf"><mount storageId="s" name="/scratch"/></host>')
+    body = (f'<zone id="storages" routing="Full">{STORAGE_TYPE}<storage id="s" typeId="disk" attach="n1"/>'
+            '<host id="a" speed="1Gf"><mount storageId="s" name="/scratch"/></host></zone>'
+            '<cluster id="c" prefix="n" radical="0-1" speed="1Gf"/>')
     assert load_platform(xml(tmp_path, body)).nb_compute == 3
 
 
@@ -319,7 +320,7 @@ def test_simgrid_doctype_is_accepted_and_not_fetched(tmp_path):
     ('<host id="a" speed="1Gf"/><include file="more.xml"/>', ["<include id='more.xml'>", "paste"]),
     ('<host id="a" speed="1Gf"/><peer id="p" speed="1Gf" bw_in="1GBps" bw_out="1GBps"/>', ["<peer id='p'>", "not supported"]),
     ('<host id="a" speed="1Gf"/><link id="l" bandwidth="1GBps" latency="1e10s"/>', ["<link id='l'>, latency", "2^33"]),
-    ('<host id="a" speed="1Gf"/><link id="l" bandwidth="nan"/>', ["<link id='l'>, bandwidth", "'nan'"]),
+    ('<host id="a" speed="1Gf"/><link id="l" bandwidth="nan" latency="0"/>', ["<link id='l'>, bandwidth", "'nan'"]),
 ])
 def test_more_bad_xml_values(tmp_path, body, needles):
     refused(xml(tmp_path, body), *needles)
@@ -402,12 +403,13 @@ def test_zone_routes_whose_gateways_route_in_a_circle_are_an_error_not_a_recursi
     # Found by fuzzing: the shortest path B -> A -> X crosses gateway h1 then h2; joining them
     # needs the route from h1 to h2 itself (SimGrid's get_global_route would recurse forever).
     def zone(zid, host):
-        return (f'<zone id="{zid}" routing="Full"><host id="{host}" speed="1Gf"/><router id="r{host}"/><link id="l{host}" bandwidth="1GBps"/>'
+        return (f'<zone id="{zid}" routing="Full"><host id="{host}" speed="1Gf"/><router id="r{host}"/><link id="l{host}" bandwidth="1GBps" latency="0"/>'
                 f'<route src="{host}" dst="r{host}"><link_ctn id="l{host}"/></route></zone>')
     body = (f'<zone id="top" routing="Floyd">{zone("A", "h0")}{zone("B", "h1")}<zone id="X" routing="Floyd">{zone("C", "h2")}</zone>'
-            '<link id="t0" bandwidth="1GBps"/><zoneRoute src="A" dst="B" gw_src="h1" gw_dst="h1"><link_ctn id="t0"/></zoneRoute>'
-            '<link id="t1" bandwidth="1GBps"/><zoneRoute src="A" dst="X" gw_src="h2" gw_dst="h2"><link_ctn id="t1"/></zoneRoute></zone>')
-    platform = load_platform(xml(tmp_path, body, master=f'<zone id="mz" routing="None">{MASTER}</zone>'))
+            '<link id="t0" bandwidth="1GBps" latency="0"/><link id="t1" bandwidth="1GBps" latency="0"/>'
+            '<zoneRoute src="A" dst="B" gw_src="h1" gw_dst="h1"><link_ctn id="t0"/></zoneRoute>'
+            '<zoneRoute src="A" dst="X" gw_src="h2" gw_dst="h2"><link_ctn id="t1"/></zoneRoute></zone>')
+    platform = load_platform(xml(tmp_path, body, master=f'<zone id="mz" routing="Full">{MASTER}</zone>'))
     h1, h2 = ([h.name for h in platform.compute_hosts].index(name) for name in ("h1", "h2"))
     with pytest.raises(InputError) as info:
         platform.network.route(h1, h2)
@@ -481,9 +483,16 @@ def valid_platforms(draw):
     depth = draw(st.integers(1, 5))
     cuts = sorted(draw(st.lists(st.integers(0, len(xml_items)), min_size=depth - 1, max_size=depth - 1)))
     bounds = [0, *cuts, len(xml_items)]
-    body = MASTER
+    # As SimGrid's DTD wants: a zone holds hosts or zones and clusters, not both (the hosts of
+    # a level go into a zone of their own; the master into one innermost).
+    body = f'<zone id="mz" routing="Full">{MASTER}</zone>'
     for level in reversed(range(depth)):
-        body = f'<zone id="z{level}" routing="Full">{"".join(xml_items[bounds[level]:bounds[level + 1]])}{body}</zone>'
+        items = xml_items[bounds[level]:bounds[level + 1]]
+        hosts = "".join(item for item in items if item.startswith("<host"))
+        clusters = "".join(item for item in items if not item.startswith("<host"))
+        if hosts:
+            hosts = f'<zone id="z{level}h" routing="Full">{hosts}</zone>'
+        body = f'<zone id="z{level}" routing="Full">{hosts}{clusters}{body}</zone>'
     xml_text = f'<?xml version="1.0"?>\n<platform version="4.1">{body}</platform>'
     json_data = {"version": 1, "master": {"name": "master_host"}, "hosts": json_hosts, "clusters": json_clusters}
     return expected, xml_text, json_data
@@ -552,6 +561,7 @@ def network_platform(routing: str) -> ET.Element:
         <host id="h1" speed="2Gf" core="4"/><router id="r0"/>
         <link id="l0" bandwidth="1GBps" latency="1us" sharing_policy="SPLITDUPLEX"/>
         <link id="l1" bandwidth="10Gbps" latency="0"/>
+        <storage_type id="disk" size="1TB"/><storage id="s0" typeId="disk" attach="h1"/>
         <route src="h0" dst="h1"><link_ctn id="l0" direction="UP"/><link_ctn id="l1"/></route>
         <route src="h0" dst="r0"><link_ctn id="l1"/></route>
         <route src="h1" dst="r0" symmetrical="YES"><link_ctn id="l1"/></route>
@@ -560,13 +570,12 @@ def network_platform(routing: str) -> ET.Element:
         <prop id="wattage_per_state" value="10:20"/></cluster>
       <zone id="z1" routing="Cluster">
         <host id="k0" speed="1Gf"/><host id="k1" speed="1Gf"/><router id="kr"/>
-        <link id="k0_up" bandwidth="1GBps"/><link id="k0_down" bandwidth="1GBps"/>
-        <link id="k1_up" bandwidth="1GBps"/><link id="k1_down" bandwidth="1GBps"/>
+        <link id="k0_up" bandwidth="1GBps" latency="0"/><link id="k0_down" bandwidth="1GBps" latency="0"/>
+        <link id="k1_up" bandwidth="1GBps" latency="0"/><link id="k1_down" bandwidth="1GBps" latency="0"/>
         <host_link id="k0" up="k0_up" down="k0_down"/><host_link id="k1" up="k1_up" down="k1_down"/>
         <backbone id="kbb" bandwidth="2GBps" latency="1us"/>
       </zone>
-      <zone id="zm" routing="None">{MASTER}</zone>
-      <storage_type id="disk" size="1TB"/><storage id="s0" typeId="disk" attach="h1"/>
+      <zone id="zm" routing="Full">{MASTER}</zone>
       <link id="t0" bandwidth="1GBps" latency="2us"/><link id="t1" bandwidth="1GBps" latency="2us"/>
       <zoneRoute src="z0" dst="c0" gw_src="r0" gw_dst="c0-c0_router"><link_ctn id="t0"/></zoneRoute>
       <zoneRoute src="c0" dst="z1" gw_src="c0-c0_router" gw_dst="kr"><link_ctn id="t1"/></zoneRoute>
@@ -747,7 +756,7 @@ def test_cluster_sizes_load_or_are_refused_before_allocating(fuzz_dir, lo, size,
     if as_json:
         path = write(fuzz_dir, "size.json", json.dumps({"master": {"name": "m"}, "clusters": [{"id": "c", "radical": f"{lo}-{hi}", "speed": 1}]}))
     else:
-        path = write(fuzz_dir, "size.xml", nested_zones(1).replace("<host id=\"a\"", f'<cluster id="c" prefix="n" radical="{lo}-{hi}" speed="1Gf"/><host id="a"'))
+        path = write(fuzz_dir, "size.xml", nested_zones(1).replace("<host id=\"a\"", f'<cluster id="c" prefix="n" radical="{lo}-{hi}" speed="1Gf"/><zone id="h" routing="Full"><host id="a"').replace("</zone></platform>", "</zone></zone></platform>"))
     if count <= 41:
         assert load_platform(path).nb_compute == count + (not as_json)
     else:
@@ -800,7 +809,7 @@ INSIDE = {"A": ["h0", "rh0"], "B": ["h1", "rh1"], "C": ["h2", "rh2"], "D": ["h3"
 
 
 def leaf_zone(zid: str, host: str) -> str:
-    return (f'<zone id="{zid}" routing="Full"><host id="{host}" speed="1Gf"/><router id="r{host}"/><link id="l{host}" bandwidth="1GBps"/>'
+    return (f'<zone id="{zid}" routing="Full"><host id="{host}" speed="1Gf"/><router id="r{host}"/><link id="l{host}" bandwidth="1GBps" latency="0"/>'
             f'<route src="{host}" dst="r{host}"><link_ctn id="l{host}"/></route></zone>')
 
 
@@ -811,7 +820,7 @@ def zone_routes(draw, zones: list[str], tag: str) -> str:
     routes = []
     for i, (a, b) in enumerate(pairs):
         gw_src, gw_dst = (draw(st.sampled_from(INSIDE[a] + INSIDE[b])) for _ in range(2))
-        routes.append(f'<link id="{tag}{i}" bandwidth="1GBps"/><zoneRoute src="{a}" dst="{b}" gw_src="{gw_src}" gw_dst="{gw_dst}" '
+        routes.append(f'<link id="{tag}{i}" bandwidth="1GBps" latency="0"/><zoneRoute src="{a}" dst="{b}" gw_src="{gw_src}" gw_dst="{gw_dst}" '
                       f'symmetrical="{draw(st.sampled_from(["YES", "NO"]))}"><link_ctn id="{tag}{i}"/></zoneRoute>')
     return "".join(routes)
 
@@ -822,7 +831,7 @@ def test_zone_routes_with_any_gateways_route_or_raise_input_error(fuzz_dir, top,
     # Two levels of zones joined by zoneRoutes whose gateways are drawn from every host and router.
     x = f'<zone id="X" routing="{inner}"><router id="ra"/>{leaf_zone("C", "h2")}{leaf_zone("D", "h3")}{data.draw(zone_routes(["C", "D"], "x"))}</zone>'
     body = f'<zone id="T" routing="{top}"><router id="rb"/>{leaf_zone("A", "h0")}{leaf_zone("B", "h1")}{x}{data.draw(zone_routes(["A", "B", "X"], "t"))}</zone>'
-    path = xml(fuzz_dir, body, name="gateways.xml", master=f'<zone id="mz" routing="None">{MASTER}</zone>')
+    path = xml(fuzz_dir, body, name="gateways.xml", master=f'<zone id="mz" routing="Full">{MASTER}</zone>')
     try:
         platform = load_platform(path)
     except InputError as e:
@@ -839,7 +848,7 @@ def test_random_bytes_load_or_raise_input_error(fuzz_dir, content, name):
 
 JSON_SEED = {
     "version": 1, "description": "seed",
-    "master": {"name": "master_host", "speed": "1Gf"},
+    "master": {"name": "master_host", "speed": "1Gf", "link": {"bw": "10GBps", "lat": "1us"}},
     "hosts": [{"name": "h0", "speed": ["1Gf", "1e-9Mf", 0.5e9, 0.5e9], "pstate": 0, "role": "compute_node",
                "wattage_per_state": [[95, 190], [9, 9], [100, 100], [120, 120]], "wattage_off": 9,
                "sleep_pstates": [{"sleep": 1, "switch_off": 2, "switch_on": 3}], "properties": {"k": "v"}},

@@ -14,15 +14,15 @@ from joulesim.inputs.input_error import InputError
 from joulesim.simulator.platform.platform_checks import parse_bandwidth, parse_latency
 from joulesim.simulator.platform.platform_loader import list_shipped_platforms, load_platform, shipped_platform_path
 
-from conftest import load_experiment_script, write_json
+from conftest import load_experiment_script, write_json, zone_body
 
-MASTER = '<zone id="mz" routing="None"><host id="master_host" speed="1Gf"><prop id="role" value="master"/></host></zone>'
+MASTER = '<zone id="mz" routing="Full"><host id="master_host" speed="1Gf"><prop id="role" value="master"/></host></zone>'
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def xml(tmp_path, body, name="net.xml", routing="Full", master=MASTER):
     path = tmp_path / name
-    path.write_text(f"<?xml version='1.0'?>\n<platform version=\"4.1\">\n<zone id=\"top\" routing=\"{routing}\">\n{body}\n{master}\n</zone>\n</platform>\n")
+    path.write_text(f"<?xml version='1.0'?>\n<platform version=\"4.1\">\n<zone id=\"top\" routing=\"{routing}\">\n{zone_body(body, master)}\n</zone>\n</platform>\n")
     return str(path)
 
 
@@ -192,9 +192,9 @@ def test_nested_clusters_same_and_other_cluster(tmp_path):
 
 def test_old_names_as_and_asroute(tmp_path):
     path = tmp_path / "old.xml"
-    path.write_text(f"""<?xml version='1.0'?><platform version="4"><AS id="top" routing="Full">{TWO_CLUSTERS}
+    path.write_text(f"""<?xml version='1.0'?><platform version="4"><AS id="top" routing="Full">{MASTER}{TWO_CLUSTERS}
         <ASroute src="a" dst="b" gw_src="a-a_router" gw_dst="b-b_router" symmetrical="NO"><link_ctn id="wan"/></ASroute>
-        {MASTER}</AS></platform>""")
+        </AS></platform>""")
     net = load_platform(str(path)).network
     assert net.route_names(1, 2) == ["a_link_1_UP", "a_backbone", "wan", "b_backbone", "b_link_0_DOWN"]
     route_raises(net, 2, 1, "route from host 'b-0' (id 2) to host 'a-1' (id 1)", "zone 'top' (routing Full) declares no route from 'b' to 'a'",
@@ -271,7 +271,7 @@ def test_bypass_route_wins(tmp_path):
     body = """
     <zone id="z" routing="Full">
       <host id="h0" speed="1Gf"/><host id="h1" speed="1Gf"/>
-      <link id="normal" bandwidth="1GBps"/><link id="short" bandwidth="1GBps"/>
+      <link id="normal" bandwidth="1GBps" latency="0"/><link id="short" bandwidth="1GBps" latency="0"/>
       <route src="h0" dst="h1"><link_ctn id="normal"/></route>
       <bypassRoute src="h0" dst="h1"><link_ctn id="short"/></bypassRoute>
     </zone>"""
@@ -284,7 +284,7 @@ def test_natural_host_order_across_clusters_and_zones(tmp_path):
     body = """
     <cluster id="z2" prefix="node-" suffix="" radical="10-11" speed="1Gf" bw="1GBps" lat="1us"/>
     <cluster id="z1" prefix="node-" suffix="" radical="2,9" speed="1Gf" bw="1GBps" lat="1us"/>
-    <link id="wan" bandwidth="1GBps"/>
+    <link id="wan" bandwidth="1GBps" latency="0"/>
     <zoneRoute src="z1" dst="z2" gw_src="node-z1_router" gw_dst="node-z2_router"><link_ctn id="wan"/></zoneRoute>
     """
     p = load_platform(xml(tmp_path, body))
@@ -306,7 +306,7 @@ def test_routes_scale_to_thousands_of_hosts(tmp_path):
 
 
 @pytest.mark.parametrize("body, needles", [
-    ('<cluster id="c" prefix="n" radical="0-1" speed="1Gf" lat="1us"/><link id="l" bandwidth="1GBps"/>', ["cluster 'c'", "'bw'"]),
+    ('<cluster id="c" prefix="n" radical="0-1" speed="1Gf" lat="1us"/><link id="l" bandwidth="1GBps" latency="0"/>', ["cluster 'c'", "'bw'"]),
     ('<cluster id="c" prefix="n" radical="0-1" speed="1Gf" bw="1GBps"/>', ["cluster 'c'", "'lat'"]),
     ('<cluster id="c" prefix="n" radical="0-1" speed="1Gf" bw="10gbps" lat="1us"/>', ["cluster 'c', bw", "unknown unit 'gbps'", "case-sensitive"]),
     ('<cluster id="c" prefix="n" radical="0-1" speed="1Gf" bw="1GBps" lat="5 sec"/>', ["cluster 'c', lat", "'sec'"]),
@@ -320,16 +320,16 @@ def test_routes_scale_to_thousands_of_hosts(tmp_path):
      ["cluster 'c'", "zone id 'c' is already used"]),
     ('<link id="l"/>' + SECTION_11, ["<link id='l'>", "'bandwidth'"]),
     ('<link id="l" bandwidth="1GBps" latency="1 day"/>' + SECTION_11, ["<link id='l'>, latency", "'day'"]),
-    ('<link id="l" bandwidth="1GBps" sharing_policy="WIFI"/>' + SECTION_11, ["<link id='l'>, sharing_policy", "WIFI", "not supported"]),
-    ('<link id="l" bandwidth="1GBps" bandwidth_file="bw.txt"/>' + SECTION_11, ["bandwidth_file", "not supported"]),
-    ('<link id="c_link_0" bandwidth="1GBps"/>' + SECTION_11.replace('bw="1GBps"', 'bw="1GBps" sharing_policy="SHARED"'), ["link name 'c_link_0' is already used"]),
-    ('<link id="x" bandwidth="1GBps" sharing_policy="SPLITDUPLEX"/><link id="x_UP" bandwidth="1GBps"/>' + SECTION_11, ["'x_UP'", "used twice", "SPLITDUPLEX"]),
+    ('<link id="l" bandwidth="1GBps" sharing_policy="WIFI" latency="0"/>' + SECTION_11, ["<link id='l'>, sharing_policy", "WIFI", "not supported"]),
+    ('<link id="l" bandwidth="1GBps" bandwidth_file="bw.txt" latency="0"/>' + SECTION_11, ["bandwidth_file", "not supported"]),
+    ('<link id="c_link_0" bandwidth="1GBps" latency="0"/>' + SECTION_11.replace('bw="1GBps"', 'bw="1GBps" sharing_policy="SHARED"'), ["link name 'c_link_0' is already used"]),
+    ('<link id="x" bandwidth="1GBps" sharing_policy="SPLITDUPLEX" latency="0"/><link id="x_UP" bandwidth="1GBps" latency="0"/>' + SECTION_11, ["'x_UP'", "used twice", "SPLITDUPLEX"]),
     ('<trace_connect kind="BANDWIDTH" trace="t" element="l"/>' + SECTION_11, ["trace_connect", "not supported"]),
     ('<peer id="p" speed="1Gf" bw_in="1GBps" bw_out="1GBps"/>' + SECTION_11, ["<peer>", "not supported"]),
     ('<zone id="v" routing="Vivaldi"><host id="h" speed="1Gf"/></zone>' + SECTION_11, ["zone 'v', routing", 'routing="Vivaldi"', "not supported"]),
     ('<zone id="v" routing="RuleBased"><host id="h" speed="1Gf"/></zone>' + SECTION_11, ["zone 'v', routing", "unknown routing", "Floyd"]),
     ('<zone id="v"><host id="h" speed="1Gf"/></zone>' + SECTION_11, ["zone 'v'", "'routing'"]),
-    ('<zone id="v" routing="None"><host id="h" speed="1Gf"/><host id="i" speed="1Gf"/><link id="l" bandwidth="1GBps"/>'
+    ('<zone id="v" routing="None"><host id="h" speed="1Gf"/><host id="i" speed="1Gf"/><link id="l" bandwidth="1GBps" latency="0"/>'
      '<route src="h" dst="i"><link_ctn id="l"/></route></zone>', ["<route src='h' dst='i'>", 'routing="None"', 'routing="Full"']),
     ('<host_link id="x" up="a" down="b"/>' + SECTION_11, ["<host_link id='x'>", 'routing="Cluster"']),
     ('<zone id="k" routing="Cluster"><host id="h" speed="1Gf"/><backbone id="bb" bandwidth="1GBps" latency="0"/></zone>', ["zone 'k'", "host 'h' has no link", "<host_link"]),
@@ -341,7 +341,7 @@ def test_xml_network_errors(tmp_path, body, needles):
 
 
 HOSTS = '<zone id="z" routing="Full"><host id="h0" speed="1Gf"/><host id="h1" speed="1Gf"/><router id="r"/>' \
-        '<link id="l" bandwidth="1GBps"/><link id="sd" bandwidth="1GBps" sharing_policy="SPLITDUPLEX"/>{}</zone>'
+        '<link id="l" bandwidth="1GBps" latency="0"/><link id="sd" bandwidth="1GBps" sharing_policy="SPLITDUPLEX" latency="0"/>{}</zone>'
 
 
 @pytest.mark.parametrize("routes, needles", [
@@ -385,7 +385,7 @@ def test_a_zone_route_from_a_zone_to_itself_is_refused(tmp_path):
 @pytest.mark.parametrize("links", [False, True])
 def test_unknown_routings_are_refused_with_or_without_links(tmp_path, routing, links):
     # Without links no network is read, and routing="Quantum" used to pass unchecked.
-    network = '<link id="l" bandwidth="1GBps"/>' if links else ""
+    network = '<link id="l" bandwidth="1GBps" latency="0"/>' if links else ""
     body = f'<zone id="q" routing="{routing}"><host id="h" speed="1Gf"/>{network}</zone>'
     if routing == "":
         msg = raises(xml(tmp_path, body, name="q.xml"), "zone 'q'")
@@ -410,11 +410,14 @@ def test_gateway_outside_its_zone_is_reported_when_used(tmp_path):
     route_raises(net, 2, 0, "gw_dst 'a-0' is not inside cluster 'b'")  # the reverse names the attribute as written
 
 
-def test_host_beside_a_sub_zone_cannot_be_routed(tmp_path):
-    body = '<host id="loner" speed="1Gf"/><link id="l" bandwidth="1GBps"/>' + SECTION_11
-    net = load_platform(xml(tmp_path, body, name="beside.xml")).network
-    msg = route_raises(net, 0, 4, "route from host 'loner' (id 0) to host 'n3' (id 4)", "SimGrid routes only between members of one zone")
-    assert "put 'loner' in a zone of its own" in msg
+def test_a_host_beside_a_sub_zone_is_refused_as_simgrid_does(tmp_path):
+    """SimGrid's DTD: a zone holds hosts or zones, not both (SimGrid 3.32: "Starting tag <zone> is
+    not allowed here"); a host beside a zone could not be routed to anyway."""
+    body = '<host id="loner" speed="1Gf"/><link id="l" bandwidth="1GBps" latency="0"/>' + SECTION_11
+    path = tmp_path / "beside.xml"
+    path.write_text(f"<?xml version='1.0'?>\n<platform version=\"4.1\">\n<zone id=\"top\" routing=\"Full\">{body}{MASTER}</zone></platform>")
+    raises(str(path), "<cluster id='c'> in <zone id='top'>, after <link id='l'>", "is not allowed here",
+           "a zone holds hosts or zones, not both")
 
 
 def test_top_level_without_one_enclosing_zone(tmp_path):
@@ -456,7 +459,7 @@ def test_json_cluster32_routes_like_the_xml_one():
 
 
 def test_json_network_options(tmp_path):
-    data = {"master": {"name": "m"},
+    data = {"master": {"name": "m", "link": {"bw": "1GBps"}},
             "hosts": [{"name": "alone", "speed": "1Gf"}],
             "clusters": [{"id": "c", "prefix": "n", "radical": "1-2", "speed": "1Gf", "bw": 1e9, "sharing_policy": "SHARED",
                           "bb_bw": "2GBps", "bb_lat": "1us", "bb_sharing_policy": "FATPIPE", "limiter_link": "3GBps", "router_id": "gw",
@@ -468,7 +471,9 @@ def test_json_network_options(tmp_path):
     assert net.route_names(1, 2) == ["c_link_1_limiter", "c_link_1", "c_backbone", "c_link_2", "c_link_2_limiter"]
     assert net.route(1, 2)[1] == pytest.approx(1e-6)  # lat defaults to 0
     assert net.fatpipe[net.names.index("c_backbone")]
-    route_raises(net, 0, 1, "route from host 'alone' (id 0)", "outside \"clusters\" have no link")
+    # A host outside the clusters reaches the master only (through the master's link).
+    route_raises(net, 0, 1, "route from host 'alone' (id 0)", "declares no route from 'alone_zone' to 'c'")
+    assert net.message_route("m", "alone") == ((net.names.index("master_link"),), 0.0)
 
 
 @pytest.mark.parametrize("data, needles", [
@@ -491,7 +496,7 @@ def test_json_network_options(tmp_path):
     ({"clusters": [{"id": "c", "prefix": "c", "speed": "1Gf", "count": 2, "bw": 1, "router_id": "c1"}]}, ["'c1'", "used twice"]),
 ])
 def test_json_network_errors(tmp_path, data, needles):
-    data = {"master": {"name": "master_host"}, **data}
+    data = {"master": {"name": "master_host", "link": {"bw": "1GBps"}}, **data}
     raises(write_json(tmp_path, data, name="bad.json"), *needles)
 
 

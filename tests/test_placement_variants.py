@@ -368,7 +368,7 @@ def write_clustered_platform(tmp_path, clusters: int, size: int) -> str:
     path.write_text(
         "<?xml version='1.0'?>\n<platform version=\"4.1\">\n  <zone id=\"top\" routing=\"Full\">\n"
         + "\n".join(zones)
-        + '\n    <zone id="zm" routing="None">\n      <host id="master" speed="1Gf">'
+        + '\n    <zone id="zm" routing="Full">\n      <host id="master" speed="1Gf">'
           '<prop id="role" value="master"/></host>\n    </zone>\n  </zone>\n</platform>\n')
     return str(path)
 

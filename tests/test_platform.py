@@ -10,14 +10,14 @@ from joulesim.simulator.platform.platform_loader import list_shipped_platforms, 
 from joulesim.simulator.platform.platform_model import SleepPstate
 from joulesim.simulator.platform.platform_xml import load_xml_platform
 
-from conftest import write_json
+from conftest import write_json, zone_body
 
 MASTER = '<host id="master_host" speed="1Gf"><prop id="role" value="master"/></host>'
 
 
 def xml(tmp_path, body, name="p.xml", master=MASTER, root='platform version="4.1"'):
     path = tmp_path / name
-    path.write_text(f"<?xml version='1.0'?>\n<{root}>\n<zone id=\"z\" routing=\"Full\">\n{body}\n{master}\n</zone>\n</{root.split()[0]}>\n")
+    path.write_text(f"<?xml version='1.0'?>\n<{root}>\n<zone id=\"z\" routing=\"Full\">\n{zone_body(body, master)}\n</zone>\n</{root.split()[0]}>\n")
     return str(path)
 
 
@@ -136,17 +136,17 @@ def test_zone_properties_roles_and_ignored_elements(tmp_path):
       <host id="disk-0" speed="1Gf"><prop id="role" value="storage"/></host>
       <link id="l1" bandwidth="1GBps" latency="1us"/>
       <router id="r1"/>
-      <route src="node-10" dst="node-2"><link_ctn id="l1"/></route>
       <backbone id="bb" bandwidth="1GBps" latency="1us"/>
       <trace id="t" periodicity="1"/>
       <storage_type id="st" size="1TB"/>
+      <route src="node-10" dst="node-2"><link_ctn id="l1"/></route>
+      <bypassRoute src="node-2" dst="node-10"><link_ctn id="l1"/></bypassRoute>
     </zone>
     <AS id="legacy" routing="None">
       <cluster id="c" prefix="c-" suffix="" radical="0-1" speed="2Gf" bw="1GBps" lat="1us" bb_bw="2GBps" bb_lat="1us"/>
     </AS>
-    <host id="boss" speed="1Gf"/>
+    <zone id="boss_zone" routing="Full"><host id="boss" speed="1Gf"/></zone>
     <zoneRoute src="inner" dst="legacy" gw_src="r1" gw_dst="r1"><link_ctn id="l1"/></zoneRoute>
-    <bypassRoute src="node-2" dst="node-10"><link_ctn id="l1"/></bypassRoute>
   </zone>
 </platform>
 """)
@@ -160,6 +160,9 @@ def test_zone_properties_roles_and_ignored_elements(tmp_path):
     assert hosts["c-0"].zone_properties == {"site": "lyon", "level": "top"}
     assert hosts["c-0"].speeds == [2e9]
     assert p.master.zone_properties == {"site": "lyon", "level": "top"}
+    # SimGrid's DTD: a zone's routes after its hosts, links, routers...; hosts and zones not side by side.
+    path.write_text(path.read_text().replace('<zone id="boss_zone" routing="Full"><host id="boss" speed="1Gf"/></zone>', '<host id="boss" speed="1Gf"/>'))
+    raises(str(path), "<host id='boss'> in <zone id='top'>, after <AS id='legacy'>", "is not allowed here", master_host="boss")
 
 
 def test_master_selection(tmp_path):
@@ -206,7 +209,7 @@ def test_json_full_format(tmp_path):
              "properties": {"k": "v"}, "zone_properties": {"site": "a"}},
             {"name": "h2", "speed": "100Mf, 200Mf", "pstate": 1, "sleep_pstates": [], "core": 2},
             {"name": "s0", "speed": 1e9, "role": "storage"},
-            {"name": "boss", "speed": [1e9], "role": "master"},
+            {"name": "boss", "speed": [1e9], "role": "master", "link": {"bw": "1GBps"}},
         ],
         "clusters": [{"id": "c", "prefix": "n", "radical": [3, 1], "speed": "1Gf", "bw": "1GBps",
                       "properties": {"rack": "r"}, "zone_properties": {"z": "1"}}],

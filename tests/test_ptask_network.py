@@ -206,7 +206,7 @@ TWO_CLUSTERS = """<?xml version='1.0'?>
              bb_bw="1GBps" bb_lat="0" router_id="c0-router"/>
     <cluster id="c1" prefix="c1-h" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="1us"
              bb_bw="1GBps" bb_lat="0" router_id="c1-router"/>
-    <zone id="m" routing="None"><host id="master" speed="1Gf"><prop id="role" value="master"/></host></zone>
+    <zone id="m" routing="Full"><host id="master" speed="1Gf"><prop id="role" value="master"/></host></zone>
     <link id="main" bandwidth="0.25GBps" latency="2us"/>
     <link id="to_master" bandwidth="1GBps" latency="0"/>
     <zoneRoute src="c0" dst="c1" gw_src="c0-router" gw_dst="c1-router"><link_ctn id="main"/></zoneRoute>

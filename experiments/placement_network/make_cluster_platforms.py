@@ -75,8 +75,11 @@ def render(zone_id: str, comment: str, clusters: list[ClusterSpec]) -> str:
                   f'      <prop id="cluster" value="{cid}"/>']
         lines += [f'      <prop id="{key}" value="{value}"/>' for key, value in c.props]
         lines.append("    </cluster>")
-    lines += ['    <zone id="master_zone" routing="None">',
-              '      <host id="master_host" speed="1Gf"><prop id="role" value="master"/></host>',
+    # The master's zone routes like any other (SimGrid refuses routes to a routing="None" zone);
+    # its host is named master_host and has no role property: Batsim makes the host of that
+    # name its master and would count a role=master twice ("master,master": it aborts).
+    lines += ['    <zone id="master_zone" routing="Full">',
+              '      <host id="master_host" speed="1Gf"/>',
               "    </zone>",
               f'    <link id="main_switch" bandwidth="{MAIN_SWITCH[0]}" latency="{MAIN_SWITCH[1]}" sharing_policy="SHARED"/>',
               f'    <link id="master_link" bandwidth="{MASTER_LINK[0]}" latency="{MASTER_LINK[1]}" sharing_policy="SHARED"/>']

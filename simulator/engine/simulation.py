@@ -224,6 +224,8 @@ class Simulation(EventSources, JobLifecycle):
     # ------------------------------------------------------------------ run
     def run(self) -> SimulationResult:
         started = time.perf_counter()
+        for warning in self.config.platform.warnings:
+            self._warn(warning)
         if self.config.export_prefix is not None:
             start_output_files(self.config.export_prefix)  # never a mix with an older run's files
         jobs_file = self._open_output("jobs")

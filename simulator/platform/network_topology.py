@@ -143,6 +143,9 @@ class NetworkTopology(ZoneTree):
                 resources = _star_resources(zone, src, src)
             elif zone.routing is Routing.FULL and (src, src) in zone.table:
                 resources = zone.table[(src, src)].resources
+            elif zone.routing is Routing.NONE:  # SimGrid 3.32 routes nothing there, not even a host to itself
+                raise InputError(self.source, f"route from {src!r} to itself", f"{zone.where} has routing None: SimGrid aborts "
+                                 "(\"There can't be route in an Empty zone\")", f'give {zone.where} routing="Full"')
             else:
                 resources = ()
         else:

@@ -470,6 +470,7 @@ def build_platform(path: str, raw_hosts: list[RawHost], master_host: str | None 
     else:
         raise InputError(path, "platform", "no master host: no host has role=master and none is named 'master_host'", master_fix)
     master.role = "master"
+    master.properties = {**master.properties, "role": "master"}  # as Batsim: the master's role, by name too
 
     key = natsort_keygen(key=lambda h: h.name)
     compute = sorted((h for h in hosts if h is not master and h.role == "compute_node"), key=key)

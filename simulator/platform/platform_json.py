@@ -80,9 +80,9 @@ from joulesim.simulator.platform.network_declaration import (
     Link,
     LinkRef,
     NetworkDecl,
+    RouteDecl,
     Routing,
     SharingPolicy,
-    StarPort,
     ZoneDecl,
     cluster_zone,
 )
@@ -255,6 +255,16 @@ def load_json_platform(path: str, master_host: str | None = None, raw: bytes | N
     platform = build_platform(path, raw, master_host, added_roles)
     if "backbone" in data or any(k in c for c in data.get("clusters", []) for k in _CLUSTER_NETWORK_KEYS):
         platform.network = _network(path, data, cluster_hosts, platform)
+    declared_master, _ = master_entry(data, platform.master.name)
+    for where, entry in [("$.master", data.get("master", {})), *((f"$.hosts[{i}] ({shown(h['name'])})", h) for i, h in enumerate(data.get("hosts", [])))]:
+        if "link" not in entry:
+            continue
+        if entry is not declared_master:
+            raise InputError(path, f"{where}.link", "only the master host has a link (it joins the master to the clusters)",
+                             'drop "link": the other hosts reach the master through their cluster\'s links')
+        if platform.network is None:
+            raise InputError(path, f"{where}.link", "the master has a link but the platform has no network (no cluster has links)",
+                             'drop "link", or give the clusters links ("bw", "lat")')
     return platform
 
 
@@ -272,6 +282,25 @@ def _cluster_numbers(path: str, where: str, cluster: dict, before: int) -> list[
     if isinstance(radical, list):
         radical = [_whole(n) for n in radical]
     return parse_radical(path, f"{where}.radical", radical, before)
+
+
+def master_entry(data: dict, name: str) -> tuple[dict | None, str]:
+    """The JSON object that declares the master host (`"master"`, or its entry of `"hosts"`), and where."""
+    if data.get("master", {}).get("name") == name:
+        return data["master"], "$.master"
+    for i, host in enumerate(data.get("hosts", [])):
+        if host["name"] == name:
+            return host, f"$.hosts[{i}] ({shown(name)})"
+    return None, "$"
+
+
+def outside_zone_id(host: str, taken: set[str]) -> str:
+    """The id of the zone of its own that a host outside the clusters gets (unique)."""
+    zone_id, n = f"{host}_zone", 1
+    while zone_id in taken:
+        zone_id, n = f"{host}_zone{n}", n + 1
+    taken.add(zone_id)
+    return zone_id
 
 
 def _network(path: str, data: dict, cluster_hosts: list[list[tuple[int, str]]], platform: Platform) -> NetworkTopology:
@@ -304,22 +333,51 @@ def _network(path: str, data: dict, cluster_hosts: list[list[tuple[int, str]]], 
             SharingPolicy.SPLITDUPLEX if policy == "FULLDUPLEX" else SharingPolicy(policy), backbone, limiter, router)
         clusters.append(zone)
         links += zone_links
-    # Hosts outside clusters (the master, "hosts") sit at the top, with no link.
-    root = ZoneDecl("", Routing.NONE, "the top level of the JSON platform (hosts outside \"clusters\" have no link)")
+    # As SimGrid XML would say it (platform_xml_export.py writes it so): a Full root zone; the
+    # clusters; the backbone as a zoneRoute between every two clusters; each host outside the
+    # clusters (the master, "hosts") in a zone of its own; the master's zone joined to every
+    # other zone through the master's link (Batsim's actors talk to the master from every host).
+    root = ZoneDecl("AS0", Routing.FULL, "the top level of the JSON platform")
+    root.children = list(clusters)
     clustered = {name for hosts in cluster_hosts for _, name in hosts}
-    root.hosts = [h.name for h in [platform.master, *platform.compute_hosts, *platform.storage_hosts] if h.name not in clustered]
+    outside = [h.name for h in [platform.master, *platform.compute_hosts, *platform.storage_hosts] if h.name not in clustered]
+    taken = {zone.id for zone in clusters}
+    gateways = {zone.id: zone.routers[0] for zone in clusters}
+    for name in outside:
+        zone_id = outside_zone_id(name, taken)
+        where = f"the zone of host {name!r} (outside \"clusters\": no link)"
+        root.children.append(ZoneDecl(zone_id, Routing.FULL, where, hosts=[name]))
+        gateways[zone_id] = name
     if "backbone" in data:
         b = data["backbone"]
         bid = b.get("id", "backbone")
         where = f"$.backbone ('{bid}')"
         links.append(Link(bid, parse_bandwidth(path, f"{where}.bw", b["bw"]), parse_latency(path, f"{where}.lat", b.get("lat", 0)),
                           SharingPolicy(b.get("sharing_policy", "SHARED")), where))
-        star = ZoneDecl(bid, Routing.STAR, where, children=clusters, backbone=LinkRef(bid, None, where))
-        star.ports = {zone.id: StarPort(gateway=zone.routers[0]) for zone in clusters}
-        root.children = [star]
+        for i, zone in enumerate(clusters):
+            root.routes += [RouteDecl(zone.id, other.id, [LinkRef(bid, None, where)], where, gw_src=zone.routers[0], gw_dst=other.routers[0])
+                            for other in clusters[i + 1:]]
     elif len(clusters) > 1:
         raise InputError(path, "$", f"{len(clusters)} clusters with links but no \"backbone\" to join them",
                          'add "backbone": {"bw": "1.25GBps", "lat": "24ns"}')
+    if platform.master.name in clustered:  # a cluster's host: its cluster's links reach the others
+        master_zone = None
     else:
-        root.children = clusters
+        master_zone = next(zone.id for zone in root.children if zone.hosts == [platform.master.name])
+    master, where = master_entry(data, platform.master.name)
+    if master_zone is None:
+        pass
+    elif master is None or "link" not in master:
+        raise InputError(path, where, "the platform has a network but the master host has no link (Batsim's actors send "
+                         "messages from every host to the master, and SimGrid has no route without a link)",
+                         'give the master a link: "master": {"name": "master_host", "link": {"bw": "10GBps", "lat": "1us"}} '
+                         '(a master declared in "hosts" moves to "master" for that)')
+    else:
+        link = master["link"]
+        link_id = link.get("id", "master_link")
+        where = f"{where}.link ('{link_id}')"
+        links.append(Link(link_id, parse_bandwidth(path, f"{where}.bw", link["bw"]), parse_latency(path, f"{where}.lat", link.get("lat", 0)),
+                          SharingPolicy(link.get("sharing_policy", "SHARED")), where))
+        root.routes += [RouteDecl(master_zone, zone_id, [LinkRef(link_id, None, where)], where, gw_src=gateways[master_zone], gw_dst=gateway)
+                        for zone_id, gateway in gateways.items() if zone_id != master_zone]
     return NetworkTopology(NetworkDecl(links, root), [h.name for h in platform.compute_hosts + platform.storage_hosts], path)

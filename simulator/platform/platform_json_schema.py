@@ -109,6 +109,10 @@ _HOST = {
 }
 
 
+# The master's link ("link", as "backbone": its id defaults to "master_link") joins it to every
+# other zone: Batsim's actors talk to the master from every host, and SimGrid has no route of
+# no link. Required once the platform has a network.
+_HOST["properties"]["link"] = _BACKBONE  # the master's only (in "hosts" when it is declared there)
 _MASTER = {**_HOST, "required": ["name"]}
 
 

@@ -57,6 +57,9 @@ class Platform:
     network: NetworkTopology | None = None
     # IRMaSim's node model: compute hosts are cores of these processors and nodes; None otherwise.
     nodes: NodeHierarchy | None = None
+    # What joulesim runs but another reader of the file refuses (Batsim 4.2.1): one line each,
+    # printed when a simulation starts (with the verbosity's warnings).
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def nb_compute(self) -> int:

@@ -27,6 +27,7 @@ from typing import Mapping
 from joulesim.inputs.input_error import InputError
 from joulesim.inputs.xml_input import parse_xml
 from joulesim.simulator.platform.platform_checks import (
+    DEFAULT_MASTER_NAME,
     MAX_HOSTS,
     MAX_ZONE_DEPTH,
     RawHost,
@@ -41,6 +42,7 @@ from joulesim.simulator.platform.platform_checks import (
 )
 from joulesim.simulator.platform.platform_model import Platform
 from joulesim.simulator.platform.platform_xml_network import read_xml_network, zone_routing
+from joulesim.simulator.platform.platform_xml_structure import check_structure
 
 _ZONE_TAGS = ("zone", "AS")
 # SimGrid reads versions 4 to 4.1 (older files use power= and must be converted).
@@ -214,6 +216,43 @@ def _check_storages(path: str, root: ET.Element, host_names: set[str]) -> None:
             _required(path, mount, "name", where)
 
 
+def _refuse_master_in_empty_zone(path: str, root: ET.Element, master: str) -> None:
+    """Batsim's actors on the master send each other messages, which SimGrid routes inside the
+    master's zone: a routing="None" zone routes nothing, not even a host to itself, and SimGrid
+    3.32 aborts ("There can't be route in an Empty zone"; Batsim 4.2.1 with the shipped
+    platforms of before did). SimGrid loads such a file, but no Batsim run of it goes far."""
+    for zone in root.iter():
+        if zone.tag in _ZONE_TAGS and zone.get("routing", "").strip().lower() == "none":
+            if any(child.tag == "host" and child.get("id") == master for child in zone):
+                raise InputError(path, f"zone {shown(zone.get('id'))} (routing=\"None\"), master host {shown(master)}",
+                                 "the master is in a zone that routes nothing: SimGrid 3.32 aborts on the messages Batsim's "
+                                 "actors send on it (\"There can't be route in an Empty zone\")",
+                                 'give the zone routing="Full" (a zone of one host needs no route), and join it to the others '
+                                 "with <zoneRoute>s as before")
+
+
+def batsim_master_warnings(path: str, raw_hosts: list[RawHost], master_host: str | None) -> list[str]:
+    """Platforms SimGrid loads and joulesim runs but Batsim 4.2.1 aborts on, for its master.
+    Batsim gives role "master" to the host named by --master-host (default "master_host"),
+    adding it to a role the platform gives (machines.cpp: "master,master" is no role), and
+    aborts if a host with role=master is another one ("There are two master hosts")."""
+    named = master_host or DEFAULT_MASTER_NAME
+    by_name = {raw.name: raw for raw in raw_hosts}
+    warnings = []
+    host = by_name.get(named)
+    if host is not None and host.properties.get("role") == "master":
+        warnings.append(f"joulesim: warning: {path}: {host.where} has role=master and is named {named!r}: Batsim 4.2.1 "
+                        f"makes the host of that name its master and adds the role again (role 'master,master'), and "
+                        f"aborts. Portable: remove its role property (the name alone makes it the master in both).")
+    others = [raw for raw in raw_hosts if raw.properties.get("role") == "master" and raw.name != named]
+    if host is not None and others and master_host is None:
+        warnings.append(f"joulesim: warning: {path}: {others[0].where} has role=master, and a host is named {named!r}: "
+                        f"joulesim takes {others[0].name!r} as the master, but Batsim 4.2.1 makes {named!r} a master too "
+                        f"and aborts (\"There are two master hosts\"). Portable: rename host {named!r}, or remove the role "
+                        f"property and let {named!r} be the master.")
+    return warnings
+
+
 def load_xml_platform(path: str, master_host: str | None = None, added_roles: Mapping[str, str] | None = None) -> Platform:
     """Read a SimGrid XML platform file into a :class:`Platform` (InputError on bad input)."""
     path = str(path)
@@ -228,6 +267,10 @@ def load_xml_platform(path: str, master_host: str | None = None, added_roles: Ma
     if not raw:
         raise InputError(path, "<platform>", "declares no host", "add <host> or <cluster> elements inside a <zone>")
     platform = build_platform(path, raw, master_host, added_roles)
+    platform.warnings += batsim_master_warnings(path, raw, master_host)
+    _refuse_master_in_empty_zone(path, root, platform.master.name)
     _check_storages(path, root, {h.name for h in raw})
     platform.network = read_xml_network(path, root, [h.name for h in platform.compute_hosts + platform.storage_hosts])
+    # Last, so that a file with several mistakes is told the one about its content first.
+    check_structure(path, root)
     return platform

@@ -202,7 +202,8 @@ class _NetworkReader:
         return Link(
             lid,
             parse_bandwidth(self.path, f"{where}, bandwidth", self.required(elem, "bandwidth", where)),
-            parse_latency(self.path, f"{where}, latency", elem.get("latency", "0")),
+            # SimGrid's DTD says latency defaults to 0, but its parser finds no number and refuses the link.
+            parse_latency(self.path, f"{where}, latency", self.required(elem, "latency", where)),
             self.policy(elem, "sharing_policy", "SHARED", ("SHARED", "SPLITDUPLEX", "FULLDUPLEX", "FATPIPE"), where),
             where,
         )
