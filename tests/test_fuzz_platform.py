@@ -399,7 +399,7 @@ def test_paths_that_are_not_platform_files(tmp_path):
         load_json_platform(str(tmp_path / "nul\0.json"))
 
 
-def test_zone_routes_whose_gateways_route_in_a_circle_are_an_error_not_a_recursion(tmp_path):
+def test_zone_routes_whose_gateways_are_one_point_are_refused_as_simgrid_does(tmp_path):
     # Found by fuzzing: the shortest path B -> A -> X crosses gateway h1 then h2; joining them
     # needs the route from h1 to h2 itself (SimGrid's get_global_route would recurse forever).
     def zone(zid, host):
@@ -409,12 +409,10 @@ def test_zone_routes_whose_gateways_route_in_a_circle_are_an_error_not_a_recursi
             '<link id="t0" bandwidth="1GBps" latency="0"/><link id="t1" bandwidth="1GBps" latency="0"/>'
             '<zoneRoute src="A" dst="B" gw_src="h1" gw_dst="h1"><link_ctn id="t0"/></zoneRoute>'
             '<zoneRoute src="A" dst="X" gw_src="h2" gw_dst="h2"><link_ctn id="t1"/></zoneRoute></zone>')
-    platform = load_platform(xml(tmp_path, body, master=f'<zone id="mz" routing="Full">{MASTER}</zone>'))
-    h1, h2 = ([h.name for h in platform.compute_hosts].index(name) for name in ("h1", "h2"))
-    with pytest.raises(InputError) as info:
-        platform.network.route(h1, h2)
-    assert "route from host 'h1' (id 1) to host 'h2' (id 2)" in str(info.value)
-    assert "goes round in a circle" in str(info.value) and "gw_src, gw_dst" in str(info.value)
+    # The zoneRoutes' gateways are one point each (gw_src = gw_dst), which SimGrid 3.32 refuses
+    # at load ("Cannot define a NetzoneRoute from 'h1' to itself"): so is it here now.
+    refused(xml(tmp_path, body, master=f'<zone id="mz" routing="Full">{MASTER}</zone>'), "<zoneRoute src='A' dst='B'>",
+            "gw_src and gw_dst are both 'h1'")
 
 
 def test_the_cli_reports_a_bad_platform_in_one_line_and_exits_2(tmp_path):
@@ -471,11 +469,12 @@ def valid_platforms(draw):
         xml_items.append(f'<host id="{name}" speed="{", ".join(texts)}" pstate="{pstate}">{props}</host>')
         json_hosts.append({"name": name, "speed": texts if draw(st.booleans()) else speeds, "pstate": pstate, "role": role})
     for i in range(draw(st.integers(0 if expected else 1, 3))):
-        texts, speeds, pstate, _ = draw(host_specs())
+        texts, speeds, _, _ = draw(host_specs())
+        pstate = 0  # SimGrid's <cluster> has no pstate attribute: its hosts start in pstate 0
         radical, numbers = draw(radicals())
         for n in numbers:
             expected[f"c{i}-{n}"] = (speeds, pstate, "compute_node")
-        xml_items.append(f'<cluster id="c{i}" prefix="c{i}-" radical="{radical}" speed="{", ".join(texts)}" pstate="{pstate}"/>')
+        xml_items.append(f'<cluster id="c{i}" prefix="c{i}-" radical="{radical}" speed="{", ".join(texts)}"/>')
         numbering = {"radical": radical} if draw(st.booleans()) else {"radical": numbers}
         json_clusters.append({"id": f"c{i}", "prefix": f"c{i}-", "speed": ",".join(texts), "pstate": pstate, **numbering})
     assume(any(role == "compute_node" for _, _, role in expected.values()))

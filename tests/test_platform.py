@@ -146,7 +146,7 @@ def test_zone_properties_roles_and_ignored_elements(tmp_path):
       <cluster id="c" prefix="c-" suffix="" radical="0-1" speed="2Gf" bw="1GBps" lat="1us" bb_bw="2GBps" bb_lat="1us"/>
     </AS>
     <zone id="boss_zone" routing="Full"><host id="boss" speed="1Gf"/></zone>
-    <zoneRoute src="inner" dst="legacy" gw_src="r1" gw_dst="r1"><link_ctn id="l1"/></zoneRoute>
+    <zoneRoute src="inner" dst="legacy" gw_src="r1" gw_dst="c-c_router"><link_ctn id="l1"/></zoneRoute>
   </zone>
 </platform>
 """)

@@ -65,6 +65,9 @@ def export_xml(path: str) -> str:
         clustered.update(members)
         first = hosts[members[0]]
         if "bw" in cluster:
+            if first.pstate != 0:
+                raise InputError(path, f"{where}.pstate", "a cluster with links starts in pstate 0 in SimGrid XML (its "
+                                 "<cluster> has no pstate attribute)", "drop pstate (or give the cluster no links) to export it")
             # A <cluster>'s <prop>s are its hosts' properties and its zone's: zone properties
             # beyond them go on a zone around it; properties that are not zone properties too
             # cannot be said.
@@ -144,8 +147,10 @@ def _cluster(cluster: dict[str, Any], first: Host) -> list[str]:
                   f"speed={quoteattr(_speeds(first.speeds))}"]
     if first.cores != 1:
         attributes.append(f'core="{first.cores}"')
-    if first.pstate != 0:
-        attributes.append(f'pstate="{first.pstate}"')
+    # SimGrid's <cluster> needs lat (the JSON's defaults to 0), and bb_lat with bb_bw.
+    cluster = {**cluster, "lat": cluster.get("lat", 0)}
+    if "bb_bw" in cluster:
+        cluster["bb_lat"] = cluster.get("bb_lat", 0)
     for key, unit in _CLUSTER_NETWORK_ATTRIBUTES:
         if key in cluster:
             value = cluster[key]

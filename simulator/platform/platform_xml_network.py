@@ -286,6 +286,9 @@ class _NetworkReader:
         where = f"{zone.where}, <{tag} src='{src}' dst='{dst}'>"
         gw_src = self.required(elem, "gw_src", where) if between_zones else None
         gw_dst = self.required(elem, "gw_dst", where) if between_zones else None
+        if between_zones and src != dst and gw_src == gw_dst:  # SimGrid 3.32: "Cannot define a NetzoneRoute from 'a1' to itself"
+            self.fail(where, f"gw_src and gw_dst are both {gw_src!r}: a route between two zones cannot start and end at one point",
+                      "name a host or router of the source zone as gw_src and one of the destination zone as gw_dst")
         symmetrical = True
         if not bypass:
             text = elem.get("symmetrical", "YES").strip()

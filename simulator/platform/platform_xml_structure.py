@@ -6,12 +6,14 @@ A zone lists its <prop>s first, then either zones, clusters and links followed b
 zoneRoutes (an internal zone), or hosts, routers and links followed by its routes (a leaf
 zone), never both; <platform> holds its <config>s, then its zones, then its actors; a host holds
 <prop>, <disk> and <mount>; a link or a cluster only <prop>s; a route only <link_ctn>s; routers,
-backbones, link_ctn and the like nothing. joulesim refuses what the DTD refuses, naming the
-element and the one before it, where the old reader took any order.
+backbones, link_ctn and the like nothing; each element has its own attributes. joulesim
+refuses what the DTD refuses, naming the element (and the one before it), where the old reader
+took any order and ignored unknown attributes.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 import xml.etree.ElementTree as ET
 
@@ -61,12 +63,44 @@ _FIXES = {
 }
 
 
+# The attributes each element may have in SimGrid 3.32's DTD (others: "Bad attribute").
+_ROUTE_ATTRIBUTES = "src dst gw_src gw_dst symmetrical"
+_ATTRIBUTES = {tag: frozenset(names.split()) for tag, names in {
+    "platform": "version", "zone": "id routing", "AS": "id routing", "include": "file", "config": "id",
+    "random": "id min max mean std_deviation generator seed radical", "trace": "id file periodicity",
+    "trace_connect": "kind trace element", "prop": "id value key", "model_prop": "id key value",
+    "host": "id speed pstate core availability_file state_file speed_file coordinates",
+    "disk": "id read_bw write_bw", "host_link": "id up down",
+    "cluster": "id prefix suffix radical speed core bw lat sharing_policy topology topo_parameters bb_bw bb_lat "
+               "bb_sharing_policy limiter_link loopback_bw loopback_lat router_id",
+    "cabinet": "id prefix suffix radical speed bw lat",
+    "peer": "id speed bw_in bw_out lat coordinates availability_file state_file speed_file",
+    "router": "id coordinates", "backbone": "id bandwidth latency",
+    "link": "id bandwidth latency sharing_policy bandwidth_file latency_file state_file",
+    "route": "src dst symmetrical", "ASroute": _ROUTE_ATTRIBUTES, "zoneRoute": _ROUTE_ATTRIBUTES,
+    "bypassRoute": "src dst", "bypassASroute": "src dst gw_src gw_dst", "bypassZoneRoute": "src dst gw_src gw_dst",
+    "link_ctn": "id direction", "storage_type": "id model size content", "storage": "id typeId content attach",
+    "mount": "storageId name", "process": "host function start_time kill_time on_failure",
+    "actor": "host function start_time kill_time on_failure", "argument": "value",
+}.items()}
+
+
 def check_structure(path: str, root: ET.Element) -> None:
-    """InputError at the first element that SimGrid's DTD does not allow where it stands."""
+    """InputError at the first element that SimGrid's DTD does not allow where it stands, or
+    with an attribute it does not know."""
     for elem in root.iter():
         tag = elem.tag
         if not isinstance(tag, str):
             continue
+        allowed = _ATTRIBUTES.get(tag)
+        if allowed is not None:
+            for attribute in elem.attrib:
+                if attribute not in allowed and not attribute.startswith("{"):
+                    close = difflib.get_close_matches(attribute, allowed, n=1)
+                    hint = f"did you mean {close[0]!r}? " if close else ""
+                    raise InputError(path, f"{_named(elem)}, {attribute}", f"<{tag}> has no attribute {shown(attribute)} in "
+                                     "SimGrid's platforms (SimGrid 3.32 refuses the file: \"Bad attribute\")",
+                                     f"{hint}{tag}'s attributes are " + ", ".join(sorted(allowed)))
         children = [child for child in elem if isinstance(child.tag, str)]
         if not children:
             continue

@@ -1,0 +1,363 @@
+"""Platform files as SimGrid 3.32 reads them (issue 30).
+
+- Every shipped XML platform, and the XML that `joulesim platform export-xml` writes for the
+  shipped JSON ones, loads in SimGrid itself (a small program against Debian's libsimgrid, built
+  here) and routes every pair of hosts there with the links and latencies joulesim computes.
+- export-xml gives joulesim the same platform (hosts, properties, routes) and the same outputs.
+- What SimGrid's DTD and routing refuse is refused here, one line naming the element; what
+  SimGrid loads but Batsim 4.2.1 aborts on (its master) runs with a warning.
+
+The SimGrid comparisons skip, with the reason, only where g++ or libsimgrid-dev is missing
+(.ci/run installs them).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from joulesim.inputs.input_error import InputError
+from joulesim.simulator.platform.platform_loader import list_shipped_platforms, load_platform, shipped_platform_path
+from joulesim.simulator.platform.platform_xml_export import export_xml
+
+from conftest import write_json
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Loads a platform, seals it, and prints each ordered host pair's route as SimGrid computes it:
+# the number of links and the latency (summed in travel order, as joulesim sums it).
+LOADER = r"""
+#include <simgrid/s4u.hpp>
+#include <cstdio>
+int main(int argc, char** argv)
+{
+  simgrid::s4u::Engine e(&argc, argv);
+  e.load_platform(argv[1]);
+  e.seal_platform();
+  auto hosts = e.get_all_hosts();
+  std::printf("HOSTS %zu\n", hosts.size());
+  if (argc > 2)  // "load": no routes asked (a platform without links: Batsim asks none)
+    return 0;
+  for (auto* a : hosts)
+    for (auto* b : hosts) {
+      std::vector<simgrid::s4u::Link*> links;
+      double latency = 0;
+      a->route_to(b, links, &latency);
+      std::printf("ROUTE %s %s %zu %.17g\n", a->get_cname(), b->get_cname(), links.size(), latency);
+    }
+  return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def simgrid_loader(tmp_path_factory) -> str:
+    compiler = shutil.which("g++")
+    if compiler is None or not Path("/usr/include/simgrid/s4u.hpp").exists():
+        pytest.skip("SimGrid 3.32 is not installed here (Debian: apt-get install g++ libsimgrid-dev; .ci/run does it)")
+    directory = tmp_path_factory.mktemp("simgrid-loader")
+    (directory / "loader.cpp").write_text(LOADER)
+    built = subprocess.run([compiler, "-O1", "-std=c++17", "-o", str(directory / "loader"), str(directory / "loader.cpp"), "-lsimgrid"],
+                           capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr[-2000:]
+    return str(directory / "loader")
+
+
+def simgrid_routes(loader: str, path: str, routes: bool = True) -> tuple[int, dict[tuple[str, str], tuple[int, float]]]:
+    done = subprocess.run([loader, path, "--log=root.thres:critical"] + ([] if routes else ["load"]),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"SimGrid refused {path}:\n{done.stdout[-500:]}{done.stderr[-2000:]}"
+    hosts = int(re.search(r"^HOSTS (\d+)$", done.stdout, flags=re.M).group(1))
+    routes = {}
+    for line in done.stdout.splitlines():
+        if line.startswith("ROUTE "):
+            _, a, b, count, latency = line.split()
+            routes[(a, b)] = (int(count), float(latency))
+    return hosts, routes
+
+
+def joulesim_route(platform, a: str, b: str) -> tuple[int, float] | None:
+    """joulesim's route between two hosts (by name; the master too), as SimGrid's route_to gives it."""
+    network = platform.network
+    found = network.message_route(a, b)
+    return None if found is None else (len(found[0]), found[1])
+
+
+def compare_with_simgrid(loader: str, path: str) -> int:
+    platform = load_platform(path)
+    # Without links (energy2, homogeneous240, grid_table2...) joulesim asks no route; SimGrid then
+    # has empty routes in one Full zone, and none between zones: loaded and sealed only.
+    hosts, routes = simgrid_routes(loader, path, routes=platform.network is not None)
+    assert hosts == 1 + platform.nb_compute + len(platform.storage_hosts)
+    # A host to itself is left out: in a Full zone SimGrid crosses its loopback link, joulesim
+    # nothing (a known difference, README "What is simulated").
+    routes = {pair: route for pair, route in routes.items() if pair[0] != pair[1]}
+    if platform.network is None:  # no links: SimGrid's routes are empty too
+        assert all(count == 0 for count, _ in routes.values())
+        return 0
+    compared = 0
+    for (a, b), expected in routes.items():
+        assert joulesim_route(platform, a, b) == expected, (a, b)
+        compared += 1
+    return compared
+
+
+XML_PLATFORMS = [name for name in list_shipped_platforms() if shipped_platform_path(name).endswith(".xml")]
+
+
+@pytest.mark.parametrize("name", XML_PLATFORMS)
+def test_each_shipped_xml_platform_loads_and_routes_in_simgrid(simgrid_loader, name):
+    compare_with_simgrid(simgrid_loader, shipped_platform_path(name))
+
+
+def test_the_shipped_xml_platforms_are_all_there():
+    assert len(XML_PLATFORMS) == 14
+
+
+README_JSON = re.search(r"```json\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S).group(1)
+
+
+def json_platforms(tmp_path) -> dict[str, str]:
+    readme = tmp_path / "readme.json"
+    readme.write_text(README_JSON)
+    return {"cluster32.json": shipped_platform_path("cluster32.json"), "grid_table2.json": shipped_platform_path("grid_table2.json"),
+            "readme.json": str(readme)}
+
+
+@pytest.mark.parametrize("name", ["cluster32.json", "grid_table2.json", "readme.json"])
+def test_an_exported_json_platform_loads_in_simgrid_with_joulesims_routes(simgrid_loader, tmp_path, name):
+    xml = tmp_path / "exported.xml"
+    xml.write_text(export_xml(json_platforms(tmp_path)[name]))
+    compared = compare_with_simgrid(simgrid_loader, str(xml))
+    assert compared == {"cluster32.json": 33 * 32, "grid_table2.json": 0, "readme.json": 33 * 32}[name]
+
+
+def host_view(host) -> tuple:
+    return (host.id, host.name, host.speeds, host.pstate, host.role, host.properties, host.zone_properties,
+            host.wattage_per_state, host.wattage_off, host.sleep_pstates, host.cores)
+
+
+@pytest.mark.parametrize("name", ["cluster32.json", "grid_table2.json", "readme.json"])
+def test_export_xml_gives_joulesim_the_same_platform(tmp_path, name):
+    source = json_platforms(tmp_path)[name]
+    xml = tmp_path / "exported.xml"
+    xml.write_text(export_xml(source))
+    a, b = load_platform(source), load_platform(str(xml))
+    assert host_view(a.master) == host_view(b.master)
+    assert [host_view(h) for h in a.compute_hosts + a.storage_hosts] == [host_view(h) for h in b.compute_hosts + b.storage_hosts]
+    assert (a.network is None) == (b.network is None)
+    if a.network is not None:
+        names = [a.master.name] + [h.name for h in a.compute_hosts]
+        for src in names:
+            for dst in names:
+                ra, rb = a.network.message_route(src, dst), b.network.message_route(src, dst)
+                assert [a.network.names[r] for r in ra[0]] == [b.network.names[r] for r in rb[0]] and ra[1] == rb[1], (src, dst)
+
+
+def test_a_run_on_the_exported_xml_writes_the_same_files(tmp_path):
+    from joulesim import simulate
+
+    source = shipped_platform_path("cluster32.json")
+    xml = tmp_path / "cluster32.xml"
+    xml.write_text(export_xml(source))
+    outputs = []
+    for platform in (source, str(xml)):
+        prefix = tmp_path / Path(platform).suffix[1:] / "out"
+        simulate(platform, "default", "easy", export=str(prefix))
+        outputs.append({p.name: p.read_bytes() for p in prefix.parent.iterdir() if not p.name.endswith("schedule.csv")})
+    assert len(outputs[0]) == 2 and outputs[0] == outputs[1]
+    # and cluster32.json is now what it says it is: cluster32.xml
+    prefix = tmp_path / "shipped" / "out"
+    simulate("cluster32.xml", "default", "easy", export=str(prefix))
+    assert (prefix.parent / "out_jobs.csv").read_bytes() == outputs[0]["out_jobs.csv"]
+
+
+def test_export_xml_command_writes_a_file_or_stdout_and_refuses_to_overwrite(tmp_path):
+    command = [sys.executable, "-m", "joulesim.cli.main", "platform", "export-xml", shipped_platform_path("cluster32.json")]
+    shown = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0 and shown.stdout.startswith("<?xml") and '<link id="master_link"' in shown.stdout
+    target = tmp_path / "c.xml"
+    written = subprocess.run(command + ["-o", str(target)], capture_output=True, text=True, timeout=120)
+    assert written.returncode == 0 and target.read_text() == shown.stdout
+    assert [p.name for p in tmp_path.iterdir()] == ["c.xml"]  # no .part left
+    again = subprocess.run(command + ["-o", str(target)], capture_output=True, text=True, timeout=120)
+    assert again.returncode != 0 and "exists already" in again.stderr and "--force" in again.stderr
+    assert "Traceback" not in again.stderr
+
+
+@pytest.mark.parametrize("data, needles", [
+    ({"master": {"name": "m", "link": {"bw": "1GBps"}},
+      "clusters": [{"id": "c", "speed": "1Gf", "count": 2, "bw": "1GBps", "properties": {"rack": "r1"}}]},
+     ["$.clusters[0] ('c')", "properties that are not among its zone_properties", "add the cluster's properties to its zone_properties"]),
+])
+def test_export_xml_refuses_what_xml_cannot_say(tmp_path, data, needles):
+    with pytest.raises(InputError) as info:
+        export_xml(write_json(tmp_path, data, name="p.json"))
+    for needle in needles:
+        assert needle in str(info.value)
+
+
+def test_export_xml_refuses_a_node_platform(tmp_path):
+    path = ROOT / "experiments" / "irmasim_grid" / "exp2" / "platform.json"
+    with pytest.raises(InputError) as info:
+        export_xml(str(path))
+    assert "node platform" in str(info.value)
+
+
+def test_cluster_properties_that_are_zone_properties_too_go_on_a_zone_around_it(tmp_path):
+    data = {"master": {"name": "master_host", "link": {"bw": "1GBps"}},
+            "clusters": [{"id": "c", "prefix": "n", "speed": "1Gf", "count": 2, "bw": "1GBps", "properties": {"rack": "r1"},
+                          "zone_properties": {"rack": "r1", "site": "lyon"}}]}
+    source = write_json(tmp_path, data, name="p.json")
+    text = export_xml(source)
+    assert '<zone id="c_zone" routing="Full">' in text and '<prop id="site" value="lyon"/>' in text
+    xml = tmp_path / "p.xml"
+    xml.write_text(text)
+    host = load_platform(str(xml)).compute_hosts[0]
+    assert host.properties == {"rack": "r1"} and host.zone_properties == {"site": "lyon", "rack": "r1"}
+
+
+# ---------------------------------------------------------------- JSON master link
+@pytest.mark.parametrize("data, needles", [
+    ({"master": {"name": "m"}, "clusters": [{"id": "c", "speed": "1Gf", "count": 2, "bw": "1GBps"}]},
+     ["$.master", "the master host has no link", '"link": {"bw"']),
+    ({"master": {"name": "m", "link": {"bw": "1GBps"}}, "clusters": [{"id": "c", "speed": "1Gf", "count": 2}]},
+     ["$.master.link", "no network"]),
+    ({"master": {"name": "m", "link": {"bw": "1GBps"}}, "hosts": [{"name": "h", "speed": "1Gf", "link": {"bw": "1GBps"}}],
+      "clusters": [{"id": "c", "speed": "1Gf", "count": 2, "bw": "1GBps"}]},
+     ["$.hosts[0] ('h').link", "only the master host has a link"]),
+])
+def test_json_master_link_errors(tmp_path, data, needles):
+    with pytest.raises(InputError) as info:
+        load_platform(write_json(tmp_path, data, name="p.json"))
+    for needle in needles:
+        assert needle in str(info.value)
+
+
+# ---------------------------------------------------------------- refusals as SimGrid's
+def platform_file(tmp_path, zone: str, name="p.xml") -> str:
+    path = tmp_path / name
+    path.write_text(f'<?xml version="1.0"?>\n<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+                    f'<platform version="4.1">\n{zone}\n</platform>\n')
+    return str(path)
+
+
+HOSTS = '<host id="a" speed="1Gf"/><host id="master_host" speed="1Gf"/>'
+LINK = '<link id="l" bandwidth="1GBps" latency="1us"/>'
+ROUTE = '<route src="a" dst="master_host"><link_ctn id="l"/></route>'
+CLUSTER = '<cluster id="c" prefix="n" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="1us"/>'
+MASTER_ZONE = '<zone id="mz" routing="Full"><host id="master_host" speed="1Gf"/></zone>'
+
+
+@pytest.mark.parametrize("zone, needles", [
+    (f'<zone id="z" routing="Full">{HOSTS}{ROUTE}{LINK}</zone>', ["<link id='l'> in <zone id='z'>, after <route src='a' dst='master_host'>"]),
+    (f'<zone id="z" routing="Full">{HOSTS}<prop id="k" value="v"/></zone>', ["<prop id='k'> in <zone id='z'>, after <host id='master_host'>"]),
+    (f'<zone id="z" routing="Full">{MASTER_ZONE}{CLUSTER}<host id="x" speed="1Gf"/></zone>',
+     ["<host id='x'> in <zone id='z'>, after <cluster id='c'>", "a zone holds hosts or zones, not both"]),
+    (f'<zone id="z" routing="Full">{MASTER_ZONE}<zone id="y" routing="Full"><host id="b" speed="1Gf"/></zone>{LINK}'
+     f'<zoneRoute src="mz" dst="y" gw_src="master_host" gw_dst="b"><link_ctn id="l"/></zoneRoute>'
+     f'<zone id="late" routing="Full"/></zone>', ["<zone id='late'> in <zone id='z'>, after <zoneRoute src='mz' dst='y'>"]),
+    (f'<zone id="z" routing="Full">{HOSTS}<host id="b" speed="1Gf"><link_ctn id="l"/></host></zone>', ["<link_ctn id='l'> in <host id='b'>"]),
+    (f'<zone id="z" routing="Full">{HOSTS}{LINK}<route src="a" dst="master_host"><link_ctn id="l"/><prop id="k" value="v"/></route></zone>',
+     ["<prop id='k'> in <route src='a' dst='master_host'>, after <link_ctn id='l'>", "only <link_ctn>"]),
+    (f'<zone id="z" routing="Full">{MASTER_ZONE}{CLUSTER}</zone><zone id="second" routing="Full"/>'.replace("</zone><zone id=\"second\"", "</zone>\n<config/><zone id=\"second\""),
+     ["<config> in <platform>, after <zone id='z'>", "put <config> first"]),
+])
+def test_elements_out_of_simgrids_order_are_refused(tmp_path, zone, needles):
+    with pytest.raises(InputError) as info:
+        load_platform(platform_file(tmp_path, zone))
+    message = str(info.value)
+    assert "is not allowed here" in message or "holds" in message, message
+    for needle in needles:
+        assert needle in message, message
+
+
+def test_the_same_elements_in_simgrids_order_load(tmp_path):
+    zone = f'<zone id="z" routing="Full"><prop id="k" value="v"/>{HOSTS}{LINK}{ROUTE}</zone>'
+    assert load_platform(platform_file(tmp_path, zone)).nb_compute == 1
+
+
+def test_a_link_without_latency_is_refused(tmp_path):
+    zone = f'<zone id="z" routing="Full">{HOSTS}<link id="l" bandwidth="1GBps"/>{ROUTE}</zone>'
+    with pytest.raises(InputError) as info:
+        load_platform(platform_file(tmp_path, zone))
+    assert "<link id='l'>" in str(info.value) and "'latency'" in str(info.value)
+
+
+def test_a_master_in_a_none_zone_is_refused(tmp_path):
+    zone = (f'<zone id="z" routing="Full"><zone id="mz" routing="None"><host id="master_host" speed="1Gf"/></zone>{CLUSTER}{LINK}'
+            '<zoneRoute src="c" dst="mz" gw_src="nc_router" gw_dst="master_host"><link_ctn id="l"/></zoneRoute></zone>')
+    with pytest.raises(InputError) as info:
+        load_platform(platform_file(tmp_path, zone))
+    message = str(info.value)
+    assert "zone 'mz' (routing=\"None\"), master host 'master_host'" in message
+    assert "There can't be route in an Empty zone" in message and 'routing="Full"' in message
+    assert load_platform(platform_file(tmp_path, zone.replace('routing="None"', 'routing="Full"'), "ok.xml")).nb_compute == 2
+
+
+def test_a_host_routed_to_itself_inside_a_none_zone_is_refused_when_asked(tmp_path):
+    zone = (f'<zone id="z" routing="Full">{MASTER_ZONE}<zone id="n" routing="None"><host id="a" speed="1Gf"/></zone>{LINK}'
+            '<zoneRoute src="mz" dst="n" gw_src="master_host" gw_dst="a"><link_ctn id="l"/></zoneRoute></zone>')
+    network = load_platform(platform_file(tmp_path, zone)).network
+    assert network.message_route("master_host", "a")[0]  # through the gateway itself: SimGrid routes it too
+    with pytest.raises(InputError) as info:
+        network.message_route("a", "a")
+    assert "zone 'n' has routing None" in str(info.value) and "There can't be route in an Empty zone" in str(info.value)
+
+
+# ---------------------------------------------------------------- Batsim's master
+def test_master_host_with_role_master_runs_with_a_warning(tmp_path):
+    zone = '<zone id="z" routing="Full"><host id="a" speed="1Gf"/><host id="master_host" speed="1Gf"><prop id="role" value="master"/></host></zone>'
+    path = platform_file(tmp_path, zone)
+    platform = load_platform(path)
+    assert platform.master.name == "master_host" and len(platform.warnings) == 1
+    assert "role 'master,master'" in platform.warnings[0] and "remove its role property" in platform.warnings[0]
+    run = subprocess.run([sys.executable, "-m", "joulesim.cli.main", "run", "-p", path, "-w", "default", "-d", "fcfs",
+                          "-e", str(tmp_path / "out" / "r")], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and run.stderr.count("Batsim 4.2.1") == 1, run.stderr[-2000:]
+    portable = platform_file(tmp_path, zone.replace('<prop id="role" value="master"/>', ""), "portable.xml")
+    assert load_platform(portable).warnings == [] and load_platform(portable).master.properties == {"role": "master"}
+
+
+def test_a_role_master_beside_a_host_named_master_host_warns(tmp_path):
+    zone = ('<zone id="z" routing="Full"><host id="a" speed="1Gf"/><host id="master_host" speed="1Gf"/>'
+            '<host id="boss" speed="1Gf"><prop id="role" value="master"/></host></zone>')
+    platform = load_platform(platform_file(tmp_path, zone))
+    assert platform.master.name == "boss" and [h.name for h in platform.compute_hosts] == ["a", "master_host"]
+    assert len(platform.warnings) == 1 and "There are two master hosts" in platform.warnings[0]
+
+
+def test_json_platforms_carry_no_batsim_warning():
+    assert load_platform("cluster32.json").warnings == []
+    assert all(load_platform(name).warnings == [] for name in XML_PLATFORMS)
+
+
+def test_cluster32_json_says_what_it_describes():
+    data = json.loads(Path(shipped_platform_path("cluster32.json")).read_text())
+    assert data["master"]["link"] == {"id": "master_link", "bw": "10GBps", "lat": "1us"}
+
+
+@pytest.mark.parametrize("element, needles", [
+    ('<host id="a" speed="1Gf" watts="3"/>', ["<host id='a'>, watts", "Bad attribute"]),
+    ('<host id="a" speed="1Gf" sped="2Gf"/>', ["<host id='a'>, sped", "did you mean 'speed'?"]),
+])
+def test_unknown_attributes_are_refused(tmp_path, element, needles):
+    zone = f'<zone id="z" routing="Full">{element}<host id="master_host" speed="1Gf"/></zone>'
+    with pytest.raises(InputError) as info:
+        load_platform(platform_file(tmp_path, zone))
+    for needle in needles:
+        assert needle in str(info.value)
+
+
+def test_a_cluster_pstate_is_refused_as_simgrid_does(tmp_path):
+    cluster = CLUSTER.replace("/>", ' pstate="0"/>')
+    zone = f'<zone id="z" routing="Full">{MASTER_ZONE}{cluster}</zone>'
+    with pytest.raises(InputError) as info:
+        load_platform(platform_file(tmp_path, zone))
+    assert "<cluster id='c'>, pstate" in str(info.value)
