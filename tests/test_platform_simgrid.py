@@ -361,3 +361,15 @@ def test_a_cluster_pstate_is_refused_as_simgrid_does(tmp_path):
     with pytest.raises(InputError) as info:
         load_platform(platform_file(tmp_path, zone))
     assert "<cluster id='c'>, pstate" in str(info.value)
+
+
+def test_a_platform_without_links_exports_as_one_zone(tmp_path):
+    """As Batsim's platforms without a network: every host in one zone (between zones SimGrid
+    finds no route, and Batsim's first message to the master aborts: measured with Batsim 4.2.1
+    on grid_table2 exported with a zone per cluster)."""
+    text = export_xml(shipped_platform_path("grid_table2.json"))
+    assert text.count("<zone ") == 1 and text.count("<host ") == 1394
+    data = {"master": {"name": "master_host"}, "clusters": [{"id": "c", "speed": "1Gf", "count": 2, "zone_properties": {"site": "a"}}]}
+    with pytest.raises(InputError) as info:
+        export_xml(write_json(tmp_path, data, name="p.json"))
+    assert "zone_properties" in str(info.value) and "one zone" in str(info.value)

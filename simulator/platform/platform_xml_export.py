@@ -10,8 +10,9 @@ every output byte for byte) and loads in SimGrid 3.32 (a test loads it there). I
   cluster's `<prop>`s to its hosts *and* to its zone, so its `properties` must also be among its
   `zone_properties` (refused otherwise, naming the cluster); zone properties beyond them go on
   a `<zone>` around the cluster;
-- a cluster without links becomes a `<zone>` (its `zone_properties` as the zone's `<prop>`s)
-  holding one `<host>` per member (its `properties`);
+- a platform without links becomes one zone holding every host (its `properties` as `<prop>`s),
+  as Batsim's platforms without a network are: SimGrid finds no route between zones, and
+  Batsim's first message to the master would abort; so its hosts' zone properties must agree;
 - the master and the `hosts` outside clusters each go into a zone of their own (its zone
   properties as the zone's `<prop>`s);
 - the `backbone` becomes a link and one zoneRoute through it between every two clusters (the
@@ -55,42 +56,38 @@ def export_xml(path: str) -> str:
         lines.append(f"<!-- {_comment(str(data['description']))} -->")
     lines.append(f"<!-- Written by joulesim platform export-xml from {_comment(path)}. -->")
     lines += ['<platform version="4.1">', '  <zone id="AS0" routing="Full">']
+    if platform.network is None:
+        return "\n".join(lines + _one_zone(path, hosts, platform.master) + ["  </zone>", "</platform>", ""])
     zone_ids = {cluster["id"] for cluster in data.get("clusters", [])}  # the zones' ids, to keep new ones unique
     networked: list[dict[str, Any]] = []
     outer: dict[str, str] = {}  # a networked cluster's id -> the zone that routes name (itself, or a zone around it)
     clustered: set[str] = set()
     for i, cluster in enumerate(data.get("clusters", [])):
         where = f"$.clusters[{i}] ({cluster['id']!r})"
-        members = [name for name in _member_names(cluster, hosts)]
+        members = _member_names(cluster, hosts)
         clustered.update(members)
         first = hosts[members[0]]
-        if "bw" in cluster:
-            if first.pstate != 0:
-                raise InputError(path, f"{where}.pstate", "a cluster with links starts in pstate 0 in SimGrid XML (its "
-                                 "<cluster> has no pstate attribute)", "drop pstate (or give the cluster no links) to export it")
-            # A <cluster>'s <prop>s are its hosts' properties and its zone's: zone properties
-            # beyond them go on a zone around it; properties that are not zone properties too
-            # cannot be said.
-            props, zone_props = first.properties, first.zone_properties
-            if any(zone_props.get(key) != value for key, value in props.items()):
-                raise InputError(path, where, "has links, and properties that are not among its zone_properties: in SimGrid XML "
-                                 "a <cluster>'s properties are also its zone's",
-                                 "add the cluster's properties to its zone_properties (or give it no links) to export it")
-            networked.append(cluster)
-            around = {key: value for key, value in zone_props.items() if key not in props}
-            if around:
-                outer[cluster["id"]] = outside_zone_id(cluster["id"], zone_ids)
-                lines += [f"    <zone id={quoteattr(outer[cluster['id']])} routing=\"Full\">", *_props(around, 6)]
-                lines += ["  " + line for line in _cluster(cluster, first)]
-                lines.append("    </zone>")
-            else:
-                outer[cluster["id"]] = cluster["id"]
-                lines += _cluster(cluster, first)
-        else:
-            lines.append(f"    <zone id={quoteattr(cluster['id'])} routing=\"Full\">")
-            lines += _props(first.zone_properties, 6)
-            lines += [line for name in members for line in _host(hosts[name], 6)]
+        # With a network every cluster has links (the JSON reader checks it).
+        if first.pstate != 0:
+            raise InputError(path, f"{where}.pstate", "a cluster with links starts in pstate 0 in SimGrid XML (its "
+                             "<cluster> has no pstate attribute)", "drop pstate (or give the cluster no links) to export it")
+        # A <cluster>'s <prop>s are its hosts' properties and its zone's: zone properties beyond
+        # them go on a zone around it; properties that are not zone properties too cannot be said.
+        props, zone_props = first.properties, first.zone_properties
+        if any(zone_props.get(key) != value for key, value in props.items()):
+            raise InputError(path, where, "has links, and properties that are not among its zone_properties: in SimGrid XML "
+                             "a <cluster>'s properties are also its zone's",
+                             "add the cluster's properties to its zone_properties (or give it no links) to export it")
+        networked.append(cluster)
+        around = {key: value for key, value in zone_props.items() if key not in props}
+        if around:
+            outer[cluster["id"]] = outside_zone_id(cluster["id"], zone_ids)
+            lines += [f"    <zone id={quoteattr(outer[cluster['id']])} routing=\"Full\">", *_props(around, 6)]
+            lines += ["  " + line for line in _cluster(cluster, first)]
             lines.append("    </zone>")
+        else:
+            outer[cluster["id"]] = cluster["id"]
+            lines += _cluster(cluster, first)
     # Each host outside the clusters in a zone of its own (its gateway), as the JSON reader has it.
     gateways = {outer[cluster["id"]]: _router(cluster) for cluster in networked}
     for host in (h for h in hosts.values() if h.name not in clustered):
@@ -118,6 +115,22 @@ def export_xml(path: str) -> str:
     lines += routes
     lines += ["  </zone>", "</platform>", ""]
     return "\n".join(lines)
+
+
+def _one_zone(path: str, hosts: dict[str, Host], master: Host) -> list[str]:
+    """A platform without links: every host in the root zone, as Batsim's platforms without a
+    network are (SimGrid gives them empty routes there; between zones it would find none, and
+    Batsim's first message to the master would abort). So their zone properties must agree."""
+    zone_props = master.zone_properties
+    for host in hosts.values():
+        if host.zone_properties != zone_props:
+            raise InputError(path, f"host {host.name!r}", "has other zone_properties than the master's: a platform without "
+                             "links is one zone in SimGrid XML (Batsim needs its hosts in one zone to talk to the master)",
+                             "give every host the same zone_properties (or give the clusters links) to export it")
+    lines = _props(zone_props, 4)
+    for host in hosts.values():
+        lines += _host(host, 4, master=host is master)
+    return lines
 
 
 def _link(link: dict[str, Any], default_id: str) -> list[str]:
