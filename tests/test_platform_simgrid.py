@@ -203,6 +203,16 @@ def test_export_xml_refuses_what_xml_cannot_say(tmp_path, data, needles):
         assert needle in str(info.value)
 
 
+def test_export_xml_takes_shipped_names_and_refuses_xml():
+    assert export_xml("cluster32.json") == export_xml(shipped_platform_path("cluster32.json"))
+    with pytest.raises(InputError) as info:
+        export_xml("cluster32.xml")
+    assert "is not a JSON platform" in str(info.value)
+    with pytest.raises(InputError) as info:
+        export_xml("/no/such.json")
+    assert "no such file" in str(info.value)
+
+
 def test_export_xml_refuses_a_node_platform(tmp_path):
     path = ROOT / "experiments" / "irmasim_grid" / "exp2" / "platform.json"
     with pytest.raises(InputError) as info:

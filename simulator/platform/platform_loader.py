@@ -47,16 +47,22 @@ def shipped_platform_path(name: str) -> str:
     )
 
 
-def load_platform(path: str, master_host: str | None = None, platform_name: str | None = None,
-                  added_roles: Mapping[str, str] | None = None) -> Platform:
-    """Load a .xml (SimGrid) or .json (native or IRMaSim) platform, or a shipped platform by name.
-    `platform_name` chooses one platform of an IRMaSim file that holds several; `added_roles`
-    (host name -> role) is Batsim's --add-role-to-hosts."""
+def platform_file(path: str) -> str:
+    """The file a platform argument names: a path, or the name of a shipped platform."""
     path = os.fspath(path)
     if not os.path.exists(path):
         if os.sep in path or (os.altsep and os.altsep in path) or not path:
             raise InputError(path, "platform", "no such file", "check the path, or give the name of a shipped platform: " + ", ".join(list_shipped_platforms()))
         path = shipped_platform_path(path)
+    return path
+
+
+def load_platform(path: str, master_host: str | None = None, platform_name: str | None = None,
+                  added_roles: Mapping[str, str] | None = None) -> Platform:
+    """Load a .xml (SimGrid) or .json (native or IRMaSim) platform, or a shipped platform by name.
+    `platform_name` chooses one platform of an IRMaSim file that holds several; `added_roles`
+    (host name -> role) is Batsim's --add-role-to-hosts."""
+    path = platform_file(path)
     if os.path.isdir(path):
         raise InputError(path, "platform", "is a directory, not a platform file", "give a .xml or .json platform file")
     ext = os.path.splitext(path)[1].lower()

@@ -34,6 +34,7 @@ from xml.sax.saxutils import quoteattr
 from joulesim.inputs.input_error import InputError
 from joulesim.simulator.platform.platform_checks import DEFAULT_MASTER_NAME, read_platform_file
 from joulesim.simulator.platform.platform_json import master_entry, load_json_platform, outside_zone_id, read_json
+from joulesim.simulator.platform.platform_loader import platform_file
 from joulesim.simulator.platform.platform_model import Host
 
 # Cluster fields written as they are in the JSON (strings keep their SimGrid units).
@@ -44,7 +45,10 @@ _CLUSTER_NETWORK_ATTRIBUTES = (("bw", "Bps"), ("lat", "s"), ("sharing_policy", N
 def export_xml(path: str) -> str:
     """The SimGrid XML text of the native JSON platform at `path` (InputError if it is not one,
     or if XML cannot say what it says)."""
-    path = str(path)
+    path = platform_file(str(path))
+    if not path.lower().endswith(".json"):
+        raise InputError(path, "platform", "is not a JSON platform: export-xml writes a joulesim JSON platform as XML",
+                         "give a .json platform (an XML platform is SimGrid's format already)")
     platform = load_json_platform(path)  # every check of the JSON reader first
     if platform.nodes is not None:
         raise InputError(path, "$", "is a node platform (processors and cores, IRMaSim's model), which SimGrid XML cannot describe",
