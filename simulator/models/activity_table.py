@@ -138,12 +138,8 @@ class ActivityTable:
                                   ptask_sharing.REMAINING_PRECISION, ptask_sharing.BOUND_TOLERANCE,
                                   ptask_sharing.MAX_ROUNDS)
         slots = self.order[:self.size]
-        counts = self.elem_count[slots]
-        total = int(counts.sum())
+        counts, _, offsets = self._elements_of(slots)
         task_index = np.repeat(np.arange(slots.size), counts)
-        # element k of the gathered list sits at elem_start[its slot] + its rank within the slot
-        firsts = np.cumsum(counts) - counts
-        offsets = np.repeat(self.elem_start[slots] - firsts, counts) + np.arange(total)
         periods = ptask_sharing.fair_bottleneck_periods(task_index, self.resource[offsets], self.amount[offsets],
                                                         capacity, self.own[slots])
         self.changed[slots] = periods != self.period[slots]
@@ -165,16 +161,23 @@ class ActivityTable:
             setattr(self, name, grown)
         self.free.extend(range(new - 1, old - 1, -1))
 
+    def _elements_of(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The element counts of `slots`, where each one's elements would start if gathered
+        in that order, and the pool positions of all of them in that order."""
+        counts = self.elem_count[slots]
+        firsts = np.cumsum(counts) - counts
+        # element k of the gathered list sits at elem_start[its slot] + its rank within the slot
+        offsets = np.repeat(self.elem_start[slots] - firsts, counts) + np.arange(int(counts.sum()))
+        return counts, firsts, offsets
+
     def _compact(self, needed: int) -> None:
         """Elements of over activities are dropped; the pool grows if the live ones fill half."""
         slots = np.flatnonzero(self.held)
-        counts = self.elem_count[slots]
-        live = int(counts.sum())
+        counts, firsts, offsets = self._elements_of(slots)
+        live = offsets.size
         size = self.resource.shape[0]
         while live + needed > size // 2:
             size *= 2
-        firsts = np.cumsum(counts) - counts
-        offsets = np.repeat(self.elem_start[slots] - firsts, counts) + np.arange(live)
         resource = np.zeros(size, dtype=np.int64)
         amount = np.zeros(size)
         resource[:live] = self.resource[offsets]

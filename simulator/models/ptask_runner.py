@@ -112,8 +112,6 @@ class _RunningJob:
         runner._advance()
         self.activities.remove(activity)
         was_sharing = activity.sharing
-        if was_sharing:
-            runner.table.leave(activity.slot)
         runner._end(activity)
         if was_sharing:
             if runner._dynamic_power_changed is not None:
@@ -157,8 +155,8 @@ class ParallelTaskRunner:
         self.table = ActivityTable()
         self._speeds_seen: list[float] | None = None  # the host speeds `_capacity` was built from
         self._capacity = np.empty(0)  # per resource: CPUs (cores x speed), then links
-        self._owner: dict[int, _Activity] = {}
-        self._plans: dict[tuple[int, int], tuple] = {}  # (src, dst) -> _route_plan  # slot -> its activity
+        self._owner: dict[int, _Activity] = {}  # slot -> its activity
+        self._plans: dict[tuple[int, int], tuple] = {}  # (src, dst) -> _route_plan
         self.resolves = 0  # re-solves so far (benchmarks count them)
         self._jobs_started = 0
         self._launches = 0
@@ -185,9 +183,7 @@ class ParallelTaskRunner:
         progress = job.model.progress()
         was_sharing = False
         for activity in job.activities:
-            if activity.sharing:
-                was_sharing = True
-                self.table.leave(activity.slot)
+            was_sharing |= activity.sharing
             self._end(activity)
         job.activities = []
         if was_sharing:
@@ -216,17 +212,18 @@ class ParallelTaskRunner:
         activity.sharing = True
         self.table.join(activity.slot)
 
-    def _end(self, activity: _Activity, callable_later: bool = False) -> None:
-        """The activity is over (not sharing any more): its slot is freed; its `then` is
-        dropped, unless `callable_later` (a completion: the runner calls it next)."""
+    def _end(self, activity: _Activity, completed: bool = False) -> None:
+        """The activity is over: it leaves the sharing (a `completed` one has left it in
+        ActivityTable.finished already), its slot is freed and its `then` dropped."""
+        if activity.sharing and not completed:
+            self.table.leave(activity.slot)
         activity.over = True
         activity.sharing = False
-        if not callable_later:
-            # A model keeps its handles (an MPI request's) and `then` refers to the model's
-            # objects: dropping it breaks that cycle, so the activity is freed when the model
-            # lets it go rather than at the next full garbage collection (which, with tens of
-            # thousands of them alive, cost a third of an SMPI replay's time).
-            activity.then = None
+        # A model keeps its handles (an MPI request's) and `then` refers to the model's objects:
+        # dropping it breaks that cycle, so the activity is freed when the model lets it go
+        # rather than at the next full garbage collection (which, with tens of thousands of them
+        # alive, cost a third of an SMPI replay's time).
+        activity.then = None
         activity.left = float(self.table.remaining[activity.slot])
         self.table.release(activity.slot)
         del self._owner[activity.slot]
@@ -278,18 +275,16 @@ class ParallelTaskRunner:
         # The entry was set at the earliest predicted end: that activity (at least) is done, even
         # if its float progress says 1e-16 is left (periods reach 1e7 s: 1e-9 s of "work").
         now = self._now()
-        slots = self.table.finished(now + _DONE_S).tolist()
         owner = self._owner
-        finished = [owner[slot] for slot in slots]
-        for activity in finished:
+        finished = [(owner[slot], owner[slot].then) for slot in self.table.finished(now + _DONE_S).tolist()]
+        for activity, _ in finished:
             activity.job.activities.remove(activity)
-            self._end(activity, callable_later=True)
+            self._end(activity, completed=True)
         if self._dynamic_power_changed is not None:
-            for job in {id(activity.job): activity.job for activity in finished}.values():
+            for job in {id(activity.job): activity.job for activity, _ in finished}.values():
                 self._report_power(job)
-        for activity in finished:
-            job, then = activity.job, activity.then
-            activity.then = None
+        for activity, then in finished:
+            job = activity.job
             if self.jobs.get(id(job.record)) is job:  # not finished by an earlier callback
                 then()
         self._resolve()  # once for every activity that ended or joined now
@@ -326,14 +321,12 @@ class ParallelTaskRunner:
             src, dst, amount = flows[0]
             shared, fat, latency, distinct = plan(src, dst)
             if distinct:
-                for _, capacity in fat:
+                for capacity in fat:
                     own_period = max(own_period, amount / capacity)
                 activity = self._new_activity(shared, [amount] * len(shared), own_period, then)
                 activity.latency = latency
                 return activity
         usage: dict[int, float] = {}
-        fat_usage: dict[int, float] = {}
-        capacity_of: dict[int, float] = {}
         latency = 0.0
         for src, dst, amount in flows:
             if amount <= 0:
@@ -343,19 +336,19 @@ class ParallelTaskRunner:
                 latency = route_latency
             for key in shared:
                 usage[key] = usage.get(key, 0.0) + amount
-            for resource, capacity in fat:  # no sharing: each flow has the whole link (SimGrid: max)
-                fat_usage[resource] = max(fat_usage.get(resource, 0.0), amount)
-                capacity_of[resource] = capacity
-        for resource, amount in fat_usage.items():
-            own_period = max(own_period, amount / capacity_of[resource])
+            # No sharing on a FATPIPE link: each flow has the whole link (SimGrid counts the
+            # largest; its largest amount / capacity is the largest of the quotients, as a
+            # rounded division never reverses an order).
+            for capacity in fat:
+                own_period = max(own_period, amount / capacity)
         activity = self._new_activity(resources + list(usage), amounts + list(usage.values()), own_period, then)
         activity.latency = latency
         activity.cpu_hosts, activity.cpu_flops = resources, amounts  # (the CPU elements only)
         return activity
 
-    def _route_plan(self, src: int, dst: int) -> tuple[tuple[int, ...], tuple[tuple[int, float], ...], float, bool]:
+    def _route_plan(self, src: int, dst: int) -> tuple[tuple[int, ...], tuple[float, ...], float, bool]:
         """What a flow from host `src` to `dst` puts its bytes on: the shared resources' solver
-        indices (links after the CPUs), the FATPIPE links with their capacity, the route's
+        indices (links after the CPUs), the capacities of its FATPIPE links, the route's
         latency, and whether no shared resource is crossed twice. Cached per host pair."""
         plan = self._plans.get((src, dst))
         if plan is None:
@@ -364,7 +357,7 @@ class ParallelTaskRunner:
             route_resources, latency = network.route(src, dst) if src != dst else network.self_route(src)
             fatpipe = network.fatpipe
             shared = tuple(self.nb_hosts + r for r in route_resources if not fatpipe[r])
-            fat = tuple((r, float(network.capacity[r])) for r in route_resources if fatpipe[r])
+            fat = tuple(float(network.capacity[r]) for r in route_resources if fatpipe[r])
             if len(self._plans) >= _PLAN_CACHE_LIMIT:
                 self._plans.clear()
             plan = self._plans[(src, dst)] = (shared, fat, latency, len(set(shared)) == len(shared))
