@@ -22,6 +22,7 @@ def platform() -> None:
 def export_xml_command(json_file: str, output: str | None, force: bool) -> None:
     """Write FILE.json (a platform of hosts and clusters) as the SimGrid XML that describes the
     same platform: joulesim runs both alike, and SimGrid and Batsim 4.2.1 load the XML."""
+    from joulesim.learn.output_paths import write_via_temporary
     from joulesim.protocol.errors import JoulesimError
     from joulesim.simulator.platform.platform_xml_export import export_xml
 
@@ -31,8 +32,10 @@ def export_xml_command(json_file: str, output: str | None, force: bool) -> None:
         return
     if os.path.exists(output) and not force:
         raise JoulesimError(f"{output}: exists already; give --force to replace it, or another -o")
-    temporary = f"{output}.part"
-    with open(temporary, "w", encoding="utf-8") as handle:  # no half-written XML if interrupted
-        handle.write(text)
-    os.replace(temporary, output)
+
+    def write(path: str) -> None:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+
+    write_via_temporary(output, "export-xml output", write)  # never a half-written XML file
     click.echo(f"wrote {output}", err=True)

@@ -345,7 +345,7 @@ def _network(path: str, data: dict, cluster_hosts: list[list[tuple[int, str]]], 
     gateways = {zone.id: zone.routers[0] for zone in clusters}
     for name in outside:
         zone_id = outside_zone_id(name, taken)
-        where = f"the zone of host {name!r} (outside \"clusters\": no link)"
+        where = f"the zone of host {name!r} (outside \"clusters\")"
         root.children.append(ZoneDecl(zone_id, Routing.FULL, where, hosts=[name]))
         gateways[zone_id] = name
     if "backbone" in data:

@@ -110,7 +110,7 @@ def export_xml(path: str) -> str:
             for b in networked[i + 1:]:
                 routes += _zone_route(outer[a["id"]], outer[b["id"]], gateways, link_id)
     master = master_entry(data, platform.master.name)[0] or {}
-    if platform.network is not None and "link" in master:
+    if "link" in master:
         lines += _link(master["link"], "master_link")
         master_zone = next(zone for zone, gateway in gateways.items() if gateway == platform.master.name)
         for zone in gateways:
@@ -151,11 +151,8 @@ def _zone_route(src: str, dst: str, gateways: dict[str, str], link_id: str) -> l
 
 
 def _member_names(cluster: dict[str, Any], hosts: dict[str, Host]) -> list[str]:
-    """The cluster's host names, as the JSON reader made them (in its order)."""
-    prefix, suffix = cluster.get("prefix", ""), cluster.get("suffix", "")
-    names = [name for name, host in hosts.items()
-             if host.zone == cluster["id"] and name.startswith(prefix) and name.endswith(suffix)]
-    return names
+    """The cluster's host names (the JSON reader gives them the cluster's id as Host.zone)."""
+    return [name for name, host in hosts.items() if host.zone == cluster["id"]]
 
 
 def _cluster(cluster: dict[str, Any], first: Host) -> list[str]:

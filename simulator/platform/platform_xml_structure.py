@@ -59,7 +59,8 @@ _FIXES = {
     "zone": _ZONE_FIX,
     "AS": _ZONE_FIX,
     "host": "a <host> holds only <prop>, <disk> and <mount> elements",
-    "route": "a route holds only <link_ctn> elements",
+    **{tag: "a route holds only <link_ctn> elements"
+       for tag in ("route", "ASroute", "zoneRoute", "bypassRoute", "bypassASroute", "bypassZoneRoute")},
 }
 
 
@@ -114,7 +115,7 @@ def check_structure(path: str, root: ET.Element) -> None:
         for child in children:
             text += f"{child.tag} "
             if not model.fullmatch(text):
-                fix = _FIXES.get(tag, _FIXES["route"] if "oute" in tag else f"a <{tag}> holds only <prop> elements")
+                fix = _FIXES.get(tag, f"a <{tag}> holds only <prop> elements")
                 _refuse(path, elem, child, previous, "is not allowed here (SimGrid 3.32 refuses the file: "
                         f"\"Starting tag <{child.tag}> is not allowed here\")", fix)
             previous = child
