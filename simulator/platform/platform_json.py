@@ -303,6 +303,14 @@ def outside_zone_id(host: str, taken: set[str]) -> str:
     return zone_id
 
 
+def _link(path: str, where: str, obj: dict, default_id: str) -> Link:
+    """A link given as {"id", "bw", "lat", "sharing_policy"} (the backbone, the master's link)."""
+    name = obj.get("id", default_id)
+    where = f"{where} ('{name}')"
+    return Link(name, parse_bandwidth(path, f"{where}.bw", obj["bw"]), parse_latency(path, f"{where}.lat", obj.get("lat", 0)),
+                SharingPolicy(obj.get("sharing_policy", "SHARED")), where)
+
+
 def _network(path: str, data: dict, cluster_hosts: list[list[tuple[int, str]]], platform: Platform) -> NetworkTopology:
     """Clusters as in SimGrid XML, joined by "backbone" (every route between two clusters goes
     up the source cluster to its router, through the backbone, down the destination cluster)."""
@@ -343,41 +351,33 @@ def _network(path: str, data: dict, cluster_hosts: list[list[tuple[int, str]]], 
     outside = [h.name for h in [platform.master, *platform.compute_hosts, *platform.storage_hosts] if h.name not in clustered]
     taken = {zone.id for zone in clusters}
     gateways = {zone.id: zone.routers[0] for zone in clusters}
+    master_zone = None  # stays None for a master inside a cluster: its cluster's links reach the others
     for name in outside:
         zone_id = outside_zone_id(name, taken)
         where = f"the zone of host {name!r} (outside \"clusters\")"
         root.children.append(ZoneDecl(zone_id, Routing.FULL, where, hosts=[name]))
         gateways[zone_id] = name
+        if name == platform.master.name:
+            master_zone = zone_id
     if "backbone" in data:
-        b = data["backbone"]
-        bid = b.get("id", "backbone")
-        where = f"$.backbone ('{bid}')"
-        links.append(Link(bid, parse_bandwidth(path, f"{where}.bw", b["bw"]), parse_latency(path, f"{where}.lat", b.get("lat", 0)),
-                          SharingPolicy(b.get("sharing_policy", "SHARED")), where))
+        backbone = _link(path, "$.backbone", data["backbone"], "backbone")
+        links.append(backbone)
         for i, zone in enumerate(clusters):
-            root.routes += [RouteDecl(zone.id, other.id, [LinkRef(bid, None, where)], where, gw_src=zone.routers[0], gw_dst=other.routers[0])
-                            for other in clusters[i + 1:]]
+            root.routes += [RouteDecl(zone.id, other.id, [LinkRef(backbone.name, None, backbone.where)], backbone.where,
+                                      gw_src=zone.routers[0], gw_dst=other.routers[0]) for other in clusters[i + 1:]]
     elif len(clusters) > 1:
         raise InputError(path, "$", f"{len(clusters)} clusters with links but no \"backbone\" to join them",
                          'add "backbone": {"bw": "1.25GBps", "lat": "24ns"}')
-    if platform.master.name in clustered:  # a cluster's host: its cluster's links reach the others
-        master_zone = None
-    else:
-        master_zone = next(zone.id for zone in root.children if zone.hosts == [platform.master.name])
-    master, where = master_entry(data, platform.master.name)
-    if master_zone is None:
-        pass
-    elif master is None or "link" not in master:
-        raise InputError(path, where, "the platform has a network but the master host has no link (Batsim's actors send "
-                         "messages from every host to the master, and SimGrid has no route without a link)",
-                         'give the master a link: "master": {"name": "master_host", "link": {"bw": "10GBps", "lat": "1us"}} '
-                         '(a master declared in "hosts" moves to "master" for that)')
-    else:
-        link = master["link"]
-        link_id = link.get("id", "master_link")
-        where = f"{where}.link ('{link_id}')"
-        links.append(Link(link_id, parse_bandwidth(path, f"{where}.bw", link["bw"]), parse_latency(path, f"{where}.lat", link.get("lat", 0)),
-                          SharingPolicy(link.get("sharing_policy", "SHARED")), where))
-        root.routes += [RouteDecl(master_zone, zone_id, [LinkRef(link_id, None, where)], where, gw_src=gateways[master_zone], gw_dst=gateway)
+    if master_zone is not None:
+        master, where = master_entry(data, platform.master.name)
+        if master is None or "link" not in master:
+            raise InputError(path, where, "the platform has a network but the master host has no link (Batsim's actors send "
+                             "messages from every host to the master, and SimGrid has no route without a link)",
+                             'give the master a link: "master": {"name": "master_host", "link": {"bw": "10GBps", "lat": "1us"}} '
+                             '(a master declared in "hosts" moves to "master" for that)')
+        link = _link(path, f"{where}.link", master["link"], "master_link")
+        links.append(link)
+        root.routes += [RouteDecl(master_zone, zone_id, [LinkRef(link.name, None, link.where)], link.where,
+                                  gw_src=gateways[master_zone], gw_dst=gateway)
                         for zone_id, gateway in gateways.items() if zone_id != master_zone]
     return NetworkTopology(NetworkDecl(links, root), [h.name for h in platform.compute_hosts + platform.storage_hosts], path)
