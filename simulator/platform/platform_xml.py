@@ -40,6 +40,7 @@ from joulesim.simulator.platform.platform_checks import (
     read_platform_file,
     shown,
 )
+from joulesim.simulator.platform.network_declaration import Routing
 from joulesim.simulator.platform.platform_model import Platform
 from joulesim.simulator.platform.platform_xml_network import read_xml_network, zone_routing
 from joulesim.simulator.platform.platform_xml_structure import check_structure
@@ -222,7 +223,8 @@ def _refuse_master_in_empty_zone(path: str, root: ET.Element, master: str) -> No
     3.32 aborts ("There can't be route in an Empty zone"; Batsim 4.2.1 with the shipped
     platforms of before did). SimGrid loads such a file, but no Batsim run of it goes far."""
     for zone in root.iter():
-        if zone.tag in _ZONE_TAGS and zone.get("routing", "").strip().lower() == "none":
+        routing = zone.get("routing") if zone.tag in _ZONE_TAGS else None  # (a missing one is reported with the network)
+        if routing is not None and zone_routing(path, f"zone {shown(zone.get('id'))}", routing) is Routing.NONE:
             if any(child.tag == "host" and child.get("id") == master for child in zone):
                 raise InputError(path, f"zone {shown(zone.get('id'))} (routing=\"None\"), master host {shown(master)}",
                                  "the master is in a zone that routes nothing: SimGrid 3.32 aborts on the messages Batsim's "
@@ -237,9 +239,8 @@ def batsim_master_warnings(path: str, raw_hosts: list[RawHost], master_host: str
     adding it to a role the platform gives (machines.cpp: "master,master" is no role), and
     aborts if a host with role=master is another one ("There are two master hosts")."""
     named = master_host or DEFAULT_MASTER_NAME
-    by_name = {raw.name: raw for raw in raw_hosts}
     warnings = []
-    host = by_name.get(named)
+    host = next((raw for raw in raw_hosts if raw.name == named), None)
     if host is not None and host.properties.get("role") == "master":
         warnings.append(f"joulesim: warning: {path}: {host.where} has role=master and is named {named!r}: Batsim 4.2.1 "
                         f"makes the host of that name its master and adds the role again (role 'master,master'), and "
