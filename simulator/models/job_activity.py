@@ -64,3 +64,18 @@ class JobModel(Protocol):
     def progress(self) -> dict[str, Any]:
         """Batsim's `job_progress` entry for this job, when it is killed now."""
         ...
+
+
+class BatchedCompletion:
+    """A `then` that a model takes in batches: the runner calls `model.completed(tokens)` once
+    for consecutive completions of one model at one instant (in their order) rather than each
+    `then()` (a compiled model crosses into its kernel once)."""
+
+    __slots__ = ("model", "token")
+
+    def __init__(self, model: Any, token: int):
+        self.model = model
+        self.token = token
+
+    def __call__(self) -> None:
+        self.model.completed((self.token,))

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from joulesim.simulator.models.activity_table import ActivityTable
+from joulesim.simulator.models.job_activity import BatchedCompletion
 from joulesim.simulator.models.job_models import job_model_for
 
 if TYPE_CHECKING:
@@ -103,7 +104,9 @@ class _RunningJob:
         runner = self.runner
         if runner.jobs.get(id(self.record)) is self:
             del runner.jobs[id(self.record)]
+            runner._latency_group = None  # the simulation may set timers of its own
             runner._job_done(self.record)
+            runner._latency_group = None
 
     def cancel(self, activity: _Activity) -> None:
         if activity.over:
@@ -126,7 +129,7 @@ class _RunningJob:
         runner._launches += 1
         runner.table.key[activity.slot] = (self.sequence << 32) | runner._launches
         if activity.latency > 0:
-            runner._at(now + activity.latency, runner._latency_over, activity)
+            runner._latency_timer(now + activity.latency, activity)
         else:
             runner._advance()  # the others' cursors to now, before the rates change
             runner._join(activity)
@@ -164,11 +167,15 @@ class ParallelTaskRunner:
         self._dirty = False  # an activity joined the sharing since the last re-solve
         self._advanced_to = -1.0  # the time every sharing cursor was last moved to
         self._deferred_at = -1.0  # the instant a re-solve is due at, for activities past their latency
+        # The latest latency timer (its end, its activities) while no other timer was set since:
+        # activities launched one after the other whose latencies end at one instant share it.
+        self._latency_group: tuple[float, list[_Activity]] | None = None
 
     # ------------------------------------------------------------------ jobs
     def start(self, record: "JobRecord", executors: list[int], storages: dict[str, int] | None = None) -> None:
         """Start a job on its executors' hosts; `storages` maps its profile's storage labels
         to host ids (storage hosts come after the compute hosts)."""
+        self._latency_group = None
         self._jobs_started += 1
         job = _RunningJob(self, record, executors, self._jobs_started)
         self.jobs[id(record)] = job
@@ -178,6 +185,7 @@ class ParallelTaskRunner:
 
     def kill(self, record: "JobRecord") -> dict[str, Any]:
         """Stop the job now; its Batsim `job_progress` entry."""
+        self._latency_group = None
         self._advance()
         job = self.jobs.pop(id(record))
         progress = job.model.progress()
@@ -190,6 +198,29 @@ class ParallelTaskRunner:
             self._resolve()
         return progress
 
+    def _latency_timer(self, when: float, activity: _Activity) -> None:
+        """Call _latency_over(activity) at `when`. One timer serves consecutive launches ending
+        their latency at one instant: their timers would have had consecutive keys, so ended in
+        one step and run one after the other in one sub-round, as the group's callbacks do (and
+        only the first of an instant schedules anything: the deferred re-solve)."""
+        group = self._latency_group
+        if group is not None and group[0] == when:
+            group[1].append(activity)
+            return
+        activities = [activity]
+        self._at(when, self._latency_over_all, activities)
+        self._latency_group = (when, activities)
+
+    def _latency_over_all(self, activities: list[_Activity]) -> None:
+        self._latency_group = None
+        for activity in activities:
+            self._latency_over(activity)
+
+    def _schedule(self, when: float, callback: Callable[[Any], None], value: Any) -> None:
+        """A timer of the runner's own (not a latency's): it ends the latency group."""
+        self._latency_group = None
+        self._at(when, callback, value)
+
     def _latency_over(self, activity: _Activity) -> None:
         if activity.over:
             return  # its job was killed meanwhile
@@ -201,9 +232,10 @@ class ParallelTaskRunner:
         self._dirty = True
         if self._deferred_at != now:
             self._deferred_at = now
-            self._at(now, self._deferred_resolve, None)
+            self._schedule(now, self._deferred_resolve, None)
 
     def _deferred_resolve(self, _: Any) -> None:
+        self._latency_group = None
         self._deferred_at = -1.0
         self._resolve_if_dirty()
 
@@ -266,9 +298,10 @@ class ParallelTaskRunner:
                 if any(changed[a.slot] for a in job.activities if a.sharing):
                     self._report_power(job)
         if next_end < math.inf:
-            self._at(max(next_end, now), self._completions, self._generation)
+            self._schedule(max(next_end, now), self._completions, self._generation)
 
     def _completions(self, generation: int) -> None:
+        self._latency_group = None
         if generation != self._generation:
             return  # a later re-solve moved the next completion
         self._advance()
@@ -283,11 +316,26 @@ class ParallelTaskRunner:
         if self._dynamic_power_changed is not None:
             for job in {id(activity.job): activity.job for activity, _ in finished}.values():
                 self._report_power(job)
+        batch: list[int] = []  # consecutive completions of one batched model: one call
+        batch_job: _RunningJob | None = None
         for activity, then in finished:
             job = activity.job
+            if type(then) is BatchedCompletion:
+                if job is not batch_job:
+                    self._call_batch(batch_job, batch)
+                    batch_job, batch = job, []
+                batch.append(then.token)
+                continue
+            self._call_batch(batch_job, batch)
+            batch_job, batch = None, []
             if self.jobs.get(id(job.record)) is job:  # not finished by an earlier callback
                 then()
+        self._call_batch(batch_job, batch)
         self._resolve()  # once for every activity that ended or joined now
+
+    def _call_batch(self, job: "_RunningJob | None", tokens: list[int]) -> None:
+        if tokens and self.jobs.get(id(job.record)) is job:  # (the model ignores those after its end)
+            job.model.completed(tokens)
 
     def _report_power(self, job: _RunningJob) -> None:
         # The meter ignores a power equal to the job's last one.

@@ -116,6 +116,7 @@ from collections import deque
 from typing import Any, Iterator, Sequence
 
 from joulesim.inputs.input_error import InputError
+from joulesim.simulator.models import fair_bottleneck_kernel
 from joulesim.simulator.workload.smpi_traces import (
     ALLGATHER, ALLGATHERV, ALLREDUCE, ALLTOALL, ALLTOALLV, BARRIER, BCAST, COMPUTE, EXSCAN, GATHER,
     GATHERV, INIT, IRECV, ISEND, OP_NAMES, RECV, REDUCE, REDUCESCATTER, SCAN, SCATTER, SCATTERV,
@@ -146,6 +147,17 @@ _TAG_NAMES = {TAG_REDUCE: "reduce", TAG_SCATTER: "scatter", TAG_SCATTERV: "scatt
 # Batsim's rank actors are never the first actors: their storage keys (pid - 1) are shifted by
 # more than any rank a trace names (see the module docstring).
 _BATSIM_KEY_SHIFT = 1 << 40
+
+
+def compiled_replay_possible(traces: SmpiTraces, smpirun_request_keys: bool = False) -> bool:
+    """Whether smpi_replay_compiled.CompiledSmpiReplay can run these traces (same results, in
+    compiled code): numba is installed, fewer than 2^15 ranks (its channel keys), and under
+    smpirun's request keys no `wait` or `test` (they then find requests: left to SmpiReplay)."""
+    if not fair_bottleneck_kernel.AVAILABLE or traces.nb_ranks >= 1 << 15:
+        return False
+    if smpirun_request_keys:
+        return not any(WAIT in trace.ops or TEST in trace.ops for trace in traces.ranks)
+    return True
 
 
 def _as_int32(value: int) -> int:
