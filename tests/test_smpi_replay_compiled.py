@@ -92,7 +92,7 @@ def both(tmp_path: Path, platform: Path, ranks: list[list[str]], hosts: int = 16
 # ====================================================================== every action
 
 
-@pytest.mark.parametrize("n", [3, 4, 7, 16, 19])
+@pytest.mark.parametrize("n", [3, 7, 19])
 @pytest.mark.parametrize("size", [300, 200_000, 3_000_000])
 @pytest.mark.parametrize("collective", sorted(COLLECTIVES))
 def test_collectives(tmp_path, cabinets, collective, n, size):
@@ -237,7 +237,7 @@ def programs(draw) -> list[list[str]]:
     return [lines + ["finalize"] for lines in ranks]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                    HealthCheck.too_slow])
 @given(ranks=programs(), hosts=st.sampled_from([3, 16]), launcher=st.booleans())
 def test_generated_programs(tmp_path_factory, cabinets, ranks, hosts, launcher):

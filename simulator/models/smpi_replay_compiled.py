@@ -122,20 +122,17 @@ class CompiledSmpiReplay:
         handles = self._handles
         for (kind, a, b, token), amount in zip(state[13][:count].tolist(), state[14][:count].tolist()):
             if kind == kernel.CMD_TRANSFER:
-                handles[token] = ctx.execute((), ((a, b, amount),), self._callback(token))
+                handles[token] = ctx.execute((), ((a, b, amount),), BatchedCompletion(self, token))
             elif kind == kernel.CMD_COMPUTE:
-                ctx.execute(((a, amount),), (), self._callback(token))
+                ctx.execute(((a, amount),), (), BatchedCompletion(self, token))
             elif kind == kernel.CMD_SLEEP:
-                ctx.sleep(amount, self._callback(token))
+                ctx.sleep(amount, BatchedCompletion(self, token))
             elif kind == kernel.CMD_TERMINATION:
-                ctx.execute((), ((a, b, amount),), self._callback(token))
+                ctx.execute((), ((a, b, amount),), BatchedCompletion(self, token))
             elif kind == kernel.CMD_CANCEL:
                 handles.pop(token).cancel()
             else:
                 ctx.finish()
-
-    def _callback(self, token: int) -> BatchedCompletion:
-        return BatchedCompletion(self, token)
 
     def _grow(self) -> None:
         """Double what is short: requests, channels, commands (at least what a group of posts of
@@ -174,7 +171,8 @@ class CompiledSmpiReplay:
         ranks, requests, channels, globals_ = state[0], state[2], state[4], state[5]
         error = int(globals_[kernel.G_ERROR])
         a, b = int(globals_[kernel.G_ERR_A]), int(globals_[kernel.G_ERR_B])
-        words = SmpiReplay(self.traces, self.profile_name)  # its message builders, on these traces
+        # SmpiReplay's own message builders, on views of the kernel's ranks and requests
+        words = SmpiReplay(self.traces, self.profile_name)
         if error == kernel.ERR_WAIT_EMPTY:
             trace = self.traces.ranks[a]
             raise InputError(trace.path, f"line {trace.lines[int(ranks[a, kernel.R_PC])]} (rank {a})",
@@ -205,17 +203,16 @@ class CompiledSmpiReplay:
                              "give the alltoall the same datatype twice")
         # a deadlock: each blocked rank, what it runs and the first request it waits for
         words.ranks = self._rank_views()
-        live = requests[:]
-        blocking = ((live[:, kernel.Q_FLAGS] & kernel.F_DONE) == 0) & (
-            ((live[:, kernel.Q_FLAGS] & kernel.F_RECV) != 0) | ((live[:, kernel.Q_FLAGS] & kernel.F_DETACHED) == 0))
+        flags = requests[:, kernel.Q_FLAGS]  # (free rows are marked done)
+        blocking = ((flags & kernel.F_DONE) == 0) & (((flags & kernel.F_RECV) != 0) | ((flags & kernel.F_DETACHED) == 0))
         for rank in words.ranks:
             if rank.over:
                 continue
-            mine = np.flatnonzero((live[:, kernel.Q_WAITER] == rank.index) & blocking)
+            mine = np.flatnonzero((requests[:, kernel.Q_WAITER] == rank.index) & blocking)
             if mine.size:
-                first = mine[np.argmin(live[mine, kernel.Q_WAITSEQ])]
-                rank.pending = [self._request_view(live[first])]
-                channel = channels[int(live[first, kernel.Q_CHAN])]
+                first = mine[np.argmin(requests[mine, kernel.Q_WAITSEQ])]
+                rank.pending = [self._request_view(requests[first])]
+                channel = channels[int(requests[first, kernel.Q_CHAN])]
                 if channel[kernel.C_DEAD]:
                     words._dead.add((int(channel[kernel.C_SRC]), int(channel[kernel.C_DST]), int(channel[kernel.C_TAG])))
         words._deadlock()
