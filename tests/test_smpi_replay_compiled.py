@@ -112,7 +112,8 @@ def test_every_alltoall_algorithm(tmp_path, cabinets, n, count):
     assert both(tmp_path, cabinets, same(n, f"compute {n}e5", f"alltoall {count} {count}", "compute 1e5"))[0] == "end"
 
 
-def test_the_algorithm_table_is_smpi_replays():
+def test_the_compiled_algorithm_table_gives_smpi_replays_choices():
+    # one function (smpi_replay.alltoall_code) serves both: this checks numba's translation of it
     sizes = sorted({s + d for s in (0, 2, 4, 16, 64, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072,
                                     262144, 524288, 1048576, 1 << 30) for d in (-1, 0, 1) if s + d >= 0})
     names = {1: "linear", 2: "pair", 3: "bruck"}

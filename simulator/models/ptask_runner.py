@@ -104,9 +104,8 @@ class _RunningJob:
         runner = self.runner
         if runner.jobs.get(id(self.record)) is self:
             del runner.jobs[id(self.record)]
-            runner._latency_group = None  # the simulation may set timers of its own
             runner._job_done(self.record)
-            runner._latency_group = None
+            runner._latency_group = None  # the simulation may have set timers of its own
 
     def cancel(self, activity: _Activity) -> None:
         if activity.over:

@@ -160,50 +160,54 @@ def compiled_replay_possible(traces: SmpiTraces, smpirun_request_keys: bool = Fa
     return True
 
 
-def _as_int32(value: int) -> int:
+def as_int32(value: int) -> int:
     """static_cast<int> of a size_t, as SimGrid compares a message size to the threshold."""
     value &= 0xFFFFFFFF
     return value - (1 << 32) if value >= 1 << 31 else value
 
 
-def alltoall_algorithm(nb_ranks: int, total_bytes: int) -> str:
-    """alltoall__ompi's choice (smpi_openmpi_selector.cpp): 'linear', 'pair' or 'bruck', from the
-    communicator size and the bytes a rank sends to each other rank."""
-    n, s = nb_ranks, total_bytes
-
-    def pick(*steps: tuple[float, int]) -> int:
-        for bound, algorithm in steps:
-            if s < bound:
-                return algorithm
-        raise AssertionError("unreachable")
-
-    inf = float("inf")
+def alltoall_code(n: int, s: int) -> int:
+    """alltoall__ompi's choice (smpi_openmpi_selector.cpp) on `n` ranks when each sends `s` bytes
+    to each other: 1 linear, 2 pairwise, 3 Bruck. Open MPI's table numbers five algorithms; its
+    1, 4 and 5 all run SimGrid's linear one, so only the bounds where the choice changes are
+    written. Plain integer code: smpi_replay_kernel compiles this same function."""
     if n == 2:
-        alg = pick((2, 2), (4, 5), (16, 2), (64, 5), (256, 2), (4096, 5), (32768, 2), (262144, 4),
-                   (1048576, 5), (inf, 2))
-    elif n < 8:
-        alg = pick((8192, 4), (16384, 1), (65536, 4), (524288, 1), (1048576, 2), (inf, 1))
-    elif n < 16:
-        alg = pick((262144, 4), (inf, 1))
-    elif n < 32:
-        alg = pick((4, 4), (512, 3), (8192, 4), (32768, 1), (262144, 4), (524288, 1), (inf, 4))
-    elif n < 64:
-        alg = pick((512, 3), (524288, 1), (inf, 4))
-    elif n < 128:
-        alg = pick((1024, 3), (2048, 1), (4096, 4), (262144, 1), (inf, 2))
-    elif n < 256:
-        alg = pick((1024, 3), (2048, 4), (262144, 1), (inf, 2))
-    elif n < 512:
-        alg = pick((1024, 3), (8192, 4), (32768, 1), (inf, 2))
-    elif n < 1024:
-        alg = pick((512, 3), (8192, 4), (16384, 1), (131072, 4), (262144, 1), (inf, 2))
-    elif n < 2048:
-        alg = pick((512, 3), (1024, 4), (2048, 1), (16384, 4), (262144, 1), (inf, 4))
-    elif n < 4096:
-        alg = pick((1024, 3), (4096, 4), (8192, 1), (131072, 4), (inf, 1))
-    else:
-        alg = pick((2048, 3), (8192, 4), (16384, 1), (32768, 4), (65536, 1), (inf, 4))
-    return {1: "linear", 2: "pair", 3: "bruck", 4: "linear", 5: "linear"}[alg]
+        if s < 2 or 4 <= s < 16 or 64 <= s < 256 or 4096 <= s < 32768 or s >= 1048576:
+            return 2
+        return 1
+    if n < 8:
+        return 2 if 524288 <= s < 1048576 else 1
+    if n < 16:
+        return 1
+    if n < 32:
+        return 3 if 4 <= s < 512 else 1
+    if n < 64:
+        return 3 if s < 512 else 1
+    if n < 256:
+        if s < 1024:
+            return 3
+        return 2 if s >= 262144 else 1
+    if n < 512:
+        if s < 1024:
+            return 3
+        return 2 if s >= 32768 else 1
+    if n < 1024:
+        if s < 512:
+            return 3
+        return 2 if s >= 262144 else 1
+    if n < 2048:
+        return 3 if s < 512 else 1
+    if n < 4096:
+        return 3 if s < 1024 else 1
+    return 3 if s < 2048 else 1
+
+
+_ALLTOALL_NAMES = ("", "linear", "pair", "bruck")
+
+
+def alltoall_algorithm(nb_ranks: int, total_bytes: int) -> str:
+    """'linear', 'pair' or 'bruck' (alltoall_code)."""
+    return _ALLTOALL_NAMES[alltoall_code(nb_ranks, total_bytes)]
 
 
 class _Request:
@@ -263,17 +267,18 @@ class _Rank:
         self.over = False
 
 
-class SmpiReplay:
-    """JobModel of an `smpi` profile. `traces` as smpi_traces.load_smpi_traces reads them.
+class SmpiJob:
+    """What the two models of an `smpi` profile share (this one and
+    smpi_replay_compiled.CompiledSmpiReplay): their arguments, where each rank runs, and
+    Batsim's progress entry. `traces` as smpi_traces.load_smpi_traces reads them.
 
     `rank_executors[r]`: the executor (index in context.hosts) of rank r (Batsim's
     smpi_ranks_to_hosts_mapping); default r modulo the number of hosts. `launcher_host`: the host
     of Batsim's job actor (the allocation's first machine), to which every rank sends its
-    4-byte termination message, one after the other; None: the job ends with its last rank.
-    `smpirun_request_keys`: wait/test find their requests, as under smpirun (see docstring)."""
+    4-byte termination message, one after the other; None: the job ends with its last rank."""
 
     def __init__(self, traces: SmpiTraces, profile_name: str, rank_executors: Sequence[int] | None = None,
-                 launcher_host: int | None = None, smpirun_request_keys: bool = False):
+                 launcher_host: int | None = None):
         self.traces = traces
         self.profile_name = profile_name
         self.n = traces.nb_ranks
@@ -281,8 +286,28 @@ class SmpiReplay:
             raise ValueError(f"{len(rank_executors)} rank executors for {self.n} ranks")
         self.rank_executors = rank_executors
         self.launcher_host = launcher_host
-        self.key_shift = 0 if smpirun_request_keys else _BATSIM_KEY_SHIFT
         self.ctx: Any = None
+
+    def progress(self) -> dict[str, Any]:
+        return {"profile_name": self.profile_name, "current_task_index": -1}
+
+    def _rank_hosts(self, context) -> list[int]:
+        """The host of each rank on the job's `context`."""
+        hosts = list(context.hosts)
+        if not hosts:
+            raise ValueError("an smpi job needs at least one host")
+        executors = self.rank_executors if self.rank_executors is not None else [r % len(hosts) for r in range(self.n)]
+        return [hosts[executor] for executor in executors]
+
+
+class SmpiReplay(SmpiJob):
+    """JobModel of an `smpi` profile, in Python (SmpiJob gives the arguments).
+    `smpirun_request_keys`: wait/test find their requests, as under smpirun (see docstring)."""
+
+    def __init__(self, traces: SmpiTraces, profile_name: str, rank_executors: Sequence[int] | None = None,
+                 launcher_host: int | None = None, smpirun_request_keys: bool = False):
+        super().__init__(traces, profile_name, rank_executors, launcher_host)
+        self.key_shift = 0 if smpirun_request_keys else _BATSIM_KEY_SHIFT
         self.ranks: list[_Rank] = []
         self._channels: dict[tuple[int, int, int], tuple[deque, deque]] = {}
         self._dead: set[tuple[int, int, int]] = set()  # channels whose next message was cancelled
@@ -301,19 +326,12 @@ class SmpiReplay:
     # ------------------------------------------------------------------ JobModel
     def start(self, context) -> None:
         self.ctx = context
-        hosts = list(context.hosts)
-        if not hosts:
-            raise ValueError("an smpi job needs at least one host")
-        for r, trace in enumerate(self.traces.ranks):
-            executor = self.rank_executors[r] if self.rank_executors is not None else r % len(hosts)
-            rank = _Rank(r, hosts[executor], trace)
+        for r, (trace, host) in enumerate(zip(self.traces.ranks, self._rank_hosts(context))):
+            rank = _Rank(r, host, trace)
             rank.program = self._run(rank)
             self.ranks.append(rank)
         self._ready.extend(self.ranks)
         self._drain()
-
-    def progress(self) -> dict[str, Any]:
-        return {"profile_name": self.profile_name, "current_task_index": -1}
 
     # ------------------------------------------------------------------ scheduling
     def _drain(self) -> None:
@@ -417,7 +435,7 @@ class SmpiReplay:
         return owner.trace.lines[owner.pc] if 0 <= owner.pc < len(owner.trace) else 0
 
     def _post_send(self, src: int, dst: int, tag: int, size: int) -> _Request:
-        req = _Request(src, dst, tag, size, False, _as_int32(size) < DETACHED_THRESHOLD, self._line(src))
+        req = _Request(src, dst, tag, size, False, as_int32(size) < DETACHED_THRESHOLD, self._line(src))
         key = (src, dst, tag)
         channel = self._channels.get(key)
         if channel is None:

@@ -10,6 +10,7 @@ runner during a drain as commands, carried out here in order; completions come b
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 from typing import Any, Sequence
@@ -18,7 +19,7 @@ import numpy as np
 
 from joulesim.inputs.input_error import InputError
 from joulesim.simulator.models.job_activity import BatchedCompletion
-from joulesim.simulator.models.smpi_replay import SmpiReplay, compiled_replay_possible
+from joulesim.simulator.models.smpi_replay import SmpiJob, SmpiReplay, compiled_replay_possible
 from joulesim.simulator.workload.smpi_traces import SmpiTraces
 
 
@@ -38,21 +39,14 @@ def _load_kernel():
 kernel = _load_kernel()
 
 
-class CompiledSmpiReplay:
-    """JobModel of an `smpi` profile; the arguments are SmpiReplay's."""
+class CompiledSmpiReplay(SmpiJob):
+    """JobModel of an `smpi` profile run by the kernel (SmpiJob gives the arguments)."""
 
     def __init__(self, traces: SmpiTraces, profile_name: str, rank_executors: Sequence[int] | None = None,
                  launcher_host: int | None = None, smpirun_request_keys: bool = False):
         if not compiled_replay_possible(traces, smpirun_request_keys):
             raise ValueError("these traces need SmpiReplay (see compiled_replay_possible)")
-        self.traces = traces
-        self.profile_name = profile_name
-        self.n = traces.nb_ranks
-        if rank_executors is not None and len(rank_executors) != self.n:
-            raise ValueError(f"{len(rank_executors)} rank executors for {self.n} ranks")
-        self.rank_executors = rank_executors
-        self.launcher_host = launcher_host
-        self.ctx: Any = None
+        super().__init__(traces, profile_name, rank_executors, launcher_host)
         self._state: tuple = ()
         self._channels: Any = None
         self._handles: dict[int, Any] = {}  # transfer token -> its activity (to cancel it)
@@ -62,19 +56,15 @@ class CompiledSmpiReplay:
         """When each rank's replay ended (None: not yet)."""
         if not self._state:
             return [None] * self.n
-        return [None if value != value else value for value in self._state[1].tolist()]
+        return [None if math.isnan(value) else value for value in self._state[1].tolist()]
 
     # ------------------------------------------------------------------ JobModel
     def start(self, context) -> None:
         from numba import typed, types
 
         self.ctx = context
-        hosts = list(context.hosts)
-        if not hosts:
-            raise ValueError("an smpi job needs at least one host")
         ranks = self.traces.ranks
-        executors = self.rank_executors if self.rank_executors is not None else [r % len(hosts) for r in range(self.n)]
-        rank_hosts = np.array([hosts[e] for e in executors], dtype=np.int64)
+        rank_hosts = np.array(self._rank_hosts(context), dtype=np.int64)
         op_start = np.zeros(self.n + 1, dtype=np.int64)
         op_start[1:] = np.cumsum([len(trace.ops) for trace in ranks])
         arg_start = np.zeros(self.n + 1, dtype=np.int64)
@@ -87,9 +77,6 @@ class CompiledSmpiReplay:
         self._grow()
         self._state[5][kernel.G_IN_DRAIN] = 1  # every rank ready: the first drain
         self._run(np.zeros(0, dtype=np.int64))
-
-    def progress(self) -> dict[str, Any]:
-        return {"profile_name": self.profile_name, "current_task_index": -1}
 
     def completed(self, tokens: Sequence[int]) -> None:
         """Activities of the job completed, in this order (BatchedCompletion)."""
@@ -204,7 +191,8 @@ class CompiledSmpiReplay:
         # a deadlock: each blocked rank, what it runs and the first request it waits for
         words.ranks = self._rank_views()
         flags = requests[:, kernel.Q_FLAGS]  # (free rows are marked done)
-        blocking = ((flags & kernel.F_DONE) == 0) & (((flags & kernel.F_RECV) != 0) | ((flags & kernel.F_DETACHED) == 0))
+        blocking = ((flags & kernel.F_DONE) == 0) & (
+            ((flags & kernel.F_RECV) != 0) | ((flags & kernel.F_DETACHED) == 0))
         for rank in words.ranks:
             if rank.over:
                 continue
@@ -214,7 +202,7 @@ class CompiledSmpiReplay:
                 rank.pending = [self._request_view(requests[first])]
                 channel = channels[int(requests[first, kernel.Q_CHAN])]
                 if channel[kernel.C_DEAD]:
-                    words._dead.add((int(channel[kernel.C_SRC]), int(channel[kernel.C_DST]), int(channel[kernel.C_TAG])))
+                    words._dead.add(tuple(int(channel[c]) for c in (kernel.C_SRC, kernel.C_DST, kernel.C_TAG)))
         words._deadlock()
 
     def _line(self, request: np.ndarray) -> int:

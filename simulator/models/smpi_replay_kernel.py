@@ -35,9 +35,10 @@ from __future__ import annotations
 import numpy as np
 
 from joulesim.simulator.models.fair_bottleneck_kernel import AVAILABLE, njit
-from joulesim.simulator.models.smpi_replay import (  # SimGrid 3.32's values
+from joulesim.simulator.models.smpi_replay import (  # SimGrid 3.32's values, and as_int32, alltoall_code
     DETACHED_THRESHOLD, ENVELOPE_BYTES, TAG_ALLGATHER, TAG_ALLGATHERV, TAG_ALLTOALL, TAG_ALLTOALLV, TAG_BARRIER,
-    TAG_BCAST, TAG_GATHER, TAG_GATHERV, TAG_REDUCE, TAG_REDUCE_SCATTER, TAG_SCAN, TAG_SCATTER, TAG_SCATTERV)
+    TAG_BCAST, TAG_GATHER, TAG_GATHERV, TAG_REDUCE, TAG_REDUCE_SCATTER, TAG_SCAN, TAG_SCATTER, TAG_SCATTERV,
+    alltoall_code, as_int32)
 from joulesim.simulator.workload.smpi_traces import (
     ALLGATHER, ALLGATHERV, ALLREDUCE, ALLTOALL, ALLTOALLV, BARRIER, BCAST, COMPUTE, EXSCAN, GATHER, GATHERV, INIT,
     IRECV, ISEND, RECV, REDUCE, REDUCESCATTER, SCAN, SCATTER, SCATTERV, SEND, SENDRECV, SLEEP, TEST, WAIT, WAITALL)
@@ -130,10 +131,9 @@ def new_state(nb_ranks: int, hosts: np.ndarray, ops: np.ndarray, op_start: np.nd
             ending, commands, amounts)
 
 
-@_compiled("I(I)")
-def _int32(value):
-    value &= 0xFFFFFFFF
-    return value - (1 << 32) if value >= (1 << 31) else value
+# smpi_replay's own integer functions, compiled for the kernel (one definition serves both).
+_int32 = _compiled("I(I)")(as_int32)
+alltoall_algorithm = _compiled("I(I, I)", entry=True)(alltoall_code)
 
 
 @_compiled("I(I, I)")
@@ -152,41 +152,6 @@ def stored_arguments(op, n):
     if op == ALLTOALLV:
         return n + 1
     return n + 2  # SCATTERV, REDUCESCATTER
-
-
-@_compiled("I(I, I)", entry=True)
-def alltoall_algorithm(n, s):
-    """smpi_replay.alltoall_algorithm (alltoall__ompi's table): 1 linear, 2 pairwise, 3 Bruck.
-    Open MPI's numbers: 1 and 4 and 5 run the linear algorithm here, 2 pairwise, 3 Bruck."""
-    if n == 2:
-        if s < 2 or 4 <= s < 16 or 64 <= s < 256 or 4096 <= s < 32768 or s >= 1048576:
-            return 2
-        return 1
-    if n < 8:
-        return 2 if 524288 <= s < 1048576 else 1
-    if n < 16:
-        return 1
-    if n < 32:
-        return 3 if 4 <= s < 512 else 1
-    if n < 64:
-        return 3 if s < 512 else 1
-    if n < 256:
-        if s < 1024:
-            return 3
-        return 2 if s >= 262144 else 1
-    if n < 512:
-        if s < 1024:
-            return 3
-        return 2 if s >= 32768 else 1
-    if n < 1024:
-        if s < 512:
-            return 3
-        return 2 if s >= 262144 else 1
-    if n < 2048:
-        return 3 if s < 512 else 1
-    if n < 4096:
-        return 3 if s < 1024 else 1
-    return 3 if s < 2048 else 1
 
 
 # ---------------------------------------------------------------------- room and commands
