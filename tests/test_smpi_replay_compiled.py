@@ -248,28 +248,31 @@ def test_generated_programs(tmp_path_factory, cabinets, ranks, hosts, launcher):
 # ====================================================================== through joulesim
 
 
-def test_a_run_through_joulesim_writes_the_same_files(tmp_path, cabinets, monkeypatch):
-    """The runner's batched callbacks and the compiled model: every output file byte-identical
-    to SmpiReplay's (the job with others on the platform: a delay job and a second smpi job)."""
+def run_both(tmp_path: Path, platform: Path, jobs: list[dict], profiles: dict, monkeypatch, nb_res: int,
+             energy: bool = False) -> tuple:
+    """The workload run by joulesim with the compiled model (the runner's batched launches and
+    callbacks) and with SmpiReplay (the runner's activity objects): every output file
+    byte-identical, or the same error. The outcome."""
     import joulesim
+    from joulesim.protocol.errors import JoulesimError
     from joulesim.simulator.models import job_models
 
-    listing = write_traces(tmp_path / "traces", nas_like(12, 3))
-    small = write_traces(tmp_path / "small", same(3, "compute 1e8", "allreduce 1e6 1e6", "barrier"))
     workload = tmp_path / "workload.json"
-    workload.write_text(json.dumps({
-        "nb_res": 16,
-        "jobs": [{"id": "1", "subtime": 0, "res": 6, "profile": "mpi"},
-                 {"id": "2", "subtime": 0.01, "res": 3, "profile": "small"},
-                 {"id": "3", "subtime": 0, "res": 2, "profile": "delay"}],
-        "profiles": {"mpi": {"type": "smpi", "trace": str(listing.relative_to(tmp_path))},
-                     "small": {"type": "smpi", "trace": str(small.relative_to(tmp_path))},
-                     "delay": {"type": "delay", "delay": 0.05}}}))
-    joulesim.simulate(str(cabinets), str(workload), "easy", export=str(tmp_path / "compiled"))
-    monkeypatch.setattr(job_models, "compiled_replay_possible", lambda traces: False)
-    joulesim.simulate(str(cabinets), str(workload), "easy", export=str(tmp_path / "python"))
+    workload.write_text(json.dumps({"nb_res": nb_res, "jobs": jobs, "profiles": profiles}))
+    outcomes = []
+    for run in ("compiled", "python"):
+        if run == "python":
+            monkeypatch.setattr(job_models, "compiled_replay_possible", lambda traces: False)
+        try:
+            joulesim.simulate(str(platform), str(workload), "easy", energy=energy, export=str(tmp_path / run))
+            outcomes.append(("end", None))
+        except (InputError, JoulesimError) as error:
+            outcomes.append(("error", str(error).replace(str(tmp_path / run), "PREFIX")))  # (kept outputs named)
+    monkeypatch.undo()
+    assert outcomes[0] == outcomes[1]
     files = sorted(p.name.removeprefix("compiled") for p in tmp_path.glob("compiled*"))
-    assert {"_jobs.csv", "_machine_states.csv", "_schedule.csv"} <= set(files)
+    assert files == sorted(p.name.removeprefix("python") for p in tmp_path.glob("python*"))
+    assert {"_jobs.csv", "_machine_states.csv"} <= set(files)
     for name in files:
         if name == "_schedule.csv":  # but the wall times it took
             compiled, python = (pd.read_csv(tmp_path / f"{run}{name}", dtype=str).drop(
@@ -277,3 +280,94 @@ def test_a_run_through_joulesim_writes_the_same_files(tmp_path, cabinets, monkey
             pd.testing.assert_frame_equal(compiled, python)
         else:
             assert filecmp.cmp(tmp_path / f"compiled{name}", tmp_path / f"python{name}", shallow=False), name
+    return outcomes[0]
+
+
+def profile(tmp_path: Path, name: str, ranks: list[list[str]]) -> dict:
+    return {"type": "smpi", "trace": str(write_traces(tmp_path / name, ranks).relative_to(tmp_path))}
+
+
+def test_a_run_through_joulesim_writes_the_same_files(tmp_path, cabinets, monkeypatch):
+    """The job with others on the platform: a delay job and a second smpi job."""
+    profiles = {"mpi": profile(tmp_path, "traces", nas_like(12, 3)),
+                "small": profile(tmp_path, "small", same(3, "compute 1e8", "allreduce 1e6 1e6", "barrier")),
+                "delay": {"type": "delay", "delay": 0.05}}
+    jobs = [{"id": "1", "subtime": 0, "res": 6, "profile": "mpi"},
+            {"id": "2", "subtime": 0.01, "res": 3, "profile": "small"},
+            {"id": "3", "subtime": 0, "res": 2, "profile": "delay"}]
+    assert run_both(tmp_path, cabinets, jobs, profiles, monkeypatch, 16) == ("end", None)
+
+
+def loop_platform(directory: Path) -> Path:
+    """Four hosts (two of 2 cores; 1 and 2 Gflop/s; wattages) whose routes cross a link twice
+    and a FATPIPE link (a host's messages to itself cross nothing)."""
+    hosts = "".join(f'<host id="node{i}" speed="{1 + i % 2}Gf" core="{2 if i < 2 else 1}">'
+                    f'<prop id="wattage_per_state" value="{90 + i}:{180.5 + i}"/>'
+                    f'<prop id="wattage_off" value="9.5"/></host>\n' for i in range(4))
+    links = "".join(f'<link id="l{i}" bandwidth="1GBps" latency="5us"/>\n' for i in range(4))
+    routes = "".join(f'<route src="node{i}" dst="node{j}"><link_ctn id="l{i}"/><link_ctn id="loop"/>'
+                     f'<link_ctn id="fat"/><link_ctn id="loop"/><link_ctn id="l{j}"/></route>\n'
+                     for i in range(4) for j in range(i + 1, 4))
+    routes += "".join(f'<route src="node{i}" dst="master_host0"><link_ctn id="l{i}"/><link_ctn id="tomaster"/>'
+                      '</route>\n' for i in range(4))
+    path = directory / "loop.xml"
+    path.write_text(f"""<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1"><zone id="root" routing="Full">
+{hosts}<host id="master_host0" speed="1Gf"><prop id="role" value="master"/></host>
+{links}<link id="loop" bandwidth="2GBps" latency="1us"/>
+<link id="fat" bandwidth="500MBps" latency="0us" sharing_policy="FATPIPE"/>
+<link id="tomaster" bandwidth="10GBps" latency="0us"/>
+{routes}</zone></platform>
+""")
+    return path
+
+
+RING = [["init", f"irecv {(r - 1) % 4} 0 1000000", f"isend {(r + 1) % 4} 0 1000000", "waitall", "compute 1e6",
+         "finalize"] for r in range(4)]
+
+
+# 6 us: while the ring's messages pay their latency (12 us)
+@pytest.mark.parametrize("walltime, program", [(None, nas_like(6, 4)), (0.004, nas_like(6, 4)), (6e-6, RING)])
+def test_energy_multicore_hosts_a_link_crossed_twice_and_a_kill_give_the_same_files(tmp_path, monkeypatch, walltime,
+                                                                                     program):
+    """Dynamic power of launched activities (CPU elements of computations), one core's bound,
+    bytes counted twice on a link, FATPIPE bounds, and a job killed at its walltime mid-run
+    (its launched activities dropped; also during their latency: their timer must not bring
+    them back), beside a second job sharing the hosts' links."""
+    platform = loop_platform(tmp_path)
+    job = {"id": "1", "subtime": 0, "res": 4, "profile": "mpi"}
+    if walltime is not None:
+        job["walltime"] = walltime
+    jobs = [job, {"id": "2", "subtime": 0.001, "res": 2, "profile": "pairs"}]  # waits for job 1's hosts
+    profiles = {"mpi": profile(tmp_path, "mpi", program),
+                "pairs": profile(tmp_path, "pairs", same(2, "compute 2e6", "sendRecv 300000 {r} 300000 {r} 1 1",
+                                                        "alltoall 70000 70000", "sleep 0.001"))}
+    assert run_both(tmp_path, platform, jobs, profiles, monkeypatch, 4, energy=True) == ("end", None)
+    killed = pd.read_csv(tmp_path / "compiled_jobs.csv").set_index("job_id").loc[1, "final_state"]
+    assert killed == ("COMPLETED_SUCCESSFULLY" if walltime is None else "COMPLETED_WALLTIME_REACHED")
+
+
+def test_a_launched_transfer_cancelled_when_its_sender_ends(tmp_path, cabinets, monkeypatch):
+    """Rank 0 ends with its second send not waited for: SimGrid cancels it, its transfer under
+    way stops (cancel_launched), and rank 1's waitall fails: the same error and files."""
+    from joulesim.simulator.models import ptask_runner
+
+    cancels = []
+    original = ptask_runner._RunningJob.cancel_launched
+    monkeypatch.setattr(ptask_runner._RunningJob, "cancel_launched",
+                        lambda job, slot, key: (cancels.append(slot), original(job, slot, key)))
+    ranks = [[*ERRORS["failed_transfer"][0], "finalize"], [*ERRORS["failed_transfer"][1], "finalize"]]
+    outcome = run_both(tmp_path, cabinets, [{"id": "1", "subtime": 0, "res": 2, "profile": "mpi"}],
+                       {"mpi": profile(tmp_path, "mpi", ranks)}, monkeypatch, 16)
+    assert cancels and outcome[0] == "error", (cancels, outcome)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.too_slow])
+@given(ranks=programs(), energy=st.booleans())
+def test_generated_programs_through_joulesim(tmp_path_factory, monkeypatch, ranks, energy):
+    tmp_path = tmp_path_factory.mktemp("through")
+    jobs = [{"id": "1", "subtime": 0, "res": min(len(ranks), 4), "profile": "mpi"}]
+    run_both(tmp_path, loop_platform(tmp_path), jobs, {"mpi": profile(tmp_path, "mpi", ranks)}, monkeypatch, 4,
+             energy=energy)

@@ -40,10 +40,16 @@ class ActivityTable:
         self.elem_start = np.zeros(_INITIAL_SLOTS, dtype=np.int64)
         self.elem_count = np.zeros(_INITIAL_SLOTS, dtype=np.int64)
         self.held = np.zeros(_INITIAL_SLOTS, dtype=bool)
+        self.sharing = np.zeros(_INITIAL_SLOTS, dtype=bool)  # in `order`
+        # Activities launched in batches (launch_commands) have no Python object: the job (its
+        # start sequence) and the token its model gave them; -1 for the runner's own objects.
+        self.batch_job = np.full(_INITIAL_SLOTS, -1, dtype=np.int64)
+        self.token = np.zeros(_INITIAL_SLOTS, dtype=np.int64)
         self.resource = np.zeros(_INITIAL_ELEMENTS, dtype=np.int64)
         self.amount = np.zeros(_INITIAL_ELEMENTS)
         self.top = 0  # elements pool: next free element
-        self.free: list[int] = list(range(_INITIAL_SLOTS - 1, -1, -1))
+        self.free = np.arange(_INITIAL_SLOTS - 1, -1, -1, dtype=np.int64)  # a stack of free slots
+        self.free_top = _INITIAL_SLOTS
         self.order = np.zeros(_INITIAL_SLOTS, dtype=np.int64)  # sharing slots, by key
         self.size = 0  # how many of `order` are sharing
         self.changed = np.zeros(_INITIAL_SLOTS, dtype=bool)  # period changed at the last re-solve
@@ -55,12 +61,10 @@ class ActivityTable:
     # ------------------------------------------------------------------ slots
     def add(self, resources: Sequence[int], amounts: Sequence[float], own_period: float) -> int:
         """A slot for a new activity (not sharing yet)."""
-        if not self.free:
-            self._grow_slots()
-        slot = self.free.pop()
+        self.reserve(1, len(resources))
+        self.free_top -= 1
+        slot = int(self.free[self.free_top])
         count = len(resources)
-        if self.top + count > self.resource.shape[0]:
-            self._compact(count)
         start = self.top
         self.resource[start:start + count] = resources
         self.amount[start:start + count] = amounts
@@ -72,15 +76,42 @@ class ActivityTable:
         self.period[slot] = 0.0
         self.end[slot] = np.inf
         self.held[slot] = True
+        self.batch_job[slot] = -1
         return slot
+
+    def reserve(self, slots: int, elements: int) -> None:
+        """Room for `slots` more activities with `elements` elements in all."""
+        if self.free_top < slots:
+            self._grow_slots(slots)
+        if self.top + elements > self.resource.shape[0]:
+            self._compact(elements)
 
     def release(self, slot: int) -> None:
         """The activity is over (not sharing): its slot may serve another."""
         self.held[slot] = False
-        self.free.append(slot)
+        self.free[self.free_top] = slot
+        self.free_top += 1
+
+    def release_many(self, slots: np.ndarray) -> None:
+        """release() of each of `slots`, in order."""
+        self.held[slots] = False
+        self.free[self.free_top:self.free_top + slots.size] = slots
+        self.free_top += slots.size
+
+    def drop(self, slots: np.ndarray) -> None:
+        """The activities at `slots` are over before their end (their job killed): out of the
+        sharing, their slots freed."""
+        if self.size:
+            sharing = self.order[:self.size]
+            staying = sharing[~np.isin(sharing, slots)]
+            self.order[:staying.size] = staying
+            self.size = staying.size
+        self.sharing[slots] = False
+        self.release_many(slots)
 
     def join(self, slot: int) -> None:
         """The activity starts progressing (past its latency), placed by its key (set before)."""
+        self.sharing[slot] = True
         if self.compiled():
             self.size = kernel.insert(self.order, self.size, self.key, slot)
             return
@@ -96,6 +127,7 @@ class ActivityTable:
         position = int(np.flatnonzero(sharing == slot)[0])
         self.order[position:self.size - 1] = self.order[position + 1:self.size]
         self.size -= 1
+        self.sharing[slot] = False
 
     def sharing_slots(self) -> np.ndarray:
         return self.order[:self.size]
@@ -119,14 +151,16 @@ class ActivityTable:
         if self.compiled():
             done = np.empty(self.size, dtype=np.int64)
             count, self.size = kernel.finished(self.order, self.size, self.end, self.remaining, limit, done)
-            return done[:count]
-        slots = self.order[:self.size]
-        ending = self.end[slots] <= limit
-        done = slots[ending]
-        staying = slots[~ending]
-        self.order[:staying.size] = staying
-        self.size = staying.size
-        self.remaining[done] = 0.0
+            done = done[:count]
+        else:
+            slots = self.order[:self.size]
+            ending = self.end[slots] <= limit
+            done = slots[ending]
+            staying = slots[~ending]
+            self.order[:staying.size] = staying
+            self.size = staying.size
+            self.remaining[done] = 0.0
+        self.sharing[done] = False
         return done
 
     def resolve(self, now: float, capacity: np.ndarray) -> float:
@@ -150,16 +184,24 @@ class ActivityTable:
         return float(ends.min()) if ends.size else np.inf
 
     # ------------------------------------------------------------------ storage
-    def _grow_slots(self) -> None:
+    def _grow_slots(self, needed: int) -> None:
         old = self.remaining.shape[0]
         new = 2 * old
+        while new - old + self.free_top < needed:
+            new *= 2
         for name, fill in (("remaining", 1.0), ("period", 0.0), ("end", np.inf), ("own", 0.0), ("key", 0),
-                           ("elem_start", 0), ("elem_count", 0), ("held", False), ("order", 0), ("changed", False)):
+                           ("elem_start", 0), ("elem_count", 0), ("held", False), ("order", 0), ("changed", False),
+                           ("sharing", False), ("batch_job", -1), ("token", 0)):
             array = getattr(self, name)
             grown = np.full(new, fill, dtype=array.dtype)
             grown[:old] = array
             setattr(self, name, grown)
-        self.free.extend(range(new - 1, old - 1, -1))
+        # the new slots under the free old ones (the stack pops the old ones first, as before)
+        free = np.empty(new, dtype=np.int64)
+        free[:new - old] = np.arange(new - 1, old - 1, -1)
+        free[new - old:new - old + self.free_top] = self.free[:self.free_top]
+        self.free = free
+        self.free_top += new - old
 
     def _elements_of(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The element counts of `slots`, where each one's elements would start if gathered

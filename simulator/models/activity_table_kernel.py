@@ -10,10 +10,15 @@ import math
 
 import numpy as np
 
-from joulesim.simulator.models import fair_bottleneck_kernel
+from joulesim.simulator.models import fair_bottleneck_kernel, int_index_kernel
 from joulesim.simulator.models.fair_bottleneck_kernel import AVAILABLE, njit
 
-__all__ = ["AVAILABLE", "advance", "finished", "insert", "resolve"]
+__all__ = ["AVAILABLE", "advance", "finished", "insert", "join_launched", "launch", "resolve"]
+
+# Kinds of launch commands (job_activity.BATCH_COMMANDS); any other kind stops a launch.
+COMPUTE, SLEEP, TRANSFER, TRANSFER_TOO = 0, 1, 2, 3
+# Columns of a route plan's integers (route_plans.RoutePlans).
+P_START, P_COUNT, P_FAT_START, P_FAT_COUNT, P_DISTINCT = range(5)
 
 
 @njit(cache=True, nogil=True)
@@ -87,3 +92,135 @@ def resolve(order: np.ndarray, size: int, elem_start: np.ndarray, elem_count: np
         if ends < next_end:
             next_end = ends
     return next_end
+
+
+@njit(cache=True, nogil=True)
+def _advance_to(order: np.ndarray, size: int, remaining: np.ndarray, period: np.ndarray, now: float,
+                advanced_to: float) -> float:
+    """The runner's _advance: every sharing cursor to `now`, once per instant."""
+    if now != advanced_to:
+        advance(order, size, remaining, period, now - advanced_to)
+    return now
+
+
+@njit(cache=True, nogil=True)
+def launch(commands: np.ndarray, amounts: np.ndarray, first: int, stop: int, remaining: np.ndarray,
+           period: np.ndarray, end: np.ndarray, own: np.ndarray, key: np.ndarray, elem_start: np.ndarray,
+           elem_count: np.ndarray, held: np.ndarray, sharing: np.ndarray, batch_job: np.ndarray,
+           token: np.ndarray, resource: np.ndarray, amount: np.ndarray, free: np.ndarray, order: np.ndarray,
+           top: int, free_top: int, size: int, launches: int, plan_ids: np.ndarray, plan_int: np.ndarray,
+           plan_latency: np.ndarray, plan_resource: np.ndarray, plan_fat: np.ndarray, host_speed: np.ndarray,
+           multicore: bool, nb_hosts: int, now: float, advanced_to: float, job: int, by_token: np.ndarray,
+           latent: np.ndarray, latent_when: np.ndarray, latent_runs: np.ndarray):
+    """The runner's _build_activity and _launch of commands[first:stop] (kind, a, b, token;
+    amounts): compute (host a, flops), sleep (seconds), transfer (host a to host b, bytes).
+    Stops at another kind, or at a transfer whose route plan is not in `plan_ids` yet
+    (int_index_kernel: src x nb_hosts + dst -> row of the plan arrays).
+    `top`, `free_top`, `size`: the table's; `launches`: the runner's. Those past their latency's
+    start go to `latent` (slot, key) and `latent_when`, in order; `latent_runs` gets where each
+    run of equal ends starts (a latency timer each). (index of the first command not launched,
+    how many latent, how many runs, whether any joined, advanced_to, top, free_top, size, launches)."""
+    nb_latent = 0
+    nb_runs = 0
+    joined = False
+    i = first
+    while i < stop:
+        kind = commands[i, 0]
+        if kind > TRANSFER_TOO:
+            break
+        plan = -1
+        if kind >= TRANSFER and amounts[i] > 0:
+            plan = int_index_kernel.get(plan_ids, commands[i, 1] * nb_hosts + commands[i, 2])
+            if plan < 0:
+                break
+        free_top -= 1
+        slot = free[free_top]
+        start = top
+        own_period = 0.0
+        latency = 0.0
+        if kind == COMPUTE:
+            flops = amounts[i]
+            if flops > 0:
+                host = commands[i, 1]
+                resource[top] = host
+                amount[top] = flops
+                top += 1
+                if multicore:  # ptask_L07's bound: one core's speed at most
+                    own_period = max(own_period, flops / host_speed[host])
+        elif kind == SLEEP:
+            own_period = amounts[i]
+        else:
+            nbytes = amounts[i]
+            if nbytes > 0:
+                first_resource = plan_int[plan, P_START]
+                for k in range(plan_int[plan, P_FAT_START], plan_int[plan, P_FAT_START] + plan_int[plan, P_FAT_COUNT]):
+                    own_period = max(own_period, nbytes / plan_fat[k])
+                if plan_int[plan, P_DISTINCT]:
+                    for k in range(first_resource, first_resource + plan_int[plan, P_COUNT]):
+                        resource[top] = plan_resource[k]
+                        amount[top] = nbytes
+                        top += 1
+                    latency = plan_latency[plan]
+                else:  # a resource crossed twice carries the bytes twice (the runner's usage sums)
+                    for k in range(first_resource, first_resource + plan_int[plan, P_COUNT]):
+                        found = -1
+                        for e in range(start, top):
+                            if resource[e] == plan_resource[k]:
+                                found = e
+                                break
+                        if found >= 0:
+                            amount[found] += nbytes
+                        else:
+                            resource[top] = plan_resource[k]
+                            amount[top] = 0.0 + nbytes
+                            top += 1
+                    if plan_latency[plan] > latency:
+                        latency = plan_latency[plan]
+        elem_start[slot] = start
+        elem_count[slot] = top - start
+        own[slot] = own_period
+        remaining[slot] = 1.0
+        period[slot] = 0.0
+        end[slot] = math.inf
+        held[slot] = True
+        batch_job[slot] = job
+        token[slot] = commands[i, 3]
+        launches += 1
+        key[slot] = (job << 32) | launches
+        if commands[i, 3] >= 0:
+            by_token[commands[i, 3], 0] = slot
+            by_token[commands[i, 3], 1] = key[slot]
+        if latency > 0:
+            latent[nb_latent, 0] = slot
+            latent[nb_latent, 1] = key[slot]
+            latent_when[nb_latent] = now + latency
+            if nb_latent == 0 or latent_when[nb_latent] != latent_when[nb_latent - 1]:
+                latent_runs[nb_runs] = nb_latent
+                nb_runs += 1
+            nb_latent += 1
+        else:
+            advanced_to = _advance_to(order, size, remaining, period, now, advanced_to)
+            sharing[slot] = True
+            size = insert(order, size, key, slot)
+            joined = True
+        i += 1
+    latent_runs[nb_runs] = nb_latent
+    return i, nb_latent, nb_runs, joined, advanced_to, top, free_top, size, launches
+
+
+@njit(cache=True, nogil=True)
+def join_launched(entries: np.ndarray, order: np.ndarray, size: int, key: np.ndarray, held: np.ndarray,
+                  sharing: np.ndarray, remaining: np.ndarray, period: np.ndarray, now: float,
+                  advanced_to: float) -> tuple[int, int, float]:
+    """The latency of launched activities (entries: slot, key) is over: those still there (same
+    key: not cancelled, their job not killed) join the sharing, after the cursors moved to now.
+    (new size, how many joined, advanced_to)."""
+    joined = 0
+    for i in range(entries.shape[0]):
+        slot = entries[i, 0]
+        if held[slot] and key[slot] == entries[i, 1] and not sharing[slot]:
+            advanced_to = _advance_to(order, size, remaining, period, now, advanced_to)
+            sharing[slot] = True
+            size = insert(order, size, key, slot)
+            joined += 1
+    return size, joined, advanced_to

@@ -53,6 +53,18 @@ class ActivityContext(Protocol):
         """The job is over (its last activity completed): the runner reports it done."""
         ...
 
+    # Optional (the network runner has them; a model checks with getattr): activities started in
+    # batches, from rows of commands (kind, a, b, token) and their amounts, in compiled code, with
+    # no handle object. Kinds (activity_table_kernel): 0 compute (host a, flops), 1 sleep
+    # (seconds), 2 and 3 transfer (host a to host b, bytes). Each completion is reported by
+    # token through the model's completed(tokens), as for BatchedCompletion; a launch records
+    # a transfer's (slot, key) at by_token[token] for a non-negative token, to cancel it by.
+    #
+    # def launch(self, commands, amounts, first, stop, by_token) -> int:
+    #     """Start commands[first:stop] up to the first of another kind; its index (or stop)."""
+    # def cancel_launched(self, slot, key) -> None:
+    #     """cancel() of a launched activity."""
+
 
 class JobModel(Protocol):
     """One running job's behaviour, built from its profile when it starts."""

@@ -20,30 +20,35 @@ completion; a re-solve makes the previous one stale (generation counter). A host
 energy, is its flops x rate / its speed (the cursor's CPU share); a job's dynamic power is the
 sum over its running activities. The cursors, rates and elements live in an ActivityTable
 (arrays, stepped by compiled code when numba is there); the objects here keep what the job
-models hold: handles, callbacks, and the CPU shares for energy.
+models hold: handles, callbacks, and the CPU shares for energy. A compiled model (the SMPI
+replay's kernel) launches its activities in batches instead (`_RunningJob.launch`): built from
+route plans in arrays by compiled code, with no object, known by their slot, job and token;
+their completions go back to the model as tokens.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from joulesim.simulator.models import activity_table_kernel as kernel
 from joulesim.simulator.models.activity_table import ActivityTable
 from joulesim.simulator.models.job_activity import BatchedCompletion
 from joulesim.simulator.models.job_models import job_model_for
+from joulesim.simulator.models.route_plans import RoutePlans
 
 if TYPE_CHECKING:
     from joulesim.simulator.models.job_activity import JobModel
     from joulesim.simulator.platform.network_topology import NetworkTopology
     from joulesim.simulator.workload.job_record import JobRecord
 
+# Launch commands that are transfers (activity_table_kernel's kinds).
+_TRANSFERS = (kernel.TRANSFER, kernel.TRANSFER_TOO)
 # Activities predicted to end within this of a completion event end with it (absorbs float
 # noise in the progress of activities whose rate changed many times).
 _DONE_S = 1e-9
-# Route plans kept at most (a million host pairs: ~200 MB at worst; cleared when full).
-_PLAN_CACHE_LIMIT = 1 << 20
 
 
 class _Activity:
@@ -71,6 +76,18 @@ class _Activity:
     def cancel(self) -> None:
         """Stop it now (an MPI request cancelled): it stops using its resources; `then` is not called."""
         self.job.cancel(self)
+
+
+class _LatencyGroup:
+    """The activities whose latency ends at `when` (one timer): the runner's objects, and
+    launched ones as arrays of (slot, key)."""
+
+    __slots__ = ("when", "activities", "launched")
+
+    def __init__(self, when: float):
+        self.when = when
+        self.activities: list[_Activity] = []
+        self.launched: list[np.ndarray] = []
 
 
 class _RunningJob:
@@ -104,6 +121,7 @@ class _RunningJob:
         runner = self.runner
         if runner.jobs.get(id(self.record)) is self:
             del runner.jobs[id(self.record)]
+            runner._forget_if_idle(self)
             runner._job_done(self.record)
             runner._latency_group = None  # the simulation may have set timers of its own
 
@@ -115,6 +133,28 @@ class _RunningJob:
         self.activities.remove(activity)
         was_sharing = activity.sharing
         runner._end(activity)
+        if was_sharing:
+            if runner._dynamic_power_changed is not None:
+                runner._report_power(self)
+            runner._resolve()
+
+    def launch(self, commands: np.ndarray, amounts: np.ndarray, first: int, stop: int, by_token: np.ndarray) -> int:
+        """Start the activities of commands[first:stop] (ActivityContext.launch, job_activity.py);
+        the index of the first command that is not one (or stop)."""
+        runner = self.runner
+        return runner._launch_commands(self, commands, amounts, first, stop, by_token)
+
+    def cancel_launched(self, slot: int, key: int) -> None:
+        """cancel() of a launched activity, by the (slot, key) its launch recorded."""
+        runner = self.runner
+        table = runner.table
+        if not table.held[slot] or table.key[slot] != key:
+            return  # over already
+        runner._advance()
+        was_sharing = bool(table.sharing[slot])
+        if was_sharing:
+            table.leave(slot)
+        table.release(slot)
         if was_sharing:
             if runner._dynamic_power_changed is not None:
                 runner._report_power(self)
@@ -157,8 +197,14 @@ class ParallelTaskRunner:
         self.table = ActivityTable()
         self._speeds_seen: list[float] | None = None  # the host speeds `_capacity` was built from
         self._capacity = np.empty(0)  # per resource: CPUs (cores x speed), then links
-        self._owner: dict[int, _Activity] = {}  # slot -> its activity
-        self._plans: dict[tuple[int, int], tuple] = {}  # (src, dst) -> _route_plan
+        self._owner: dict[int, _Activity] = {}  # slot -> its activity (not for launched ones)
+        self.plans = RoutePlans(network, nb_hosts)
+        self._by_sequence: dict[int, _RunningJob] = {}  # jobs that launched activities in batches
+        # launch scratch: (slot, key) past their latency's start, their ends, where runs of one end start
+        self._latent = np.zeros((0, 2), dtype=np.int64)
+        self._latent_when = np.zeros(0)
+        self._latent_runs = np.zeros(1, dtype=np.int64)
+        self._speed_array = np.zeros(0)  # host_speed as an array, for launches on multicore hosts
         self.resolves = 0  # re-solves so far (benchmarks count them)
         self._jobs_started = 0
         self._launches = 0
@@ -166,9 +212,9 @@ class ParallelTaskRunner:
         self._dirty = False  # an activity joined the sharing since the last re-solve
         self._advanced_to = -1.0  # the time every sharing cursor was last moved to
         self._deferred_at = -1.0  # the instant a re-solve is due at, for activities past their latency
-        # The latest latency timer (its end, its activities) while no other timer was set since:
-        # activities launched one after the other whose latencies end at one instant share it.
-        self._latency_group: tuple[float, list[_Activity]] | None = None
+        # The latest latency timer while no other timer was set since: activities launched one
+        # after the other whose latencies end at one instant share it.
+        self._latency_group: _LatencyGroup | None = None
 
     # ------------------------------------------------------------------ jobs
     def start(self, record: "JobRecord", executors: list[int], storages: dict[str, int] | None = None) -> None:
@@ -188,7 +234,7 @@ class ParallelTaskRunner:
         self._advance()
         job = self.jobs.pop(id(record))
         progress = job.model.progress()
-        was_sharing = False
+        was_sharing = self._drop_launched(job)
         for activity in job.activities:
             was_sharing |= activity.sharing
             self._end(activity)
@@ -202,18 +248,30 @@ class ParallelTaskRunner:
         their latency at one instant: their timers would have had consecutive keys, so ended in
         one step and run one after the other in one sub-round, as the group's callbacks do (and
         only the first of an instant schedules anything: the deferred re-solve)."""
-        group = self._latency_group
-        if group is not None and group[0] == when:
-            group[1].append(activity)
-            return
-        activities = [activity]
-        self._at(when, self._latency_over_all, activities)
-        self._latency_group = (when, activities)
+        self._latency_group_at(when).activities.append(activity)
 
-    def _latency_over_all(self, activities: list[_Activity]) -> None:
+    def _latency_group_at(self, when: float) -> "_LatencyGroup":
+        group = self._latency_group
+        if group is None or group.when != when:
+            group = _LatencyGroup(when)
+            self._at(when, self._latency_over_all, group)
+            self._latency_group = group
+        return group
+
+    def _latency_over_all(self, group: "_LatencyGroup") -> None:
         self._latency_group = None
-        for activity in activities:
+        for activity in group.activities:
             self._latency_over(activity)
+        if group.launched:
+            # (joins go by key, so their order within the group changes nothing)
+            entries = group.launched[0] if len(group.launched) == 1 else np.concatenate(group.launched)
+            table = self.table
+            table.size, joined, self._advanced_to = kernel.join_launched(
+                entries, table.order, table.size, table.key, table.held, table.sharing, table.remaining,
+                table.period, self._now(), self._advanced_to)
+            if joined:
+                self._dirty = True
+                self._defer_resolve()
 
     def _schedule(self, when: float, callback: Callable[[Any], None], value: Any) -> None:
         """A timer of the runner's own (not a latency's): it ends the latency group."""
@@ -225,10 +283,13 @@ class ParallelTaskRunner:
             return  # its job was killed meanwhile
         self._advance()
         self._join(activity)
-        now = self._now()
+        self._dirty = True
+        self._defer_resolve()
+
+    def _defer_resolve(self) -> None:
         # Activities posted together end their latency together (an MPI rank's isends, a
         # collective's messages): one re-solve at the end of the instant serves them all.
-        self._dirty = True
+        now = self._now()
         if self._deferred_at != now:
             self._deferred_at = now
             self._schedule(now, self._deferred_resolve, None)
@@ -294,7 +355,8 @@ class ParallelTaskRunner:
         if self._dynamic_power_changed is not None:
             changed = table.changed
             for job in self.jobs.values():
-                if any(changed[a.slot] for a in job.activities if a.sharing):
+                if any(changed[a.slot] for a in job.activities if a.sharing) or \
+                        (job.sequence in self._by_sequence and changed[self._launched_sharing(job)].any()):
                     self._report_power(job)
         if next_end < math.inf:
             self._schedule(max(next_end, now), self._completions, self._generation)
@@ -307,23 +369,33 @@ class ParallelTaskRunner:
         # The entry was set at the earliest predicted end: that activity (at least) is done, even
         # if its float progress says 1e-16 is left (periods reach 1e7 s: 1e-9 s of "work").
         now = self._now()
-        owner = self._owner
-        finished = [(owner[slot], owner[slot].then) for slot in self.table.finished(now + _DONE_S).tolist()]
-        for activity, _ in finished:
+        table = self.table
+        slots = table.finished(now + _DONE_S)
+        launched_by = table.batch_job[slots].tolist()  # a launched activity's job, -1 for the runner's objects
+        tokens = table.token[slots].tolist()
+        # (job, then) of each; then None for a launched activity (its model takes its token)
+        ended: list[tuple[_RunningJob, Callable[[], None] | None]] = []
+        for slot, sequence in zip(slots.tolist(), launched_by):
+            if sequence >= 0:
+                ended.append((self._by_sequence[sequence], None))
+                continue
+            activity = self._owner[slot]
+            ended.append((activity.job, activity.then))
             activity.job.activities.remove(activity)
             self._end(activity, completed=True)
+        table.release_many(slots[table.batch_job[slots] >= 0])
         if self._dynamic_power_changed is not None:
-            for job in {id(activity.job): activity.job for activity, _ in finished}.values():
+            for job in {id(job): job for job, _ in ended}.values():
                 self._report_power(job)
-        batch: list[int] = []  # consecutive completions of one batched model: one call
+        # Callbacks in order; consecutive completions of one batched model make one call.
+        batch: list[int] = []
         batch_job: _RunningJob | None = None
-        for activity, then in finished:
-            job = activity.job
-            if type(then) is BatchedCompletion:
+        for (job, then), token in zip(ended, tokens):
+            if then is None or type(then) is BatchedCompletion:
                 if job is not batch_job:
                     self._call_batch(batch_job, batch)
                     batch_job, batch = job, []
-                batch.append(then.token)
+                batch.append(token if then is None else then.token)
                 continue
             self._call_batch(batch_job, batch)
             batch_job, batch = None, []
@@ -337,19 +409,99 @@ class ParallelTaskRunner:
             job.model.completed(tokens)
 
     def _report_power(self, job: _RunningJob) -> None:
-        # The meter ignores a power equal to the job's last one.
-        self._dynamic_power_changed(job.record, sum(self._dynamic_power(a) for a in job.activities if a.sharing))
+        # The meter ignores a power equal to the job's last one. (A job's activities are either the
+        # runner's objects or launched ones; either way summed in launch order.)
+        watts = sum(self._dynamic_power(a) for a in job.activities if a.sharing)
+        if job.sequence in self._by_sequence:
+            for slot in self._launched_sharing(job).tolist():
+                watts += self._slot_power(slot)
+        self._dynamic_power_changed(job.record, watts)
 
     def _dynamic_power(self, activity: _Activity) -> float:
-        period = float(self.table.period[activity.slot])
+        return self._cpu_power(activity.slot, zip(activity.cpu_hosts, activity.cpu_flops))
+
+    def _slot_power(self, slot: int) -> float:
+        """_dynamic_power of a launched activity: its CPU elements are those on a host's CPU."""
+        table = self.table
+        start = int(table.elem_start[slot])
+        elements = zip(table.resource[start:start + table.elem_count[slot]].tolist(),
+                       table.amount[start:start + table.elem_count[slot]].tolist())
+        return self._cpu_power(slot, ((host, flops) for host, flops in elements if host < self.nb_hosts))
+
+    def _cpu_power(self, slot: int, cpu: Iterable[tuple[int, float]]) -> float:
+        period = float(self.table.period[slot])
         if period <= 0 or self._wattages is None:
             return 0.0
         watts = 0.0
-        for host, flops in zip(activity.cpu_hosts, activity.cpu_flops):
+        for host, flops in cpu:
             idle, peak = self._wattages(host)
             load = flops / (self.host_speed[host] * self.host_cores[host] * period)
             watts += (peak - idle) * min(load, 1.0)
         return watts
+
+    def _launched_sharing(self, job: _RunningJob) -> np.ndarray:
+        """The job's launched activities in the sharing, in launch order (the sharing is in key order)."""
+        table = self.table
+        sharing = table.order[:table.size]
+        return sharing[table.batch_job[sharing] == job.sequence]
+
+    def _forget_if_idle(self, job: _RunningJob) -> None:
+        """A finished job's launched activities run on to their end, as the runner's objects do
+        (their completions then call no one); the job is forgotten once none is left."""
+        table = self.table
+        if job.sequence in self._by_sequence and not (table.held & (table.batch_job == job.sequence)).any():
+            del self._by_sequence[job.sequence]
+
+    def _drop_launched(self, job: _RunningJob) -> bool:
+        """The job is over: its launched activities still there end (their slots freed); whether
+        any was in the sharing."""
+        if self._by_sequence.pop(job.sequence, None) is None:
+            return False
+        table = self.table
+        slots = np.flatnonzero(table.held & (table.batch_job == job.sequence))
+        was_sharing = bool(table.sharing[slots].any())
+        table.drop(slots)
+        return was_sharing
+
+    # ------------------------------------------------------------------ batched launches
+    def _launch_commands(self, job: _RunningJob, commands: np.ndarray, amounts: np.ndarray, first: int, stop: int,
+                         by_token: np.ndarray) -> int:
+        """_RunningJob.launch: the compiled _build_activity and _launch of each command."""
+        self._by_sequence[job.sequence] = job
+        table, plans = self.table, self.plans
+        now = self._now()
+        if self._multicore and self.host_speed != self._speed_array.tolist():
+            self._speed_array = np.asarray(self.host_speed, dtype=float)
+        while True:
+            count = stop - first
+            table.reserve(count, count * plans.longest)
+            if self._latent.shape[0] < count:
+                self._latent = np.zeros((2 * count, 2), dtype=np.int64)
+                self._latent_when = np.zeros(2 * count)
+                self._latent_runs = np.zeros(2 * count + 1, dtype=np.int64)
+            (index, latent, runs, joined, self._advanced_to, table.top, table.free_top, table.size,
+             self._launches) = kernel.launch(
+                commands, amounts, first, stop, table.remaining, table.period, table.end, table.own, table.key,
+                table.elem_start, table.elem_count, table.held, table.sharing, table.batch_job, table.token,
+                table.resource, table.amount, table.free, table.order, table.top, table.free_top, table.size,
+                self._launches, plans.ids, plans.integers, plans.latency, plans.resources, plans.fat,
+                self._speed_array, self._multicore, self.nb_hosts, now, self._advanced_to, job.sequence, by_token,
+                self._latent, self._latent_when, self._latent_runs)
+            if joined:
+                self._dirty = True
+            if latent:
+                self._latency_timers(runs)
+            if index < stop and commands[index, 0] in _TRANSFERS:  # its route is not planned yet
+                plans.add_compiled(int(commands[index, 1]), int(commands[index, 2]))
+                first = index
+                continue
+            return index
+
+    def _latency_timers(self, runs: int) -> None:
+        """_latency_timer of the last launch's latent activities, one run of equal ends at a time."""
+        bounds = self._latent_runs[:runs + 1].tolist()
+        for start, end in zip(bounds, bounds[1:]):
+            self._latency_group_at(float(self._latent_when[start])).launched.append(self._latent[start:end].copy())
 
     # ------------------------------------------------------------------ activity building
     def _build_activity(self, cpu: Sequence[tuple[int, float]], flows: Sequence[tuple[int, int, float]],
@@ -363,7 +515,7 @@ class ParallelTaskRunner:
                 amounts.append(flops)
                 if self._multicore:  # ptask_L07's bound: an executor gets one core's speed at most
                     own_period = max(own_period, flops / self.host_speed[host])
-        plan = self._route_plan
+        plan = self.plans.plan
         if not resources and len(flows) == 1 and flows[0][2] > 0:  # one message: no sums to make
             src, dst, amount = flows[0]
             shared, fat, latency, distinct = plan(src, dst)
@@ -392,23 +544,6 @@ class ParallelTaskRunner:
         activity.latency = latency
         activity.cpu_hosts, activity.cpu_flops = resources, amounts  # (the CPU elements only)
         return activity
-
-    def _route_plan(self, src: int, dst: int) -> tuple[tuple[int, ...], tuple[float, ...], float, bool]:
-        """What a flow from host `src` to `dst` puts its bytes on: the shared resources' solver
-        indices (links after the CPUs), the capacities of its FATPIPE links, the route's
-        latency, and whether no shared resource is crossed twice. Cached per host pair."""
-        plan = self._plans.get((src, dst))
-        if plan is None:
-            # SimGrid routes a host's bytes to itself too (up its link and down again, in a cluster).
-            network = self.network
-            route_resources, latency = network.route(src, dst) if src != dst else network.self_route(src)
-            fatpipe = network.fatpipe
-            shared = tuple(self.nb_hosts + r for r in route_resources if not fatpipe[r])
-            fat = tuple(float(network.capacity[r]) for r in route_resources if fatpipe[r])
-            if len(self._plans) >= _PLAN_CACHE_LIMIT:
-                self._plans.clear()
-            plan = self._plans[(src, dst)] = (shared, fat, latency, len(set(shared)) == len(shared))
-        return plan
 
     def _new_activity(self, resources: Sequence[int], amounts: Sequence[float], own_period: float,
                       then: Callable[[], None]) -> _Activity:

@@ -18,6 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from joulesim.inputs.input_error import InputError
+from joulesim.simulator.models import activity_table_kernel, int_index_kernel
 from joulesim.simulator.models.job_activity import BatchedCompletion
 from joulesim.simulator.models.smpi_replay import SmpiJob, SmpiReplay, compiled_replay_possible
 from joulesim.simulator.workload.smpi_traces import SmpiTraces
@@ -37,6 +38,10 @@ def _load_kernel():
 
 
 kernel = _load_kernel()
+# The kernel's commands are the runner's launch commands (activity_table_kernel), then cancel and finish.
+assert (kernel.CMD_COMPUTE, kernel.CMD_SLEEP, kernel.CMD_TRANSFER, kernel.CMD_TERMINATION) == (
+    activity_table_kernel.COMPUTE, activity_table_kernel.SLEEP, activity_table_kernel.TRANSFER,
+    activity_table_kernel.TRANSFER_TOO)
 
 
 class CompiledSmpiReplay(SmpiJob):
@@ -48,8 +53,10 @@ class CompiledSmpiReplay(SmpiJob):
             raise ValueError("these traces need SmpiReplay (see compiled_replay_possible)")
         super().__init__(traces, profile_name, rank_executors, launcher_host)
         self._state: tuple = ()
-        self._channels: Any = None
+        self._channels = int_index_kernel.new_index()  # channel key -> its row (see kernel._channel)
         self._handles: dict[int, Any] = {}  # transfer token -> its activity (to cancel it)
+        # With a context that launches in batches (the runner): each transfer's (slot, key) by token.
+        self._by_token = np.zeros((0, 2), dtype=np.int64)
 
     @property
     def ended_at(self) -> list[float | None]:
@@ -60,8 +67,6 @@ class CompiledSmpiReplay(SmpiJob):
 
     # ------------------------------------------------------------------ JobModel
     def start(self, context) -> None:
-        from numba import typed, types
-
         self.ctx = context
         ranks = self.traces.ranks
         rank_hosts = np.array(self._rank_hosts(context), dtype=np.int64)
@@ -73,7 +78,6 @@ class CompiledSmpiReplay(SmpiJob):
         args = np.concatenate([np.frombuffer(trace.args, dtype=float) for trace in ranks]) if self.n else np.zeros(0)
         launcher = -1 if self.launcher_host is None else int(self.launcher_host)
         self._state = kernel.new_state(self.n, rank_hosts, ops, op_start, args, arg_start, launcher)
-        self._channels = typed.Dict.empty(key_type=types.int64, value_type=types.int64)
         self._grow()
         self._state[5][kernel.G_IN_DRAIN] = 1  # every rank ready: the first drain
         self._run(np.zeros(0, dtype=np.int64))
@@ -106,6 +110,21 @@ class CompiledSmpiReplay(SmpiJob):
             return
         globals_[kernel.G_NCMD] = 0
         ctx = self.ctx
+        launch = getattr(ctx, "launch", None)
+        if launch is not None:  # the runner builds the activities of commands in compiled code
+            commands, by_token = state[13], self._by_token
+            index = 0
+            while index < count:
+                index = launch(commands, state[14], index, count, by_token)
+                if index == count:
+                    break
+                kind, token = commands[index, 0], commands[index, 3]
+                if kind == kernel.CMD_CANCEL:
+                    ctx.cancel_launched(int(by_token[token, 0]), int(by_token[token, 1]))
+                else:
+                    ctx.finish()
+                index += 1
+            return
         handles = self._handles
         for (kind, a, b, token), amount in zip(state[13][:count].tolist(), state[14][:count].tolist()):
             if kind == kernel.CMD_TRANSFER:
@@ -141,11 +160,16 @@ class CompiledSmpiReplay(SmpiJob):
             stack[size - old:size - old + top] = free[:top]
             globals_[kernel.G_FREE_TOP] = size - old + top
             free, requests = stack, grown
+        if self._by_token.shape[0] < requests.shape[0]:  # transfer tokens are send requests' rows
+            by_token = np.zeros((requests.shape[0], 2), dtype=np.int64)
+            by_token[:self._by_token.shape[0]] = self._by_token
+            self._by_token = by_token
         if channels.shape[0] - int(globals_[kernel.G_CHANNELS]) < need:
             old = channels.shape[0]
             grown = np.zeros((max(2 * old, old + need, 256), kernel.C_FIELDS), dtype=np.int64)
             grown[:old] = channels
             channels = grown
+        self._channels = int_index_kernel.room(self._channels, channels.shape[0])  # (at most one key a row)
         if commands.shape[0] - int(globals_[kernel.G_NCMD]) < need + 2:
             commands = np.zeros((need + 2 + commands.shape[0], 4), dtype=np.int64)
             amounts = np.zeros(commands.shape[0])

@@ -15,7 +15,7 @@ State (`State` below, a tuple of arrays so that one argument carries it):
   list of requests in insertion order, with its epoch: a waitall empties it);
 - requests (Q, one row per posted MPI request, recycled through a free stack once done and no
   longer listed): endpoints, tag, size, flags, waiter, peer, channel, its list links;
-- channels (C, one row per (source, destination, tag), found through a dict): the queues of
+- channels (C, one row per (source, destination, tag), found through an int_index_kernel index): the queues of
   unposted sends and receives (linked through the requests), `dead` after a cancelled send, and
   per side of the request lists the key's group number and last request in the current epoch;
 - G: counters (in flight, default datatype, ready queue, terminations, commands...).
@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from joulesim.simulator.models import int_index_kernel
 from joulesim.simulator.models.fair_bottleneck_kernel import AVAILABLE, njit
 from joulesim.simulator.models.smpi_replay import (  # SimGrid 3.32's values, and as_int32, alltoall_code
     DETACHED_THRESHOLD, ENVELOPE_BYTES, TAG_ALLGATHER, TAG_ALLGATHERV, TAG_ALLTOALL, TAG_ALLTOALLV, TAG_BARRIER,
@@ -54,7 +55,7 @@ if AVAILABLE:
         "I": types.int64, "F": types.float64, "B": types.boolean, "NONE": types.none,
         "A1": types.Array(types.int64, 1, "C"), "A2": types.Array(types.int64, 2, "C"),
         "F1": types.Array(types.float64, 1, "C"), "TRIPLE": types.UniTuple(types.int64, 3),
-        "DICT": types.DictType(types.int64, types.int64),
+        "DICT": types.Array(types.int64, 2, "C"),  # an int_index_kernel index
     }
     _SIGNATURE_TYPES["STATE"] = types.Tuple((  # new_state's arrays, in order
         _SIGNATURE_TYPES["A2"], _SIGNATURE_TYPES["F1"], _SIGNATURE_TYPES["A2"], _SIGNATURE_TYPES["A1"],
@@ -191,12 +192,11 @@ def _channel(S, chan_of, src, dst, tag):
     channels, G = S[4], S[5]
     n = G[G_N]
     key = ((src * n + dst) << 33) + (tag + (1 << 32))
-    if key in chan_of:
-        chan = chan_of[key]
-    else:
+    chan = int_index_kernel.get(chan_of, key)
+    if chan < 0:
         chan = G[G_CHANNELS]
         G[G_CHANNELS] = chan + 1
-        chan_of[key] = chan
+        int_index_kernel.put(chan_of, key, chan)
         row = channels[chan]
         row[:] = 0
         row[C_SHEAD] = row[C_STAIL] = row[C_RHEAD] = row[C_RTAIL] = -1
