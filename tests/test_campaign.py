@@ -215,7 +215,9 @@ decider = "campaign_deciders:ExitingDecider"
 
 
 def test_an_instance_past_its_time_limit_stops_and_a_stuck_one_is_killed(tmp_path, monkeypatch):
-    study = write_study(tmp_path, BASIC.replace('energy = [false, true]', 'energy = false\ntimeout = 0.5') + """
+    # 2 s of wall time per instance: the small ones take ~0.2 s, but once took over 0.5 s on a
+    # loaded machine; the spinning decider's never ends.
+    study = write_study(tmp_path, BASIC.replace('energy = [false, true]', 'energy = false\ntimeout = 2') + """
 [[deciders]]
 name = "spinning"
 decider = "campaign_deciders:SpinningDecider"
