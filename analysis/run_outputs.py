@@ -137,6 +137,12 @@ class RunOutputs:
             frame = self._read("jobs", JOBS_REQUIRED, JOBS_NUMERIC,
                                      text=["job_id", "final_state", "allocated_resources", "profile",
                                            "workload_name", "metadata"], what=self._hint())
+            unfinished_row = frame["final_state"].isna() | frame["submission_time"].isna()
+            if unfinished_row.any():  # every row Batsim writes has both
+                row = int(np.flatnonzero(unfinished_row.to_numpy())[0])
+                raise AnalysisError(f"{path}: data row {row + 1} (job {frame['job_id'].iloc[row]}) has no "
+                                    "final_state or submission_time: the file looks cut short (a run that "
+                                    "did not finish writing it?)")
             started = frame["starting_time"].notna()
             incomplete = started & (frame["execution_time"].isna() | frame["finish_time"].isna())
             if incomplete.any():

@@ -70,6 +70,13 @@ class RunResult:
 
         return window_metrics(self._outputs, start, end)
 
+    def report(self, path: str, title: str | None = None) -> str:
+        """The run's interactive HTML page (as `joulesim report` writes it; needs the report
+        extra, Bokeh); the path written."""
+        from joulesim.analysis.html_report import write_report
+
+        return write_report([self._outputs], path, DEFAULT_TAU, title)
+
     @property
     def energy_enabled(self) -> bool:
         return self._result.energy_enabled

@@ -44,6 +44,7 @@ DEFAULT_DECIDER = "easy"
     "workload": "joulesim.cli.workload_command:workload",
     "analyze": "joulesim.cli.analyze_command:analyze",
     "plot": "joulesim.cli.plot_command:plot",
+    "report": "joulesim.cli.report_command:report",
     "keys": "joulesim.cli.keys_command:keys",
     "campaign": "joulesim.cli.campaign_command:campaign",
     "slurm": "joulesim.cli.slurm_command:slurm",

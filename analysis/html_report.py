@@ -1,0 +1,354 @@
+"""`joulesim report`: one self-contained interactive HTML page of one or several runs.
+
+Written with Bokeh (the `report` extra): it renders in the browser from data embedded in the
+page, with its own JavaScript inlined (`resources=INLINE`), so the file opens from disk with no
+server and no network, and runs no code of ours at view time. Bokeh rather than Plotly: its
+WebGL backend draws tens of thousands of rectangles smoothly, its figures share a time axis
+by sharing one range object, and it writes a single file with nothing to fetch.
+
+The page, per run, on one time axis shared by every run (zoom one, the others follow):
+- a Gantt chart of jobs on machines (a rectangle per contiguous host range of a job, coloured
+  by final state; hover: job id, submission, start, end, waiting time, size, state, energy);
+- machine states over time (computing, idle, sleeping, switching);
+- power and cumulative energy, when the run had energy on;
+- queue length (jobs submitted and not started) and utilisation (computing / machines).
+Then the distributions of waiting time, bounded slowdown and job size, the summary metrics
+(one row per run) and, with several runs, each job's start compared with the first run's.
+
+The page is written to a temporary file beside the target and renamed over it, so a failure
+never leaves a half-written report.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from joulesim.analysis.metrics import DEFAULT_TAU, compute_metrics, metric_label
+from joulesim.analysis.run_outputs import AnalysisError, RunOutputs
+
+# Renderers found by name in the page (tests): GANTT_NAME_i is run i's Gantt, DIFFERENCE_NAME_i
+# run i's start differences against run 0.
+GANTT_NAME = "gantt_jobs"
+DIFFERENCE_NAME = "start_differences"
+STATE_COLORS = {
+    "COMPLETED_SUCCESSFULLY": "#4c9be8", "COMPLETED_KILLED": "#e8734c", "COMPLETED_WALLTIME_REACHED": "#e8b64c",
+    "COMPLETED_FAILED": "#c0392b", "REJECTED": "#999999",
+}
+MACHINE_STATE_COLUMNS = [("nb_computing", "computing", "#4c9be8"), ("nb_idle", "idle", "#a6d96a"),
+                         ("nb_switching_on", "switching on", "#fdae61"),
+                         ("nb_switching_off", "switching off", "#f46d43"), ("nb_sleeping", "sleeping", "#bababa")]
+SUMMARY_KEYS = ["nb_jobs", "nb_jobs_finished", "nb_jobs_success", "nb_jobs_killed", "nb_jobs_rejected", "makespan",
+                "mean_waiting_time", "max_waiting_time", "mean_bounded_slowdown", "utilization", "consumed_joules",
+                "nb_machine_switches"]
+WIDTH = 1100
+
+
+def bokeh_version() -> str:
+    """Bokeh's version; a clear error when the `report` extra is not installed."""
+    try:
+        import bokeh
+    except ImportError:
+        raise AnalysisError("the HTML report needs Bokeh: pip install 'joulesim[report]'") from None
+    return bokeh.__version__
+
+
+def write_report(runs: list[RunOutputs], path: str, tau: float = DEFAULT_TAU, title: str | None = None) -> str:
+    """Write the report of `runs` to `path` (.html added if missing); the path written."""
+    bokeh_version()
+    from bokeh.embed import file_html
+    from bokeh.layouts import column
+    from bokeh.models import Div
+    from bokeh.resources import INLINE
+
+    if not runs:
+        raise AnalysisError("no run to report")
+    if not path.lower().endswith((".html", ".htm")):
+        path += ".html"
+    _check_runs(runs)
+    metrics = [compute_metrics(run, tau) for run in runs]
+    time_range = _time_range(runs)
+    parts: list[Any] = [Div(text=f"<h1>{_escape(title or 'joulesim report')}</h1>"), _summary_table(metrics, tau)]
+    for index, run in enumerate(runs):
+        parts.append(Div(text=f"<h2>{_escape(run.name)}</h2>"))
+        parts += _time_figures(run, time_range, index)
+    parts.append(Div(text="<h2>Distributions</h2>"))
+    parts += _distributions(runs, tau)
+    if len(runs) > 1:
+        parts.append(Div(text=f"<h2>Start times against {_escape(runs[0].name)}</h2>"))
+        parts.append(_start_differences(runs))
+    html = file_html(column(*parts, sizing_mode="stretch_width"), INLINE, title or "joulesim report")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise AnalysisError(f"{path}: the folder {directory} does not exist")
+    handle, temporary = tempfile.mkstemp(prefix=".report-", suffix=".html", dir=directory)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(html)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # (mkstemp makes it private)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+    return path
+
+
+# ---------------------------------------------------------------------- checks
+def _check_runs(runs: list[RunOutputs]) -> None:
+    """Read what the report needs now, so that a bad file stops it before anything is written."""
+    for run in runs:
+        if len(run.jobs) == 0:
+            raise AnalysisError(f"{run.path('jobs')}: the run has no job: nothing to report")
+        run.machine_states
+        run.allocation_runs()
+        run.consumed_energy
+    machines = {run.name: run.nb_machines for run in runs}
+    if len(set(machines.values())) > 1:
+        listed = ", ".join(f"{name} ({count})" for name, count in machines.items())
+        raise AnalysisError(f"the runs have different numbers of machines, so not one platform: {listed}; "
+                            "compare runs of one platform")
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# ---------------------------------------------------------------------- time figures
+def _time_range(runs: list[RunOutputs]):
+    from bokeh.models import Range1d
+
+    end = 0.0
+    for run in runs:
+        finish = run.jobs["finish_time"].to_numpy(dtype=float)
+        submit = run.jobs["submission_time"].to_numpy(dtype=float)
+        end = max(end, float(np.nanmax(np.concatenate([finish, submit, [0.0]]))))
+    end = end if end > 0 else 1.0
+    return Range1d(0.0, end, bounds=(0.0 - 0.02 * end, end * 1.02))
+
+
+def _time_figure(time_range, height: int, y_label: str, tools: str = "xpan,xwheel_zoom,box_zoom,reset,save"):
+    from bokeh.models import BasicTickFormatter
+    from bokeh.plotting import figure
+
+    fig = figure(x_range=time_range, height=height, width=WIDTH, tools=tools, active_scroll="xwheel_zoom",
+                 output_backend="webgl", sizing_mode="stretch_width")
+    fig.xaxis.axis_label = "time (s)"
+    fig.xaxis.formatter = BasicTickFormatter(use_scientific=False)
+    fig.yaxis.axis_label = y_label
+    fig.toolbar.logo = None
+    return fig
+
+
+def _time_figures(run: RunOutputs, time_range, index: int) -> list[Any]:
+    return [fig for fig in (_gantt(run, time_range, f"{GANTT_NAME}_{index}"), _machine_states(run, time_range), _power(run, time_range),
+                            _queue_and_utilisation(run, time_range)) if fig is not None]
+
+
+def _gantt(run: RunOutputs, time_range, name: str):
+    from bokeh.models import ColumnDataSource, HoverTool
+
+    jobs = run.jobs
+    rows, lows, highs = run.allocation_runs()
+    start = jobs["starting_time"].to_numpy(dtype=float)[rows]
+    finish = jobs["finish_time"].to_numpy(dtype=float)[rows]
+    states = jobs["final_state"].astype(str).to_numpy()[rows]
+    data = {
+        "left": start, "right": finish, "bottom": lows - 0.5, "top": highs + 0.5,
+        "job_id": jobs["job_id"].astype(str).to_numpy()[rows],
+        "submission": jobs["submission_time"].to_numpy(dtype=float)[rows], "start": start, "end": finish,
+        "waiting": jobs["waiting_time"].to_numpy(dtype=float)[rows],
+        "size": jobs["requested_number_of_resources"].to_numpy()[rows].astype(np.int64),
+        "state": states, "color": [STATE_COLORS.get(state, "#7f7f7f") for state in states],
+    }
+    tooltips = [("job", "@job_id"), ("submitted", "@submission{0.[000]}"), ("start", "@start{0.[000]}"),
+                ("end", "@end{0.[000]}"), ("waiting", "@waiting{0.[000]} s"), ("size", "@size"), ("state", "@state")]
+    if "consumed_energy" in jobs.columns:
+        data["energy"] = pd.to_numeric(jobs["consumed_energy"], errors="coerce").to_numpy(dtype=float)[rows]
+        tooltips.append(("energy", "@energy{0.[00]} J"))
+    nb_machines = run.nb_machines
+    fig = _time_figure(time_range, max(280, min(640, 40 + 12 * nb_machines)), "machine")
+    fig.y_range.start, fig.y_range.end = -0.5, max(nb_machines, int(highs.max(initial=0)) + 1) - 0.5
+    renderer = fig.quad(source=ColumnDataSource(data), left="left", right="right", bottom="bottom", top="top",
+                        fill_color="color", line_color="white" if len(jobs) <= 2000 else None, line_width=0.5,
+                        legend_field="state", name=name)
+    fig.add_tools(HoverTool(renderers=[renderer], tooltips=tooltips))
+    fig.legend.orientation = "horizontal"
+    fig.add_layout(fig.legend[0], "above")  # (not over the jobs)
+    if nb_machines <= 32:
+        fig.yaxis.ticker = list(range(nb_machines))
+    fig.title.text = f"jobs on machines ({len(jobs):,} jobs)"
+    return fig
+
+
+def _machine_states(run: RunOutputs, time_range):
+    from bokeh.models import ColumnDataSource
+
+    states = run.machine_states.sort_values("time", kind="stable")
+    times = states["time"].to_numpy(dtype=float)
+    end = time_range.end
+    # Each row holds until the next: a step drawn with explicit corners.
+    xs = np.repeat(np.append(times, max(end, times[-1] if times.size else end)), 2)[1:-1]
+    fig = _time_figure(time_range, 200, "machines")
+    fig.title.text = "machine states"
+    data = {"time": xs}
+    names = []
+    for column, label, _ in MACHINE_STATE_COLUMNS:
+        data[label] = np.repeat(states[column].to_numpy(dtype=float), 2)
+        names.append(label)
+    fig.varea_stack(names, x="time", color=[color for _, _, color in MACHINE_STATE_COLUMNS],
+                    legend_label=names, source=ColumnDataSource(data))
+    fig.legend.location = "top_left"
+    fig.legend.orientation = "horizontal"
+    fig.legend.background_fill_alpha = 0.6
+    return fig
+
+
+def _power(run: RunOutputs, time_range):
+    from bokeh.models import LinearAxis, Range1d
+
+    energy = run.consumed_energy
+    if energy is None or len(energy) == 0:
+        return None
+    times = energy["time"].to_numpy(dtype=float)
+    joules = energy["energy"].to_numpy(dtype=float)
+    # A row's epower is the mean power since the row before (NA on a row at that row's time).
+    since = np.concatenate([[0.0], times[:-1]])
+    power = energy["epower"].to_numpy(dtype=float)
+    known = ~np.isnan(power)
+    xs = np.column_stack([since[known], times[known]]).ravel()
+    ys = np.repeat(power[known], 2)
+    fig = _time_figure(time_range, 200, "power (W)")
+    fig.title.text = "power and cumulative energy"
+    fig.y_range.renderers = [fig.line(xs, ys, color="#d62728", legend_label="power (W)")]
+    fig.y_range.start = 0.0
+    top = float(np.nanmax(joules)) if joules.size else 1.0
+    fig.extra_y_ranges = {"energy": Range1d(0.0, top * 1.05 if top > 0 else 1.0)}
+    fig.add_layout(LinearAxis(y_range_name="energy", axis_label="energy (J)"), "right")
+    fig.line(times, joules, y_range_name="energy", color="#2ca02c", legend_label="energy (J)")
+    fig.legend.location = "top_left"
+    return fig
+
+
+def _queue_and_utilisation(run: RunOutputs, time_range):
+    from bokeh.models import LinearAxis, Range1d
+
+    jobs = run.jobs
+    submitted = jobs["submission_time"].to_numpy(dtype=float)
+    started = jobs["starting_time"].to_numpy(dtype=float)
+    left = np.where(np.isnan(started), jobs["finish_time"].to_numpy(dtype=float), started)  # rejected: when told
+    left = np.where(np.isnan(left), submitted, left)
+    # the queue after each instant's submissions and starts
+    queue_times, instant = np.unique(np.concatenate([submitted, left]), return_inverse=True)
+    queue = np.cumsum(np.bincount(instant, np.concatenate([np.ones(submitted.size), -np.ones(left.size)])))
+    fig = _time_figure(time_range, 200, "jobs waiting")
+    fig.title.text = "queue length and utilisation"
+    fig.y_range.renderers = [fig.step(queue_times, queue, mode="after", color="#9467bd", legend_label="queue length")]
+    fig.y_range.start = 0.0
+    states = run.machine_states.sort_values("time", kind="stable")
+    machines = max(run.nb_machines, 1)
+    fig.extra_y_ranges = {"utilisation": Range1d(0.0, 1.05)}
+    fig.add_layout(LinearAxis(y_range_name="utilisation", axis_label="utilisation"), "right")
+    fig.step(states["time"].to_numpy(dtype=float), states["nb_computing"].to_numpy(dtype=float) / machines,
+             mode="after", y_range_name="utilisation", color="#17becf", legend_label="utilisation")
+    fig.legend.location = "top_left"
+    return fig
+
+
+# ---------------------------------------------------------------------- distributions
+def _distributions(runs: list[RunOutputs], tau: float) -> list[Any]:
+    from bokeh.layouts import row
+    from bokeh.palettes import Category10_10
+    from bokeh.plotting import figure
+
+    values: dict[str, list[np.ndarray]] = {"waiting time (s)": [], metric_label("mean_bounded_slowdown", tau).replace(
+        "mean ", ""): [], "job size (machines)": []}
+    for run in runs:
+        jobs = run.jobs
+        ran = jobs[jobs["starting_time"].notna()]
+        execution = ran["execution_time"].to_numpy(dtype=float)
+        slowdown = np.maximum(ran["turnaround_time"].to_numpy(dtype=float) / np.maximum(execution, tau), 1.0)
+        for (label, _), array in zip(values.items(), (ran["waiting_time"].to_numpy(dtype=float), slowdown,
+                                                       jobs["requested_number_of_resources"].to_numpy(dtype=float))):
+            values[label].append(array[np.isfinite(array)])
+    figures = []
+    for label, arrays in values.items():
+        fig = figure(height=260, width=WIDTH // 3, tools="pan,wheel_zoom,box_zoom,reset,save", title=label,
+                     sizing_mode="stretch_width")
+        fig.toolbar.logo = None
+        joined = np.concatenate(arrays)
+        edges = np.histogram_bin_edges(joined, bins=min(40, max(1, len(np.unique(joined))))) if joined.size \
+            else np.array([0.0, 1.0])
+        for index, (run, array) in enumerate(zip(runs, arrays)):
+            counts, _ = np.histogram(array, bins=edges)
+            fig.quad(left=edges[:-1], right=edges[1:], bottom=0, top=counts, fill_alpha=0.45,
+                     color=Category10_10[index % 10], legend_label=run.name)
+        fig.xaxis.axis_label = label
+        fig.yaxis.axis_label = "jobs"
+        fig.legend.location = "top_right"
+        figures.append(fig)
+    return [row(*figures, sizing_mode="stretch_width")]
+
+
+def _summary_table(metrics: list[dict[str, Any]], tau: float):
+    from bokeh.models import ColumnDataSource, DataTable, TableColumn
+
+    data: dict[str, list[str]] = {"run": [str(m["run"]) for m in metrics]}
+    columns = [TableColumn(field="run", title="run", width=max(120, 7 * max(len(r) for r in data["run"])))]
+    for key in SUMMARY_KEYS:
+        data[key] = [_formatted(m.get(key)) for m in metrics]
+        columns.append(TableColumn(field=key, title=metric_label(key, tau)))
+    return DataTable(source=ColumnDataSource(data), columns=columns, height=40 + 28 * len(metrics), width=WIDTH,
+                     index_position=None, sizing_mode="stretch_width")
+
+
+def _formatted(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.4g}" if abs(value) < 1e6 else f"{value:,.0f}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+# ---------------------------------------------------------------------- comparison
+def _start_differences(runs: list[RunOutputs]):
+    """Per job, its start in each other run minus its start in the first run."""
+    from bokeh.models import ColumnDataSource, HoverTool
+    from bokeh.palettes import Category10_10
+    from bokeh.plotting import figure
+
+    def starts(run: RunOutputs) -> pd.Series:
+        jobs = run.jobs
+        return pd.Series(jobs["starting_time"].to_numpy(dtype=float), index=jobs["job_id"].astype(str).to_numpy())
+
+    base = starts(runs[0])
+    fig = figure(height=300, width=WIDTH, tools="pan,wheel_zoom,box_zoom,reset,save", sizing_mode="stretch_width",
+                 output_backend="webgl")
+    fig.toolbar.logo = None
+    fig.xaxis.axis_label = f"start in {runs[0].name} (s)"
+    fig.yaxis.axis_label = "start here - start there (s): > 0 later"
+    lines = []
+    for index, run in enumerate(runs[1:], start=1):
+        other = starts(run)
+        common = base.index.intersection(other.index)
+        delta = (other[common] - base[common]).to_numpy(dtype=float)
+        known = ~np.isnan(delta)
+        source = ColumnDataSource({"job_id": common.to_numpy()[known], "base": base[common].to_numpy()[known],
+                                   "delta": delta[known]})
+        renderer = fig.scatter("base", "delta", source=source, size=5, alpha=0.6, color=Category10_10[index % 10],
+                               legend_label=run.name, name=f"{DIFFERENCE_NAME}_{index}")
+        fig.add_tools(HoverTool(renderers=[renderer], tooltips=[("job", "@job_id"), ("difference", "@delta{0.[000]} s")]))
+        lines.append(f"{run.name}: {int((delta[known] < 0).sum()):,} jobs started earlier, "
+                     f"{int((delta[known] > 0).sum()):,} later, {int((delta[known] == 0).sum()):,} at the same time"
+                     + (f", {int((~known).sum()):,} started in one run only" if (~known).any() else ""))
+    fig.legend.location = "top_left"
+    from bokeh.layouts import column
+    from bokeh.models import Div
+
+    return column(Div(text="<br>".join(_escape(line) for line in lines)), fig, sizing_mode="stretch_width")

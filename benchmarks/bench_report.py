@@ -1,0 +1,111 @@
+"""`joulesim report` on a large run: build time, file size, first paint and zoom in Chromium.
+
+Input: the CEA-Curie trace from ../shared/data/swf (312,807 jobs after conversion; skipped
+with a message when ../shared is absent), converted by `joulesim workload from-swf`, its first
+--jobs jobs run by EASY in-process on a JSON platform of the trace's 93,312 hosts (as
+BENCHMARKS.md's memory measurement does). Then: the report's build time and size; in headless
+Chromium (Debian's chromium and chromium-driver, through selenium) the time from loading the
+file to the first drawn frame of every figure, and a wheel zoom on the Gantt until the next
+frame is drawn.
+
+    python benchmarks/bench_report.py [--jobs 312807]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SWF = Path(__file__).resolve().parents[2] / "shared" / "data" / "swf" / "CEA-Curie-2011-2.1-cln.swf.gz"
+HOSTS = 93_312
+DRAWN = """
+const done = arguments[arguments.length - 1];
+if (!(window.Bokeh && Bokeh.documents.length && [...Bokeh.index.all_views()].length)) { done(false); return; }
+requestAnimationFrame(() => requestAnimationFrame(() => done(true)));
+"""
+RANGE = """
+const doc = Bokeh.documents[0];
+const renderer = doc.get_model_by_name('gantt_jobs_0');
+for (const model of doc.all_models)
+    if (model.x_range && model.renderers && model.renderers.includes(renderer)) {
+        const view = [...Bokeh.index.all_views()].find(v => v.model === model);
+        const box = view.el.getBoundingClientRect();
+        return [model.x_range.start, model.x_range.end, box.left + box.width / 2, box.top + box.height / 2];
+    }
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=None, help="only the trace's first JOBS jobs")
+    args = parser.parse_args()
+    if not SWF.exists():
+        raise SystemExit(f"skipped: {SWF} is absent (the benchmark reads ../shared/data beside the checkout)")
+    import joulesim
+    from joulesim.analysis.html_report import write_report
+    from joulesim.analysis.run_outputs import RunOutputs
+
+    with tempfile.TemporaryDirectory(prefix="bench_report_") as name:
+        directory = Path(name)
+        workload = directory / "curie.json"
+        subprocess.run([sys.executable, "-m", "joulesim.cli.main", "workload", "from-swf", str(SWF), "-o",
+                        str(workload)], check=True, capture_output=True)
+        if args.jobs is not None:
+            data = json.loads(workload.read_text())
+            data["jobs"] = data["jobs"][:args.jobs]
+            workload.write_text(json.dumps(data))
+        platform = {"master": {"name": "master_host"},
+                    "clusters": [{"id": "c", "prefix": "h", "count": HOSTS, "speed": "1Gf"}]}
+        (directory / "platform.json").write_text(json.dumps(platform))
+        start = time.perf_counter()
+        result = joulesim.simulate(str(directory / "platform.json"), str(workload), "easy",
+                                   export=str(directory / "out"))
+        print(f"simulation: {len(result.jobs):,} jobs in {time.perf_counter() - start:.1f} s")
+        start = time.perf_counter()
+        page = write_report([RunOutputs(str(directory / "out"))], str(directory / "report.html"))
+        print(f"report: built in {time.perf_counter() - start:.1f} s, {os.path.getsize(page) / 1e6:.1f} MB")
+        browse(page)
+
+
+def browse(page: str) -> None:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
+
+    options = Options()
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1300,1500",
+                     "--enable-unsafe-swiftshader"):
+        options.add_argument(argument)
+    options.binary_location = shutil.which("chromium")
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    driver.set_script_timeout(600)
+    driver.set_page_load_timeout(600)
+    try:
+        start = time.perf_counter()
+        driver.get(Path(page).as_uri())
+        while not driver.execute_async_script(DRAWN):
+            time.sleep(0.05)
+        print(f"browser: first frame {time.perf_counter() - start:.1f} s after the load began")
+        before = driver.execute_script(RANGE)
+        start = time.perf_counter()
+        ActionChains(driver).scroll_from_origin(ScrollOrigin.from_viewport(int(before[2]), int(before[3])),
+                                                0, -400).perform()
+        while driver.execute_script(RANGE)[:2] == before[:2]:
+            time.sleep(0.01)
+        driver.execute_async_script(DRAWN)
+        print(f"browser: a wheel zoom drawn in {time.perf_counter() - start:.2f} s")
+    finally:
+        driver.quit()
+
+
+if __name__ == "__main__":
+    main()

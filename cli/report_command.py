@@ -1,0 +1,29 @@
+"""`joulesim report`: an interactive HTML page of one or several runs (Bokeh, the report extra)."""
+
+from __future__ import annotations
+
+import click
+
+from joulesim.cli.error_reporting import reports_errors
+from joulesim.cli.number_options import DecimalRange
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("prefixes", nargs=-1, required=True, metavar="OUT_PREFIX [OUT_PREFIX ...]")
+@click.option("-o", "--output", default="report.html", show_default=True, help="The HTML file to write.")
+@click.option("--title", default=None, help="The page's title (default: joulesim report).")
+@click.option("--tau", default=10.0, show_default=True, type=DecimalRange(0, min_open=True),
+              help="Bound of the bounded slowdown, in seconds.")
+@reports_errors
+def report(prefixes: tuple[str, ...], output: str, title: str | None, tau: float) -> None:
+    """One self-contained HTML page of the runs exported with prefix OUT_PREFIX: Gantt chart,
+    machine states, power and energy, queue length and utilisation on one zoomable time axis
+    (shared by all the runs), distributions, metrics, and with several runs each job's start
+    against the first run's. Opens from disk in a browser, without a server or a network.
+    Needs Bokeh: pip install 'joulesim[report]'.
+    """
+    from joulesim.analysis.html_report import bokeh_version, write_report
+    from joulesim.analysis.run_outputs import RunOutputs
+
+    bokeh_version()  # a missing extra is reported before any reading
+    click.echo(f"wrote {write_report([RunOutputs(p) for p in prefixes], output, tau, title)}")

@@ -1,0 +1,264 @@
+"""`joulesim report` (analysis/html_report.py): the page's content and its bad inputs, then the
+page itself in a real browser (Debian's chromium driven by selenium: no JavaScript error, the
+Gantt's jobs, zoom, hover), with screenshots kept in test-artifacts/.
+
+The browser tests skip, with the reason, where chromium, chromedriver or selenium is missing
+(.ci/run installs them); the others need Bokeh (the test extra brings it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import joulesim
+from joulesim.analysis.html_report import DIFFERENCE_NAME, GANTT_NAME, write_report
+from joulesim.analysis.run_outputs import AnalysisError, RunOutputs
+
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+# On the 2 hosts of the shipped energy2 platform: job 2 waits for job 1; EASY backfills job 3
+# beside job 1 (FCFS keeps it behind job 2); job 5 reaches its walltime.
+JOBS = [
+    {"id": 1, "subtime": 0, "res": 1, "walltime": 100, "profile": "d30"},
+    {"id": 2, "subtime": 1, "res": 2, "walltime": 20, "profile": "d10"},
+    {"id": 3, "subtime": 2, "res": 1, "walltime": 15, "profile": "d10"},
+    {"id": 4, "subtime": 3, "res": 1, "walltime": 100, "profile": "d20"},
+    {"id": 5, "subtime": 50, "res": 1, "walltime": 5, "profile": "d30"},
+    {"id": 6, "subtime": 51, "res": 2, "walltime": 100, "profile": "d10"},
+]
+PROFILES = {f"d{n}": {"type": "delay", "delay": n} for n in (10, 20, 30)}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, str]:
+    directory = tmp_path_factory.mktemp("report-runs")
+    workload = directory / "workload.json"
+    workload.write_text(json.dumps({"nb_res": 2, "jobs": JOBS, "profiles": PROFILES}))
+    prefixes = {}
+    for decider in ("fcfs", "easy", "sjf"):
+        prefixes[decider] = str(directory / decider / "out")
+        joulesim.simulate("energy2", str(workload), decider, energy=True, export=prefixes[decider])
+    return prefixes
+
+
+def test_a_run_s_page_is_self_contained_and_holds_its_jobs(runs, tmp_path):
+    path = write_report([RunOutputs(runs["fcfs"])], str(tmp_path / "one"))
+    assert path.endswith("one.html")
+    html = Path(path).read_text()
+    assert not re.search(r"<script[^>]*\ssrc=", html) and not re.search(r"<link\s", html)  # nothing to fetch
+    assert "Bokeh" in html and f'"{GANTT_NAME}_0"' in html
+    assert "power and cumulative energy" in html and "queue length and utilisation" in html
+    for label in ("waiting time (s)", "job size (machines)", "COMPLETED_WALLTIME_REACHED"):
+        assert label in html
+    assert oct(os.stat(path).st_mode & 0o777) == oct(0o666 & ~_umask())
+    assert [p.name for p in tmp_path.iterdir()] == ["one.html"]  # no temporary left
+
+
+def test_the_api_writes_the_same_page(runs, tmp_path):
+    result = joulesim.simulate("energy2", str(Path(runs["fcfs"]).parent.parent / "workload.json"), "fcfs",
+                               energy=True)
+    written = result.report(str(tmp_path / "api.html"))
+    assert Path(written).read_text().count(f'"{GANTT_NAME}_0"') == 1
+
+
+def test_several_runs_compare_their_starts(runs, tmp_path):
+    path = write_report([RunOutputs(runs[d]) for d in ("fcfs", "easy", "sjf")], str(tmp_path / "three.html"))
+    html = Path(path).read_text()
+    for index in (0, 1, 2):
+        assert f'"{GANTT_NAME}_{index}"' in html
+    assert f'"{DIFFERENCE_NAME}_1"' in html and f'"{DIFFERENCE_NAME}_2"' in html
+    starts = {d: RunOutputs(runs[d]).jobs.set_index("job_id")["starting_time"] for d in ("fcfs", "easy")}
+    delta = (starts["easy"] - starts["fcfs"]).dropna()
+    line = (f"{runs['easy']}: {int((delta < 0).sum())} jobs started earlier, {int((delta > 0).sum())} later, "
+            f"{int((delta == 0).sum())} at the same time")
+    assert line in html
+    assert (delta != 0).any()  # backfilling moved some job, or the comparison shows nothing
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# ---------------------------------------------------------------------- bad input
+def report_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "joulesim.cli.main", "report", *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_a_missing_file_is_one_line_and_no_page(runs, tmp_path):
+    broken = tmp_path / "broken"
+    shutil.copytree(Path(runs["fcfs"]).parent, broken)
+    (broken / "out_machine_states.csv").unlink()
+    result = report_cli(str(broken / "out"), "-o", str(tmp_path / "r.html"))
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert f"{broken / 'out_machine_states.csv'}: no such file" in result.stderr
+    assert not (tmp_path / "r.html").exists() and not list(tmp_path.glob(".report-*"))
+
+
+def test_a_truncated_file_is_named(runs, tmp_path):
+    broken = tmp_path / "broken"
+    shutil.copytree(Path(runs["fcfs"]).parent, broken)
+    jobs = broken / "out_jobs.csv"
+    text = jobs.read_text()
+    jobs.write_text(text[:text.index("\n", len(text) // 2) + 12])  # cut in the middle of a row
+    with pytest.raises(AnalysisError, match=f"{jobs}: data row .* looks cut short"):
+        write_report([RunOutputs(str(broken / "out"))], str(tmp_path / "r.html"))
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_runs_of_different_platforms_and_a_run_without_jobs_are_refused(runs, tmp_path):
+    other = tmp_path / "other"
+    workload = tmp_path / "w.json"
+    workload.write_text(json.dumps({"nb_res": 2, "jobs": JOBS[:2], "profiles": PROFILES}))
+    joulesim.simulate("small4", str(workload), "fcfs", export=str(other / "out"))
+    with pytest.raises(AnalysisError, match="different numbers of machines"):
+        write_report([RunOutputs(runs["fcfs"]), RunOutputs(str(other / "out"))], str(tmp_path / "r.html"))
+    empty = tmp_path / "empty"
+    shutil.copytree(Path(runs["fcfs"]).parent, empty)
+    header = (empty / "out_jobs.csv").read_text().splitlines()[0]
+    (empty / "out_jobs.csv").write_text(header + "\n")
+    result = report_cli(str(empty / "out"), "-o", str(tmp_path / "r.html"))
+    assert result.returncode != 0 and "the run has no job: nothing to report" in result.stderr
+    assert not (tmp_path / "r.html").exists()
+
+
+# ---------------------------------------------------------------------- in a browser
+def _browser_missing() -> str | None:
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed (the test extra brings it)"
+    for program in ("chromium", "chromedriver"):
+        if shutil.which(program) is None:
+            return f"{program} is not installed (apt-get install chromium chromium-driver; .ci/run does)"
+    return None
+
+
+needs_browser = pytest.mark.skipif(_browser_missing() is not None, reason=_browser_missing() or "")
+
+# The Gantt of run `index`: its figure's view, and the page position of rectangle `row`'s centre.
+LOCATE = """
+const [name, row] = arguments;
+const doc = Bokeh.documents[0];
+const renderer = doc.get_model_by_name(name);
+let plot = null;
+for (const model of doc.all_models)
+    if (model.x_range && model.renderers && model.renderers.includes(renderer)) plot = model;
+const view = [...Bokeh.index.all_views()].find(v => v.model === plot);
+const data = renderer.data_source.data;
+const box = view.el.getBoundingClientRect();
+return {rows: data.job_id.length, jobs: new Set(data.job_id).size, job: data.job_id[row],
+        x: box.left + view.frame.x_scale.compute((data.left[row] + data.right[row]) / 2),
+        y: box.top + view.frame.y_scale.compute((data.bottom[row] + data.top[row]) / 2),
+        start: plot.x_range.start, end: plot.x_range.end};
+"""
+# Text of the tooltips shown, looking into the shadow roots Bokeh draws in.
+TOOLTIPS = """
+const texts = [];
+const visit = (root) => {
+    for (const element of root.querySelectorAll('*')) {
+        if (element.classList && [...element.classList].some(c => c.includes('tooltip')) && element.innerText)
+            texts.push(element.innerText);
+        if (element.shadowRoot) visit(element.shadowRoot);
+    }
+};
+visit(document);
+return texts.join('\\n');
+"""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    options = Options()
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1300,1500",
+                     "--enable-unsafe-swiftshader"):
+        options.add_argument(argument)
+    options.binary_location = shutil.which("chromium")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    # Chromium reserves terabytes of address space: a cap left on this worker by a memory-bounded
+    # test (the fuzzers' RLIMIT_AS) would make it crash at start.
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+    try:
+        driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    yield driver
+    driver.quit()
+
+
+def open_page(browser, path: str, name: str) -> dict:
+    """Load the page; once its Gantt `name` is drawn, where it is."""
+    browser.get(Path(path).as_uri())
+    browser.get_log("browser")  # (what an earlier page left)
+    deadline = time.monotonic() + 60
+    while True:
+        ready = browser.execute_script(
+            "return !!(window.Bokeh && Bokeh.documents.length && Bokeh.documents[0].get_model_by_name(arguments[0]) "
+            "&& [...Bokeh.index.all_views()].length)", name)
+        if ready:
+            break
+        assert time.monotonic() < deadline, "the page's Gantt was not drawn within 60 s"
+        time.sleep(0.1)
+    return browser.execute_script(LOCATE, name, 0)
+
+
+def errors_of(browser) -> list[str]:
+    return [entry["message"] for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+def screenshot(browser, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    assert browser.save_screenshot(str(ARTIFACTS / name))
+
+
+@needs_browser
+@pytest.mark.parametrize("deciders", [("fcfs",), ("fcfs", "easy")])
+def test_the_page_in_a_browser(runs, tmp_path, browser, deciders):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.actions.action_builder import ActionBuilder
+    from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
+
+    path = write_report([RunOutputs(runs[d]) for d in deciders], str(tmp_path / "page.html"))
+    where = open_page(browser, path, f"{GANTT_NAME}_0")
+    jobs = RunOutputs(runs[deciders[0]]).jobs
+    # every job that ran is on the Gantt, one rectangle per contiguous host range
+    assert where["jobs"] == int(jobs["starting_time"].notna().sum()) == len(JOBS)
+    assert where["rows"] == len(RunOutputs(runs[deciders[0]]).allocation_runs()[0])
+    assert (where["start"], where["end"]) == (0.0, float(jobs["finish_time"].max()))
+    # hovering a job's rectangle shows its id
+    pointer = ActionBuilder(browser)
+    pointer.pointer_action.move_to_location(int(where["x"]), int(where["y"]))
+    pointer.perform()
+    deadline = time.monotonic() + 10
+    while not re.search(rf"job:\s*{where['job']}\s", browser.execute_script(TOOLTIPS)):
+        assert time.monotonic() < deadline, browser.execute_script(TOOLTIPS)
+        time.sleep(0.1)
+    screenshot(browser, f"report_{'_'.join(deciders)}_hover.png")
+    # the wheel zooms the time axis, and every run's figures follow
+    ActionChains(browser).scroll_from_origin(ScrollOrigin.from_viewport(int(where["x"]), int(where["y"])),
+                                             0, -300).perform()
+    deadline = time.monotonic() + 10
+    while True:
+        zoomed = browser.execute_script(LOCATE, f"{GANTT_NAME}_{len(deciders) - 1}", 0)
+        if zoomed["end"] - zoomed["start"] < where["end"] - where["start"]:
+            break
+        assert time.monotonic() < deadline, (where, zoomed)
+        time.sleep(0.1)
+    screenshot(browser, f"report_{'_'.join(deciders)}_zoomed.png")
+    assert errors_of(browser) == []
