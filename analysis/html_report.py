@@ -43,6 +43,9 @@ STATE_COLORS = {
 MACHINE_STATE_COLUMNS = [("nb_computing", "computing", "#4c9be8"), ("nb_idle", "idle", "#a6d96a"),
                          ("nb_switching_on", "switching on", "#fdae61"),
                          ("nb_switching_off", "switching off", "#f46d43"), ("nb_sleeping", "sleeping", "#bababa")]
+# Above this many rectangles, a Gantt opens on a raster of RASTER_ROWS x RASTER_COLUMNS cells.
+EXACT_RECTANGLES = 20_000
+RASTER_ROWS, RASTER_COLUMNS = 600, 1600
 SUMMARY_KEYS = ["nb_jobs", "nb_jobs_finished", "nb_jobs_success", "nb_jobs_killed", "nb_jobs_rejected", "makespan",
                 "mean_waiting_time", "max_waiting_time", "mean_bounded_slowdown", "utilization", "consumed_joules",
                 "nb_machine_switches"]
@@ -58,8 +61,11 @@ def bokeh_version() -> str:
     return bokeh.__version__
 
 
-def write_report(runs: list[RunOutputs], path: str, tau: float = DEFAULT_TAU, title: str | None = None) -> str:
-    """Write the report of `runs` to `path` (.html added if missing); the path written."""
+def write_report(runs: list[RunOutputs], path: str, tau: float = DEFAULT_TAU, title: str | None = None,
+                 exact_rectangles: int | None = None) -> str:
+    """Write the report of `runs` to `path` (.html added if missing); the path written.
+    `exact_rectangles`: above this many, a Gantt opens on its raster (EXACT_RECTANGLES)."""
+    exact_rectangles = EXACT_RECTANGLES if exact_rectangles is None else exact_rectangles
     bokeh_version()
     from bokeh.embed import file_html
     from bokeh.layouts import column
@@ -76,7 +82,7 @@ def write_report(runs: list[RunOutputs], path: str, tau: float = DEFAULT_TAU, ti
     parts: list[Any] = [Div(text=f"<h1>{_escape(title or 'joulesim report')}</h1>"), _summary_table(metrics, tau)]
     for index, run in enumerate(runs):
         parts.append(Div(text=f"<h2>{_escape(run.name)}</h2>"))
-        parts += _time_figures(run, time_range, index)
+        parts += _time_figures(run, time_range, index, exact_rectangles)
     parts.append(Div(text="<h2>Distributions</h2>"))
     parts += _distributions(runs, tau)
     if len(runs) > 1:
@@ -146,13 +152,14 @@ def _time_figure(time_range, height: int, y_label: str, tools: str = "xpan,xwhee
     return fig
 
 
-def _time_figures(run: RunOutputs, time_range, index: int) -> list[Any]:
-    return [fig for fig in (_gantt(run, time_range, f"{GANTT_NAME}_{index}"), _machine_states(run, time_range), _power(run, time_range),
+def _time_figures(run: RunOutputs, time_range, index: int, exact_rectangles: int) -> list[Any]:
+    return [fig for fig in (_gantt(run, time_range, f"{GANTT_NAME}_{index}", exact_rectangles), _machine_states(run, time_range), _power(run, time_range),
                             _queue_and_utilisation(run, time_range)) if fig is not None]
 
 
-def _gantt(run: RunOutputs, time_range, name: str):
-    from bokeh.models import ColumnDataSource, HoverTool
+def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int):
+    from bokeh.models import ColumnDataSource, CustomJS, HoverTool
+    from bokeh.transform import factor_cmap
 
     jobs = run.jobs
     rows, lows, highs = run.allocation_runs()
@@ -160,31 +167,78 @@ def _gantt(run: RunOutputs, time_range, name: str):
     finish = jobs["finish_time"].to_numpy(dtype=float)[rows]
     states = jobs["final_state"].astype(str).to_numpy()[rows]
     data = {
-        "left": start, "right": finish, "bottom": lows - 0.5, "top": highs + 0.5,
-        "job_id": jobs["job_id"].astype(str).to_numpy()[rows],
-        "submission": jobs["submission_time"].to_numpy(dtype=float)[rows], "start": start, "end": finish,
+        "left": start, "right": finish, "bottom": (lows - 0.5).astype(np.float32),
+        "top": (highs + 0.5).astype(np.float32), "job_id": jobs["job_id"].astype(str).to_numpy()[rows],
+        "submission": jobs["submission_time"].to_numpy(dtype=float)[rows],
         "waiting": jobs["waiting_time"].to_numpy(dtype=float)[rows],
-        "size": jobs["requested_number_of_resources"].to_numpy()[rows].astype(np.int64),
-        "state": states, "color": [STATE_COLORS.get(state, "#7f7f7f") for state in states],
+        "size": jobs["requested_number_of_resources"].to_numpy()[rows].astype(np.int32), "state": states,
     }
-    tooltips = [("job", "@job_id"), ("submitted", "@submission{0.[000]}"), ("start", "@start{0.[000]}"),
-                ("end", "@end{0.[000]}"), ("waiting", "@waiting{0.[000]} s"), ("size", "@size"), ("state", "@state")]
+    tooltips = [("job", "@job_id"), ("submitted", "@submission{0.[000]}"), ("start", "@left{0.[000]}"),
+                ("end", "@right{0.[000]}"), ("waiting", "@waiting{0.[000]} s"), ("size", "@size"), ("state", "@state")]
     if "consumed_energy" in jobs.columns:
         data["energy"] = pd.to_numeric(jobs["consumed_energy"], errors="coerce").to_numpy(dtype=float)[rows]
         tooltips.append(("energy", "@energy{0.[00]} J"))
     nb_machines = run.nb_machines
+    top = max(nb_machines, int(highs.max(initial=0)) + 1)
     fig = _time_figure(time_range, max(280, min(640, 40 + 12 * nb_machines)), "machine")
-    fig.y_range.start, fig.y_range.end = -0.5, max(nb_machines, int(highs.max(initial=0)) + 1) - 0.5
+    fig.y_range.start, fig.y_range.end = -0.5, top - 0.5
+    factors = sorted(set(states.tolist()))
     renderer = fig.quad(source=ColumnDataSource(data), left="left", right="right", bottom="bottom", top="top",
-                        fill_color="color", line_color="white" if len(jobs) <= 2000 else None, line_width=0.5,
-                        legend_field="state", name=name)
+                        fill_color=factor_cmap("state", [STATE_COLORS.get(f, "#7f7f7f") for f in factors], factors),
+                        line_color="white" if rows.size <= 2000 else None, line_width=0.5, legend_field="state",
+                        name=name)
     fig.add_tools(HoverTool(renderers=[renderer], tooltips=tooltips))
     fig.legend.orientation = "horizontal"
     fig.add_layout(fig.legend[0], "above")  # (not over the jobs)
     if nb_machines <= 32:
         fig.yaxis.ticker = list(range(nb_machines))
     fig.title.text = f"jobs on machines ({len(jobs):,} jobs)"
+    if rows.size > exact_rectangles:
+        # Level of detail: zoomed out, a raster of how busy the machines are; zoomed in to a
+        # time span holding about `exact_rectangles` rectangles on average, the rectangles.
+        span = time_range.end - time_range.start
+        detail = span * exact_rectangles / rows.size
+        busy = _busy_raster(start, finish, lows, highs, span, top)
+        raster = fig.image(image=[busy], x=0.0, y=-0.5, dw=span, dh=top, color_mapper=_busy_mapper(),
+                           level="image", name=f"{name}_raster")
+        raster.visible = True
+        renderer.visible = False
+        toggle = CustomJS(args={"exact": renderer, "raster": raster, "range": time_range, "detail": detail},
+                          code="exact.visible = range.end - range.start <= detail; raster.visible = !exact.visible;")
+        time_range.js_on_change("start", toggle)
+        time_range.js_on_change("end", toggle)
+        fig.title.text += (f": how busy the machines are (darker: busier); zoom in to under {detail:,.0f} s for "
+                           "each job")
     return fig
+
+
+def _busy_mapper():
+    from bokeh.models import LinearColorMapper
+    from bokeh.palettes import Blues256
+
+    return LinearColorMapper(palette=list(reversed(Blues256)), low=0.0, high=1.0, nan_color="rgba(0,0,0,0)")
+
+
+def _busy_raster(start: np.ndarray, finish: np.ndarray, lows: np.ndarray, highs: np.ndarray, span: float,
+                 machines: int) -> np.ndarray:
+    """(RASTER_ROWS, RASTER_COLUMNS) at most: the fraction of each cell's machine-time that jobs
+    used, each job's host range spread evenly over the rows it touches (exact when it fills
+    them), its time over whole columns."""
+    height = min(machines, RASTER_ROWS)
+    per_row = machines / height
+    column = span / RASTER_COLUMNS
+    first_column = np.clip(np.floor(start / column), 0, RASTER_COLUMNS - 1).astype(np.int64)
+    end_column = np.clip(np.ceil(finish / column), first_column + 1, RASTER_COLUMNS).astype(np.int64)
+    first_row = np.minimum((lows / per_row).astype(np.int64), height - 1)
+    end_row = np.minimum((highs / per_row).astype(np.int64) + 1, height)
+    weight = (highs - lows + 1) / ((end_row - first_row) * per_row)
+    corners = np.zeros((height + 1, RASTER_COLUMNS + 1))
+    np.add.at(corners, (first_row, first_column), weight)
+    np.add.at(corners, (first_row, end_column), -weight)
+    np.add.at(corners, (end_row, first_column), -weight)
+    np.add.at(corners, (end_row, end_column), weight)
+    busy = corners.cumsum(axis=0).cumsum(axis=1)[:height, :RASTER_COLUMNS]
+    return np.where(busy > 1e-9, np.minimum(busy, 1.0), np.nan).astype(np.float32)
 
 
 def _machine_states(run: RunOutputs, time_range):

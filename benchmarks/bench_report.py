@@ -5,8 +5,8 @@ with a message when ../shared is absent), converted by `joulesim workload from-s
 --jobs jobs run by EASY in-process on a JSON platform of the trace's 93,312 hosts (as
 BENCHMARKS.md's memory measurement does). Then: the report's build time and size; in headless
 Chromium (Debian's chromium and chromium-driver, through selenium) the time from loading the
-file to the first drawn frame of every figure, and a wheel zoom on the Gantt until the next
-frame is drawn.
+file to the first drawn frame of every figure, and zooms of the shared time axis (each to a
+fraction of the previous view, as the zoom tools set it) until the next frame is drawn.
 
     python benchmarks/bench_report.py [--jobs 312807]
 """
@@ -30,15 +30,18 @@ const done = arguments[arguments.length - 1];
 if (!(window.Bokeh && Bokeh.documents.length && [...Bokeh.index.all_views()].length)) { done(false); return; }
 requestAnimationFrame(() => requestAnimationFrame(() => done(true)));
 """
-RANGE = """
+# Zoom the shared time axis to a fraction of what it shows (as the zoom tools do: a new start
+# and end), then wait for two frames.
+ZOOM = """
+const done = arguments[arguments.length - 1];
 const doc = Bokeh.documents[0];
 const renderer = doc.get_model_by_name('gantt_jobs_0');
 for (const model of doc.all_models)
     if (model.x_range && model.renderers && model.renderers.includes(renderer)) {
-        const view = [...Bokeh.index.all_views()].find(v => v.model === model);
-        const box = view.el.getBoundingClientRect();
-        return [model.x_range.start, model.x_range.end, box.left + box.width / 2, box.top + box.height / 2];
+        const range = model.x_range, middle = (range.start + range.end) / 2, half = (range.end - range.start) / 2;
+        range.setv({start: middle - half * arguments[0], end: middle + half * arguments[0]});
     }
+requestAnimationFrame(() => requestAnimationFrame(() => done(renderer.visible)));
 """
 
 
@@ -78,8 +81,6 @@ def browse(page: str) -> None:
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.common.action_chains import ActionChains
-    from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
 
     options = Options()
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1300,1500",
@@ -95,14 +96,11 @@ def browse(page: str) -> None:
         while not driver.execute_async_script(DRAWN):
             time.sleep(0.05)
         print(f"browser: first frame {time.perf_counter() - start:.1f} s after the load began")
-        before = driver.execute_script(RANGE)
-        start = time.perf_counter()
-        ActionChains(driver).scroll_from_origin(ScrollOrigin.from_viewport(int(before[2]), int(before[3])),
-                                                0, -400).perform()
-        while driver.execute_script(RANGE)[:2] == before[:2]:
-            time.sleep(0.01)
-        driver.execute_async_script(DRAWN)
-        print(f"browser: a wheel zoom drawn in {time.perf_counter() - start:.2f} s")
+        for factor in (0.5, 0.1, 0.01, 0.001):
+            start = time.perf_counter()
+            exact = driver.execute_async_script(ZOOM, factor)
+            print(f"browser: zoom to {factor:g} of the view drawn in {time.perf_counter() - start:.2f} s "
+                  f"({'rectangles' if exact else 'raster'})")
     finally:
         driver.quit()
 

@@ -21,7 +21,9 @@ from pathlib import Path
 import pytest
 
 import joulesim
-from joulesim.analysis.html_report import DIFFERENCE_NAME, GANTT_NAME, write_report
+import numpy as np
+
+from joulesim.analysis.html_report import DIFFERENCE_NAME, GANTT_NAME, _busy_raster, write_report
 from joulesim.analysis.run_outputs import AnalysisError, RunOutputs
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
@@ -82,6 +84,20 @@ def test_several_runs_compare_their_starts(runs, tmp_path):
             f"{int((delta == 0).sum())} at the same time")
     assert line in html
     assert (delta != 0).any()  # backfilling moved some job, or the comparison shows nothing
+
+
+def test_the_raster_of_a_large_gantt_by_hand():
+    """4 machines over 10 s in 1,600 columns: a job on machines 0-1 over [0, 5) fills half the
+    columns of rows 0 and 1. With 1,200 machines, a row holds 2: a job on machine 0 alone
+    makes its row half busy; one on machines 3-6 fills rows 2 (3 of 1), 3 (5-6) and half of 1."""
+    busy = _busy_raster(np.array([0.0]), np.array([5.0]), np.array([0]), np.array([1]), 10.0, 4)
+    assert busy.shape == (4, 1600)
+    assert (busy[:2, :800] == 1.0).all() and np.isnan(busy[:2, 800:]).all() and np.isnan(busy[2:]).all()
+    busy = _busy_raster(np.array([0.0, 0.0]), np.array([10.0, 10.0]), np.array([0, 3]), np.array([0, 6]), 10.0,
+                        1200)
+    assert busy.shape == (600, 1600)
+    # machines 3-6 touch rows 1-3: 4 machines spread over 3 rows of 2: 2/3 each
+    assert np.allclose(busy[:4, 0], [0.5, 2 / 3, 2 / 3, 2 / 3]) and np.isnan(busy[4:, 0]).all()
 
 
 def _umask() -> int:
@@ -225,6 +241,31 @@ def errors_of(browser) -> list[str]:
 def screenshot(browser, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     assert browser.save_screenshot(str(ARTIFACTS / name))
+
+
+@needs_browser
+def test_a_large_gantt_opens_on_its_raster_and_shows_the_jobs_zoomed_in(runs, tmp_path, browser):
+    """The level of detail, with the threshold brought down to 2 rectangles: zoomed out the
+    raster, zoomed in (under a third of the run) the rectangles."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
+
+    path = write_report([RunOutputs(runs["fcfs"])], str(tmp_path / "lod.html"), exact_rectangles=2)
+    where = open_page(browser, path, f"{GANTT_NAME}_0")
+    visible = ("return [Bokeh.documents[0].get_model_by_name(arguments[0]).visible, "
+               "Bokeh.documents[0].get_model_by_name(arguments[0] + '_raster').visible]")
+    assert browser.execute_script(visible, f"{GANTT_NAME}_0") == [False, True]
+    screenshot(browser, "report_lod_raster.png")
+    deadline = time.monotonic() + 20
+    while browser.execute_script(visible, f"{GANTT_NAME}_0") != [True, False]:
+        ActionChains(browser).scroll_from_origin(ScrollOrigin.from_viewport(int(where["x"]), int(where["y"])),
+                                                 0, -300).perform()
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    zoomed = browser.execute_script(LOCATE, f"{GANTT_NAME}_0", 0)
+    assert zoomed["end"] - zoomed["start"] <= (where["end"] - where["start"]) * 2 / where["rows"] * 1.000001
+    screenshot(browser, "report_lod_exact.png")
+    assert errors_of(browser) == []
 
 
 @needs_browser
