@@ -76,6 +76,9 @@ def write_report(runs: list[RunOutputs], path: str, tau: float = DEFAULT_TAU, ti
         raise AnalysisError("no run to report")
     if not path.lower().endswith((".html", ".htm")):
         path += ".html"
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory) or not os.access(directory, os.W_OK):
+        raise AnalysisError(f"{path}: the folder {directory} does not exist or is not writable")
     _check_runs(runs)
     metrics = [compute_metrics(run, tau) for run in runs]
     time_range = _time_range(runs)
@@ -89,9 +92,6 @@ def write_report(runs: list[RunOutputs], path: str, tau: float = DEFAULT_TAU, ti
         parts.append(Div(text=f"<h2>Start times against {_escape(runs[0].name)}</h2>"))
         parts.append(_start_differences(runs))
     html = file_html(column(*parts, sizing_mode="stretch_width"), INLINE, title or "joulesim report")
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise AnalysisError(f"{path}: the folder {directory} does not exist")
     handle, temporary = tempfile.mkstemp(prefix=".report-", suffix=".html", dir=directory)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as file:

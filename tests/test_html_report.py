@@ -122,6 +122,14 @@ def test_a_missing_file_is_one_line_and_no_page(runs, tmp_path):
     assert not (tmp_path / "r.html").exists() and not list(tmp_path.glob(".report-*"))
 
 
+def test_an_output_folder_that_does_not_exist_is_refused_before_the_work(runs, tmp_path, monkeypatch):
+    from joulesim.analysis import html_report
+
+    monkeypatch.setattr(html_report, "_check_runs", lambda runs: pytest.fail("read the runs first"))
+    with pytest.raises(AnalysisError, match="the folder .*missing does not exist or is not writable"):
+        write_report([RunOutputs(runs["fcfs"])], str(tmp_path / "missing" / "r.html"))
+
+
 def test_a_truncated_file_is_named(runs, tmp_path):
     broken = tmp_path / "broken"
     shutil.copytree(Path(runs["fcfs"]).parent, broken)
