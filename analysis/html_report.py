@@ -157,8 +157,9 @@ def _time_figure(time_range, height: int, y_label: str, tools: str = "xpan,xwhee
 
 
 def _time_figures(run: RunOutputs, time_range, index: int, exact_rectangles: int) -> list[Any]:
-    return [fig for fig in (_gantt(run, time_range, f"{GANTT_NAME}_{index}", exact_rectangles), _machine_states(run, time_range), _power(run, time_range),
-                            _queue_and_utilisation(run, time_range)) if fig is not None]
+    figures = (_gantt(run, time_range, f"{GANTT_NAME}_{index}", exact_rectangles), _machine_states(run, time_range),
+               _power(run, time_range), _queue_and_utilisation(run, time_range))
+    return [fig for fig in figures if fig is not None]
 
 
 def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int):
@@ -205,7 +206,6 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int):
         busy = _busy_raster(start, finish, lows, highs, span, top)
         raster = fig.image(image=[busy], x=0.0, y=-0.5, dw=span, dh=top, color_mapper=_busy_mapper(),
                            level="image", name=f"{name}_raster")
-        raster.visible = True
         renderer.visible = False
         toggle = CustomJS(args={"exact": renderer, "raster": raster, "range": time_range, "detail": detail},
                           code="exact.visible = range.end - range.start <= detail; raster.visible = !exact.visible;")
@@ -250,15 +250,12 @@ def _machine_states(run: RunOutputs, time_range):
 
     states = run.machine_states.sort_values("time", kind="stable")
     times = states["time"].to_numpy(dtype=float)
-    end = time_range.end
-    # Each row holds until the next: a step drawn with explicit corners.
-    xs = np.repeat(np.append(times, max(end, times[-1] if times.size else end)), 2)[1:-1]
     fig = _time_figure(time_range, 200, "machines")
     fig.title.text = "machine states"
-    data = {"time": xs}
+    data: dict[str, np.ndarray] = {}
     names = []
-    for column, label, _ in MACHINE_STATE_COLUMNS:
-        data[label] = np.repeat(states[column].to_numpy(dtype=float), 2)
+    for column, label, _ in MACHINE_STATE_COLUMNS:  # each row holds until the next, the last to the end
+        data["time"], data[label] = _step_corners(times, states[column].to_numpy(dtype=float), time_range.end)
         names.append(label)
     fig.varea_stack(names, x="time", color=[color for _, _, color in MACHINE_STATE_COLUMNS],
                     legend_label=names, source=ColumnDataSource(data))
@@ -294,12 +291,13 @@ def _power(run: RunOutputs, time_range):
     return fig
 
 
-def _step_corners(times: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A step function (each value holds from its time to the next) as a line through its
-    corners: Bokeh's line draws a million points far faster than its step glyph does."""
-    xs = np.repeat(times, 2)[1:]
-    ys = np.repeat(values, 2)[:-1]
-    return xs, ys
+def _step_corners(times: np.ndarray, values: np.ndarray, until: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """A step function (each value holds from its time to the next; the last one `until`, if
+    given and later) as a line through its corners: Bokeh's line draws a million points far
+    faster than its step glyph does."""
+    if until is not None and times.size and until > times[-1]:
+        return np.repeat(np.append(times, until), 2)[1:-1], np.repeat(values, 2)
+    return np.repeat(times, 2)[1:], np.repeat(values, 2)[:-1]
 
 
 def _queue_and_utilisation(run: RunOutputs, time_range):
@@ -322,7 +320,8 @@ def _queue_and_utilisation(run: RunOutputs, time_range):
     machines = max(run.nb_machines, 1)
     fig.extra_y_ranges = {"utilisation": Range1d(0.0, 1.05)}
     fig.add_layout(LinearAxis(y_range_name="utilisation", axis_label="utilisation"), "right")
-    xs, ys = _step_corners(states["time"].to_numpy(dtype=float), states["nb_computing"].to_numpy(dtype=float) / machines)
+    xs, ys = _step_corners(states["time"].to_numpy(dtype=float),
+                           states["nb_computing"].to_numpy(dtype=float) / machines)
     fig.line(xs, ys, y_range_name="utilisation", color="#17becf", legend_label="utilisation")
     fig.legend.location = "top_left"
     return fig

@@ -371,7 +371,8 @@ class ParallelTaskRunner:
         now = self._now()
         table = self.table
         slots = table.finished(now + _DONE_S)
-        launched_by = table.batch_job[slots].tolist()  # a launched activity's job, -1 for the runner's objects
+        launched = table.batch_job[slots]  # a launched activity's job, -1 for the runner's objects
+        launched_by = launched.tolist()
         tokens = table.token[slots].tolist()
         # (job, then) of each; then None for a launched activity (its model takes its token)
         ended: list[tuple[_RunningJob, Callable[[], None] | None]] = []
@@ -383,7 +384,7 @@ class ParallelTaskRunner:
             ended.append((activity.job, activity.then))
             activity.job.activities.remove(activity)
             self._end(activity, completed=True)
-        table.release_many(slots[table.batch_job[slots] >= 0])
+        table.release_many(slots[launched >= 0])
         if self._dynamic_power_changed is not None:
             for job in {id(job): job for job, _ in ended}.values():
                 self._report_power(job)
