@@ -17,6 +17,11 @@ The actors here do what Batsim's do, in the same order of simcalls:
 - one actor per other timed happening of the simulation (CALL_ME_LATER's waiter, machine
   switches, external events, ...): it sleeps until its time, then reports what happened.
 
+Jobs that share the platform (parallel tasks, I/O, SMPI replays...) run on the network runner,
+which the kernel treats as a model (RunnerModel): its events are handled by maestro at the
+step they are due, and what they emit (a job's end) goes to the server from an actor, as a
+job's actor reports.
+
 The Simulation keeps the job life cycle, the checks and the outputs; this module only decides
 when each of its happenings takes place and which message carries each event.
 """
@@ -30,7 +35,7 @@ from joulesim.protocol.errors import JoulesimError
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
 from joulesim.simulator.engine.decisions import DecisionContext
 from joulesim.simulator.engine.ipc_routes import MASTER, IpcRoutes
-from joulesim.simulator.engine.simgrid_kernel import Actor, Kernel
+from joulesim.simulator.engine.simgrid_kernel import Actor, Kernel, Model
 from joulesim.simulator.workload.job_record import RUNNING, SUBMITTED
 
 if TYPE_CHECKING:
@@ -58,6 +63,7 @@ class BatsimActors:
         self._spawned: list[Actor] = []
         self._on_arrival: list[Callable[[], None]] = []  # what the server does on taking the next report
         self._server: Actor | None = None
+        self._in_model = False  # simulation code runs for the runner's model (reports go by an actor)
         self._job_actor: dict[int, Actor] = {}  # id(record) -> the actor sleeping its duration
 
     def _clock_moved(self, now: float) -> None:
@@ -75,6 +81,8 @@ class BatsimActors:
         # External events (their own actors) and the NOTIFYs due at the start, after the first call.
         self._initial_events = self._capture(lambda _: sim.start_event_sources(with_workloads=False), None)
         self._server = self.kernel.start(self._serve(), MASTER, SERVER)
+        if sim.runner is not None:
+            self.kernel.model = RunnerModel(self, sim.runner)
         self.kernel.run(MAX_SIMULATED_TIME, self._beyond_time_range)
         if not self.end_ack:
             raise JoulesimError(sim._stuck_reason())
@@ -91,7 +99,7 @@ class BatsimActors:
     def away_from_server(self) -> bool:
         """Whether simulation code runs in an actor that reports to the server (not the server)."""
         current = self.kernel.current
-        return current is not None and current is not self._server
+        return self._in_model or (current is not None and current is not self._server)
 
     def when_server_takes(self, action: Callable[[], None]) -> None:
         """Do `action` when the server takes the running actor's report (e.g. write a job's row)."""
@@ -315,7 +323,32 @@ class BatsimActors:
             self.live += 1  # until the server takes it
             yield from self._put(("events", events, on_arrival))
 
+    def runner_events(self, process: Callable[[float], None], now: float) -> None:
+        """The network runner's events due now (handled by maestro); what they emit goes to the
+        server from an actor of its own on the master host, as a timer's report does."""
+        self._in_model = True
+        try:
+            events = self._capture(process, now)
+        finally:
+            self._in_model = False
+        on_arrival, self._on_arrival = self._on_arrival, []
+        if events or on_arrival:
+            self.live += 1  # until the server takes it
+            self.kernel.start(self._put(("events", events, on_arrival)), MASTER, "runner_report")
+
     def _beyond_time_range(self, when: float) -> Exception:
         return JoulesimError(f"at t={self.kernel.now:g} the next event is due at t={when:g}: {TIME_RANGE_TEXT}; "
                              "shorten the workload's times (submission times, walltimes, delays) or the decider's "
                              "requested calls")
+
+
+class RunnerModel(Model):
+    """The network runner as the kernel's model."""
+
+    def __init__(self, actors: BatsimActors, runner: Any):
+        self.actors = actors
+        self.next_event = runner.next_event  # (bound once: the kernel asks at every step)
+        self._process = runner.process
+
+    def process(self, now: float) -> None:
+        self.actors.runner_events(self._process, now)

@@ -19,6 +19,9 @@ src/kernel/activity/CommImpl.cpp, src/kernel/resource/Model.cpp):
   they started waiting.
 - A send and a receive on one mailbox match in posting order; the transfer starts once both
   are there. `Mailbox::empty()` looks at the queue of unmatched posts.
+- The network runner (jobs' parallel tasks) is a model of its own, as SimGrid's host and network
+  models are: a step is no longer than the time to its next event, and its events of a step are
+  handled (by maestro) before the actors whose actions ended are woken.
 
 The arithmetic is the same IEEE double arithmetic, in the same order, so the clock values are
 SimGrid's to the last bit (for what is modelled here: sleeps, and messages alone on their
@@ -27,6 +30,7 @@ links). Actors are Python generators that yield simcalls.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections import deque
 from typing import Any, Callable, Generator
@@ -118,6 +122,18 @@ class Mailbox:
         return None
 
 
+class Model:
+    """A model with a calendar of its own (the network runner, through Batsim's actors)."""
+
+    def next_event(self) -> float:
+        """When its next event is due (inf: none)."""
+        raise NotImplementedError
+
+    def process(self, now: float) -> None:
+        """Handle its events due by `now`."""
+        raise NotImplementedError
+
+
 class Kernel:
     """The clock, the started actions, the actors and the mailboxes."""
 
@@ -134,6 +150,7 @@ class Kernel:
         self.mailboxes: dict[str, Mailbox] = {}
         self.current: Actor | None = None  # the actor running now (None: maestro)
         self._stopped = False
+        self.model: Model | None = None
 
     # ------------------------------------------------------------------ actors
     def start(self, code: ActorCode, host: Any, name: str) -> Actor:
@@ -169,7 +186,8 @@ class Kernel:
                         handle(actor)
             if self._stopped:
                 return
-            if len(self._daemon_sleeps) == len(self._sleeps) + len(self._comms):  # SimGrid kills daemons left alone
+            if len(self._daemon_sleeps) == len(self._sleeps) + len(self._comms) and (
+                    self.model is None or self.model.next_event() == math.inf):  # SimGrid kills daemons left alone
                 return
             self._step(time_limit, beyond_limit)
 
@@ -261,11 +279,15 @@ class Kernel:
                     delta = value
             if comm.latency > 0 and (delta < 0 or comm.latency < delta):
                 delta = comm.latency
+        model_time = math.inf if self.model is None else self.model.next_event()
+        model_due = model_time < math.inf and (delta < 0 or model_time - self.now <= delta)
+        if model_due:  # the clock goes to the model's event exactly
+            delta = max(model_time - self.now, 0.0)
         if delta < 0:  # only actions that never end: nothing can happen any more
             raise beyond_limit(float("inf"))
         if self.now + delta >= time_limit:
             raise beyond_limit(self.now + delta)
-        self.now += delta
+        self.now = max(model_time, self.now) if model_due else self.now + delta
         self._on_time(self.now)
         ended_sleeps: list[int] = []
         for key, sleep in sleeps.items():  # HostL07Model::update_actions_state
@@ -299,6 +321,8 @@ class Kernel:
                     comm.remains = 0.0
             if comm.remains <= 0 and comm.active:
                 ended_comms.append(key)
+        if model_due:
+            self.model.process(self.now)
         # handle_ended_actions: in the order they ended, i.e. of their creation
         if ended_comms and ended_sleeps:
             ended = sorted(ended_sleeps + ended_comms)

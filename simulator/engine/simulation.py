@@ -13,6 +13,7 @@ This core knows no scheduling policy: it only applies decisions and checks them.
 from __future__ import annotations
 
 import io
+import math
 import sys
 import time
 from dataclasses import dataclass, field
@@ -120,6 +121,8 @@ class Simulation(EventSources, JobLifecycle):
         self.pstate_out: PstateChangesOutput | None = None
         # Parallel tasks share CPUs and links when the platform describes a network.
         self.runner: ParallelTaskRunner | None = None
+        self._runner_wake_at = math.inf  # the network runner's calendar entry (without Batsim's actors)
+        self._runner_wakes = 0
 
         self.profiles: dict[str, dict[str, dict[str, Any]]] = {}
         self._workloads_by_name = {w.name: w for w in config.workloads}
@@ -197,6 +200,21 @@ class Simulation(EventSources, JobLifecycle):
             return
         heappush(self._queue, (when, NORMAL, next(self._event_ids), CalendarEntry(callback, value)))
 
+    def _wake_runner_then(self) -> None:
+        """One calendar entry for the network runner's next event (a later entry replaces it)."""
+        when = self.runner.next_event()
+        if when == self._runner_wake_at:
+            return
+        self._runner_wake_at = when
+        self._runner_wakes += 1
+        if when < math.inf:
+            heappush(self._queue, (when, NORMAL, next(self._event_ids), CalendarEntry(self._wake_runner, self._runner_wakes)))
+
+    def _wake_runner(self, wake: int) -> None:
+        if wake == self._runner_wakes:  # (not replaced since)
+            self._runner_wake_at = math.inf
+            self.runner.process(self.env._now)
+
     def _schedule_tariff_change(self, cluster: int, now: float) -> None:
         assert self.cost_plan is not None
         when = self.cost_plan.tariffs[cluster].next_change(now)
@@ -261,10 +279,12 @@ class Simulation(EventSources, JobLifecycle):
                 network = FreeNetwork()
             energy = self.energy
             self.runner = ParallelTaskRunner(
-                network, self.nb_hosts, self.host_speed, [h.cores for h in self.hosts], self.at, lambda: self.env._now, self._tasks_done,
+                network, self.nb_hosts, self.host_speed, [h.cores for h in self.hosts], lambda: self.env._now, self._tasks_done,
                 (lambda record, watts: energy.set_dynamic_power(self.env._now, record, watts)) if energy else None,
                 (lambda host: self.hosts[host].wattage_per_state[self.host_pstate[host]]) if energy else None,
                 self._profile_traces)
+            if self.actors is None:  # (Batsim's kernel asks the runner for its next event itself)
+                self.runner.calendar_changed = self._wake_runner_then
         if self.config.progress:
             from joulesim.console.progress_bar import progress_bar
             total = sum(len(w.jobs) for w in self.config.workloads)

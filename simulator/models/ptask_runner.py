@@ -15,8 +15,11 @@ E = (E[0], E[1], ...):
   it in flop/s or bytes/s.
 
 Rates are re-solved whenever an activity joins or leaves the sharing; activities started by
-the callbacks of one instant join in one re-solve. One calendar entry stands for the next
-completion; a re-solve makes the previous one stale (generation counter). A host's load, for
+the callbacks of one instant join in one re-solve. The runner keeps its own calendar, as a
+SimGrid model does: the next completion (from the last re-solve) and the instants latencies end
+at. The simulation's event loop asks it for its next event (`next_event`) and has it handle
+every event due at a time (`process`): with Batsim's actors the SimGrid-like kernel counts it
+among its actions when it chooses its next step, instead of an actor per timer. A host's load, for
 energy, is its flops x rate / its speed (the cursor's CPU share); a job's dynamic power is the
 sum over its running activities. The cursors, rates and elements live in an ActivityTable
 (arrays, stepped by compiled code when numba is there); the objects here keep what the job
@@ -28,6 +31,7 @@ their completions go back to the model as tokens.
 
 from __future__ import annotations
 
+import heapq
 import math
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
@@ -79,8 +83,8 @@ class _Activity:
 
 
 class _LatencyGroup:
-    """The activities whose latency ends at `when` (one timer): the runner's objects, and
-    launched ones as arrays of (slot, key)."""
+    """The activities whose latency ends at `when`: the runner's objects, and launched ones as
+    arrays of (slot, key)."""
 
     __slots__ = ("when", "activities", "launched")
 
@@ -123,7 +127,6 @@ class _RunningJob:
             del runner.jobs[id(self.record)]
             runner._forget_if_idle(self)
             runner._job_done(self.record)
-            runner._latency_group = None  # the simulation may have set timers of its own
 
     def cancel(self, activity: _Activity) -> None:
         if activity.over:
@@ -177,7 +180,7 @@ class _RunningJob:
 
 class ParallelTaskRunner:
     def __init__(self, network: "NetworkTopology", nb_hosts: int, host_speed: list[float], host_cores: list[int],
-                 at: Callable[[float, Callable[[Any], None], Any], None], now: Callable[[], float],
+                 now: Callable[[], float],
                  job_done: Callable[["JobRecord"], None],
                  dynamic_power_changed: Callable[["JobRecord", float], None] | None,
                  wattages: Callable[[int], tuple[float, float]] | None,
@@ -187,7 +190,6 @@ class ParallelTaskRunner:
         self.host_speed = host_speed  # the simulation's list: current speeds (of one core)
         self.host_cores = host_cores
         self._multicore = any(cores > 1 for cores in host_cores)
-        self._at = at
         self._now = now
         self._job_done = job_done  # called when a job's model finishes it
         self._dynamic_power_changed = dynamic_power_changed  # None without energy
@@ -208,29 +210,31 @@ class ParallelTaskRunner:
         self.resolves = 0  # re-solves so far (benchmarks count them)
         self._jobs_started = 0
         self._launches = 0
-        self._generation = 0
         self._dirty = False  # an activity joined the sharing since the last re-solve
         self._advanced_to = -1.0  # the time every sharing cursor was last moved to
-        self._deferred_at = -1.0  # the instant a re-solve is due at, for activities past their latency
-        # The latest latency timer while no other timer was set since: activities launched one
-        # after the other whose latencies end at one instant share it.
-        self._latency_group: _LatencyGroup | None = None
+        # The runner's calendar: the earliest predicted end (set by each re-solve), and the
+        # instants latencies end at (a heap), each with its group of activities.
+        self._next_completion = math.inf
+        self._latency_ends: list[float] = []
+        self._latency_groups: dict[float, _LatencyGroup] = {}
+        # Told after the calendar may have changed (start, kill, process): an event loop that
+        # needs a wake-up entry (the simpy calendar) sets it; Batsim's kernel asks instead.
+        self.calendar_changed: Callable[[], None] | None = None
 
     # ------------------------------------------------------------------ jobs
     def start(self, record: "JobRecord", executors: list[int], storages: dict[str, int] | None = None) -> None:
         """Start a job on its executors' hosts; `storages` maps its profile's storage labels
         to host ids (storage hosts come after the compute hosts)."""
-        self._latency_group = None
         self._jobs_started += 1
         job = _RunningJob(self, record, executors, self._jobs_started)
         self.jobs[id(record)] = job
         job.model = job_model_for(record, storages or {}, self._traces_of, self.host_cores)
         job.model.start(job)
         self._resolve_if_dirty()
+        self._tell_calendar()
 
     def kill(self, record: "JobRecord") -> dict[str, Any]:
         """Stop the job now; its Batsim `job_progress` entry."""
-        self._latency_group = None
         self._advance()
         job = self.jobs.pop(id(record))
         progress = job.model.progress()
@@ -241,29 +245,56 @@ class ParallelTaskRunner:
         job.activities = []
         if was_sharing:
             self._resolve()
+        self._tell_calendar()
         return progress
 
+    # ------------------------------------------------------------------ the runner's calendar
+    def next_event(self) -> float:
+        """When the runner's next event is due (inf: none): a completion or a latency's end."""
+        if self._latency_ends and self._latency_ends[0] < self._next_completion:
+            return self._latency_ends[0]
+        return self._next_completion
+
+    def process(self, now: float) -> None:
+        """Handle every event due by `now` (the simulation's clock is there): latencies that
+        end (their activities join the sharing), then completions, then one re-solve for all,
+        again until the next event is later (a re-solve may predict an end at `now`)."""
+        ends = self._latency_ends
+        while True:
+            while ends and ends[0] <= now:
+                self._latency_over_all(self._latency_groups.pop(heapq.heappop(ends)))
+            if self._next_completion <= now:
+                self._completions()  # (re-solves)
+            else:
+                self._resolve_if_dirty()
+            if self.next_event() > now:
+                break
+        self._tell_calendar()
+
+    def busy(self) -> bool:
+        """Whether an event is still to come (a finished job's activities run on to their end)."""
+        return self.next_event() < math.inf
+
+    def _tell_calendar(self) -> None:
+        if self.calendar_changed is not None:
+            self.calendar_changed()
+
     def _latency_timer(self, when: float, activity: _Activity) -> None:
-        """Call _latency_over(activity) at `when`. One timer serves consecutive launches ending
-        their latency at one instant: their timers would have had consecutive keys, so ended in
-        one step and run one after the other in one sub-round, as the group's callbacks do (and
-        only the first of an instant schedules anything: the deferred re-solve)."""
+        """_latency_over(activity) at `when`, with every other activity whose latency ends then."""
         self._latency_group_at(when).activities.append(activity)
 
     def _latency_group_at(self, when: float) -> "_LatencyGroup":
-        group = self._latency_group
-        if group is None or group.when != when:
-            group = _LatencyGroup(when)
-            self._at(when, self._latency_over_all, group)
-            self._latency_group = group
+        group = self._latency_groups.get(when)
+        if group is None:
+            group = self._latency_groups[when] = _LatencyGroup(when)
+            heapq.heappush(self._latency_ends, when)
         return group
 
     def _latency_over_all(self, group: "_LatencyGroup") -> None:
-        self._latency_group = None
+        # (joins go by key: the order of the activities within the group changes nothing)
         for activity in group.activities:
             self._latency_over(activity)
         if group.launched:
-            # (joins go by key, so their order within the group changes nothing)
             entries = group.launched[0] if len(group.launched) == 1 else np.concatenate(group.launched)
             table = self.table
             table.size, joined, self._advanced_to = kernel.join_launched(
@@ -271,12 +302,6 @@ class ParallelTaskRunner:
                 table.period, self._now(), self._advanced_to)
             if joined:
                 self._dirty = True
-                self._defer_resolve()
-
-    def _schedule(self, when: float, callback: Callable[[Any], None], value: Any) -> None:
-        """A timer of the runner's own (not a latency's): it ends the latency group."""
-        self._latency_group = None
-        self._at(when, callback, value)
 
     def _latency_over(self, activity: _Activity) -> None:
         if activity.over:
@@ -284,20 +309,6 @@ class ParallelTaskRunner:
         self._advance()
         self._join(activity)
         self._dirty = True
-        self._defer_resolve()
-
-    def _defer_resolve(self) -> None:
-        # Activities posted together end their latency together (an MPI rank's isends, a
-        # collective's messages): one re-solve at the end of the instant serves them all.
-        now = self._now()
-        if self._deferred_at != now:
-            self._deferred_at = now
-            self._schedule(now, self._deferred_resolve, None)
-
-    def _deferred_resolve(self, _: Any) -> None:
-        self._latency_group = None
-        self._deferred_at = -1.0
-        self._resolve_if_dirty()
 
     # ------------------------------------------------------------------ sharing
     def _join(self, activity: _Activity) -> None:
@@ -337,10 +348,10 @@ class ParallelTaskRunner:
             self._resolve()
 
     def _resolve(self) -> None:
-        """New rates for every progressing activity; one calendar entry for the next completion."""
+        """New rates for every progressing activity, and the next completion."""
         self._dirty = False
-        self._generation += 1
         table = self.table
+        self._next_completion = math.inf
         if table.size == 0:
             return
         self.resolves += 1
@@ -359,14 +370,11 @@ class ParallelTaskRunner:
                         (job.sequence in self._by_sequence and changed[self._launched_sharing(job)].any()):
                     self._report_power(job)
         if next_end < math.inf:
-            self._schedule(max(next_end, now), self._completions, self._generation)
+            self._next_completion = max(next_end, now)
 
-    def _completions(self, generation: int) -> None:
-        self._latency_group = None
-        if generation != self._generation:
-            return  # a later re-solve moved the next completion
+    def _completions(self) -> None:
         self._advance()
-        # The entry was set at the earliest predicted end: that activity (at least) is done, even
+        # The clock is at the earliest predicted end: that activity (at least) is done, even
         # if its float progress says 1e-16 is left (periods reach 1e7 s: 1e-9 s of "work").
         now = self._now()
         table = self.table
