@@ -363,6 +363,45 @@ def test_a_launched_transfer_cancelled_when_its_sender_ends(tmp_path, cabinets, 
     assert cancels and outcome[0] == "error", (cancels, outcome)
 
 
+# The runner's compiled instants (smpi_instants_kernel) run a job alone without energy; with
+# energy, or beside another job, the runner's Python does the same steps: both are compared.
+
+def test_a_cancelled_transfer_under_way_frees_its_link_at_once(tmp_path, cabinets, monkeypatch):
+    """Rank 0 ends with an isend under way that its final wait does not cover (a later one has
+    its key) and rank 1 does not wait for: SimGrid cancels it, and rank 2's message to rank 1,
+    which shared its link, gets it whole at once. The routes are planned before (small messages
+    first, one to itself for its termination message), so the cancellation happens in compiled
+    code; the job ends normally."""
+    ranks = [["init", "send 0 4 10", "recv 0 4 10", "send 1 3 10", "isend 1 0 1e7", "isend 1 0 100", "compute 5e6",
+              "finalize"],
+             ["init", "recv 0 3 10", "irecv 0 0 1e7", "irecv 0 0 100", "recv 2 1 1e7", "finalize"],
+             ["init", "send 1 1 1e7", "finalize"],
+             ["init", "finalize"]]
+    outcome = run_both(tmp_path, cabinets, [{"id": "1", "subtime": 0, "res": 4, "profile": "mpi"}],
+                       {"mpi": profile(tmp_path, "mpi", ranks)}, monkeypatch, 16)
+    assert outcome == ("end", None)
+    # rank 2's 1e7 bytes share node1's 1 GB/s link with the cancelled transfer for 5 ms (2.5e6
+    # bytes), then go alone (7.5 ms): 12.5 ms and the latencies; 20 ms if they shared it to the end
+    execution_time = pd.read_csv(tmp_path / "compiled_jobs.csv").loc[0, "execution_time"]
+    assert 0.0125 < execution_time < 0.0128, execution_time
+
+
+@pytest.mark.parametrize("energy", [False, True])
+def test_a_killed_jobs_latencies_do_not_bring_back_the_next_jobs_activities(tmp_path, monkeypatch, energy):
+    """The ring is killed at its walltime while its messages pay their latency (12 us); the next
+    job starts at once on the freed slots with messages of its own, whose latency ends later:
+    the killed messages' latency ends must not make them join the sharing early."""
+    platform = loop_platform(tmp_path)
+    jobs = [{"id": "1", "subtime": 0, "res": 4, "profile": "ring", "walltime": 6e-6},
+            {"id": "2", "subtime": 0, "res": 4, "profile": "next"}]  # waits for the ring's hosts
+    profiles = {"ring": profile(tmp_path, "ring", RING),
+                "next": profile(tmp_path, "next", [["init", f"sendRecv 300000 {(r + 1) % 4} 300000 {(r - 1) % 4} 1 1",
+                                                     "compute 1e6", "finalize"] for r in range(4)])}
+    assert run_both(tmp_path, platform, jobs, profiles, monkeypatch, 4, energy=energy) == ("end", None)
+    states = pd.read_csv(tmp_path / "compiled_jobs.csv").set_index("job_id")["final_state"]
+    assert list(states.loc[[1, 2]]) == ["COMPLETED_WALLTIME_REACHED", "COMPLETED_SUCCESSFULLY"]
+
+
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])
 @given(ranks=programs(), energy=st.booleans())

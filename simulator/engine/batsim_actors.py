@@ -323,14 +323,21 @@ class BatsimActors:
             self.live += 1  # until the server takes it
             yield from self._put(("events", events, on_arrival))
 
-    def runner_events(self, process: Callable[[float], None], now: float) -> None:
-        """The network runner's events due now (handled by maestro); what they emit goes to the
-        server from an actor of its own on the master host, as a timer's report does."""
+    def runner_events(self, runner: Any, start: float, horizon: float, limit: float) -> None:
+        """The network runner's events (handled by maestro, Model.process); what they emit goes to
+        the server from an actor of its own on the master host, as a timer's report does."""
+        kernel, sim = self.kernel, self.sim
+
+        def nothing_to_report() -> bool:
+            return not sim.pending and not self._on_arrival and not kernel.has_ready()
+
         self._in_model = True
+        sim.pending = []
         try:
-            events = self._capture(process, now)
+            runner.process(start, horizon, limit, kernel.set_clock, nothing_to_report)
         finally:
             self._in_model = False
+        events, sim.pending = sim.pending, []
         on_arrival, self._on_arrival = self._on_arrival, []
         if events or on_arrival:
             self.live += 1  # until the server takes it
@@ -347,8 +354,8 @@ class RunnerModel(Model):
 
     def __init__(self, actors: BatsimActors, runner: Any):
         self.actors = actors
+        self.runner = runner
         self.next_event = runner.next_event  # (bound once: the kernel asks at every step)
-        self._process = runner.process
 
-    def process(self, now: float) -> None:
-        self.actors.runner_events(self._process, now)
+    def process(self, start: float, horizon: float, limit: float) -> None:
+        self.actors.runner_events(self.runner, start, horizon, limit)

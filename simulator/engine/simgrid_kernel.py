@@ -20,8 +20,10 @@ src/kernel/activity/CommImpl.cpp, src/kernel/resource/Model.cpp):
 - A send and a receive on one mailbox match in posting order; the transfer starts once both
   are there. `Mailbox::empty()` looks at the queue of unmatched posts.
 - The network runner (jobs' parallel tasks) is a model of its own, as SimGrid's host and network
-  models are: a step is no longer than the time to its next event, and its events of a step are
-  handled (by maestro) before the actors whose actions ended are woken.
+  models are: a step is no longer than the time to its next event. Its events are handled by
+  maestro, before the actors whose actions ended are woken; several of its instants make one
+  step while no other action ends before them and nothing is to be reported (an MPI replay has
+  an event every few microseconds), so the actions' remaining times are updated once for them.
 
 The arithmetic is the same IEEE double arithmetic, in the same order, so the clock values are
 SimGrid's to the last bit (for what is modelled here: sleeps, and messages alone on their
@@ -129,8 +131,10 @@ class Model:
         """When its next event is due (inf: none)."""
         raise NotImplementedError
 
-    def process(self, now: float) -> None:
-        """Handle its events due by `now`."""
+    def process(self, start: float, horizon: float, limit: float) -> None:
+        """Handle its events: the first is due (the clock is at `start`), the next ones while
+        within `horizon` of it (a negative one: no other action) and before `limit`; the model
+        moves the clock to each (Kernel.set_clock)."""
         raise NotImplementedError
 
 
@@ -158,6 +162,14 @@ class Kernel:
         actor = Actor(code, host, name)
         self._ready.append(actor)
         return actor
+
+    def set_clock(self, now: float) -> None:
+        self.now = now
+        self._on_time(now)
+
+    def has_ready(self) -> bool:
+        """Whether an actor is to run before the clock may move."""
+        return bool(self._ready)
 
     def mailbox(self, name: str) -> Mailbox:
         box = self.mailboxes.get(name)
@@ -280,15 +292,19 @@ class Kernel:
             if comm.latency > 0 and (delta < 0 or comm.latency < delta):
                 delta = comm.latency
         model_time = math.inf if self.model is None else self.model.next_event()
-        model_due = model_time < math.inf and (delta < 0 or model_time - self.now <= delta)
-        if model_due:  # the clock goes to the model's event exactly
-            delta = max(model_time - self.now, 0.0)
-        if delta < 0:  # only actions that never end: nothing can happen any more
-            raise beyond_limit(float("inf"))
-        if self.now + delta >= time_limit:
-            raise beyond_limit(self.now + delta)
-        self.now = max(model_time, self.now) if model_due else self.now + delta
-        self._on_time(self.now)
+        if model_time < math.inf and (delta < 0 or model_time - self.now <= delta):
+            if model_time >= time_limit:
+                raise beyond_limit(model_time)
+            start = self.now  # the model moves the clock to its events, up to the others' next end
+            self.model.process(start, delta, time_limit)
+            delta = self.now - start
+        else:
+            if delta < 0:  # only actions that never end: nothing can happen any more
+                raise beyond_limit(float("inf"))
+            if self.now + delta >= time_limit:
+                raise beyond_limit(self.now + delta)
+            self.now += delta
+            self._on_time(self.now)
         ended_sleeps: list[int] = []
         for key, sleep in sleeps.items():  # HostL07Model::update_actions_state
             rest = sleep.max_duration - delta
@@ -321,8 +337,6 @@ class Kernel:
                     comm.remains = 0.0
             if comm.remains <= 0 and comm.active:
                 ended_comms.append(key)
-        if model_due:
-            self.model.process(self.now)
         # handle_ended_actions: in the order they ended, i.e. of their creation
         if ended_comms and ended_sleeps:
             ended = sorted(ended_sleeps + ended_comms)

@@ -54,6 +54,14 @@ from joulesim.simulator.workload.job_record import SUBMITTED, JobRecord
 from joulesim.simulator.workload.workload_platform_checks import check_workload_fits_platform
 
 
+def _clock_stays(now: float) -> None:
+    """(The simpy calendar has set the clock to the runner's instant already.)"""
+
+
+def _nothing_to_report() -> bool:
+    return True
+
+
 @dataclass
 class SimulationResult:
     schedule: dict[str, str]
@@ -213,7 +221,8 @@ class Simulation(EventSources, JobLifecycle):
     def _wake_runner(self, wake: int) -> None:
         if wake == self._runner_wakes:  # (not replaced since)
             self._runner_wake_at = math.inf
-            self.runner.process(self.env._now)
+            # the instant's events only: the calendar may hold others for the same time
+            self.runner.process(self.env._now, 0.0, math.inf, _clock_stays, _nothing_to_report)
 
     def _schedule_tariff_change(self, cluster: int, now: float) -> None:
         assert self.cost_plan is not None

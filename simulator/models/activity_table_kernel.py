@@ -13,7 +13,7 @@ import numpy as np
 from joulesim.simulator.models import fair_bottleneck_kernel, int_index_kernel
 from joulesim.simulator.models.fair_bottleneck_kernel import AVAILABLE, njit
 
-__all__ = ["AVAILABLE", "advance", "finished", "insert", "join_launched", "launch", "resolve"]
+__all__ = ["AVAILABLE", "advance", "finished", "insert", "launch", "resolve"]
 
 # Kinds of launch commands (job_activity.BATCH_COMMANDS); any other kind stops a launch.
 COMPUTE, SLEEP, TRANSFER, TRANSFER_TOO = 0, 1, 2, 3
@@ -111,17 +111,16 @@ def launch(commands: np.ndarray, amounts: np.ndarray, first: int, stop: int, rem
            top: int, free_top: int, size: int, launches: int, plan_ids: np.ndarray, plan_int: np.ndarray,
            plan_latency: np.ndarray, plan_resource: np.ndarray, plan_fat: np.ndarray, host_speed: np.ndarray,
            multicore: bool, nb_hosts: int, now: float, advanced_to: float, job: int, by_token: np.ndarray,
-           latent: np.ndarray, latent_when: np.ndarray, latent_runs: np.ndarray):
+           latent: np.ndarray, latent_when: np.ndarray):
     """The runner's _build_activity and _launch of commands[first:stop] (kind, a, b, token;
     amounts): compute (host a, flops), sleep (seconds), transfer (host a to host b, bytes).
     Stops at another kind, or at a transfer whose route plan is not in `plan_ids` yet
     (int_index_kernel: src x nb_hosts + dst -> row of the plan arrays).
     `top`, `free_top`, `size`: the table's; `launches`: the runner's. Those past their latency's
-    start go to `latent` (slot, key) and `latent_when`, in order; `latent_runs` gets where each
-    run of equal ends starts (a latency timer each). (index of the first command not launched,
-    how many latent, how many runs, whether any joined, advanced_to, top, free_top, size, launches)."""
+    start go to `latent` (slot, key) and `latent_when` (when it ends), in order. (index of the
+    first command not launched, how many latent, whether any joined, advanced_to, top,
+    free_top, size, launches)."""
     nb_latent = 0
-    nb_runs = 0
     joined = False
     i = first
     while i < stop:
@@ -194,9 +193,6 @@ def launch(commands: np.ndarray, amounts: np.ndarray, first: int, stop: int, rem
             latent[nb_latent, 0] = slot
             latent[nb_latent, 1] = key[slot]
             latent_when[nb_latent] = now + latency
-            if nb_latent == 0 or latent_when[nb_latent] != latent_when[nb_latent - 1]:
-                latent_runs[nb_runs] = nb_latent
-                nb_runs += 1
             nb_latent += 1
         else:
             advanced_to = _advance_to(order, size, remaining, period, now, advanced_to)
@@ -204,23 +200,4 @@ def launch(commands: np.ndarray, amounts: np.ndarray, first: int, stop: int, rem
             size = insert(order, size, key, slot)
             joined = True
         i += 1
-    latent_runs[nb_runs] = nb_latent
-    return i, nb_latent, nb_runs, joined, advanced_to, top, free_top, size, launches
-
-
-@njit(cache=True, nogil=True)
-def join_launched(entries: np.ndarray, order: np.ndarray, size: int, key: np.ndarray, held: np.ndarray,
-                  sharing: np.ndarray, remaining: np.ndarray, period: np.ndarray, now: float,
-                  advanced_to: float) -> tuple[int, int, float]:
-    """The latency of launched activities (entries: slot, key) is over: those still there (same
-    key: not cancelled, their job not killed) join the sharing, after the cursors moved to now.
-    (new size, how many joined, advanced_to)."""
-    joined = 0
-    for i in range(entries.shape[0]):
-        slot = entries[i, 0]
-        if held[slot] and key[slot] == entries[i, 1] and not sharing[slot]:
-            advanced_to = _advance_to(order, size, remaining, period, now, advanced_to)
-            sharing[slot] = True
-            size = insert(order, size, key, slot)
-            joined += 1
-    return size, joined, advanced_to
+    return i, nb_latent, joined, advanced_to, top, free_top, size, launches

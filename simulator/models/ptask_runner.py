@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 import numpy as np
 
 from joulesim.simulator.models import activity_table_kernel as kernel
+from joulesim.simulator.models import latency_heap_kernel, ptask_sharing
 from joulesim.simulator.models.activity_table import ActivityTable
 from joulesim.simulator.models.job_activity import BatchedCompletion
 from joulesim.simulator.models.job_models import job_model_for
@@ -83,15 +84,14 @@ class _Activity:
 
 
 class _LatencyGroup:
-    """The activities whose latency ends at `when`: the runner's objects, and launched ones as
-    arrays of (slot, key)."""
+    """The runner's objects whose latency ends at `when` (launched activities wait in the
+    latency heap: latency_heap_kernel.py)."""
 
-    __slots__ = ("when", "activities", "launched")
+    __slots__ = ("when", "activities")
 
     def __init__(self, when: float):
         self.when = when
         self.activities: list[_Activity] = []
-        self.launched: list[np.ndarray] = []
 
 
 class _RunningJob:
@@ -202,10 +202,18 @@ class ParallelTaskRunner:
         self._owner: dict[int, _Activity] = {}  # slot -> its activity (not for launched ones)
         self.plans = RoutePlans(network, nb_hosts)
         self._by_sequence: dict[int, _RunningJob] = {}  # jobs that launched activities in batches
-        # launch scratch: (slot, key) past their latency's start, their ends, where runs of one end start
+        # launch scratch: (slot, key) past their latency's start, and their ends
         self._latent = np.zeros((0, 2), dtype=np.int64)
         self._latent_when = np.zeros(0)
-        self._latent_runs = np.zeros(1, dtype=np.int64)
+        # launched activities paying their latency: (slot, key) by the time it ends
+        self._heap_when = np.zeros(0)
+        self._heap_entries = np.zeros((0, 2), dtype=np.int64)
+        self._heap_size = 0
+        # the compiled instants' counters, scratch, and where they stopped (smpi_instants_kernel.py)
+        self._ints = np.zeros(10, dtype=np.int64)
+        self._floats = np.zeros(2)
+        self._done = np.zeros(0, dtype=np.int64)
+        self._tokens = np.zeros(0, dtype=np.int64)
         self._speed_array = np.zeros(0)  # host_speed as an array, for launches on multicore hosts
         self.resolves = 0  # re-solves so far (benchmarks count them)
         self._jobs_started = 0
@@ -251,25 +259,119 @@ class ParallelTaskRunner:
     # ------------------------------------------------------------------ the runner's calendar
     def next_event(self) -> float:
         """When the runner's next event is due (inf: none): a completion or a latency's end."""
-        if self._latency_ends and self._latency_ends[0] < self._next_completion:
-            return self._latency_ends[0]
-        return self._next_completion
+        when = self._next_completion
+        if self._latency_ends and self._latency_ends[0] < when:
+            when = self._latency_ends[0]
+        if self._heap_size and self._heap_when[0] < when:
+            when = float(self._heap_when[0])
+        return when
 
-    def process(self, now: float) -> None:
-        """Handle every event due by `now` (the simulation's clock is there): latencies that
-        end (their activities join the sharing), then completions, then one re-solve for all,
-        again until the next event is later (a re-solve may predict an end at `now`)."""
-        ends = self._latency_ends
+    def process(self, start: float, horizon: float, limit: float, clock: Callable[[float], None],
+                more: Callable[[], bool]) -> float:
+        """Handle the runner's instants from `start` (its next event is due then); the time of
+        the last one. At each, `clock(t)` moves the simulation's clock there; the latencies that
+        end then (their activities join the sharing), then the completions, then one re-solve
+        for all are handled, again while events are due at that time (a re-solve may predict an
+        end at once). The next instant follows while it is within `horizon` of `start` (any for
+        a negative horizon: the simulation has nothing else to do until then), before `limit`,
+        and `more()` says nothing must be handled first (a job's end to report)."""
+        now = start
+        handled = False
         while True:
-            while ends and ends[0] <= now:
-                self._latency_over_all(self._latency_groups.pop(heapq.heappop(ends)))
-            if self._next_completion <= now:
-                self._completions()  # (re-solves)
-            else:
-                self._resolve_if_dirty()
-            if self.next_event() > now:
+            when = self.next_event()
+            if not handled or when > now:
+                if handled and not more():
+                    break
+                if when == math.inf or (horizon >= 0 and when - start > horizon) or when >= limit:
+                    break
+                now = max(when, now)
+                clock(now)
+            handled = True
+            job = self._compiled_job()
+            if job is None:
+                self._instant(now)
+                continue
+            # the same steps in compiled code, instant after instant, until Python is needed
+            at_bounds, now = self._compiled_instants(job, now, start, horizon, limit)
+            clock(now)
+            if at_bounds:
                 break
+            self._resume(job)
         self._tell_calendar()
+        return now
+
+    def _instant(self, now: float) -> None:
+        """One step of the instant `now`: latencies that end, then completions or a re-solve."""
+        ends = self._latency_ends
+        while ends and ends[0] <= now:
+            self._latency_over_all(self._latency_groups.pop(heapq.heappop(ends)))
+        if self._heap_size and self._heap_when[0] <= now:
+            table = self.table
+            self._heap_size, table.size, joined, self._advanced_to = latency_heap_kernel.join_due(
+                self._heap_when, self._heap_entries, self._heap_size, table.order, table.size, table.key, table.held,
+                table.sharing, table.remaining, table.period, now, self._advanced_to)
+            if joined:
+                self._dirty = True
+        if self._next_completion <= now:
+            self._completions()  # (re-solves)
+        else:
+            self._resolve_if_dirty()
+
+    # ------------------------------------------------------------------ compiled instants
+    def _compiled_job(self) -> "_RunningJob | None":
+        """The job whose instants run in smpi_instants_kernel, when that applies: the runner
+        holds one job, run by the compiled SMPI replay, no activity of its own objects, and no
+        energy to report."""
+        if len(self.jobs) != 1 or self._owner or self._latency_ends or self._dynamic_power_changed is not None:
+            return None
+        job = next(iter(self.jobs.values()))
+        if not getattr(job.model, "compiled_instants", False) or not self.table.compiled():
+            return None
+        return job
+
+    def _compiled_instants(self, job: _RunningJob, now: float, start: float, horizon: float,
+                           limit: float) -> tuple[bool, float]:
+        """smpi_instants_kernel.instants: (whether it stopped at the bounds, the clock)."""
+        # (imported here: the replay's kernel is loaded only for runs with such a job)
+        from joulesim.simulator.models import smpi_instants_kernel as instants_kernel
+
+        table, plans = self.table, self.plans
+        state, channels, by_token = job.model.replay_arrays()
+        self._refresh_capacity()
+        self._refresh_speeds()
+        room = state[13].shape[0]  # commands of one call at most
+        if self._latent.shape[0] < room:
+            self._latent = np.zeros((room, 2), dtype=np.int64)
+            self._latent_when = np.zeros(room)
+        if self._done.shape[0] < table.remaining.shape[0]:
+            self._done = np.zeros(table.remaining.shape[0], dtype=np.int64)
+            self._tokens = np.zeros(table.remaining.shape[0], dtype=np.int64)
+        ints, floats = self._ints, self._floats
+        ints[:] = (table.top, table.free_top, table.size, self._launches, self._heap_size, self.resolves, 0, 0, 0,
+                   plans.longest)
+        floats[:] = (self._advanced_to, self._next_completion)
+        stopped, now = instants_kernel.instants(
+            now, start, horizon, limit, ints, floats, table.remaining, table.period, table.end, table.own, table.key,
+            table.elem_start, table.elem_count, table.held, table.sharing, table.batch_job, table.token,
+            table.changed, table.resource, table.amount, table.free, table.order, plans.ids, plans.integers,
+            plans.latency, plans.resources, plans.fat, self._speed_array, self._multicore, self.nb_hosts,
+            self._capacity, self._heap_when, self._heap_entries, job.sequence, state, channels, by_token,
+            self._tokens, self._done, self._latent, self._latent_when, ptask_sharing.REMAINING_PRECISION,
+            ptask_sharing.BOUND_TOLERANCE, ptask_sharing.MAX_ROUNDS, _DONE_S)
+        table.top, table.free_top, table.size = int(ints[0]), int(ints[1]), int(ints[2])
+        self._launches, self._heap_size, self.resolves = int(ints[3]), int(ints[4]), int(ints[5])
+        self._advanced_to, self._next_completion = float(floats[0]), float(floats[1])
+        return stopped == instants_kernel.BOUNDS, float(now)
+
+    def _resume(self, job: _RunningJob) -> None:
+        """The rest of the instant's completions where the compiled instants stopped: the
+        replay goes on from the command they did not carry out, then the re-solve."""
+        from joulesim.simulator.models.smpi_instants_kernel import I_COMMAND, I_STATUS, I_TOKENS
+
+        ints = self._ints
+        tokens = self._tokens[:ints[I_TOKENS]].copy()
+        job.model.go_on(tokens, int(ints[I_STATUS]), int(ints[I_COMMAND]))
+        self._resolve()
 
     def busy(self) -> bool:
         """Whether an event is still to come (a finished job's activities run on to their end)."""
@@ -294,14 +396,6 @@ class ParallelTaskRunner:
         # (joins go by key: the order of the activities within the group changes nothing)
         for activity in group.activities:
             self._latency_over(activity)
-        if group.launched:
-            entries = group.launched[0] if len(group.launched) == 1 else np.concatenate(group.launched)
-            table = self.table
-            table.size, joined, self._advanced_to = kernel.join_launched(
-                entries, table.order, table.size, table.key, table.held, table.sharing, table.remaining,
-                table.period, self._now(), self._advanced_to)
-            if joined:
-                self._dirty = True
 
     def _latency_over(self, activity: _Activity) -> None:
         if activity.over:
@@ -356,12 +450,7 @@ class ParallelTaskRunner:
             return
         self.resolves += 1
         now = self._now()
-        if self.host_speed != self._speeds_seen:  # a pstate changed (or the first re-solve)
-            self._speeds_seen = list(self.host_speed)
-            speeds = np.asarray(self.host_speed, dtype=float)
-            if self._multicore:
-                speeds = speeds * np.asarray(self.host_cores, dtype=float)
-            self._capacity = np.concatenate([speeds, self.network.capacity])
+        self._refresh_capacity()
         next_end = table.resolve(now, self._capacity)
         if self._dynamic_power_changed is not None:
             changed = table.changed
@@ -371,6 +460,19 @@ class ParallelTaskRunner:
                     self._report_power(job)
         if next_end < math.inf:
             self._next_completion = max(next_end, now)
+
+    def _refresh_capacity(self) -> None:
+        if self.host_speed != self._speeds_seen:  # a pstate changed (or the first re-solve)
+            self._speeds_seen = list(self.host_speed)
+            speeds = np.asarray(self.host_speed, dtype=float)
+            if self._multicore:
+                speeds = speeds * np.asarray(self.host_cores, dtype=float)
+            self._capacity = np.concatenate([speeds, self.network.capacity])
+
+    def _refresh_speeds(self) -> None:
+        """The host speeds as an array, for launches on multicore hosts."""
+        if self._multicore and self.host_speed != self._speed_array.tolist():
+            self._speed_array = np.asarray(self.host_speed, dtype=float)
 
     def _completions(self) -> None:
         self._advance()
@@ -479,38 +581,37 @@ class ParallelTaskRunner:
         self._by_sequence[job.sequence] = job
         table, plans = self.table, self.plans
         now = self._now()
-        if self._multicore and self.host_speed != self._speed_array.tolist():
-            self._speed_array = np.asarray(self.host_speed, dtype=float)
+        self._refresh_speeds()
         while True:
             count = stop - first
             table.reserve(count, count * plans.longest)
             if self._latent.shape[0] < count:
                 self._latent = np.zeros((2 * count, 2), dtype=np.int64)
                 self._latent_when = np.zeros(2 * count)
-                self._latent_runs = np.zeros(2 * count + 1, dtype=np.int64)
-            (index, latent, runs, joined, self._advanced_to, table.top, table.free_top, table.size,
+            (index, latent, joined, self._advanced_to, table.top, table.free_top, table.size,
              self._launches) = kernel.launch(
                 commands, amounts, first, stop, table.remaining, table.period, table.end, table.own, table.key,
                 table.elem_start, table.elem_count, table.held, table.sharing, table.batch_job, table.token,
                 table.resource, table.amount, table.free, table.order, table.top, table.free_top, table.size,
                 self._launches, plans.ids, plans.integers, plans.latency, plans.resources, plans.fat,
                 self._speed_array, self._multicore, self.nb_hosts, now, self._advanced_to, job.sequence, by_token,
-                self._latent, self._latent_when, self._latent_runs)
+                self._latent, self._latent_when)
             if joined:
                 self._dirty = True
             if latent:
-                self._latency_timers(runs)
+                self._latency_timers(latent)
             if index < stop and commands[index, 0] in _TRANSFERS:  # its route is not planned yet
                 plans.add_compiled(int(commands[index, 1]), int(commands[index, 2]))
                 first = index
                 continue
             return index
 
-    def _latency_timers(self, runs: int) -> None:
-        """_latency_timer of the last launch's latent activities, one run of equal ends at a time."""
-        bounds = self._latent_runs[:runs + 1].tolist()
-        for start, end in zip(bounds, bounds[1:]):
-            self._latency_group_at(float(self._latent_when[start])).launched.append(self._latent[start:end].copy())
+    def _latency_timers(self, count: int) -> None:
+        """The last launch's `count` latent activities wait in the latency heap."""
+        self._heap_when, self._heap_entries = latency_heap_kernel.room(self._heap_when, self._heap_entries,
+                                                                      self._heap_size, count)
+        self._heap_size = latency_heap_kernel.push(self._heap_when, self._heap_entries, self._heap_size, self._latent,
+                                                   self._latent_when, count)
 
     # ------------------------------------------------------------------ activity building
     def _build_activity(self, cpu: Sequence[tuple[int, float]], flows: Sequence[tuple[int, int, float]],

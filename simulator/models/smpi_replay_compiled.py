@@ -28,9 +28,10 @@ def _load_kernel():
     """The kernel module: numba compiles it the first time (about half a minute, then cached
     beside it), which deserves a word on stderr rather than a silent pause."""
     notice = threading.Timer(2.0, lambda: print("joulesim: compiling the SMPI replay kernel (numba, once per "
-                                                  "installation, about 30 s)...", file=sys.stderr, flush=True))
+                                                  "installation, about 45 s)...", file=sys.stderr, flush=True))
     notice.start()
     try:
+        from joulesim.simulator.models import smpi_instants_kernel  # noqa: F401  (the runner's loop for it)
         from joulesim.simulator.models import smpi_replay_kernel
     finally:
         notice.cancel()
@@ -46,6 +47,10 @@ assert (kernel.CMD_COMPUTE, kernel.CMD_SLEEP, kernel.CMD_TRANSFER, kernel.CMD_TE
 
 class CompiledSmpiReplay(SmpiJob):
     """JobModel of an `smpi` profile run by the kernel (SmpiJob gives the arguments)."""
+
+    # The network runner may run this job's instants in compiled code (smpi_instants_kernel.py),
+    # which calls the kernel on replay_arrays() and hands back to go_on() where it stops.
+    compiled_instants = True
 
     def __init__(self, traces: SmpiTraces, profile_name: str, rank_executors: Sequence[int] | None = None,
                  launcher_host: int | None = None, smpirun_request_keys: bool = False):
@@ -80,29 +85,37 @@ class CompiledSmpiReplay(SmpiJob):
         self._state = kernel.new_state(self.n, rank_hosts, ops, op_start, args, arg_start, launcher)
         self._grow()
         self._state[5][kernel.G_IN_DRAIN] = 1  # every rank ready: the first drain
-        self._run(np.zeros(0, dtype=np.int64))
+        self.completed(np.zeros(0, dtype=np.int64))
 
     def completed(self, tokens: Sequence[int]) -> None:
         """Activities of the job completed, in this order (BatchedCompletion)."""
-        self._run(np.asarray(tokens, dtype=np.int64))
+        self._state[5][kernel.G_TOKEN_POS] = 0
+        self.go_on(np.asarray(tokens, dtype=np.int64), None, 0)
 
-    # ------------------------------------------------------------------ the kernel's calls
-    def _run(self, tokens: np.ndarray) -> None:
-        state = self._state
-        state[5][kernel.G_TOKEN_POS] = 0
+    def replay_arrays(self) -> tuple[tuple, np.ndarray, np.ndarray]:
+        """The kernel's state, its channel index, and each transfer's (slot, key) by token."""
+        return self._state, self._channels, self._by_token
+
+    def go_on(self, tokens: np.ndarray, status: int | None, first: int) -> None:
+        """Deliver `tokens` from the kernel's token position, each followed by a drain, and carry
+        out what they ask. With a `status`, the kernel's last call has returned it already and its
+        commands before `first` are carried out (where the runner's compiled instants stopped)."""
         now = float(self.ctx.now())
         while True:
-            status = kernel.run(state, self._channels, tokens, now)
-            self._carry_out()
+            if status is None:
+                status = kernel.run(self._state, self._channels, tokens, now)
+            self._carry_out(first)
+            first = 0
             if status == kernel.OK:
                 return
             if status == kernel.ERROR:
                 self._raise()
             self._grow()
-            state = self._state
+            status = None
 
-    def _carry_out(self) -> None:
-        """The commands of the last call, in order (what SmpiReplay did during its drain)."""
+    # ------------------------------------------------------------------ the kernel's calls
+    def _carry_out(self, first: int = 0) -> None:
+        """The commands of the last call from `first`, in order (what SmpiReplay did during its drain)."""
         state = self._state
         globals_ = state[5]
         count = int(globals_[kernel.G_NCMD])
@@ -113,7 +126,7 @@ class CompiledSmpiReplay(SmpiJob):
         launch = getattr(ctx, "launch", None)
         if launch is not None:  # the runner builds the activities of commands in compiled code
             commands, by_token = state[13], self._by_token
-            index = 0
+            index = first
             while index < count:
                 index = launch(commands, state[14], index, count, by_token)
                 if index == count:
@@ -126,7 +139,7 @@ class CompiledSmpiReplay(SmpiJob):
                 index += 1
             return
         handles = self._handles
-        for (kind, a, b, token), amount in zip(state[13][:count].tolist(), state[14][:count].tolist()):
+        for (kind, a, b, token), amount in zip(state[13][first:count].tolist(), state[14][first:count].tolist()):
             if kind == kernel.CMD_TRANSFER:
                 handles[token] = ctx.execute((), ((a, b, amount),), BatchedCompletion(self, token))
             elif kind == kernel.CMD_COMPUTE:
