@@ -2,7 +2,9 @@
 
 Written with Bokeh (the `report` extra): it renders in the browser from data embedded in the
 page, with its own JavaScript inlined (`resources=INLINE`), so the file opens from disk with no
-server and no network, and runs no code of ours at view time. Bokeh rather than Plotly: its
+server and no network; the only code of ours it runs is the level of detail's callbacks (a zoom
+shows the rectangles in view, and redraws the series at the view's resolution:
+report_series.py). Bokeh rather than Plotly: its
 WebGL backend draws tens of thousands of rectangles smoothly, its figures share a time axis
 by sharing one range object, and it writes a single file with nothing to fetch.
 
@@ -29,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from joulesim.analysis import report_series
 from joulesim.analysis.metrics import DEFAULT_TAU, compute_metrics, metric_label
 from joulesim.analysis.run_outputs import AnalysisError, RunOutputs
 
@@ -36,6 +39,7 @@ from joulesim.analysis.run_outputs import AnalysisError, RunOutputs
 # run i's start differences against run 0.
 GANTT_NAME = "gantt_jobs"
 DIFFERENCE_NAME = "start_differences"
+SERIES_NAME = "series"  # SERIES_NAME_states_i, _utilisation_i, _queue_i: the drawn sources of run i's series
 STATE_COLORS = {
     "COMPLETED_SUCCESSFULLY": "#4c9be8", "COMPLETED_KILLED": "#e8734c", "COMPLETED_WALLTIME_REACHED": "#e8b64c",
     "COMPLETED_FAILED": "#c0392b", "REJECTED": "#999999",
@@ -157,29 +161,35 @@ def _time_figure(time_range, height: int, y_label: str, tools: str = "xpan,xwhee
 
 
 def _time_figures(run: RunOutputs, time_range, index: int, exact_rectangles: int) -> list[Any]:
-    figures = (_gantt(run, time_range, f"{GANTT_NAME}_{index}", exact_rectangles), _machine_states(run, time_range),
-               _power(run, time_range), _queue_and_utilisation(run, time_range))
+    changes = _machine_state_changes(run)
+    figures = (_gantt(run, time_range, f"{GANTT_NAME}_{index}", exact_rectangles),
+               _machine_states(run, time_range, changes, index), _power(run, time_range),
+               _queue_and_utilisation(run, time_range, changes, index))
     return [fig for fig in figures if fig is not None]
 
 
 def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int):
-    from bokeh.models import ColumnDataSource, CustomJS, HoverTool
-    from bokeh.transform import factor_cmap
+    from bokeh.models import ColumnDataSource, CustomJS, CustomJSHover, HoverTool
+    from bokeh.transform import linear_cmap
 
     jobs = run.jobs
     rows, lows, highs = run.allocation_runs()
     start = jobs["starting_time"].to_numpy(dtype=float)[rows]
     finish = jobs["finish_time"].to_numpy(dtype=float)[rows]
-    states = jobs["final_state"].astype(str).to_numpy()[rows]
+    # Final states as codes into `factors` (a page of a million rectangles would otherwise carry
+    # a million names, most of its weight, to decode and parse).
+    factors, codes = np.unique(jobs["final_state"].astype(str).to_numpy(), return_inverse=True)
+    factors = factors.tolist()
+    states = codes.astype(np.int8)[rows]
     data = {
         "left": start, "right": finish, "bottom": (lows - 0.5).astype(np.float32),
-        "top": (highs + 0.5).astype(np.float32), "job_id": jobs["job_id"].astype(str).to_numpy()[rows],
+        "top": (highs + 0.5).astype(np.float32), "job_id": _job_ids(jobs["job_id"])[rows],
         "submission": jobs["submission_time"].to_numpy(dtype=float)[rows],
         "waiting": jobs["waiting_time"].to_numpy(dtype=float)[rows],
         "size": jobs["requested_number_of_resources"].to_numpy()[rows].astype(np.int32), "state": states,
     }
     tooltips = [("job", "@job_id"), ("submitted", "@submission{0.[000]}"), ("start", "@left{0.[000]}"),
-                ("end", "@right{0.[000]}"), ("waiting", "@waiting{0.[000]} s"), ("size", "@size"), ("state", "@state")]
+                ("end", "@right{0.[000]}"), ("waiting", "@waiting{0.[000]} s"), ("size", "@size"), ("state", "@state{name}")]
     if "consumed_energy" in jobs.columns:
         data["energy"] = pd.to_numeric(jobs["consumed_energy"], errors="coerce").to_numpy(dtype=float)[rows]
         tooltips.append(("energy", "@energy{0.[00]} J"))
@@ -187,33 +197,76 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int):
     top = max(nb_machines, int(highs.max(initial=0)) + 1)
     fig = _time_figure(time_range, max(280, min(640, 40 + 12 * nb_machines)), "machine", webgl=True)
     fig.y_range.start, fig.y_range.end = -0.5, top - 0.5
-    factors = sorted(set(states.tolist()))
-    renderer = fig.quad(source=ColumnDataSource(data), left="left", right="right", bottom="bottom", top="top",
-                        fill_color=factor_cmap("state", [STATE_COLORS.get(f, "#7f7f7f") for f in factors], factors),
-                        line_color="white" if rows.size <= 2000 else None, line_width=0.5, legend_field="state",
-                        name=name)
-    fig.add_tools(HoverTool(renderers=[renderer], tooltips=tooltips))
+    colors = [STATE_COLORS.get(f, "#7f7f7f") for f in factors]
+    every = ColumnDataSource(data, name=f"{name}_all")
+    detailed = rows.size > exact_rectangles
+    # With a level of detail the rectangles' renderer starts empty and gets the jobs of the view
+    # once zoomed in (a browser then indexes and colours thousands of rectangles, not all).
+    shown = ColumnDataSource({key: column[:0] for key, column in data.items()}) if detailed else every
+    renderer = fig.quad(source=shown, left="left", right="right", bottom="bottom", top="top",
+                        fill_color=linear_cmap("state", colors, -0.5, len(factors) - 0.5),
+                        line_color="white" if rows.size <= 2000 else None, line_width=0.5, name=name)
+    for factor, color in zip(factors, colors):  # (a legend from the data would scan every row; a
+        # rectangle at NaN draws nothing but gives the legend its colour)
+        fig.quad(left=[math.nan], right=[math.nan], bottom=[math.nan], top=[math.nan], fill_color=color,
+                 line_color=None, legend_label=factor)
+    names = CustomJSHover(args={"factors": factors}, code="return factors[value];")
+    fig.add_tools(HoverTool(renderers=[renderer], tooltips=tooltips, formatters={"@state": names}))
     fig.legend.orientation = "horizontal"
     fig.add_layout(fig.legend[0], "above")  # (not over the jobs)
     if nb_machines <= 32:
         fig.yaxis.ticker = list(range(nb_machines))
     fig.title.text = f"jobs on machines ({len(jobs):,} jobs)"
-    if rows.size > exact_rectangles:
+    if detailed:
         # Level of detail: zoomed out, a raster of how busy the machines are; zoomed in to a
-        # time span holding about `exact_rectangles` rectangles on average, the rectangles.
+        # time span holding about `exact_rectangles` rectangles on average, the rectangles of
+        # the jobs in view.
         span = time_range.end - time_range.start
         detail = span * exact_rectangles / rows.size
         busy = _busy_raster(start, finish, lows, highs, span, top)
         raster = fig.image(image=[busy], x=0.0, y=-0.5, dw=span, dh=top, color_mapper=_busy_mapper(),
                            level="image", name=f"{name}_raster")
         renderer.visible = False
-        toggle = CustomJS(args={"exact": renderer, "raster": raster, "range": time_range, "detail": detail},
-                          code="exact.visible = range.end - range.start <= detail; raster.visible = !exact.visible;")
+        toggle = CustomJS(args={"exact": renderer, "raster": raster, "range": time_range, "detail": detail,
+                                "every": every, "shown": shown}, code=_SHOW_JOBS_IN_VIEW)
         time_range.js_on_change("start", toggle)
         time_range.js_on_change("end", toggle)
         fig.title.text += (f": how busy the machines are (darker: busier); zoom in to under {detail:,.0f} s for "
                            "each job")
     return fig
+
+
+# The level of detail's switch (Bokeh CustomJS, run on every change of the time axis): zoomed in,
+# the rectangles of the jobs that overlap the view are copied from every row into the
+# rectangles' source; zoomed out, the raster.
+_SHOW_JOBS_IN_VIEW = """
+const zoomed_in = range.end - range.start <= detail;
+exact.visible = zoomed_in;
+raster.visible = !zoomed_in;
+if (!zoomed_in) {
+    if (shown.get_length()) shown.data = Object.fromEntries(Object.keys(shown.data).map(k => [k, []]));
+    return;
+}
+const all = every.data, left = all.left, right = all.right;
+const keep = [];
+for (let i = 0; i < left.length; i++)
+    if (left[i] <= range.end && right[i] >= range.start) keep.push(i);
+const data = {};
+for (const [key, column] of Object.entries(all)) {
+    const copy = ArrayBuffer.isView(column) ? new column.constructor(keep.length) : new Array(keep.length);
+    for (let j = 0; j < keep.length; j++) copy[j] = column[keep[j]];
+    data[key] = copy;
+}
+shown.data = data;
+"""
+
+
+def _job_ids(ids: pd.Series) -> np.ndarray:
+    """Job ids as integers when they all are (a page carries them as a binary array), else as text."""
+    numbers = pd.to_numeric(ids, errors="coerce")
+    if numbers.notna().all() and (numbers == numbers.round()).all() and (numbers.abs() < 2 ** 31).all():
+        return numbers.to_numpy().astype(np.int32)
+    return ids.astype(str).to_numpy()
 
 
 def _busy_mapper():
@@ -245,20 +298,27 @@ def _busy_raster(start: np.ndarray, finish: np.ndarray, lows: np.ndarray, highs:
     return np.where(busy > 1e-9, np.minimum(busy, 1.0), np.nan).astype(np.float32)
 
 
-def _machine_states(run: RunOutputs, time_range):
+def _machine_state_changes(run: RunOutputs):
+    """The machine states' times, each state's count (int32) and the utilisation (float32), and
+    the one page source of all of them (for series drawn at the view's resolution)."""
     from bokeh.models import ColumnDataSource
 
     states = run.machine_states.sort_values("time", kind="stable")
     times = states["time"].to_numpy(dtype=float)
+    columns = {label: states[column].to_numpy().astype(np.int32) for column, label, _ in MACHINE_STATE_COLUMNS}
+    utilisation = (states["nb_computing"].to_numpy(dtype=float) / max(run.nb_machines, 1)).astype(np.float32)
+    return times, columns, utilisation, ColumnDataSource({"time": times, **columns, "utilisation": utilisation})
+
+
+def _machine_states(run: RunOutputs, time_range, changes, index: int):
+    times, columns, _, every = changes
     fig = _time_figure(time_range, 200, "machines")
     fig.title.text = "machine states"
-    data: dict[str, np.ndarray] = {}
-    names = []
-    for column, label, _ in MACHINE_STATE_COLUMNS:  # each row holds until the next, the last to the end
-        data["time"], data[label] = _step_corners(times, states[column].to_numpy(dtype=float), time_range.end)
-        names.append(label)
-    fig.varea_stack(names, x="time", color=[color for _, _, color in MACHINE_STATE_COLUMNS],
-                    legend_label=names, source=ColumnDataSource(data))
+    names = list(columns)
+    # (each row holds until the next)
+    shown = _step_series(time_range, times, columns, "area", every, f"{SERIES_NAME}_states_{index}")
+    fig.varea_stack(names, x="x", color=[color for _, _, color in MACHINE_STATE_COLUMNS], legend_label=names,
+                    source=shown)
     fig.legend.location = "top_left"
     fig.legend.orientation = "horizontal"
     fig.legend.background_fill_alpha = 0.6
@@ -291,16 +351,38 @@ def _power(run: RunOutputs, time_range):
     return fig
 
 
-def _step_corners(times: np.ndarray, values: np.ndarray, until: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """A step function (each value holds from its time to the next; the last one `until`, if
-    given and later) as a line through its corners: Bokeh's line draws a million points far
-    faster than its step glyph does."""
-    if until is not None and times.size and until > times[-1]:
-        return np.repeat(np.append(times, until), 2)[1:-1], np.repeat(values, 2)
-    return np.repeat(times, 2)[1:], np.repeat(values, 2)[:-1]
+def _step_series(time_range, times: np.ndarray, columns: dict[str, np.ndarray], kind: str, every=None,
+                 name: str | None = None):
+    """The data source a step series is drawn from (x, and its columns): lines through its
+    corners (Bokeh's line draws a million points far faster than its step glyph does); for a
+    series of many changes, at the view's resolution (report_series.py), recomputed in the
+    browser when the view changes from `every` change (a source of `times` and the columns,
+    made here unless given: series of the same times share one)."""
+    from bokeh.models import ColumnDataSource, CustomJS
+
+    until = time_range.end
+    names = list(columns)
+    if report_series.changes_in(times, time_range.start, time_range.end) <= report_series.EXACT_CHANGES:
+        xs = report_series.corners(times, columns[names[0]], until)[0]
+        return ColumnDataSource({"x": xs, **{label: report_series.corners(times, values, until)[1]
+                                             for label, values in columns.items()}}, name=name)
+    if kind == "line":
+        xs, ys = report_series.line_envelope(times, columns[names[0]], time_range.start, time_range.end, until)
+        shown = ColumnDataSource({"x": xs, names[0]: ys}, name=name)
+    else:
+        xs, means = report_series.area_means(times, list(columns.values()), time_range.start, time_range.end, until)
+        shown = ColumnDataSource({"x": xs, **dict(zip(names, means))}, name=name)
+    if every is None:
+        every = ColumnDataSource({"time": times, **columns})
+    redraw = CustomJS(args={"range": time_range, "bins": report_series.BINS, "exact": report_series.EXACT_CHANGES,
+                            "series": [{"every": every, "shown": shown, "kind": kind, "until": until,
+                                        "names": names}]}, code=report_series.SERIES_JS)
+    time_range.js_on_change("start", redraw)
+    time_range.js_on_change("end", redraw)
+    return shown
 
 
-def _queue_and_utilisation(run: RunOutputs, time_range):
+def _queue_and_utilisation(run: RunOutputs, time_range, changes, index: int):
     from bokeh.models import LinearAxis, Range1d
 
     jobs = run.jobs
@@ -313,16 +395,17 @@ def _queue_and_utilisation(run: RunOutputs, time_range):
     queue = np.cumsum(np.bincount(instant, np.concatenate([np.ones(submitted.size), -np.ones(left.size)])))
     fig = _time_figure(time_range, 200, "jobs waiting")
     fig.title.text = "queue length and utilisation"
-    xs, ys = _step_corners(queue_times, queue)
-    fig.y_range.renderers = [fig.line(xs, ys, color="#9467bd", legend_label="queue length")]
+    queue_source = _step_series(time_range, queue_times, {"queue": queue.astype(float)}, "line",
+                                name=f"{SERIES_NAME}_queue_{index}")
+    fig.y_range.renderers = [fig.line("x", "queue", source=queue_source, color="#9467bd", legend_label="queue length")]
     fig.y_range.start = 0.0
-    states = run.machine_states.sort_values("time", kind="stable")
-    machines = max(run.nb_machines, 1)
+    times, _, utilisation, every = changes
     fig.extra_y_ranges = {"utilisation": Range1d(0.0, 1.05)}
     fig.add_layout(LinearAxis(y_range_name="utilisation", axis_label="utilisation"), "right")
-    xs, ys = _step_corners(states["time"].to_numpy(dtype=float),
-                           states["nb_computing"].to_numpy(dtype=float) / machines)
-    fig.line(xs, ys, y_range_name="utilisation", color="#17becf", legend_label="utilisation")
+    utilisation = _step_series(time_range, times, {"utilisation": utilisation}, "line", every,
+                               f"{SERIES_NAME}_utilisation_{index}")
+    fig.line("x", "utilisation", source=utilisation, y_range_name="utilisation", color="#17becf",
+             legend_label="utilisation")
     fig.legend.location = "top_left"
     return fig
 

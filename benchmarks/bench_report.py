@@ -31,7 +31,8 @@ if (!(window.Bokeh && Bokeh.documents.length && [...Bokeh.index.all_views()].len
 requestAnimationFrame(() => requestAnimationFrame(() => done(true)));
 """
 # Zoom the shared time axis to a fraction of what it shows (as the zoom tools do: a new start
-# and end), then wait for two frames.
+# and end), then wait until the frames drawn stop changing what the Gantt shows (Bokeh runs
+# the level of detail's callbacks a moment after the change).
 ZOOM = """
 const done = arguments[arguments.length - 1];
 const doc = Bokeh.documents[0];
@@ -41,7 +42,15 @@ for (const model of doc.all_models)
         const range = model.x_range, middle = (range.start + range.end) / 2, half = (range.end - range.start) / 2;
         range.setv({start: middle - half * arguments[0], end: middle + half * arguments[0]});
     }
-requestAnimationFrame(() => requestAnimationFrame(() => done(renderer.visible)));
+let last = null, same = 0;
+const state = () => `${renderer.visible} ${renderer.data_source.get_length()}`;
+const frame = () => requestAnimationFrame(() => {
+    const now = state();
+    same = now === last ? same + 1 : 0;
+    last = now;
+    if (same >= 2) done(renderer.visible); else frame();
+});
+frame();
 """
 
 

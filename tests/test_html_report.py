@@ -23,7 +23,9 @@ import pytest
 import joulesim
 import numpy as np
 
-from joulesim.analysis.html_report import DIFFERENCE_NAME, GANTT_NAME, _busy_raster, write_report
+from joulesim.analysis import report_series
+from joulesim.analysis.html_report import (DIFFERENCE_NAME, GANTT_NAME, SERIES_NAME, _busy_raster,
+                                           _machine_state_changes, write_report)
 from joulesim.analysis.run_outputs import AnalysisError, RunOutputs
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
@@ -171,7 +173,8 @@ def _browser_missing() -> str | None:
 
 needs_browser = pytest.mark.skipif(_browser_missing() is not None, reason=_browser_missing() or "")
 
-# The Gantt of run `index`: its figure's view, and the page position of rectangle `row`'s centre.
+# The Gantt `name`: its rectangles (and every row, and those in view), its figure's view, and the
+# page position of rectangle `row`'s centre (of every row's, when it shows none).
 LOCATE = """
 const [name, row] = arguments;
 const doc = Bokeh.documents[0];
@@ -181,10 +184,14 @@ for (const model of doc.all_models)
     if (model.x_range && model.renderers && model.renderers.includes(renderer)) plot = model;
 const view = [...Bokeh.index.all_views()].find(v => v.model === plot);
 const data = renderer.data_source.data;
+const every = doc.get_model_by_name(name + '_all').data;
 const box = view.el.getBoundingClientRect();
-return {rows: data.job_id.length, jobs: new Set(data.job_id).size, job: data.job_id[row],
-        x: box.left + view.frame.x_scale.compute((data.left[row] + data.right[row]) / 2),
-        y: box.top + view.frame.y_scale.compute((data.bottom[row] + data.top[row]) / 2),
+const located = data.job_id.length ? data : every;  // (the raster shows the jobs: no rectangle yet)
+const in_view = every.left.filter((left, i) => left <= plot.x_range.end && every.right[i] >= plot.x_range.start);
+return {rows: data.job_id.length, every_rows: every.job_id.length, in_view: in_view.length,
+        jobs: new Set(data.job_id).size, job: data.job_id[row],
+        x: box.left + view.frame.x_scale.compute((located.left[row] + located.right[row]) / 2),
+        y: box.top + view.frame.y_scale.compute((located.bottom[row] + located.top[row]) / 2),
         start: plot.x_range.start, end: plot.x_range.end};
 """
 # Text of the tooltips shown, looking into the shadow roots Bokeh draws in.
@@ -254,7 +261,8 @@ def screenshot(browser, name: str) -> None:
 @needs_browser
 def test_a_large_gantt_opens_on_its_raster_and_shows_the_jobs_zoomed_in(runs, tmp_path, browser):
     """The level of detail, with the threshold brought down to 2 rectangles: zoomed out the
-    raster, zoomed in (under a third of the run) the rectangles."""
+    raster (and no rectangle), zoomed in (under a third of the run) the rectangles of the jobs
+    in view."""
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
 
@@ -263,6 +271,7 @@ def test_a_large_gantt_opens_on_its_raster_and_shows_the_jobs_zoomed_in(runs, tm
     visible = ("return [Bokeh.documents[0].get_model_by_name(arguments[0]).visible, "
                "Bokeh.documents[0].get_model_by_name(arguments[0] + '_raster').visible]")
     assert browser.execute_script(visible, f"{GANTT_NAME}_0") == [False, True]
+    assert where["rows"] == 0 and where["every_rows"] == len(RunOutputs(runs["fcfs"]).allocation_runs()[0])
     screenshot(browser, "report_lod_raster.png")
     deadline = time.monotonic() + 20
     while browser.execute_script(visible, f"{GANTT_NAME}_0") != [True, False]:
@@ -271,7 +280,8 @@ def test_a_large_gantt_opens_on_its_raster_and_shows_the_jobs_zoomed_in(runs, tm
         assert time.monotonic() < deadline
         time.sleep(0.2)
     zoomed = browser.execute_script(LOCATE, f"{GANTT_NAME}_0", 0)
-    assert zoomed["end"] - zoomed["start"] <= (where["end"] - where["start"]) * 2 / where["rows"] * 1.000001
+    assert zoomed["end"] - zoomed["start"] <= (where["end"] - where["start"]) * 2 / where["every_rows"] * 1.000001
+    assert 0 < zoomed["rows"] == zoomed["in_view"] < where["every_rows"], zoomed
     screenshot(browser, "report_lod_exact.png")
     assert errors_of(browser) == []
 
@@ -298,6 +308,8 @@ def test_the_page_in_a_browser(runs, tmp_path, browser, deciders):
     while not re.search(rf"job:\s*{where['job']}\s", browser.execute_script(TOOLTIPS)):
         assert time.monotonic() < deadline, browser.execute_script(TOOLTIPS)
         time.sleep(0.1)
+    state = jobs.loc[jobs["job_id"].astype(str) == str(where["job"]), "final_state"].iloc[0]  # (the page: a code)
+    assert re.search(rf"state:\s*{state}\b", browser.execute_script(TOOLTIPS)), browser.execute_script(TOOLTIPS)
     screenshot(browser, f"report_{'_'.join(deciders)}_hover.png")
     # the wheel zooms the time axis, and every run's figures follow
     ActionChains(browser).scroll_from_origin(ScrollOrigin.from_viewport(int(where["x"]), int(where["y"])),
@@ -310,4 +322,63 @@ def test_the_page_in_a_browser(runs, tmp_path, browser, deciders):
         assert time.monotonic() < deadline, (where, zoomed)
         time.sleep(0.1)
     screenshot(browser, f"report_{'_'.join(deciders)}_zoomed.png")
+    assert errors_of(browser) == []
+
+
+# Set the time axis of the figure of renderer `name` to [start, end] (with no source to read), or
+# read the named data sources.
+SET_VIEW = """
+const [name, start, end, sources] = arguments;
+const doc = Bokeh.documents[0];
+const renderer = doc.get_model_by_name(name);
+if (sources === null)
+    for (const model of doc.all_models)
+        if (model.x_range && model.renderers && model.renderers.includes(renderer)) model.x_range.setv({start, end});
+const read = (source) => Object.fromEntries(Object.entries(doc.get_model_by_name(source).data).map(([k, v]) => [k, Array.from(v)]));
+return sources === null ? null : Object.fromEntries(sources.map(source => [source, read(source)]));
+"""
+
+
+def set_view(browser, name: str, start: float, end: float, sources: list[str]) -> dict:
+    """The sources once redrawn for the view [start, end] (Bokeh runs the callbacks a moment later)."""
+    before = browser.execute_script(SET_VIEW, name, 0, 0, sources)
+    browser.execute_script(SET_VIEW, name, start, end, None)
+    deadline = time.monotonic() + 10
+    while any((now := browser.execute_script(SET_VIEW, name, 0, 0, sources))[s] == before[s] for s in sources):
+        assert time.monotonic() < deadline, "the series were not redrawn"
+        time.sleep(0.05)
+    return now
+
+
+@needs_browser
+def test_series_are_redrawn_at_the_view_s_resolution(runs, tmp_path, browser, monkeypatch):
+    """Bins and the threshold brought down (3 bins; corners for 2 changes at most): the page's
+    machine states and utilisation are aggregated; a view of part of the run makes the browser
+    recompute them, to the points report_series gives for that view; a view of a few changes
+    draws their corners."""
+    monkeypatch.setattr(report_series, "BINS", 3)
+    monkeypatch.setattr(report_series, "EXACT_CHANGES", 2)
+    run = RunOutputs(runs["fcfs"])
+    path = write_report([run], str(tmp_path / "series.html"))
+    where = open_page(browser, path, f"{GANTT_NAME}_0")
+    times, columns, utilisation, _ = _machine_state_changes(run)
+    until = where["end"]
+    states, ratio = f"{SERIES_NAME}_states_0", f"{SERIES_NAME}_utilisation_0"
+    start, end = until * 0.1, until * 0.9
+    assert report_series.changes_in(times, start, end) > 2
+    drawn = set_view(browser, f"{GANTT_NAME}_0", start, end, [states, ratio])
+    xs, means = report_series.area_means(times, list(columns.values()), start, end, until)
+    assert np.allclose(drawn[states]["x"], xs, rtol=1e-12)
+    for label, mean in zip(columns, means):
+        assert np.allclose(drawn[states][label], mean, rtol=1e-6), label  # (counts as int32 in the page)
+    xs, ys = report_series.line_envelope(times, utilisation.astype(float), start, end, until)
+    assert np.allclose(drawn[ratio]["x"], xs, rtol=1e-12) and np.allclose(drawn[ratio]["utilisation"], ys, rtol=1e-6)
+    # a view holding a single change: the corners around it, each the value the series holds there
+    middle = float(times[len(times) // 2])
+    drawn = set_view(browser, f"{GANTT_NAME}_0", middle - 1e-3, middle + 1e-3, [ratio])[ratio]
+    assert len(drawn["x"]) >= 4 and drawn["x"][0] <= middle - 1e-3 and drawn["x"][-1] >= middle + 1e-3
+    for (x0, x1), (y0, y1) in zip(zip(drawn["x"][::2], drawn["x"][1::2]), zip(drawn["utilisation"][::2],
+                                                                             drawn["utilisation"][1::2])):
+        assert y0 == y1 == pytest.approx(float(utilisation[np.searchsorted(times, (x0 + x1) / 2, side="right") - 1]))
+    screenshot(browser, "report_series_zoomed.png")
     assert errors_of(browser) == []
