@@ -163,7 +163,7 @@ def _time_figure(time_range, height: int, y_label: str, tools: str = "xpan,xwhee
 def _time_figures(run: RunOutputs, time_range, index: int, exact_rectangles: int) -> list[Any]:
     changes = _machine_state_changes(run)
     figures = (_gantt(run, time_range, f"{GANTT_NAME}_{index}", exact_rectangles),
-               _machine_states(run, time_range, changes, index), _power(run, time_range),
+               _machine_states(run, time_range, changes, index), _power(run, time_range, index),
                _queue_and_utilisation(run, time_range, changes, index))
     return [fig for fig in figures if fig is not None]
 
@@ -325,7 +325,7 @@ def _machine_states(run: RunOutputs, time_range, changes, index: int):
     return fig
 
 
-def _power(run: RunOutputs, time_range):
+def _power(run: RunOutputs, time_range, index: int):
     from bokeh.models import LinearAxis, Range1d
 
     energy = run.consumed_energy
@@ -337,37 +337,46 @@ def _power(run: RunOutputs, time_range):
     since = np.concatenate([[0.0], times[:-1]])
     power = energy["epower"].to_numpy(dtype=float)
     known = ~np.isnan(power)
-    xs = np.column_stack([since[known], times[known]]).ravel()
-    ys = np.repeat(power[known], 2)
     fig = _time_figure(time_range, 200, "power (W)")
     fig.title.text = "power and cumulative energy"
-    fig.y_range.renderers = [fig.line(xs, ys, color="#d62728", legend_label="power (W)")]
+    # (each known row's power holds from the row before until its own time)
+    watts = _step_series(time_range, since[known], {"power": power[known]}, "line",
+                         name=f"{SERIES_NAME}_power_{index}", until=float(times[known][-1]) if known.any() else None)
+    fig.y_range.renderers = [fig.line("x", "power", source=watts, color="#d62728", legend_label="power (W)")]
     fig.y_range.start = 0.0
     top = float(np.nanmax(joules)) if joules.size else 1.0
     fig.extra_y_ranges = {"energy": Range1d(0.0, top * 1.05 if top > 0 else 1.0)}
     fig.add_layout(LinearAxis(y_range_name="energy", axis_label="energy (J)"), "right")
-    fig.line(times, joules, y_range_name="energy", color="#2ca02c", legend_label="energy (J)")
+    consumed = _step_series(time_range, times, {"energy": joules}, "curve", name=f"{SERIES_NAME}_energy_{index}")
+    fig.line("x", "energy", source=consumed, y_range_name="energy", color="#2ca02c", legend_label="energy (J)")
     fig.legend.location = "top_left"
     return fig
 
 
 def _step_series(time_range, times: np.ndarray, columns: dict[str, np.ndarray], kind: str, every=None,
-                 name: str | None = None):
+                 name: str | None = None, until: float | None = None):
     """The data source a step series is drawn from (x, and its columns): lines through its
     corners (Bokeh's line draws a million points far faster than its step glyph does); for a
     series of many changes, at the view's resolution (report_series.py), recomputed in the
     browser when the view changes from `every` change (a source of `times` and the columns,
-    made here unless given: series of the same times share one)."""
+    made here unless given: series of the same times share one). A step's last value holds
+    until `until` (the time axis' end unless given)."""
     from bokeh.models import ColumnDataSource, CustomJS
 
-    until = time_range.end
+    until = time_range.end if until is None else until
     names = list(columns)
+    if kind == "curve" and report_series.changes_in(times, time_range.start, time_range.end) <= \
+            report_series.EXACT_CHANGES:
+        return ColumnDataSource({"x": times, names[0]: columns[names[0]]}, name=name)
     if report_series.changes_in(times, time_range.start, time_range.end) <= report_series.EXACT_CHANGES:
         xs = report_series.corners(times, columns[names[0]], until)[0]
         return ColumnDataSource({"x": xs, **{label: report_series.corners(times, values, until)[1]
                                              for label, values in columns.items()}}, name=name)
     if kind == "line":
         xs, ys = report_series.line_envelope(times, columns[names[0]], time_range.start, time_range.end, until)
+        shown = ColumnDataSource({"x": xs, names[0]: ys}, name=name)
+    elif kind == "curve":
+        xs, ys = report_series.curve_envelope(times, columns[names[0]], time_range.start, time_range.end)
         shown = ColumnDataSource({"x": xs, names[0]: ys}, name=name)
     else:
         xs, means = report_series.area_means(times, list(columns.values()), time_range.start, time_range.end, until)

@@ -7,8 +7,10 @@ the view holds few changes, else per bin of the view (BINS bins, about two per p
 - for a line, the value at the bin's start, its smallest and largest in the bin and its value at
   the bin's end (the "M4" aggregation: the line drawn is the exact one at that resolution);
 - for a stacked area, the mean of each state over the bin (machine-time is kept).
-The page opens on the series computed here for the whole time axis; a zoom or a pan recomputes
-them in the browser (SERIES_JS, the same rules) from every change.
+A curve (piecewise linear between its points, e.g. cumulative energy) keeps per bin the first,
+lowest, highest and last of its points there, at their times. The page opens on the series
+computed here for the whole time axis; a zoom or a pan recomputes them in the browser
+(SERIES_JS, the same rules) from every change.
 
 A step series: `times` sorted, each value holding from its time until the next one, the last
 one until `until`. `bins`: BINS unless given.
@@ -52,6 +54,27 @@ def line_envelope(times: np.ndarray, values: np.ndarray, start: float, end: floa
     ys = np.column_stack([held[:-1], lows, highs, last]).ravel()
     keep = ~np.isnan(ys)
     return xs[keep], ys[keep]
+
+
+def curve_envelope(times: np.ndarray, values: np.ndarray, start: float, end: float,
+                   bins: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """A curve over [start, end]: its points if few, else per bin (with points) its first,
+    lowest, highest and last points, in time order; the points just outside the view too."""
+    if changes_in(times, start, end) <= EXACT_CHANGES or end <= start:
+        return times, values
+    bins = bins or BINS
+    first, stop = np.searchsorted(times, start, side="left"), np.searchsorted(times, end, side="right")
+    index = np.arange(first, stop)
+    which = np.minimum(((times[index] - start) / (end - start) * bins).astype(np.int64), bins - 1)
+    starts = np.flatnonzero(np.diff(which, prepend=-1))  # where each bin's points start in `index`
+    ends = np.append(starts[1:], index.size)
+    picks = []
+    for a, b in zip(starts, ends):  # (a few thousand bins)
+        segment = index[a:b]
+        chosen = {segment[0], segment[-1], segment[np.argmin(values[segment])], segment[np.argmax(values[segment])]}
+        picks.extend(sorted(chosen))
+    picks = [i for i in (first - 1,) if i >= 0] + picks + [i for i in (stop,) if i < times.size]
+    return times[picks], values[picks]
 
 
 def area_means(times: np.ndarray, columns: list[np.ndarray], start: float, end: float, until: float,
@@ -113,7 +136,11 @@ for (const {every, shown, kind, until, names} of series) {
     const t = every.data.time;
     const changes = after(t, end) - first_at(t, start);
     const data = {};
-    if (changes <= exact || end <= start) {  // the corners of the changes around the view
+    if ((changes <= exact || end <= start) && kind === "curve") {  // the points around the view
+        const a = Math.max(0, first_at(t, start) - 1), b = Math.min(t.length, after(t, end) + 1);
+        data.x = Array.from(t.slice(a, b));
+        data[names[0]] = Array.from(every.data[names[0]].slice(a, b));
+    } else if (changes <= exact || end <= start) {  // the corners of the changes around the view
         const a = Math.max(0, first_at(t, start) - 1), b = Math.min(t.length, after(t, end) + 1);
         const xs = [];
         for (let i = a; i < b; i++) { if (i > a) xs.push(t[i]); xs.push(t[i]); }
@@ -125,6 +152,26 @@ for (const {every, shown, kind, until, names} of series) {
             for (let i = a; i < b; i++) { ys.push(v[i]); ys.push(v[i]); }
             data[name] = ys;
         }
+    } else if (kind === "curve") {  // per bin with points: its first, lowest, highest, last points
+        const v = every.data[names[0]], xs = [], ys = [];
+        const a = first_at(t, start), b = after(t, end);
+        const pick = (i) => { xs.push(t[i]); ys.push(v[i]); };
+        if (a > 0) pick(a - 1);
+        let i = a;
+        while (i < b) {
+            const bin = Math.min(Math.floor((t[i] - start) / (end - start) * bins), bins - 1);
+            let j = i, low = i, high = i;
+            while (j < b && Math.min(Math.floor((t[j] - start) / (end - start) * bins), bins - 1) === bin) {
+                if (v[j] < v[low]) low = j;
+                if (v[j] > v[high]) high = j;
+                j++;
+            }
+            for (const k of [...new Set([i, low, high, j - 1])].sort((p, q) => p - q)) pick(k);
+            i = j;
+        }
+        if (b < t.length) pick(b);
+        data.x = xs;
+        data[names[0]] = ys;
     } else if (kind === "line") {
         const v = every.data[names[0]], xs = [], ys = [];
         const width = (end - start) / bins;

@@ -373,6 +373,19 @@ def test_series_are_redrawn_at_the_view_s_resolution(runs, tmp_path, browser, mo
         assert np.allclose(drawn[states][label], mean, rtol=1e-6), label  # (counts as int32 in the page)
     xs, ys = report_series.line_envelope(times, utilisation.astype(float), start, end, until)
     assert np.allclose(drawn[ratio]["x"], xs, rtol=1e-12) and np.allclose(drawn[ratio]["utilisation"], ys, rtol=1e-6)
+    # power (a step from each row's previous one) and cumulative energy (a curve through the rows)
+    energy = run.consumed_energy
+    rows = energy["time"].to_numpy(dtype=float)
+    since, power = np.concatenate([[0.0], rows[:-1]]), energy["epower"].to_numpy(dtype=float)
+    known = ~np.isnan(power)
+    watts, joules = f"{SERIES_NAME}_power_0", f"{SERIES_NAME}_energy_0"
+    start, end = float(rows[1]), float(rows[-2])
+    assert report_series.changes_in(rows, start, end) > 2
+    drawn = set_view(browser, f"{GANTT_NAME}_0", start, end, [watts, joules])
+    xs, ys = report_series.line_envelope(since[known], power[known], start, end, float(rows[known][-1]))
+    assert np.allclose(drawn[watts]["x"], xs, rtol=1e-12) and np.allclose(drawn[watts]["power"], ys, rtol=1e-12)
+    xs, ys = report_series.curve_envelope(rows, energy["energy"].to_numpy(dtype=float), start, end)
+    assert drawn[joules]["x"] == xs.tolist() and np.allclose(drawn[joules]["energy"], ys, rtol=1e-12)
     # a view holding a single change: the corners around it, each the value the series holds there
     middle = float(times[len(times) // 2])
     drawn = set_view(browser, f"{GANTT_NAME}_0", middle - 1e-3, middle + 1e-3, [ratio])[ratio]

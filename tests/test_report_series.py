@@ -81,3 +81,28 @@ def test_area_means_keep_the_machine_time(step, bins):
     ends = np.append(times[1:], 100.0)
     exact = sum(v * (min(e, 100.0) - max(t, 0.0)) for t, e, v in zip(times, ends, values) if min(e, 100.0) > max(t, 0.0))
     assert sum(means[::2]) * (100.0 / bins) == pytest.approx(exact, rel=1e-9, abs=1e-9)
+
+
+def test_a_curve_per_bin_its_first_lowest_highest_and_last_points(aggregated):
+    times = np.array([0.0, 0.5, 1.0, 1.5, 2.5, 3.0, 3.2, 3.6, 5.0])
+    values = np.array([0.0, 4.0, 1.0, 2.0, 6.0, 5.0, 9.0, 7.0, 8.0])
+    xs, ys = series.curve_envelope(times, values, 1.0, 4.0, bins=2)  # bins [1, 2.5), [2.5, 4]
+    # the point before the view; bin 1: 1.0 (first, lowest), 1.5 (last, highest); bin 2: 2.5
+    # (first), 3.0 (lowest), 3.2 (highest), 3.6 (last); the point after the view
+    assert xs.tolist() == [0.5, 1.0, 1.5, 2.5, 3.0, 3.2, 3.6, 5.0]
+    assert ys.tolist() == [4.0, 1.0, 2.0, 6.0, 5.0, 9.0, 7.0, 8.0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(step=steps, bins=st.integers(1, 9))
+def test_a_curve_envelope_keeps_each_bin_s_extremes_in_time_order(step, bins):
+    times, values = step
+    series.EXACT_CHANGES, saved = 0, series.EXACT_CHANGES
+    try:
+        xs, ys = series.curve_envelope(times, values, 10.0, 90.0, bins=bins)
+    finally:
+        series.EXACT_CHANGES = saved
+    assert np.all(np.diff(xs) >= 0)
+    inside = (times >= 10.0) & (times <= 90.0)
+    if inside.any():  # the view's lowest and highest points are drawn
+        assert values[inside].min() in ys and values[inside].max() in ys
