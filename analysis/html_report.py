@@ -10,7 +10,8 @@ by sharing one range object, and it writes a single file with nothing to fetch.
 
 The page, per run, on one time axis shared by every run (zoom one, the others follow):
 - a Gantt chart of jobs on machines (a rectangle per contiguous host range of a job, coloured
-  by final state; hover: job id, submission, start, end, waiting time, size, state, energy);
+  by final state, workload or size class, chosen on the page; hover: job id, workload,
+  submission, start, end, waiting time, size, state, energy);
 - machine states over time (computing, idle, sleeping, switching);
 - power and cumulative energy, when the run had energy on;
 - queue length (jobs submitted and not started) and utilisation (computing / machines).
@@ -162,34 +163,55 @@ def _time_figure(time_range, height: int, y_label: str, tools: str = "xpan,xwhee
 
 def _time_figures(run: RunOutputs, time_range, index: int, exact_rectangles: int) -> list[Any]:
     changes = _machine_state_changes(run)
-    figures = (_gantt(run, time_range, f"{GANTT_NAME}_{index}", exact_rectangles),
+    figures = (*_gantt(run, time_range, f"{GANTT_NAME}_{index}", exact_rectangles),
                _machine_states(run, time_range, changes, index), _power(run, time_range, index),
                _queue_and_utilisation(run, time_range, changes, index))
     return [fig for fig in figures if fig is not None]
 
 
+def _colourings(jobs: pd.DataFrame) -> dict[str, tuple[str, np.ndarray, list[str], list[str]]]:
+    """The Gantt's colourings: label -> (column, each job's code, the codes' names, their
+    colours). Codes rather than names: a page of a million rectangles would otherwise carry a
+    million names, most of its weight, to decode and parse."""
+    from bokeh.palettes import Category10_10, Viridis256
+
+    states, state_codes = np.unique(jobs["final_state"].astype(str).to_numpy(), return_inverse=True)
+    workloads, workload_codes = np.unique(jobs["workload_name"].astype(str).to_numpy(), return_inverse=True)
+    sizes = np.maximum(pd.to_numeric(jobs["requested_number_of_resources"], errors="coerce").fillna(1).to_numpy(), 1)
+    power = np.floor(np.log2(sizes)).astype(np.int64)  # size classes: 1, 2-3, 4-7, ...
+    classes, class_codes = np.unique(power, return_inverse=True)
+    class_names = [str(2 ** k) if k == 0 else f"{2 ** k}-{2 ** (k + 1) - 1}" for k in classes.tolist()]
+    spread = [Viridis256[int(i * 255 / max(len(classes) - 1, 1))] for i in range(len(classes))]
+    return {
+        "final state": ("state", state_codes.astype(np.int8), states.tolist(),
+                        [STATE_COLORS.get(f, "#7f7f7f") for f in states.tolist()]),
+        "workload": ("workload", workload_codes.astype(np.int16), workloads.tolist(),
+                     [Category10_10[i % 10] for i in range(len(workloads))]),
+        "size (machines)": ("size_class", class_codes.astype(np.int8), class_names, spread),
+    }
+
+
 def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int):
-    from bokeh.models import ColumnDataSource, CustomJS, CustomJSHover, HoverTool
+    """The colouring's choice, and the Gantt chart."""
+    from bokeh.models import ColumnDataSource, CustomJS, CustomJSHover, HoverTool, Legend, LegendItem, Select
     from bokeh.transform import linear_cmap
 
     jobs = run.jobs
     rows, lows, highs = run.allocation_runs()
     start = jobs["starting_time"].to_numpy(dtype=float)[rows]
     finish = jobs["finish_time"].to_numpy(dtype=float)[rows]
-    # Final states as codes into `factors` (a page of a million rectangles would otherwise carry
-    # a million names, most of its weight, to decode and parse).
-    factors, codes = np.unique(jobs["final_state"].astype(str).to_numpy(), return_inverse=True)
-    factors = factors.tolist()
-    states = codes.astype(np.int8)[rows]
+    colourings = _colourings(jobs)
     data = {
         "left": start, "right": finish, "bottom": (lows - 0.5).astype(np.float32),
         "top": (highs + 0.5).astype(np.float32), "job_id": _job_ids(jobs["job_id"])[rows],
         "submission": jobs["submission_time"].to_numpy(dtype=float)[rows],
         "waiting": jobs["waiting_time"].to_numpy(dtype=float)[rows],
-        "size": jobs["requested_number_of_resources"].to_numpy()[rows].astype(np.int32), "state": states,
+        "size": jobs["requested_number_of_resources"].to_numpy()[rows].astype(np.int32),
+        **{column: codes[rows] for column, codes, _, _ in colourings.values()},
     }
-    tooltips = [("job", "@job_id"), ("submitted", "@submission{0.[000]}"), ("start", "@left{0.[000]}"),
-                ("end", "@right{0.[000]}"), ("waiting", "@waiting{0.[000]} s"), ("size", "@size"), ("state", "@state{name}")]
+    tooltips = [("job", "@job_id"), ("workload", "@workload{name}"), ("submitted", "@submission{0.[000]}"),
+                ("start", "@left{0.[000]}"), ("end", "@right{0.[000]}"), ("waiting", "@waiting{0.[000]} s"),
+                ("size", "@size"), ("state", "@state{name}")]
     if "consumed_energy" in jobs.columns:
         data["energy"] = pd.to_numeric(jobs["consumed_energy"], errors="coerce").to_numpy(dtype=float)[rows]
         tooltips.append(("energy", "@energy{0.[00]} J"))
@@ -197,23 +219,33 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int):
     top = max(nb_machines, int(highs.max(initial=0)) + 1)
     fig = _time_figure(time_range, max(280, min(640, 40 + 12 * nb_machines)), "machine", webgl=True)
     fig.y_range.start, fig.y_range.end = -0.5, top - 0.5
-    colors = [STATE_COLORS.get(f, "#7f7f7f") for f in factors]
     every = ColumnDataSource(data, name=f"{name}_all")
     detailed = rows.size > exact_rectangles
     # With a level of detail the rectangles' renderer starts empty and gets the jobs of the view
     # once zoomed in (a browser then indexes and colours thousands of rectangles, not all).
     shown = ColumnDataSource({key: column[:0] for key, column in data.items()}) if detailed else every
+    fills = {label: linear_cmap(column, colors, -0.5, len(names) - 0.5)
+             for label, (column, _, names, colors) in colourings.items()}
     renderer = fig.quad(source=shown, left="left", right="right", bottom="bottom", top="top",
-                        fill_color=linear_cmap("state", colors, -0.5, len(factors) - 0.5),
-                        line_color="white" if rows.size <= 2000 else None, line_width=0.5, name=name)
-    for factor, color in zip(factors, colors):  # (a legend from the data would scan every row; a
-        # rectangle at NaN draws nothing but gives the legend its colour)
-        fig.quad(left=[math.nan], right=[math.nan], bottom=[math.nan], top=[math.nan], fill_color=color,
-                 line_color=None, legend_label=factor)
-    names = CustomJSHover(args={"factors": factors}, code="return factors[value];")
-    fig.add_tools(HoverTool(renderers=[renderer], tooltips=tooltips, formatters={"@state": names}))
-    fig.legend.orientation = "horizontal"
-    fig.add_layout(fig.legend[0], "above")  # (not over the jobs)
+                        fill_color=fills["final state"], line_color="white" if rows.size <= 2000 else None,
+                        line_width=0.5, name=name)
+    # A legend per colouring, the chosen one shown (a legend from the data would scan every row;
+    # a rectangle at NaN draws nothing but gives its item the colour).
+    items: dict[str, list[Any]] = {}
+    for label, (_, _, names, colors) in colourings.items():
+        items[label] = [LegendItem(label=factor, visible=label == "final state", renderers=[
+            fig.quad(left=[math.nan], right=[math.nan], bottom=[math.nan], top=[math.nan], fill_color=color,
+                     line_color=None)]) for factor, color in zip(names, colors)]
+    fig.add_layout(Legend(items=[item for group in items.values() for item in group], orientation="horizontal"),
+                   "above")  # (not over the jobs)
+    formatters = {f"@{colourings[label][0]}": CustomJSHover(args={"names": colourings[label][2]},
+                                                            code="return names[value];")
+                  for label in ("final state", "workload")}
+    fig.add_tools(HoverTool(renderers=[renderer], tooltips=tooltips, formatters=formatters))
+    choice = Select(title="colour by", value="final state", options=list(colourings), name=f"{name}_colour_by",
+                    width=200)
+    choice.js_on_change("value", CustomJS(args={"glyph": renderer.glyph, "fills": fills, "items": items},
+                                          code=_COLOUR_BY))
     if nb_machines <= 32:
         fig.yaxis.ticker = list(range(nb_machines))
     fig.title.text = f"jobs on machines ({len(jobs):,} jobs)"
@@ -233,9 +265,15 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int):
         time_range.js_on_change("end", toggle)
         fig.title.text += (f": how busy the machines are (darker: busier); zoom in to under {detail:,.0f} s for "
                            "each job")
-    return fig
+    return choice, fig
 
 
+# The Gantt's colouring chosen (Bokeh CustomJS): the rectangles' fill, and the legend shown.
+_COLOUR_BY = """
+glyph.fill_color = fills[this.value];
+for (const [label, group] of Object.entries(items))
+    for (const item of group) item.visible = label === this.value;
+"""
 # The level of detail's switch (Bokeh CustomJS, run on every change of the time axis): zoomed in,
 # the rectangles of the jobs that overlap the view are copied from every row into the
 # rectangles' source; zoomed out, the raster.

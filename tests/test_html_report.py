@@ -310,6 +310,7 @@ def test_the_page_in_a_browser(runs, tmp_path, browser, deciders):
         time.sleep(0.1)
     state = jobs.loc[jobs["job_id"].astype(str) == str(where["job"]), "final_state"].iloc[0]  # (the page: a code)
     assert re.search(rf"state:\s*{state}\b", browser.execute_script(TOOLTIPS)), browser.execute_script(TOOLTIPS)
+    assert re.search(r"workload:\s*w0\b", browser.execute_script(TOOLTIPS)), browser.execute_script(TOOLTIPS)
     screenshot(browser, f"report_{'_'.join(deciders)}_hover.png")
     # the wheel zooms the time axis, and every run's figures follow
     ActionChains(browser).scroll_from_origin(ScrollOrigin.from_viewport(int(where["x"]), int(where["y"])),
@@ -394,4 +395,33 @@ def test_series_are_redrawn_at_the_view_s_resolution(runs, tmp_path, browser, mo
                                                                              drawn["utilisation"][1::2])):
         assert y0 == y1 == pytest.approx(float(utilisation[np.searchsorted(times, (x0 + x1) / 2, side="right") - 1]))
     screenshot(browser, "report_series_zoomed.png")
+    assert errors_of(browser) == []
+
+
+@needs_browser
+def test_the_gantt_is_coloured_by_state_workload_or_size(runs, tmp_path, browser):
+    """The colouring's choice changes the rectangles' fill and the legend shown; hover names the
+    job's workload."""
+    path = write_report([RunOutputs(runs["fcfs"])], str(tmp_path / "colours.html"))
+    open_page(browser, path, f"{GANTT_NAME}_0")
+    shown = """
+        const doc = Bokeh.documents[0];
+        if (arguments[1]) doc.get_model_by_name(arguments[0] + '_colour_by').value = arguments[1];
+        const renderer = doc.get_model_by_name(arguments[0]);
+        const legend = [...doc.all_models].find(m => m.items && m.items.length && m.items[0].label !== undefined &&
+                                            m.items.some(i => i.label.value === 'COMPLETED_SUCCESSFULLY'));
+        return [renderer.glyph.fill_color.field, legend.items.filter(i => i.visible).map(i => i.label.value)];"""
+    assert browser.execute_script(shown, f"{GANTT_NAME}_0", None) == [
+        "state", ["COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED"]]
+    sizes = sorted(int(size) for size in RunOutputs(runs["fcfs"]).jobs["requested_number_of_resources"].unique())
+    expected = {1: "1", 2: "2-3"}
+    deadline = time.monotonic() + 10
+    while (now := browser.execute_script(shown, f"{GANTT_NAME}_0", "size (machines)")) != [
+            "size_class", [expected[size] for size in sizes]]:
+        assert time.monotonic() < deadline, now
+        time.sleep(0.1)
+    screenshot(browser, "report_coloured_by_size.png")
+    while (now := browser.execute_script(shown, f"{GANTT_NAME}_0", "workload")) != ["workload", ["w0"]]:
+        assert time.monotonic() < deadline, now
+        time.sleep(0.1)
     assert errors_of(browser) == []
