@@ -96,11 +96,17 @@ def write_report(runs: list[RunOutputs], path: str, tau: float = DEFAULT_TAU, ti
     if len(runs) > 1:
         parts.append(Div(text=f"<h2>Start times against {_escape(runs[0].name)}</h2>"))
         parts.append(_start_differences(runs))
-    html = file_html(column(*parts, sizing_mode="stretch_width"), INLINE, title or "joulesim report")
-    handle, temporary = tempfile.mkstemp(prefix=".report-", suffix=".html", dir=directory)
+    write_page(path, file_html(column(*parts, sizing_mode="stretch_width"), INLINE, title or "joulesim report"))
+    return path
+
+
+def write_page(path: str, text: str) -> None:
+    """Write `text` to a temporary file beside `path`, then rename it over `path`: a failure
+    never leaves half a page."""
+    handle, temporary = tempfile.mkstemp(prefix=".report-", suffix=".html", dir=os.path.dirname(os.path.abspath(path)))
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(html)
+            file.write(text)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)  # (mkstemp makes it private)
@@ -108,7 +114,6 @@ def write_report(runs: list[RunOutputs], path: str, tau: float = DEFAULT_TAU, ti
     except BaseException:
         os.unlink(temporary)
         raise
-    return path
 
 
 # ---------------------------------------------------------------------- checks

@@ -111,11 +111,20 @@ def list_instances(study: str, where: dict[str, list[str]]) -> None:
 @click.option("--tradeoff", "tradeoffs", multiple=True, metavar="METRIC_X,METRIC_Y",
               help="A trade-off plot of two metrics (repeatable; default: energy or makespan vs mean "
                    "waiting time).")
+@click.option("--html", "pages", is_flag=True,
+              help="Also write an interactive page per instance (as `joulesim report` does; the study must "
+                   "keep outputs: 'outputs = true') and DIR/index.html linking them (needs the report extra).")
 @reports_errors
 def report(results: str, out_dir: str, x_columns: tuple[str, ...], y_columns: tuple[str, ...],
-           tradeoffs: tuple[str, ...]) -> None:
+           tradeoffs: tuple[str, ...], pages: bool) -> None:
     """Draw metric-vs-parameter and trade-off plots of a campaign's RESULTS (folder or table)."""
     from joulesim.campaign.report import draw_report
 
-    for path in draw_report(results, out_dir, list(x_columns), list(y_columns), list(tradeoffs)):
+    if pages:  # (checked first: a campaign without kept outputs fails before any drawing)
+        from joulesim.campaign.instance_pages import write_instance_pages
+
+        written = write_instance_pages(results, out_dir)
+    else:
+        written = []
+    for path in draw_report(results, out_dir, list(x_columns), list(y_columns), list(tradeoffs)) + written:
         click.echo(path)

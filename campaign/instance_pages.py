@@ -1,0 +1,79 @@
+"""`joulesim campaign report --html`: an interactive page per instance, and an index of them.
+
+Each instance whose Batsim files the campaign kept (`outputs = true` in its [campaign] table:
+RESULTS/runs/ID/out_*) gets the page `joulesim report` writes (analysis/html_report.py) in
+OUT/instances/ID.html; OUT/index.html lists the instances, a row each (its decider, the
+parameters that vary, the main metrics), each linking to its page. Failed instances and those
+without files are listed without a link, saying why.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+
+import pandas as pd
+
+from joulesim.analysis.html_report import write_page, write_report
+from joulesim.analysis.run_outputs import RunOutputs
+from joulesim.campaign.report import DEFAULT_METRICS, _label, varying_parameters
+from joulesim.campaign.results_store import read_table
+from joulesim.protocol.errors import JoulesimError
+
+
+def write_instance_pages(results: str, out_dir: str) -> list[str]:
+    """Write the pages and the index; their paths, the index first."""
+    frame = read_table(results)
+    folder = results if os.path.isdir(results) else os.path.dirname(os.path.abspath(results))
+    prefixes = {row: os.path.join(folder, "runs", str(instance), "out")
+                for row, instance in zip(frame.index, frame["instance_id"])}
+    kept = {row: prefix for row, prefix in prefixes.items()
+            if os.path.exists(prefix + "_jobs.csv") and _succeeded(frame.loc[row])}
+    if not kept:
+        raise JoulesimError(f"{folder}: no instance kept its output files, so there is no run to draw: set "
+                            "'outputs = true' in the study's [campaign] table and run it again")
+    pages_dir = os.path.join(out_dir, "instances")
+    os.makedirs(pages_dir, exist_ok=True)
+    ok = frame.loc[list(kept)]
+    parameters = ["decider"] * ("decider" in frame.columns) + varying_parameters(ok)
+    pages = {}
+    for row, prefix in kept.items():
+        instance = str(frame.at[row, "instance_id"])
+        described = ", ".join(f"{name} {frame.at[row, name]}" for name in parameters)
+        pages[row] = write_report([RunOutputs(prefix)], os.path.join(pages_dir, f"{instance}.html"),
+                                  title=f"{instance}: {described}")
+    index = os.path.join(out_dir, "index.html")
+    write_page(index, _index_page(frame, parameters, {row: os.path.relpath(page, out_dir)
+                                                            for row, page in pages.items()}, prefixes))
+    return [index, *pages.values()]
+
+
+def _succeeded(row: pd.Series) -> bool:
+    return "status" not in row.index or row["status"] == "ok"
+
+
+def _index_page(frame: pd.DataFrame, parameters: list[str], links: dict, prefixes: dict) -> str:
+    metrics = [m for m in DEFAULT_METRICS if m in frame.columns and frame[m].notna().any()]
+    head = "".join(f"<th>{html.escape(_label(c))}</th>" for c in ["instance", *parameters, *metrics])
+    rows = []
+    for row in frame.index:
+        instance = html.escape(str(frame.at[row, "instance_id"]))
+        if row in links:
+            first = f'<a href="{html.escape(links[row])}">{instance}</a>'
+        elif not _succeeded(frame.loc[row]):
+            first = f"{instance} (failed: no page)"
+        else:
+            first = f"{instance} (no files kept in {html.escape(os.path.dirname(prefixes[row]))})"
+        cells = [first, *(html.escape(_cell(frame.at[row, c])) for c in parameters + metrics)]
+        rows.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
+    return ("<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>joulesim campaign</title><style>"
+            "body{font-family:sans-serif} table{border-collapse:collapse} td,th{border:1px solid #ccc;"
+            "padding:2px 6px;text-align:right} td:first-child{text-align:left}</style></head><body>"
+            f"<h1>joulesim campaign: {len(links)} of {len(frame)} instances with a page</h1>"
+            f"<table><tr>{head}</tr>{''.join(rows)}</table></body></html>\n")
+
+
+def _cell(value) -> str:
+    if isinstance(value, float):
+        return "" if pd.isna(value) else f"{value:.6g}"
+    return str(value)
