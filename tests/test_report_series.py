@@ -4,6 +4,8 @@ these in test_html_report.py."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -43,6 +45,16 @@ steps = st.lists(st.tuples(st.floats(0, 100), st.integers(0, 50)), min_size=1, m
     lambda pairs: (np.sort(np.array([t for t, _ in pairs])), np.array([v for _, v in pairs], dtype=float)))
 
 
+@contextmanager
+def aggregating():
+    """Every view aggregated (hypothesis tests cannot take the function-scoped fixture)."""
+    saved, series.EXACT_CHANGES = series.EXACT_CHANGES, 0
+    try:
+        yield
+    finally:
+        series.EXACT_CHANGES = saved
+
+
 def value_at(times, values, t):
     index = np.searchsorted(times, t, side="right") - 1
     return values[index] if index >= 0 else np.nan
@@ -53,11 +65,8 @@ def value_at(times, values, t):
 def test_a_line_envelope_is_each_bin_s_first_lowest_highest_and_last_value(step, bins):
     times, values = step
     times[0] = 0.0  # (a value from the start: every bin has its four points)
-    series.EXACT_CHANGES, saved = 0, series.EXACT_CHANGES
-    try:
+    with aggregating():
         xs, ys = series.line_envelope(times, values, 0.0, 100.0, 110.0, bins=bins)
-    finally:
-        series.EXACT_CHANGES = saved
     edges = np.linspace(0.0, 100.0, bins + 1)
     assert ys.size == 4 * bins
     for k in range(bins):
@@ -72,11 +81,8 @@ def test_a_line_envelope_is_each_bin_s_first_lowest_highest_and_last_value(step,
 @given(step=steps, bins=st.integers(1, 9))
 def test_area_means_keep_the_machine_time(step, bins):
     times, values = step
-    series.EXACT_CHANGES, saved = 0, series.EXACT_CHANGES
-    try:
+    with aggregating():
         xs, (means,) = series.area_means(times, [values], 0.0, 100.0, 100.0, bins=bins)
-    finally:
-        series.EXACT_CHANGES = saved
     # the integral over [0, 100] by definition: each value from its time to the next
     ends = np.append(times[1:], 100.0)
     exact = sum(v * (min(e, 100.0) - max(t, 0.0)) for t, e, v in zip(times, ends, values) if min(e, 100.0) > max(t, 0.0))
@@ -97,11 +103,8 @@ def test_a_curve_per_bin_its_first_lowest_highest_and_last_points(aggregated):
 @given(step=steps, bins=st.integers(1, 9))
 def test_a_curve_envelope_keeps_each_bin_s_extremes_in_time_order(step, bins):
     times, values = step
-    series.EXACT_CHANGES, saved = 0, series.EXACT_CHANGES
-    try:
+    with aggregating():
         xs, ys = series.curve_envelope(times, values, 10.0, 90.0, bins=bins)
-    finally:
-        series.EXACT_CHANGES = saved
     assert np.all(np.diff(xs) >= 0)
     inside = (times >= 10.0) & (times <= 90.0)
     if inside.any():  # the view's lowest and highest points are drawn

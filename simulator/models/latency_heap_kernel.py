@@ -31,6 +31,13 @@ def room(when: np.ndarray, entries: np.ndarray, size: int, more: int) -> tuple[n
 
 
 @njit(cache=True, nogil=True)
+def _place(when: np.ndarray, entries: np.ndarray, position: int, moment: float, slot: int, slot_key: int) -> None:
+    when[position] = moment
+    entries[position, 0] = slot
+    entries[position, 1] = slot_key
+
+
+@njit(cache=True, nogil=True)
 def push(when: np.ndarray, entries: np.ndarray, size: int, latent: np.ndarray, latent_when: np.ndarray,
          count: int) -> int:
     """Add latent[:count] (slot, key), ending at latent_when[:count]; the new size (room made before)."""
@@ -42,13 +49,9 @@ def push(when: np.ndarray, entries: np.ndarray, size: int, latent: np.ndarray, l
             parent = (position - 1) // 2
             if when[parent] <= moment:
                 break
-            when[position] = when[parent]
-            entries[position, 0] = entries[parent, 0]
-            entries[position, 1] = entries[parent, 1]
+            _place(when, entries, position, when[parent], entries[parent, 0], entries[parent, 1])
             position = parent
-        when[position] = moment
-        entries[position, 0] = latent[i, 0]
-        entries[position, 1] = latent[i, 1]
+        _place(when, entries, position, moment, latent[i, 0], latent[i, 1])
     return size
 
 
@@ -70,13 +73,9 @@ def _pop(when: np.ndarray, entries: np.ndarray, size: int) -> int:
             child += 1
         if moment <= when[child]:
             break
-        when[position] = when[child]
-        entries[position, 0] = entries[child, 0]
-        entries[position, 1] = entries[child, 1]
+        _place(when, entries, position, when[child], entries[child, 0], entries[child, 1])
         position = child
-    when[position] = moment
-    entries[position, 0] = slot
-    entries[position, 1] = slot_key
+    _place(when, entries, position, moment, slot, slot_key)
     return size
 
 

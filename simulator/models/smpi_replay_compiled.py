@@ -28,7 +28,7 @@ def _load_kernel():
     """The kernel module: numba compiles it the first time (about half a minute, then cached
     beside it), which deserves a word on stderr rather than a silent pause."""
     notice = threading.Timer(2.0, lambda: print("joulesim: compiling the SMPI replay kernel (numba, once per "
-                                                  "installation, about 30 s)...", file=sys.stderr, flush=True))
+                                                  "installation, under a minute)...", file=sys.stderr, flush=True))
     notice.start()
     try:
         from joulesim.simulator.models import smpi_instants_kernel  # noqa: F401  (the runner's loop for it)
