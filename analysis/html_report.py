@@ -14,7 +14,9 @@ The page, per run, on one time axis shared by every run (zoom one, the others fo
   submission, start, end, waiting time, size, state, energy);
 - machine states over time (computing, idle, sleeping, switching);
 - power and cumulative energy, when the run had energy on;
-- queue length (jobs submitted and not started) and utilisation (computing / machines).
+- queue length (jobs submitted and not started) and utilisation (computing / machines);
+- on a priced platform, each cluster's electricity cost over the run (and each job's in the
+  Gantt's hover).
 Then the distributions of waiting time, bounded slowdown and job size, the summary metrics
 (one row per run) and, with several runs, each job's start compared with the first run's.
 
@@ -170,7 +172,7 @@ def _time_figures(run: RunOutputs, time_range, index: int, exact_rectangles: int
     changes = _machine_state_changes(run)
     figures = (*_gantt(run, time_range, f"{GANTT_NAME}_{index}", exact_rectangles),
                _machine_states(run, time_range, changes, index), _power(run, time_range, index),
-               _queue_and_utilisation(run, time_range, changes, index))
+               _queue_and_utilisation(run, time_range, changes, index), _cluster_costs(run))
     return [fig for fig in figures if fig is not None]
 
 
@@ -220,6 +222,12 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int):
     if "consumed_energy" in jobs.columns:
         data["energy"] = pd.to_numeric(jobs["consumed_energy"], errors="coerce").to_numpy(dtype=float)[rows]
         tooltips.append(("energy", "@energy{0.[00]} J"))
+    costs = run.energy_cost
+    if costs is not None and (costs["kind"] == "job").any():  # a priced platform: each job's electricity
+        by_job = costs[costs["kind"] == "job"].set_index(costs.loc[costs["kind"] == "job", "name"].astype(str))
+        job_names = jobs["workload_name"].astype(str) + "!" + jobs["job_id"].astype(str)
+        data["cost"] = by_job["cost_cents"].reindex(job_names).to_numpy(dtype=float)[rows]
+        tooltips.append(("cost", "@cost{0.[000]} cents"))
     nb_machines = run.nb_machines
     top = max(nb_machines, int(highs.max(initial=0)) + 1)
     fig = _time_figure(time_range, max(280, min(640, 40 + 12 * nb_machines)), "machine", webgl=True)
@@ -393,6 +401,27 @@ def _power(run: RunOutputs, time_range, index: int):
     consumed = _step_series(time_range, times, {"energy": joules}, "curve", name=f"{SERIES_NAME}_energy_{index}")
     fig.line("x", "energy", source=consumed, y_range_name="energy", color="#2ca02c", legend_label="energy (J)")
     fig.legend.location = "top_left"
+    return fig
+
+
+def _cluster_costs(run: RunOutputs):
+    """On a priced platform, each cluster's energy and electricity cost over the run (bars)."""
+    from bokeh.models import ColumnDataSource, HoverTool
+    from bokeh.plotting import figure
+
+    costs = run.energy_cost
+    if costs is None or not (costs["kind"] == "cluster").any():
+        return None
+    clusters = costs[costs["kind"] == "cluster"]
+    names = clusters["name"].astype(str).tolist()
+    fig = figure(x_range=names, height=220, width=WIDTH, y_axis_label="cost (cents)", toolbar_location=None,
+                 title=f"electricity cost per cluster (total {clusters['cost_cents'].sum():,.2f} cents)")
+    bars = fig.vbar(x="name", top="cost", width=0.8, color="#8c564b", source=ColumnDataSource({
+        "name": names, "cost": clusters["cost_cents"].to_numpy(dtype=float),
+        "energy": clusters["energy_joules"].to_numpy(dtype=float)}))
+    fig.add_tools(HoverTool(renderers=[bars], tooltips=[("cluster", "@name"), ("energy", "@energy{0.[00]} J"),
+                                                        ("cost", "@cost{0.[000]} cents")]))
+    fig.y_range.start = 0.0
     return fig
 
 

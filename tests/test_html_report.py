@@ -425,3 +425,28 @@ def test_the_gantt_is_coloured_by_state_workload_or_size(runs, tmp_path, browser
         assert time.monotonic() < deadline, now
         time.sleep(0.1)
     assert errors_of(browser) == []
+
+
+def test_a_priced_run_shows_each_cluster_s_cost_and_each_job_s(tmp_path):
+    """A platform with electricity prices: the cost per cluster (bars) and each job's cost in the
+    Gantt's data, as PREFIX_energy_cost.csv has them."""
+    from bokeh.models import ColumnDataSource
+
+    from joulesim.analysis.html_report import _time_figures, _time_range
+
+    joulesim.simulate("grid_table2", "default", "easy", energy=True, export=str(tmp_path / "out"))
+    run = RunOutputs(str(tmp_path / "out"))
+    costs = run.energy_cost
+    figures = _time_figures(run, _time_range([run]), 0, 20_000)
+    bars = next(f for f in figures if getattr(getattr(f, "title", None), "text", "").startswith("electricity cost"))
+    source = bars.renderers[0].data_source
+    clusters = costs[costs["kind"] == "cluster"]
+    assert source.data["name"] == clusters["name"].tolist()
+    assert source.data["cost"].tolist() == clusters["cost_cents"].tolist()
+    every = next(m for f in figures for m in f.references()
+                 if isinstance(m, ColumnDataSource) and m.name == f"{GANTT_NAME}_0_all")
+    jobs = costs[costs["kind"] == "job"].set_index("name")["cost_cents"]
+    for job_id, cost in zip(every.data["job_id"].tolist(), every.data["cost"].tolist()):
+        assert cost == jobs[f"w0!{job_id}"]
+    html = Path(write_report([run], str(tmp_path / "priced.html"))).read_text()
+    assert "electricity cost per cluster" in html and "cents" in html
