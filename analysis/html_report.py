@@ -436,23 +436,20 @@ def _step_series(time_range, times: np.ndarray, columns: dict[str, np.ndarray], 
     from bokeh.models import ColumnDataSource, CustomJS
 
     until = time_range.end if until is None else until
+    start, end = time_range.start, time_range.end
     names = list(columns)
-    if kind == "curve" and report_series.changes_in(times, time_range.start, time_range.end) <= \
-            report_series.EXACT_CHANGES:
-        return ColumnDataSource({"x": times, names[0]: columns[names[0]]}, name=name)
-    if report_series.changes_in(times, time_range.start, time_range.end) <= report_series.EXACT_CHANGES:
-        xs = report_series.corners(times, columns[names[0]], until)[0]
-        return ColumnDataSource({"x": xs, **{label: report_series.corners(times, values, until)[1]
-                                             for label, values in columns.items()}}, name=name)
     if kind == "line":
-        xs, ys = report_series.line_envelope(times, columns[names[0]], time_range.start, time_range.end, until)
-        shown = ColumnDataSource({"x": xs, names[0]: ys}, name=name)
+        xs, ys = report_series.line_envelope(times, columns[names[0]], start, end, until)
+        drawn = {names[0]: ys}
     elif kind == "curve":
-        xs, ys = report_series.curve_envelope(times, columns[names[0]], time_range.start, time_range.end)
-        shown = ColumnDataSource({"x": xs, names[0]: ys}, name=name)
+        xs, ys = report_series.curve_envelope(times, columns[names[0]], start, end)
+        drawn = {names[0]: ys}
     else:
-        xs, means = report_series.area_means(times, list(columns.values()), time_range.start, time_range.end, until)
-        shown = ColumnDataSource({"x": xs, **dict(zip(names, means))}, name=name)
+        xs, means = report_series.area_means(times, list(columns.values()), start, end, until)
+        drawn = dict(zip(names, means))
+    shown = ColumnDataSource({"x": xs, **drawn}, name=name)
+    if report_series.changes_in(times, start, end) <= report_series.EXACT_CHANGES:
+        return shown  # (drawn as they are: every view of them is exact)
     if every is None:
         every = ColumnDataSource({"time": times, **columns})
     redraw = CustomJS(args={"range": time_range, "bins": report_series.BINS, "exact": report_series.EXACT_CHANGES,

@@ -83,17 +83,6 @@ class _Activity:
         self.job.cancel(self)
 
 
-class _LatencyGroup:
-    """The runner's objects whose latency ends at `when` (launched activities wait in the
-    latency heap: latency_heap_kernel.py)."""
-
-    __slots__ = ("when", "activities")
-
-    def __init__(self, when: float):
-        self.when = when
-        self.activities: list[_Activity] = []
-
-
 class _RunningJob:
     """A running job's ActivityContext: its model, its hosts and its running activities."""
 
@@ -221,10 +210,11 @@ class ParallelTaskRunner:
         self._dirty = False  # an activity joined the sharing since the last re-solve
         self._advanced_to = -1.0  # the time every sharing cursor was last moved to
         # The runner's calendar: the earliest predicted end (set by each re-solve), and the
-        # instants latencies end at (a heap), each with its group of activities.
+        # instants the latencies of the runner's objects end at (a heap), each with its objects
+        # (launched activities wait in the latency heap of arrays: latency_heap_kernel.py).
         self._next_completion = math.inf
         self._latency_ends: list[float] = []
-        self._latency_groups: dict[float, _LatencyGroup] = {}
+        self._latency_groups: dict[float, list[_Activity]] = {}
         # Told after the calendar may have changed (start, kill, process): an event loop that
         # needs a wake-up entry (the simpy calendar) sets it; Batsim's kernel asks instead.
         self.calendar_changed: Callable[[], None] | None = None
@@ -346,10 +336,11 @@ class ParallelTaskRunner:
         if self._done.shape[0] < table.remaining.shape[0]:
             self._done = np.zeros(table.remaining.shape[0], dtype=np.int64)
             self._tokens = np.zeros(table.remaining.shape[0], dtype=np.int64)
+        k = instants_kernel
         ints, floats = self._ints, self._floats
-        ints[:] = (table.top, table.free_top, table.size, self._launches, self._heap_size, self.resolves, 0, 0, 0,
-                   plans.longest)
-        floats[:] = (self._advanced_to, self._next_completion)
+        ints[[k.I_TOP, k.I_FREE_TOP, k.I_SIZE, k.I_LAUNCHES, k.I_HEAP, k.I_RESOLVES, k.I_LONGEST]] = (
+            table.top, table.free_top, table.size, self._launches, self._heap_size, self.resolves, plans.longest)
+        floats[[k.F_ADVANCED_TO, k.F_NEXT_COMPLETION]] = (self._advanced_to, self._next_completion)
         stopped, now = instants_kernel.instants(
             now, start, horizon, limit, ints, floats, table.remaining, table.period, table.end, table.own, table.key,
             table.elem_start, table.elem_count, table.held, table.sharing, table.batch_job, table.token,
@@ -358,9 +349,10 @@ class ParallelTaskRunner:
             self._capacity, self._heap_when, self._heap_entries, job.sequence, state, channels, by_token,
             self._tokens, self._done, self._latent, self._latent_when, ptask_sharing.REMAINING_PRECISION,
             ptask_sharing.BOUND_TOLERANCE, ptask_sharing.MAX_ROUNDS, _DONE_S)
-        table.top, table.free_top, table.size = int(ints[0]), int(ints[1]), int(ints[2])
-        self._launches, self._heap_size, self.resolves = int(ints[3]), int(ints[4]), int(ints[5])
-        self._advanced_to, self._next_completion = float(floats[0]), float(floats[1])
+        table.top, table.free_top, table.size = int(ints[k.I_TOP]), int(ints[k.I_FREE_TOP]), int(ints[k.I_SIZE])
+        self._launches, self._heap_size = int(ints[k.I_LAUNCHES]), int(ints[k.I_HEAP])
+        self.resolves = int(ints[k.I_RESOLVES])
+        self._advanced_to, self._next_completion = float(floats[k.F_ADVANCED_TO]), float(floats[k.F_NEXT_COMPLETION])
         return stopped == instants_kernel.BOUNDS, float(now)
 
     def _resume(self, job: _RunningJob) -> None:
@@ -373,28 +365,21 @@ class ParallelTaskRunner:
         job.model.go_on(tokens, int(ints[I_STATUS]), int(ints[I_COMMAND]))
         self._resolve()
 
-    def busy(self) -> bool:
-        """Whether an event is still to come (a finished job's activities run on to their end)."""
-        return self.next_event() < math.inf
-
     def _tell_calendar(self) -> None:
         if self.calendar_changed is not None:
             self.calendar_changed()
 
     def _latency_timer(self, when: float, activity: _Activity) -> None:
         """_latency_over(activity) at `when`, with every other activity whose latency ends then."""
-        self._latency_group_at(when).activities.append(activity)
-
-    def _latency_group_at(self, when: float) -> "_LatencyGroup":
         group = self._latency_groups.get(when)
         if group is None:
-            group = self._latency_groups[when] = _LatencyGroup(when)
+            group = self._latency_groups[when] = []
             heapq.heappush(self._latency_ends, when)
-        return group
+        group.append(activity)
 
-    def _latency_over_all(self, group: "_LatencyGroup") -> None:
+    def _latency_over_all(self, group: list[_Activity]) -> None:
         # (joins go by key: the order of the activities within the group changes nothing)
-        for activity in group.activities:
+        for activity in group:
             self._latency_over(activity)
 
     def _latency_over(self, activity: _Activity) -> None:

@@ -25,8 +25,9 @@ from joulesim.simulator.workload.smpi_traces import SmpiTraces
 
 
 def _load_kernel():
-    """The kernel module: numba compiles it the first time (about half a minute, then cached
-    beside it), which deserves a word on stderr rather than a silent pause."""
+    """The kernel module (and the runner's instants loop for it): numba compiles them the first
+    time (30-50 s, then cached beside them), which deserves a word on stderr rather than a silent
+    pause."""
     notice = threading.Timer(2.0, lambda: print("joulesim: compiling the SMPI replay kernel (numba, once per "
                                                   "installation, under a minute)...", file=sys.stderr, flush=True))
     notice.start()
