@@ -11,7 +11,9 @@ by sharing one range object, and it writes a single file with nothing to fetch.
 The page, per run, on one time axis shared by every run (zoom one, the others follow):
 - a Gantt chart of jobs on machines (a rectangle per contiguous host range of a job, coloured
   by final state, workload or size class, chosen on the page; hover: job id, workload,
-  submission, start, end, waiting time, size, state, energy);
+  submission, start, end, waiting time, size, state, energy), its machines grouped as the
+  platform groups them when it is given (machine_groups.py: cores by node and processor on an
+  IRMaSim node platform, each job a rectangle per processor it used; machines by cluster);
 - machine states over time (computing, idle, sleeping, switching);
 - power and cumulative energy, when the run had energy on;
 - queue length (jobs submitted and not started) and utilisation (computing / machines);
@@ -35,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from joulesim.analysis import report_series
+from joulesim.analysis.machine_groups import MachineGroups, check_platform_fits
 from joulesim.analysis.metrics import DEFAULT_TAU, compute_metrics, metric_label
 from joulesim.analysis.run_outputs import AnalysisError, RunOutputs
 
@@ -69,9 +72,10 @@ def bokeh_version() -> str:
 
 
 def write_report(runs: list[RunOutputs], path: str, tau: float = DEFAULT_TAU, title: str | None = None,
-                 exact_rectangles: int | None = None) -> str:
+                 exact_rectangles: int | None = None, groups: MachineGroups | None = None) -> str:
     """Write the report of `runs` to `path` (.html added if missing); the path written.
-    `exact_rectangles`: above this many, a Gantt opens on its raster (EXACT_RECTANGLES)."""
+    `exact_rectangles`: above this many, a Gantt opens on its raster (EXACT_RECTANGLES).
+    `groups`: how the runs' platform groups its machines (machine_groups.py), for the Gantts."""
     exact_rectangles = EXACT_RECTANGLES if exact_rectangles is None else exact_rectangles
     bokeh_version()
     from bokeh.embed import file_html
@@ -87,12 +91,15 @@ def write_report(runs: list[RunOutputs], path: str, tau: float = DEFAULT_TAU, ti
     if not os.path.isdir(directory) or not os.access(directory, os.W_OK):
         raise AnalysisError(f"{path}: the folder {directory} does not exist or is not writable")
     _check_runs(runs)
+    if groups is not None:
+        for run in runs:
+            check_platform_fits(groups.source, groups.nb_machines, run.name, run.nb_machines)
     metrics = [compute_metrics(run, tau) for run in runs]
     time_range = _time_range(runs)
     parts: list[Any] = [Div(text=f"<h1>{_escape(title or 'joulesim report')}</h1>"), _summary_table(metrics, tau)]
     for index, run in enumerate(runs):
         parts.append(Div(text=f"<h2>{_escape(run.name)}</h2>"))
-        parts += _time_figures(run, time_range, index, exact_rectangles)
+        parts += _time_figures(run, time_range, index, exact_rectangles, groups)
     parts.append(Div(text="<h2>Distributions</h2>"))
     parts += _distributions(runs, tau)
     if len(runs) > 1:
@@ -168,9 +175,10 @@ def _time_figure(time_range, height: int, y_label: str, tools: str = "xpan,xwhee
     return fig
 
 
-def _time_figures(run: RunOutputs, time_range, index: int, exact_rectangles: int) -> list[Any]:
+def _time_figures(run: RunOutputs, time_range, index: int, exact_rectangles: int,
+                  groups: MachineGroups | None = None) -> list[Any]:
     changes = _machine_state_changes(run)
-    figures = (*_gantt(run, time_range, f"{GANTT_NAME}_{index}", exact_rectangles),
+    figures = (*_gantt(run, time_range, f"{GANTT_NAME}_{index}", exact_rectangles, groups),
                _machine_states(run, time_range, changes, index), _power(run, time_range, index),
                _queue_and_utilisation(run, time_range, changes, index), _cluster_costs(run))
     return [fig for fig in figures if fig is not None]
@@ -198,13 +206,15 @@ def _colourings(jobs: pd.DataFrame) -> dict[str, tuple[str, np.ndarray, list[str
     }
 
 
-def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int):
-    """The colouring's choice, and the Gantt chart."""
+def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int, groups: MachineGroups | None = None):
+    """The colouring's choice, and the Gantt chart (its machines grouped by `groups`, if given)."""
     from bokeh.models import ColumnDataSource, CustomJS, CustomJSHover, HoverTool, Legend, LegendItem, Select
     from bokeh.transform import linear_cmap
 
     jobs = run.jobs
     rows, lows, highs = run.allocation_runs()
+    if groups is not None:  # a rectangle per job and group (processor, node or cluster) it used
+        rows, lows, highs, group = _cut_at_groups(rows, lows, highs, groups.finest)
     start = jobs["starting_time"].to_numpy(dtype=float)[rows]
     finish = jobs["finish_time"].to_numpy(dtype=float)[rows]
     colourings = _colourings(jobs)
@@ -219,6 +229,12 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int):
     tooltips = [("job", "@job_id"), ("workload", "@workload{name}"), ("submitted", "@submission{0.[000]}"),
                 ("start", "@left{0.[000]}"), ("end", "@right{0.[000]}"), ("waiting", "@waiting{0.[000]} s"),
                 ("size", "@size"), ("state", "@state{name}")]
+    names_of = {column: colourings[label][2] for label, column in (("final state", "state"), ("workload", "workload"))}
+    if groups is not None:
+        data.update(group=group, first=lows.astype(np.int32), last=highs.astype(np.int32))
+        names_of["group"] = [group_name for group_name, _, _ in groups.finest]
+        tooltips += [(groups.inner_kind or groups.outer_kind, "@group{name}"),
+                     ("cores" if groups.outer_kind == "node" else "machines", "@first to @last")]
     if "consumed_energy" in jobs.columns:
         data["energy"] = pd.to_numeric(jobs["consumed_energy"], errors="coerce").to_numpy(dtype=float)[rows]
         tooltips.append(("energy", "@energy{0.[00]} J"))
@@ -230,7 +246,7 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int):
         tooltips.append(("cost", "@cost{0.[000]} cents"))
     nb_machines = run.nb_machines
     top = max(nb_machines, int(highs.max(initial=0)) + 1)
-    fig = _time_figure(time_range, max(280, min(640, 40 + 12 * nb_machines)), "machine", webgl=True)
+    fig = _time_figure(time_range, max(280, min(640, 40 + 12 * nb_machines)), _machine_axis_label(groups), webgl=True)
     fig.y_range.start, fig.y_range.end = -0.5, top - 0.5
     every = ColumnDataSource(data, name=f"{name}_all")
     detailed = rows.size > exact_rectangles
@@ -251,17 +267,19 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int):
                      line_color=None)]) for factor, color in zip(names, colors)]
     fig.add_layout(Legend(items=[item for group in items.values() for item in group], orientation="horizontal"),
                    "above")  # (not over the jobs)
-    formatters = {f"@{colourings[label][0]}": CustomJSHover(args={"names": colourings[label][2]},
-                                                            code="return names[value];")
-                  for label in ("final state", "workload")}
+    formatters = {f"@{column}": CustomJSHover(args={"names": names}, code="return names[value];")
+                  for column, names in names_of.items()}
     fig.add_tools(HoverTool(renderers=[renderer], tooltips=tooltips, formatters=formatters))
     choice = Select(title="colour by", value="final state", options=list(colourings), name=f"{name}_colour_by",
                     width=200)
     choice.js_on_change("value", CustomJS(args={"glyph": renderer.glyph, "fills": fills, "items": items},
                                           code=_COLOUR_BY))
-    if nb_machines <= 32:
+    if groups is not None:
+        _draw_groups(fig, groups)
+    elif nb_machines <= 32:
         fig.yaxis.ticker = list(range(nb_machines))
-    fig.title.text = f"jobs on machines ({len(jobs):,} jobs)"
+    fig.title.text = f"jobs on machines ({len(jobs):,} jobs)" if groups is None else \
+        f"jobs on {_grouping_title(groups)} ({len(jobs):,} jobs)"
     if detailed:
         # Level of detail: zoomed out, a raster of how busy the machines are; zoomed in to a
         # time span holding about `exact_rectangles` rectangles on average, the rectangles of
@@ -279,6 +297,53 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int):
         fig.title.text += (f": how busy the machines are (darker: busier); zoom in to under {detail:,.0f} s for "
                            "each job")
     return choice, fig
+
+
+def _cut_at_groups(rows: np.ndarray, lows: np.ndarray, highs: np.ndarray, ranges: list[tuple[str, int, int]]):
+    """The allocation runs cut where a group ends: (rows, lows, highs, each piece's group)."""
+    firsts = np.array([first for _, first, _ in ranges], dtype=np.int64)
+    lasts = np.array([last for _, _, last in ranges], dtype=np.int64)
+    low_group = np.searchsorted(firsts, lows, side="right") - 1
+    high_group = np.searchsorted(firsts, highs, side="right") - 1
+    pieces = high_group - low_group + 1
+    piece_of = np.repeat(np.arange(rows.size), pieces)
+    group = low_group[piece_of] + (np.arange(piece_of.size) - np.repeat(np.cumsum(pieces) - pieces, pieces))
+    return (rows[piece_of], np.maximum(lows[piece_of], firsts[group]), np.minimum(highs[piece_of], lasts[group]),
+            group.astype(np.int32))
+
+
+def _machine_axis_label(groups: MachineGroups | None) -> str:
+    if groups is None:
+        return "machine"
+    return "core (by node)" if groups.outer_kind == "node" else "machine (by cluster)"
+
+
+def _grouping_title(groups: MachineGroups) -> str:
+    count = f"{len(groups.outer):,} {groups.outer_kind}s"
+    if groups.inner_kind:
+        count += f", {len(groups.inner):,} {groups.inner_kind}s, {groups.nb_machines:,} cores"
+        return f"cores grouped by node and processor ({count})"
+    return f"machines grouped by cluster ({count})"
+
+
+def _draw_groups(fig, groups: MachineGroups) -> None:
+    """Every other outer group (node, cluster) shaded, a line between outer groups and a dotted
+    one between inner groups (processors); the axis names the outer groups when they fit."""
+    outer = groups.outer
+    fig.hstrip(y0=[first - 0.5 for _, first, _ in outer[1::2]], y1=[last + 0.5 for _, _, last in outer[1::2]],
+               fill_color="#000000", fill_alpha=0.06, line_color=None, level="underlay")
+    outer_edges = {first - 0.5 for _, first, _ in outer[1:]}
+    inner_edges = sorted({first - 0.5 for _, first, _ in groups.inner[1:]} - outer_edges)
+    if inner_edges:
+        fig.hspan(y=inner_edges, line_color="#555555", line_dash="dashed", line_width=1, level="overlay")
+    if outer_edges:
+        fig.hspan(y=sorted(outer_edges), line_color="#222222", line_width=1.5, level="overlay")
+    if len(outer) <= 48:
+        from bokeh.models import FixedTicker
+
+        centres = [(first + last) / 2 for _, first, last in outer]
+        fig.yaxis.ticker = FixedTicker(ticks=centres, minor_ticks=[])
+        fig.yaxis.major_label_overrides = {centre: group_name for centre, (group_name, _, _) in zip(centres, outer)}
 
 
 # The Gantt's colouring chosen (Bokeh CustomJS): the rectangles' fill, and the legend shown.

@@ -10,6 +10,7 @@ import pandas as pd
 from joulesim.analysis.metrics import DEFAULT_TAU, compute_metrics
 from joulesim.analysis.run_outputs import RunOutputs
 from joulesim.simulator.engine.simulation import SimulationResult
+from joulesim.simulator.platform.platform_model import Platform
 
 
 class RunResult:
@@ -19,9 +20,10 @@ class RunResult:
     written only when `simulate` was given `export=PREFIX`; `outputs` then lists them).
     """
 
-    def __init__(self, result: SimulationResult, name: str):
+    def __init__(self, result: SimulationResult, name: str, platform: Platform | None = None):
         self._result = result
         self._outputs = RunOutputs(name, result.texts or None)
+        self._platform = platform  # (for the report's grouping of machines)
 
     @property
     def jobs(self) -> pd.DataFrame:
@@ -72,10 +74,13 @@ class RunResult:
 
     def report(self, path: str, title: str | None = None) -> str:
         """The run's interactive HTML page (as `joulesim report` writes it; needs the report
-        extra, Bokeh); the path written."""
+        extra, Bokeh), its Gantt grouped as the run's platform groups its machines (by node and
+        processor, or by cluster); the path written."""
         from joulesim.analysis.html_report import write_report
+        from joulesim.analysis.machine_groups import machine_groups
 
-        return write_report([self._outputs], path, DEFAULT_TAU, title)
+        groups = None if self._platform is None else machine_groups(self._platform, self._outputs.nb_machines)
+        return write_report([self._outputs], path, DEFAULT_TAU, title, groups=groups)
 
     @property
     def energy_enabled(self) -> bool:

@@ -166,7 +166,7 @@ def run_configured(config: SimulationConfig, transport: Any, time_limit: float |
 def _result(result: SimulationResult, config: SimulationConfig) -> "RunResult":
     from joulesim.run_result import RunResult
 
-    return RunResult(result, config.export_prefix or "<in-memory run>")
+    return RunResult(result, config.export_prefix or "<in-memory run>", config.platform)
 
 
 def option_text(value: Any) -> str:

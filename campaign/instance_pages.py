@@ -4,7 +4,9 @@ Each instance whose Batsim files the campaign kept (`outputs = true` in its [cam
 RESULTS/runs/ID/out_*) gets the page `joulesim report` writes (analysis/html_report.py) in
 OUT/instances/ID.html; OUT/index.html lists the instances, a row each (its decider, the
 parameters that vary, the main metrics), each linking to its page. Failed instances and those
-without files are listed without a link, saying why.
+without files are listed without a link, saying why. A page's Gantt groups the machines as the
+instance's platform does (by node and processor, or by cluster) when its record names the
+platform file and the file is still there.
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ import os
 import pandas as pd
 
 from joulesim.analysis.html_report import write_page, write_report
+from joulesim.analysis.machine_groups import MachineGroups, machine_groups
 from joulesim.analysis.run_outputs import RunOutputs
+from joulesim.simulation_inputs import platform_from
 from joulesim.campaign.report import DEFAULT_METRICS, _label, varying_parameters
-from joulesim.campaign.results_store import read_table
+from joulesim.campaign.results_store import ResultsStore, read_table
 from joulesim.protocol.errors import JoulesimError
+from joulesim.simulator.platform.platform_model import Platform
 
 
 def write_instance_pages(results: str, out_dir: str) -> list[str]:
@@ -37,15 +42,35 @@ def write_instance_pages(results: str, out_dir: str) -> list[str]:
     ok = frame.loc[list(kept)]
     parameters = ["decider"] * ("decider" in frame.columns) + varying_parameters(ok)
     pages = {}
+    store = ResultsStore(folder)
+    platforms: dict[str, Platform | None] = {}  # by source: instances share a few
     for row, prefix in kept.items():
         instance = str(frame.at[row, "instance_id"])
         described = ", ".join(f"{name} {frame.at[row, name]}" for name in parameters)
-        pages[row] = write_report([RunOutputs(prefix)], os.path.join(pages_dir, f"{instance}.html"),
-                                  title=f"{instance}: {described}")
+        run = RunOutputs(prefix)
+        source = (store.load(instance) or {}).get("platform_source")
+        pages[row] = write_report([run], os.path.join(pages_dir, f"{instance}.html"),
+                                  title=f"{instance}: {described}", groups=_groups(source, run, platforms))
     index = os.path.join(out_dir, "index.html")
     write_page(index, _index_page(frame, parameters, {row: os.path.relpath(page, out_dir)
                                                             for row, page in pages.items()}, prefixes))
     return [index, *pages.values()]
+
+
+def _groups(source: str | None, run: RunOutputs, platforms: dict[str, Platform | None]) -> MachineGroups | None:
+    """How the instance's platform groups the run's machines (its first ones, for a run cut by
+    mmax); None for a record of an older joulesim (no platform named) or a platform file gone
+    or changed since."""
+    if not isinstance(source, str):
+        return None
+    if source not in platforms:
+        try:
+            platforms[source] = platform_from(source)
+        except JoulesimError:
+            platforms[source] = None
+    platform = platforms[source]
+    groups = None if platform is None else machine_groups(platform, run.nb_machines)
+    return groups if groups is not None and groups.nb_machines == run.nb_machines else None
 
 
 def _succeeded(row: pd.Series) -> bool:

@@ -47,7 +47,7 @@ def run_instance(task: dict[str, Any]) -> dict[str, Any]:
 
     started = time.perf_counter()
     record: dict[str, Any] = {"id": task["id"], "status": "ok", "error": None, "log": "", "metrics": None,
-                              "decider_calls": None}
+                              "decider_calls": None, "platform_source": task["platform"]}
     log_path = task.get("log_path")
     log = None
     try:

@@ -14,8 +14,13 @@ from joulesim.cli.number_options import DecimalRange
 @click.option("--title", default=None, help="The page's title (default: joulesim report).")
 @click.option("--tau", default=10.0, show_default=True, type=DecimalRange(0, min_open=True),
               help="Bound of the bounded slowdown, in seconds.")
+@click.option("-p", "--platform", default=None,
+              help="The runs' platform file (or shipped name): the Gantt groups cores by node and processor "
+                   "(IRMaSim node platforms) or machines by cluster.")
+@click.option("--platform-name", default=None, help="Which platform of an IRMaSim platform file that holds several.")
 @reports_errors
-def report(prefixes: tuple[str, ...], output: str, title: str | None, tau: float) -> None:
+def report(prefixes: tuple[str, ...], output: str, title: str | None, tau: float, platform: str | None,
+           platform_name: str | None) -> None:
     """One self-contained HTML page of the runs exported with prefix OUT_PREFIX: Gantt chart,
     machine states, power and energy, queue length and utilisation on one zoomable time axis
     (shared by all the runs), distributions, metrics, and with several runs each job's start
@@ -23,7 +28,20 @@ def report(prefixes: tuple[str, ...], output: str, title: str | None, tau: float
     Needs Bokeh: pip install 'joulesim[report]'.
     """
     from joulesim.analysis.html_report import bokeh_version, write_report
+    from joulesim.analysis.machine_groups import check_platform_fits, machine_groups
     from joulesim.analysis.run_outputs import RunOutputs
+    from joulesim.simulator.platform.platform_loader import load_platform
 
     bokeh_version()  # a missing extra is reported before any reading
-    click.echo(f"wrote {write_report([RunOutputs(p) for p in prefixes], output, tau, title)}")
+    if platform_name is not None and platform is None:
+        raise click.UsageError("--platform-name chooses a platform of the file --platform gives: give --platform")
+    runs = [RunOutputs(p) for p in prefixes]
+    groups = None
+    if platform is not None:
+        loaded = load_platform(platform, platform_name=platform_name)
+        for run in runs:
+            check_platform_fits(loaded.source, len(loaded.compute_hosts), run.name, run.nb_machines)
+        groups = machine_groups(loaded)
+        if groups is None:
+            click.echo(f"note: {platform} has one cluster of plain machines: the Gantt is not grouped", err=True)
+    click.echo(f"wrote {write_report(runs, output, tau, title, groups=groups)}")

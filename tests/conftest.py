@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import json
 import os
+import resource
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -235,3 +237,28 @@ def zone_body(body: str, master: str) -> str:
             return f"{master}\n{body}"
         return f'<zone id="master_zone" routing="Full">{master}</zone>\n{body}'
     return f"{master}\n{body}"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium driven by selenium (the report tests; they skip where it is missing)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    options = Options()
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1300,1500",
+                     "--enable-unsafe-swiftshader"):
+        options.add_argument(argument)
+    options.binary_location = shutil.which("chromium")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    # Chromium reserves terabytes of address space: a cap left on this worker by a memory-bounded
+    # test (the fuzzers' RLIMIT_AS) would make it crash at start.
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+    try:
+        driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    yield driver
+    driver.quit()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -207,30 +206,6 @@ const visit = (root) => {
 visit(document);
 return texts.join('\\n');
 """
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    options = Options()
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1300,1500",
-                     "--enable-unsafe-swiftshader"):
-        options.add_argument(argument)
-    options.binary_location = shutil.which("chromium")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    # Chromium reserves terabytes of address space: a cap left on this worker by a memory-bounded
-    # test (the fuzzers' RLIMIT_AS) would make it crash at start.
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
-    try:
-        driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
-    finally:
-        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-    yield driver
-    driver.quit()
 
 
 def open_page(browser, path: str, name: str) -> dict:
