@@ -75,7 +75,11 @@ def simulate(platform: PlatformSource = "cluster32",
              in_process: bool = True,
              socket_endpoint: str | None = None,
              curve_keys: str | os.PathLike | None = None,
-             decider_log: Any = None) -> RunResult:
+             decider_log: Any = None,
+             edc_library: str | os.PathLike | None = None,
+             edc_socket: str | None = None,
+             edc_init: str | bytes = b"",
+             edc_isolated: bool = False) -> RunResult:
     """Run one simulation and return its outputs as DataFrames (see `RunResult`).
 
     platform: a platform file (SimGrid XML, joulesim JSON or IRMaSim JSON), a shipped platform
@@ -91,12 +95,18 @@ def simulate(platform: PlatformSource = "cluster32",
     export: write the Batsim output files under this prefix; by default nothing is written.
     time_limit: stop with RunTimeLimitError after this many seconds of wall-clock time.
     decider_log: where a decider process's stdout and stderr go (a file object); default: ours.
+    edc_library / edc_socket: a Batsim 5 External Decision Component (batprotocol) instead of a
+        decider: a shared library loaded in this process (in a child process with
+        `edc_isolated=True`), or a process EDC serving at a ZeroMQ endpoint; `edc_init` is its
+        init data. Its hello sets what the dynamic-job, profile-forwarding and sharing flags set.
     no_sched: Batsim's --no-sched: no decider; every job starts at t=0 on hosts 0..res-1.
     workflows: DAX files (Batsim's -W), workflow_starts: (DAX file, start time) pairs (--WS).
     The other keywords are the flags of `joulesim simulate` (`timeout`: seconds to wait for each
     decider reply; `sched_config` and `sched_config_file`: `--sched-cfg` and `--sched-cfg-file`).
     Errors are JoulesimError subclasses with the CLI's messages.
     """
+    if edc_library is not None or edc_socket is not None:
+        return _with_edc(locals(), time_limit)
     config = simulation_config(
         platform, workload, export_prefix=os.fspath(export) if export is not None else None, energy=energy,
         master_host=master_host, add_role_to_hosts=add_role_to_hosts, platform_name=platform_name, idle_power=idle_power, event_grouping=event_grouping,
@@ -139,6 +149,40 @@ def simulate(platform: PlatformSource = "cluster32",
     return _with_process(config, lambda endpoint: joulesim_decide_command(
         decider, endpoint, options, timeout, os.fspath(curve_keys) if curve_keys is not None else None),
         f"joulesim decide {decider}", keys, time_limit, decider_log, reports_start=True)
+
+
+def _with_edc(arguments: dict[str, Any], time_limit: float | None) -> RunResult:
+    """A run whose decisions come from a Batsim 5 EDC (protocol.batprotocol)."""
+    from joulesim.protocol.batprotocol.edc_connection import EdcFeatures, open_edc
+
+    for other in ("decider", "socket_endpoint"):
+        if arguments[other] is not None:
+            raise JoulesimError(f"give either an EDC (edc_library / edc_socket) or {other}, not both")
+    if arguments["no_sched"]:
+        raise JoulesimError("no_sched runs without any decider: drop the EDC")
+    given = [name for name in EdcFeatures.flag_names() if arguments[name]]
+    if given:
+        raise JoulesimError(f"with an EDC, its hello (requested_simulation_features, scheduling_constraints) sets "
+                            f"what {', '.join(given)} set for a Batsim 4 decider: drop {', '.join(given)}")
+    init = arguments["edc_init"]
+    edc = open_edc(os.fspath(arguments["edc_library"]) if arguments["edc_library"] is not None else None,
+                   arguments["edc_socket"], arguments["edc_isolated"],
+                   init.encode() if isinstance(init, str) else bytes(init), arguments["timeout"])
+    try:
+        keywords = {name: arguments[name] for name in (
+            "master_host", "add_role_to_hosts", "platform_name", "idle_power", "event_grouping", "mmax",
+            "mmax_workload", "sched_config", "sched_config_file", "events", "disable_machine_state_tracing",
+            "verbosity", "workflows", "workflow_starts", "workflow_jobs_limit", "ignore_beyond_last_workflow",
+            "timeout", "progress", "energy")}
+        export = arguments["export"]
+        config = simulation_config(
+            arguments["platform"], arguments["workload"], export_prefix=os.fspath(export) if export is not None else None,
+            no_sched=False, **edc.features.simulation_flags(), **keywords)
+        edc.set_platform(config.platform)
+    except BaseException:
+        edc.close()
+        raise
+    return _result(run_configured(config, edc, time_limit), config)
 
 
 def run_configured(config: SimulationConfig, transport: Any, time_limit: float | None = None) -> SimulationResult:

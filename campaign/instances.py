@@ -88,6 +88,8 @@ def expand(study: Study, digests: FileDigests | None = None) -> list[Instance]:
                                 "platform": digests.of(platform.source), "mmax": platform.mmax,
                                 "workload": workload_identity(workload, digests),
                                 "decider": decider.name, "command": decider.command,
+                                **({"edc_library": digests.of(decider.edc_library), "edc_isolated": decider.edc_isolated}
+                                   if decider.edc_library else {}),
                                 "options": [list(item) for item in options],
                                 "energy": energy, "repetition": repetition,
                             }

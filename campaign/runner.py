@@ -85,6 +85,8 @@ def task_of(instance: Instance, study: Study, workload_path: str, store: Results
         "workload": workload_path,
         "decider": instance.decider.name,
         "command": list(instance.decider.command) if instance.decider.command else None,
+        "edc_library": instance.decider.edc_library,
+        "edc_isolated": instance.decider.edc_isolated,
         "options": dict(instance.options),
         "energy": instance.energy,
         "timeout": study.timeout_s,

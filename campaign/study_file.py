@@ -30,6 +30,11 @@ file, the table and the key, and saying how to fix it.
     options = {}                    # fixed options
     grid = {t_idle = [0, 300]}      # cartesian product
     zip = {}                        # lists zipped together (one length)
+
+    [[deciders]]                    # a Batsim 5 EDC library instead (batprotocol)
+    edc_library = "libeasy_edc.so"  # relative to this file
+    edc_init = ['{"a": 1}', '{"a": 2}']   # its init data: a string, or a list (one instance each)
+    edc_isolated = false            # true: loaded in a child process (a crash is a failed instance)
 """
 
 from __future__ import annotations
@@ -64,7 +69,7 @@ _TOP_KEYS = {"campaign": "settings", "platforms": "platforms", "workloads": "wor
 _CAMPAIGN_KEYS = ("name", "energy", "repetitions", "timeout", "reply_timeout", "outputs", "window")
 _PLATFORM_KEYS = ("path", "name", "mmax")
 _WORKLOAD_KEYS = ("path", "trace", "generator", "name", "weeks", "convert", "seeds", "parameters", "platforms")
-_DECIDER_KEYS = ("decider", "command", "name", "options", "grid", "zip")
+_DECIDER_KEYS = ("decider", "command", "name", "options", "grid", "zip", "edc_library", "edc_init", "edc_isolated")
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,10 @@ class DeciderSpec:
     name: str | None  # a shipped name or "module:Class"
     command: tuple[str, ...] | None  # or an external program's command line
     combinations: tuple[tuple[tuple[str, Any], ...], ...]  # option sets, each sorted by key
+    # or a Batsim 5 EDC library (an absolute path), loaded in a child process when isolated;
+    # its init data is the option "edc_init" of each combination
+    edc_library: str | None = None
+    edc_isolated: bool = False
 
 
 @dataclass
@@ -366,6 +375,13 @@ def _deciders(check: _Checker, doc: dict) -> list[DeciderSpec]:
     for index, entry in enumerate(_entries(check, doc, "deciders", "decider")):
         where = f"[[deciders]] #{index + 1}"
         entry = check.keys(where, entry, _DECIDER_KEYS)
+        if "edc_library" in entry:
+            specs.append(_edc_decider(check, where, entry))
+            continue
+        for key in ("edc_init", "edc_isolated"):
+            if key in entry:
+                raise check.fail(f"{where}: key '{key}'", "goes with edc_library",
+                                 'give edc_library = "path/to/libedc.so" (a Batsim 5 EDC library), or drop it')
         if ("decider" in entry) == ("command" in entry):
             raise check.fail(where, "has both decider and command" if "decider" in entry else
                              "has neither decider nor command",
@@ -427,6 +443,25 @@ def _deciders(check: _Checker, doc: dict) -> list[DeciderSpec]:
                                  tuple(tuple(sorted(options.items())) for options in combinations)))
     _unique(check, "deciders", [s.label for s in specs])
     return specs
+
+
+def _edc_decider(check: _Checker, where: str, entry: dict) -> DeciderSpec:
+    """A Batsim 5 EDC library; `edc_init` a string, or a list of them (one instance each)."""
+    for key in ("decider", "command", "options", "grid", "zip"):
+        if key in entry:
+            raise check.fail(f"{where}: key '{key}'", "does not go with edc_library",
+                             "an EDC library takes its settings as init data: edc_init = '{...}' (or a list of "
+                             "them, one instance each)")
+    library = check.file(f"{where}: key 'edc_library'", entry["edc_library"], None, "a Batsim 5 EDC library (.so)")
+    inits = entry.get("edc_init", "")
+    for item in (inits if isinstance(inits, list) else [inits]):
+        check.typed(f"{where}: key 'edc_init'", item, str, "a string (the EDC's init data), or a list of strings")
+    if isinstance(inits, list) and not inits:
+        raise check.fail(f"{where}: key 'edc_init'", "is an empty list", "give at least one init string")
+    isolated = check.typed(f"{where}: key 'edc_isolated'", entry.get("edc_isolated", False), bool, "true or false")
+    label = check.typed(f"{where}: key 'name'", entry.get("name", os.path.basename(library)), str, "a name")
+    combinations = tuple(((("edc_init", init),),) for init in (inits if isinstance(inits, list) else [inits]))
+    return DeciderSpec(label, None, None, tuple(c[0] for c in combinations), library, isolated)
 
 
 def _try_deciders(check: _Checker, deciders: list[DeciderSpec]) -> None:

@@ -96,9 +96,26 @@ def _warn_if_exposed(endpoint: str, keys) -> None:
 @curve_keys_option()
 @click.option("--dump-execution-context", is_flag=True,
               help="Print the execution context (endpoint, export prefix) as JSON, as Batsim does, and exit.")
+@click.option("--protocol", type=click.Choice(["batsim4", "batprotocol"]), default=None,
+              help="The decider's protocol: Batsim 4's JSON (a decider at -s ENDPOINT; the default), or Batsim 5's "
+                   "batprotocol (an EDC: --edc-library or --edc-socket; the default when one is given).")
+@click.option("--edc-library", default=None, metavar="PATH",
+              help="A Batsim 5 EDC shared library (exporting batsim_edc_init, batsim_edc_take_decisions, "
+                   "batsim_edc_deinit), loaded in this process and called as Batsim 5 calls it.")
+@click.option("--edc-socket", default=None, metavar="ENDPOINT", callback=check_endpoint,
+              help="A Batsim 5 process EDC serving batprotocol on this ZeroMQ endpoint (it binds, we connect).")
+@click.option("--edc-init", default=None, metavar="STRING", help="The EDC's initialisation data (default: empty).")
+@click.option("--edc-init-file", default=None, metavar="FILE", type=click.Path(dir_okay=False),
+              help="Read the EDC's initialisation data from FILE.")
+@click.option("--edc-isolated", is_flag=True,
+              help="Load --edc-library in a child process: a crash in it ends the run with a decider error "
+                   "(outputs kept) instead of ending the simulator.")
 @reports_errors
-def simulate(endpoint: str, curve_keys: str | None, dump_execution_context: bool, **kwargs: Any) -> None:
-    """Run the simulator; a decider must serve ENDPOINT (start it with `joulesim decide`)."""
+def simulate(endpoint: str, curve_keys: str | None, dump_execution_context: bool, protocol: str | None,
+             edc_library: str | None, edc_socket: str | None, edc_init: str | None, edc_init_file: str | None,
+             edc_isolated: bool, **kwargs: Any) -> None:
+    """Run the simulator; a decider must serve ENDPOINT (start it with `joulesim decide`), or a
+    Batsim 5 EDC decides (--edc-library, --edc-socket)."""
     from joulesim.protocol.transport_zmq import ZmqRequester
 
     if dump_execution_context:  # before anything is read, as Batsim
@@ -106,10 +123,22 @@ def simulate(endpoint: str, curve_keys: str | None, dump_execution_context: bool
 
         click.echo(execution_context(endpoint, kwargs["export_prefix"]))
         return
+    edc = edc_library is not None or edc_socket is not None
+    if protocol == "batprotocol" and not edc:
+        raise click.UsageError("--protocol batprotocol needs an EDC: --edc-library PATH or --edc-socket ENDPOINT")
+    if protocol == "batsim4" and edc:
+        raise click.UsageError("--edc-library and --edc-socket speak batprotocol: drop --protocol batsim4")
+    if not edc and (edc_init is not None or edc_init_file is not None or edc_isolated):
+        raise click.UsageError("--edc-init, --edc-init-file and --edc-isolated go with --edc-library or --edc-socket")
+    if edc_init is not None and edc_init_file is not None:
+        raise click.UsageError("give --edc-init or --edc-init-file, not both")
     try:
         keys = _curve_keys(curve_keys)
-        _warn_if_exposed(endpoint, keys)
         options, _ = split_simulate_kwargs(kwargs)
+        if edc:
+            _simulate_with_edc(options, edc_library, edc_socket, _edc_init_data(edc_init, edc_init_file), edc_isolated)
+            return
+        _warn_if_exposed(endpoint, keys)
         config = build_config(options)  # inputs and output prefix checked: nothing written yet
         if config.no_sched:  # Batsim's batexec: no decider to connect to
             _simulate_without_decider(config)
@@ -119,6 +148,35 @@ def simulate(endpoint: str, curve_keys: str | None, dump_execution_context: bool
         raise
     except KeyboardInterrupt:
         raise RunInterrupted() from None
+
+
+def _edc_init_data(text: str | None, path: str | None) -> bytes:
+    if path is None:
+        return (text or "").encode()
+    try:
+        with open(path, "rb") as file:
+            return file.read()
+    except OSError as exc:
+        raise click.BadParameter(f"{path}: {exc.strerror}", param_hint="--edc-init-file") from None
+
+
+def _simulate_with_edc(options: dict[str, Any], library: str | None, socket: str | None, init: bytes,
+                       isolated: bool) -> None:
+    """A run decided by a Batsim 5 EDC: its hello first (it sets what Batsim 4's flags set)."""
+    from joulesim.protocol.batprotocol.edc_connection import EdcFeatures, open_edc
+
+    given = [name for name in EdcFeatures.flag_names() if options[name]]
+    if given:
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise click.UsageError(f"with an EDC, its hello sets what {flags} set for a Batsim 4 decider: drop {flags}")
+    edc = open_edc(library, socket, isolated, init, options["timeout_s"])
+    try:
+        config = build_config({**options, **edc.features.simulation_flags()})
+        edc.set_platform(config.platform)
+    except BaseException:
+        edc.close()
+        raise
+    _simulate(config, edc)
 
 
 @main.command()
@@ -232,7 +290,7 @@ def decide(name: str | None, endpoint: str, decider_options: tuple[str, ...], ti
             click.echo(f"{decider_name:14} {text}")
         return
     if parent_pid is not None:
-        from joulesim.cli.parent_death import die_with_parent
+        from joulesim.protocol.parent_death import die_with_parent
 
         die_with_parent(parent_pid)
     with reports_start(ready_fd):  # to `joulesim run`, which opens no output before we are built

@@ -122,10 +122,12 @@ def check_timeout(ctx: click.Context, param: click.Parameter, value: float) -> f
     return value
 
 
-def check_endpoint(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    """Refuse an endpoint no socket could use before anything starts."""
+def check_endpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Refuse an endpoint no socket could use before anything starts (None: not given)."""
     from joulesim.protocol.endpoint import EndpointError, parse_endpoint
 
+    if value is None:
+        return None
     try:
         parse_endpoint(value)
     except EndpointError as exc:

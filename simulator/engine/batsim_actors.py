@@ -221,7 +221,8 @@ class BatsimActors:
 
     def _request_reply(self, message: dict[str, Any]):
         sim = self.sim
-        message = as_batsim_writes(message)  # what the decider reads (see protocol/batsim_number_format.py)
+        if sim.link.batsim4_numbers:  # what a Batsim 4 decider reads (see protocol/batsim_number_format.py)
+            message = as_batsim_writes(message)
         now = message["now"]
         reply = sim.link.call(message)
         if sim._profiles_to_collect:

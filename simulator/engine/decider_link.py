@@ -15,7 +15,11 @@ from joulesim.protocol.validation import validate_decider_message
 class DeciderLink:
     def __init__(self, transport: ZmqRequester | InProcessRequester):
         self.transport = transport
-        self._in_process = isinstance(transport, InProcessRequester)  # no encoding needed
+        # (a Python decider, or a Batsim 5 EDC whose requester does its own encoding)
+        self._in_process = hasattr(transport, "exchange_message")  # no encoding needed
+        # Whether messages carry numbers as Batsim 4 prints them (rounded to the microsecond);
+        # Batsim 5's batprotocol carries doubles as they are (an EDC's requester says so).
+        self.batsim4_numbers = getattr(transport, "batsim4_numbers", True)
         self.calls = 0
         self.scheduling_time = 0.0  # wall-clock seconds spent waiting for replies
         # The platform's resource count, once known: bounds the interval sets a reply may hold.

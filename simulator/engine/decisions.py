@@ -268,12 +268,20 @@ class DecisionApplier:
         if job_id in sim.records:
             raise DecisionError(f"{context}: job {job_id} already exists: give the new job another id")
         profiles = sim.profiles.get(workload)
+        raw = dict(data["job"])
+        # A profile named "workload!name" that the job's workload lacks is that workload's
+        # profile (Batsim 5's rule: profiles are global; batprotocol EDCs use it).
+        owner = workload
+        reference = raw.get("profile")
+        if isinstance(reference, str) and "!" in reference and reference not in (profiles or {}):
+            owner, _, name = reference.partition("!")
+            if owner in sim.profiles:
+                profiles, raw["profile"] = sim.profiles[owner], name
         if profiles is None:
             raise DecisionError(f"{context}: job {job_id}: workload {workload!r} has no profiles; "
                                 "REGISTER_PROFILE one first")
-        raw = dict(data["job"])
-        if raw.get("profile") in sim.collected_profiles.get(workload, ()):
-            raise DecisionError(f"{context}: job {job_id}: profile {raw['profile']!r} of workload {workload!r} was removed "
+        if raw.get("profile") in sim.collected_profiles.get(owner, ()):
+            raise DecisionError(f"{context}: job {job_id}: profile {raw['profile']!r} of workload {owner!r} was removed "
                                 "when a job of it ended (Batsim removes a job's profile once its end is reported): "
                                 "run with --enable-profile-reuse, or REGISTER_PROFILE it again first")
         raw["id"] = local_id

@@ -18,6 +18,7 @@ from joulesim.inputs.json_input import (
 )
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME, check_time
 from joulesim.simulator.workload.profile_traces import load_profile_traces
+from joulesim.protocol.batprotocol.profile_forms import ProfileFormError, batsim4_form
 from joulesim.simulator.workload.profiles import leaf_executor_count, summarize_profiles, validate_profile
 from joulesim.simulator.workload.workload_irmasim import batsim_document, is_irmasim_workload
 from joulesim.simulator.workload.workload_model import Job, Workload
@@ -94,7 +95,12 @@ def workload_from_bytes(path: str, raw: bytes, name: str) -> Workload:
 
     profiles: dict[str, dict] = {}
     for pname, profile in doc["profiles"].items():
-        profiles[pname] = validate_profile(pname, profile, f"profile '{clip(pname)}'", path)
+        where = f"profile '{clip(pname)}'"
+        try:
+            profile = batsim4_form(profile)  # (a Batsim 5 profile: its Batsim 4 equal)
+        except ProfileFormError as exc:
+            raise InputError(path, f"{where}: field '{exc.args[0]}'", exc.args[1], exc.args[2]) from None
+        profiles[pname] = validate_profile(pname, profile, where, path)
     summaries = summarize_profiles(profiles, path)
     traces = load_profile_traces(path, profiles)
 

@@ -1,0 +1,159 @@
+"""Reaching a Batsim 5 External Decision Component, and standing where a decider stands.
+
+Three channels, one protocol (Batsim 5's src/edc.cpp):
+- a library loaded in this process (edc_library.py): its init and take_decisions functions;
+- a library in a child process (`isolated`, edc_isolated.py): the child serves it as a
+  process EDC on a private ipc:// endpoint, so a crash in the library is a decider error here;
+- a process EDC on a ZeroMQ socket (`socket`): joulesim connects a request socket; the first
+  request is the init data (its size as a native-endian uint32, then its bytes), whose reply is
+  the flags (a uint32) then the hello message; then one message per call.
+
+`EdcRequester` does the handshake at once (the hello's features decide how the simulation is
+configured), then serves the simulator's DeciderLink: `exchange_message` takes a Batsim 4
+message and returns Batsim 4 decisions (batsim4_bridge.py), through the EDC's format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from joulesim.protocol.batprotocol import batsim4_bridge
+from joulesim.protocol.batprotocol.batsim4_bridge import BridgeState, HostFacts
+from joulesim.protocol.batprotocol.binary_format import BatprotocolError, decode_message, encode_message
+from joulesim.protocol.batprotocol.edc_channels import LibraryChannel, SocketChannel
+from joulesim.protocol.batprotocol.edc_library import FORMAT_BINARY, FORMAT_JSON, EdcError
+from joulesim.protocol.batprotocol.json_format import as_flatbuffers_prints, encode_json, flatbuffers_double, read_json
+from joulesim.protocol.errors import JoulesimError, ProtocolError
+
+#: batprotocol major versions joulesim speaks ("0.1.0+..." is the 2024-11 revision's).
+KNOWN_MAJORS = ("0",)
+
+
+@dataclass(frozen=True)
+class EdcFeatures:
+    """What the EDC's hello asks of the simulation (Batsim 4 had command-line flags for it)."""
+
+    dynamic_registration: bool = False
+    profile_reuse: bool = False
+    acknowledge_dynamic_jobs: bool = False
+    forward_profiles_on_job_submission: bool = False
+    forward_profiles_on_jobs_killed: bool = False
+    forward_profiles_on_simulation_begins: bool = False
+    forward_unknown_external_events: bool = False
+    compute_sharing: bool = False
+    storage_sharing: bool = True
+
+    def simulation_flags(self) -> dict[str, bool]:
+        """The keywords of simulation_config (Batsim 4's command-line flags) this hello sets."""
+        return {"enable_dynamic_jobs": self.dynamic_registration, "acknowledge_dynamic_jobs": self.acknowledge_dynamic_jobs,
+                "forward_profiles_on_submission": self.forward_profiles_on_job_submission,
+                "enable_profile_reuse": self.profile_reuse, "enable_compute_sharing": self.compute_sharing,
+                "disable_storage_sharing": not self.storage_sharing,
+                "forward_unknown_events": self.forward_unknown_external_events}
+
+    @staticmethod
+    def flag_names() -> tuple[str, ...]:
+        return tuple(EdcFeatures().simulation_flags())
+
+
+class EdcRequester:
+    """The simulator's side of a batprotocol EDC (what InProcessRequester is for a decider)."""
+
+    # Batsim 5 sends doubles as they are (flatbuffers float64), not rounded as Batsim 4 prints them
+    batsim4_numbers = False
+
+    def __init__(self, channel: Any, init_data: bytes):
+        self.channel = channel
+        self.endpoint = channel.name
+        self.state = BridgeState()
+        try:
+            flags, hello = channel.init(init_data)
+            self.json = self._format(flags)
+            if self.json:  # (the doubles an EDC reads in JSON are those flatbuffers prints)
+                self.state.number, self.state.numbers = flatbuffers_double, as_flatbuffers_prints
+            self.features = self._hello(hello)
+        except BaseException:
+            channel.close()
+            raise
+        self.state.forward_profiles_on_simulation_begins = self.features.forward_profiles_on_simulation_begins
+        self.state.forward_profiles_on_jobs_killed = self.features.forward_profiles_on_jobs_killed
+
+    def _format(self, flags: int) -> bool:
+        chosen = flags & (FORMAT_BINARY | FORMAT_JSON)
+        if chosen not in (FORMAT_BINARY, FORMAT_JSON) or flags & ~(FORMAT_BINARY | FORMAT_JSON):
+            raise ProtocolError(f"{self.endpoint}: batsim_edc_init set flags {flags:#x}; they must be exactly one "
+                                f"format: {FORMAT_BINARY:#x} (flatbuffers binary) or {FORMAT_JSON:#x} (JSON)")
+        return chosen == FORMAT_JSON
+
+    def _decode(self, data: bytes, what: str) -> dict[str, Any]:
+        try:
+            return read_json(data) if self.json else decode_message(data)
+        except BatprotocolError as exc:
+            form = "JSON" if self.json else "flatbuffers binary"
+            raise BatprotocolError(f"{self.endpoint}: {what} is not a valid batprotocol message in {form}: "
+                                   f"{exc}") from None
+
+    def _hello(self, data: bytes) -> EdcFeatures:
+        message = self._decode(data, "its hello (batsim_edc_init's reply)")
+        events = message.get("events") or []
+        if len(events) != 1 or events[0].get("event_type") != "EDCHelloEvent":
+            kinds = ", ".join(str(e.get("event_type", "NONE")) for e in events) or "no event"
+            raise ProtocolError(f"{self.endpoint}: its init reply must hold exactly one EDCHelloEvent (it holds "
+                                f"{kinds})")
+        hello = events[0].get("event") or {}
+        version = hello["batprotocol_version"]
+        if version.split(".", 1)[0] not in KNOWN_MAJORS or "." not in version:
+            raise ProtocolError(f"{self.endpoint}: its hello speaks batprotocol version {version!r}, which joulesim "
+                                f"does not know (it speaks {', '.join(m + '.x' for m in KNOWN_MAJORS)}: the 2024-11 "
+                                "revision that Batsim 5's EDCs use)")
+        requested = hello.get("requested_simulation_features") or {}
+        constraints = hello.get("scheduling_constraints") or {}
+        strategy = constraints.get("job_allocation_validation_strategy", "MatchJobRequestExactly")
+        if strategy != "MatchJobRequestExactly":
+            raise ProtocolError(f"{self.endpoint}: its hello asks for job_allocation_validation_strategy {strategy}; "
+                                "joulesim checks allocations as Batsim does, MatchJobRequestExactly")
+        self.name = hello["decision_component_name"]
+        return EdcFeatures(**{key: bool(requested.get(key, False)) for key in (
+            "dynamic_registration", "profile_reuse", "acknowledge_dynamic_jobs", "forward_profiles_on_job_submission",
+            "forward_profiles_on_jobs_killed", "forward_profiles_on_simulation_begins",
+            "forward_unknown_external_events")},
+            compute_sharing=bool(constraints.get("compute_sharing", False)),
+            storage_sharing=bool(constraints.get("storage_sharing", True)))
+
+    def set_platform(self, platform: Any) -> None:
+        """The platform's hosts (their pstates' speeds and cores, for SimulationBeginsEvent)."""
+        self.state.hosts = {host.id: HostFacts(tuple(host.speeds), host.pstate, host.cores)
+                            for host in [*platform.compute_hosts, *platform.storage_hosts]}
+
+    def exchange_message(self, message: dict[str, Any]) -> dict[str, Any]:
+        outgoing, due = batsim4_bridge.to_batprotocol(message, self.state)
+        if not outgoing["events"]:  # (only what batprotocol does not say: the EDC is not called)
+            return {"now": message["now"], "events": []}
+        data = encode_json(outgoing, checked=False) + b"\0" if self.json else encode_message(outgoing)
+        reply = self._decode(self.channel.exchange(data), f"its reply at t={message['now']:g}")
+        return batsim4_bridge.to_batsim4(reply, message["now"], self.state, due, self.endpoint)
+
+    def close(self) -> None:
+        self.channel.close()
+
+
+def open_edc(library: str | None = None, socket: str | None = None, isolated: bool = False,
+             init_data: bytes = b"", timeout_s: float = 60.0) -> EdcRequester:
+    """Connect to the EDC and do its handshake."""
+    if (library is None) == (socket is None):
+        raise JoulesimError("give an EDC library (--edc-library PATH) or an EDC socket (--edc-socket ENDPOINT), "
+                            "one of them")
+    if socket is not None:
+        if isolated:
+            raise JoulesimError("--edc-isolated loads a library in a child process: it goes with --edc-library, "
+                                "not --edc-socket (a process EDC already runs apart)")
+        return EdcRequester(SocketChannel(socket, timeout_s), init_data)
+    if isolated:
+        from joulesim.protocol.batprotocol.edc_isolated import isolated_channel
+
+        return EdcRequester(isolated_channel(library, timeout_s), init_data)
+    return EdcRequester(LibraryChannel(library), init_data)
+
+
+__all__ = ["EdcError", "EdcFeatures", "EdcRequester", "HostFacts", "open_edc"]

@@ -1,0 +1,57 @@
+"""Batsim 5's profiles (in its workloads and in batprotocol), as the Batsim 4 profiles they are.
+
+Batsim 5 (v5.0.0-rc2, src/profiles.cpp) names profile types after batprotocol's tables and keeps
+Batsim 4's fields, with three differences: a homogeneous parallel task says how its amounts
+are used in `generation_strategy` (Batsim 4 has two type names instead), a trace replay names
+its kind in `trace_type` and its file in `filename` (Batsim 4: the type, and `trace`), and a
+parallel task may give only `cpu` or only `com` (the other is all zeros). A Batsim 5 profile
+becomes the equal Batsim 4 one here, before the profile checks, so everything downstream sees
+one form.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+class ProfileFormError(ValueError):
+    """A Batsim 5 profile with no Batsim 4 equal: (field, what it is, how to fix it)."""
+
+_SAME_FIELDS = {"DelayProfile": "delay", "SequentialCompositionProfile": "composed",
+                "ParallelTaskDataStagingBetweenStoragesProfile": "data_staging"}
+BATSIM5_TYPES = (*_SAME_FIELDS, "ParallelTaskProfile", "ParallelTaskHomogeneousProfile",
+                 "ParallelTaskOnStorageHomogeneousProfile", "TraceReplayProfile")
+
+
+def batsim4_form(profile: Any) -> Any:
+    """The Batsim 4 form of a Batsim 5 profile; any other value unchanged (checked later)."""
+    if not isinstance(profile, dict) or profile.get("type") not in BATSIM5_TYPES:
+        return profile
+    kind = profile["type"]
+    out = dict(profile)
+    if kind in _SAME_FIELDS:
+        out["type"] = _SAME_FIELDS[kind]
+    elif kind == "ParallelTaskProfile":
+        out["type"] = "parallel"
+        cpu, com = profile.get("cpu"), profile.get("com")
+        if isinstance(com, list) and "cpu" not in profile:
+            side = math.isqrt(len(com))
+            out["cpu"] = [0] * (side if side * side == len(com) else 0)  # (a bad size is told by the checks)
+        elif isinstance(cpu, list) and "com" not in profile:
+            out["com"] = [0] * (len(cpu) ** 2)
+    elif kind == "ParallelTaskHomogeneousProfile":
+        strategy = out.pop("generation_strategy", "DefinedAmountsUsedForEachValue")
+        out["type"] = "parallel_homogeneous_total" if strategy == "DefinedAmountsSpreadUniformly" else "parallel_homogeneous"
+    elif kind == "ParallelTaskOnStorageHomogeneousProfile":
+        if out.pop("generation_strategy", "DefinedAmountsUsedForEachValue") != "DefinedAmountsUsedForEachValue":
+            raise ProfileFormError("generation_strategy", f"is {profile['generation_strategy']!r}",
+                                   "joulesim reads storage profiles whose every host moves the bytes given "
+                                   "(DefinedAmountsUsedForEachValue, the default)")
+        out["type"] = "parallel_homogeneous_pfs"
+    else:  # TraceReplayProfile
+        out["type"] = "smpi" if profile.get("trace_type") == "SMPI" else "usage_trace"
+        out.pop("trace_type", None)
+        if "filename" in out:
+            out["trace"] = out.pop("filename")
+    return out
