@@ -107,16 +107,37 @@ def _warn_if_exposed(endpoint: str, keys) -> None:
 @click.option("--edc-init", default=None, metavar="STRING", help="The EDC's initialisation data (default: empty).")
 @click.option("--edc-init-file", default=None, metavar="FILE", type=click.Path(dir_okay=False),
               help="Read the EDC's initialisation data from FILE.")
+@click.option("--edc-library-str", nargs=2, default=None, metavar="PATH STRING",
+              help="Batsim 5's spelling: --edc-library PATH --edc-init STRING.")
+@click.option("--edc-library-file", nargs=2, default=None, metavar="PATH FILE",
+              help="Batsim 5's spelling: --edc-library PATH --edc-init-file FILE.")
+@click.option("--edc-socket-str", nargs=2, default=None, metavar="ENDPOINT STRING",
+              help="Batsim 5's spelling: --edc-socket ENDPOINT --edc-init STRING.")
+@click.option("--edc-socket-file", nargs=2, default=None, metavar="ENDPOINT FILE",
+              help="Batsim 5's spelling: --edc-socket ENDPOINT --edc-init-file FILE.")
 @click.option("--edc-isolated", is_flag=True,
               help="Load --edc-library in a child process: a crash in it ends the run with a decider error "
                    "(outputs kept) instead of ending the simulator.")
 @reports_errors
 def simulate(endpoint: str, curve_keys: str | None, dump_execution_context: bool, protocol: str | None,
              edc_library: str | None, edc_socket: str | None, edc_init: str | None, edc_init_file: str | None,
+             edc_library_str: tuple[str, str] | None, edc_library_file: tuple[str, str] | None,
+             edc_socket_str: tuple[str, str] | None, edc_socket_file: tuple[str, str] | None,
              edc_isolated: bool, **kwargs: Any) -> None:
     """Run the simulator; a decider must serve ENDPOINT (start it with `joulesim decide`), or a
     Batsim 5 EDC decides (--edc-library, --edc-socket)."""
     from joulesim.protocol.transport_zmq import ZmqRequester
+
+    batsim5 = [(flag, value) for flag, value in (("--edc-library-str", edc_library_str), ("--edc-library-file", edc_library_file),
+                                                 ("--edc-socket-str", edc_socket_str), ("--edc-socket-file", edc_socket_file))
+               if value]
+    if batsim5:  # (Batsim 5's spellings: one EDC, its init data given with it)
+        if len(batsim5) > 1 or edc_library or edc_socket or edc_init is not None or edc_init_file is not None:
+            raise click.UsageError("give one EDC: one of --edc-library-str, --edc-library-file, --edc-socket-str, "
+                                   "--edc-socket-file, or --edc-library / --edc-socket with --edc-init[-file]")
+        flag, (where, init) = batsim5[0]
+        edc_library, edc_socket = (where, None) if "library" in flag else (None, check_endpoint(None, None, where))
+        edc_init, edc_init_file = (init, None) if flag.endswith("-str") else (None, init)
 
     if dump_execution_context:  # before anything is read, as Batsim
         from joulesim.cli.execution_context import execution_context

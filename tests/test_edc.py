@@ -87,6 +87,19 @@ def test_the_c_easy_edc_library_gives_the_easy_schedule(c_build, tmp_path, case)
     assert (tmp_path / "iso" / "out_jobs.csv").read_text() == edc_jobs
 
 
+@needs_compiler
+def test_batsim_5_s_own_spellings_of_the_edc_options(c_build, tmp_path):
+    """Batsim 5's --edc-library-str PATH STRING and --edc-library-file PATH FILE (its -s is our
+    Batsim 4 endpoint, so only the long forms)."""
+    (tmp_path / "init").write_text("{}")
+    for option, init in (("--edc-library-str", "{}"), ("--edc-library-file", str(tmp_path / "init"))):
+        done = cli("-p", "cluster32", "-w", "default", option, str(c_build / "libeasy_edc.so"), init,
+                   "-e", str(tmp_path / option / "out"))
+        assert done.returncode == 0, done.stderr
+    assert (tmp_path / "--edc-library-str" / "out_jobs.csv").read_bytes() == \
+        (tmp_path / "--edc-library-file" / "out_jobs.csv").read_bytes()
+
+
 @pytest.mark.parametrize("json_format", [False, True])
 def test_the_python_process_edc_gives_the_fcfs_schedule(tmp_path, json_format):
     endpoint = f"ipc://{tmp_path}/edc.sock"
@@ -409,6 +422,9 @@ def test_a_good_edc_library_that_decides_nothing_leaves_jobs_waiting(bad_edcs, t
     (["--edc-library", "x.so", "--edc-socket", "ipc:///tmp/x"], "give an EDC library (--edc-library PATH) or an EDC socket"),
     (["--edc-socket", "ipc:///tmp/x", "--edc-isolated"], "--edc-isolated loads a library in a child process"),
     (["--edc-library", "x.so", "--enable-dynamic-jobs"], "its hello sets what --enable-dynamic-jobs set"),
+    (["--edc-library-str", "x.so", "", "--edc-init", "a"], "give one EDC: one of --edc-library-str"),
+    (["--edc-library-str", "x.so", "", "--edc-socket-file", "ipc:///tmp/x", "f"], "give one EDC"),
+    (["--edc-library-file", "x.so", "missing.init"], "missing.init: No such file or directory"),
 ])
 def test_edc_options_that_do_not_go_together_are_told(tmp_path, args, expected):
     (tmp_path / "x.so").write_text("not a library")
