@@ -436,3 +436,21 @@ def test_a_file_that_is_not_a_library_is_told(tmp_path):
     (tmp_path / "x.so").write_text("not a library")
     done = cli("-p", "cluster32", "-w", "default", "--edc-library", str(tmp_path / "x.so"), "-e", str(tmp_path / "o"))
     assert done.returncode != 0 and "cannot be loaded as a shared library" in done.stderr
+
+
+def test_the_batsim_5_comparison_says_what_it_misses(tmp_path):
+    """experiments/batsim5_edcs needs Batsim 5's sources and its test EDCs, built by the user:
+    without them, one line saying so."""
+    done = subprocess.run([sys.executable, "-m", "experiments.batsim5_edcs.run", "--batsim", str(tmp_path / "b5"),
+                           "--edcs", str(tmp_path / "libs")], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode != 0 and "not found:" in done.stderr and "built by you" in done.stderr
+    from experiments.batsim5_edcs.run import periodic_cases, platforms_without_loopbacks
+
+    assert len(periodic_cases()) == 44  # Batsim 5's test_periodic.py cases without probes
+    (tmp_path / "b5" / "platforms").mkdir(parents=True)
+    (tmp_path / "b5" / "platforms" / "p.xml").write_text(
+        '<zone id="z" routing="Full"><host id="a" speed="1f"/><link id="l" bandwidth="1Bps" latency="0"/>\n'
+        '  <route src="a" dst="a"><link_ctn id="l"/></route>\n  <route src="a" dst="b"><link_ctn id="l"/></route></zone>')
+    (tmp_path / "copy").mkdir()
+    text = (platforms_without_loopbacks(tmp_path / "b5", tmp_path / "copy") / "p.xml").read_text()
+    assert 'dst="a"' not in text and '<route src="a" dst="b">' in text
