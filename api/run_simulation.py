@@ -153,7 +153,7 @@ def simulate(platform: PlatformSource = "cluster32",
 
 def _with_edc(arguments: dict[str, Any], time_limit: float | None) -> RunResult:
     """A run whose decisions come from a Batsim 5 EDC (protocol.batprotocol)."""
-    from joulesim.protocol.batprotocol.edc_connection import EdcFeatures, open_edc
+    from joulesim.protocol.batprotocol.edc_connection import EdcFeatures, errors_naming, open_edc
 
     for other in ("decider", "socket_endpoint"):
         if arguments[other] is not None:
@@ -182,7 +182,8 @@ def _with_edc(arguments: dict[str, Any], time_limit: float | None) -> RunResult:
     except BaseException:
         edc.close()
         raise
-    return _result(run_configured(config, edc, time_limit), config)
+    with errors_naming(edc):
+        return _result(run_configured(config, edc, time_limit), config)
 
 
 def run_configured(config: SimulationConfig, transport: Any, time_limit: float | None = None) -> SimulationResult:

@@ -184,7 +184,7 @@ def _edc_init_data(text: str | None, path: str | None) -> bytes:
 def _simulate_with_edc(options: dict[str, Any], library: str | None, socket: str | None, init: bytes,
                        isolated: bool) -> None:
     """A run decided by a Batsim 5 EDC: its hello first (it sets what Batsim 4's flags set)."""
-    from joulesim.protocol.batprotocol.edc_connection import EdcFeatures, open_edc
+    from joulesim.protocol.batprotocol.edc_connection import EdcFeatures, errors_naming, open_edc
 
     given = [name for name in EdcFeatures.flag_names() if options[name]]
     if given:
@@ -197,7 +197,8 @@ def _simulate_with_edc(options: dict[str, Any], library: str | None, socket: str
     except BaseException:
         edc.close()
         raise
-    _simulate(config, edc)
+    with errors_naming(edc):
+        _simulate(config, edc)
 
 
 @main.command()

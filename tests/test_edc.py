@@ -356,6 +356,10 @@ BAD_EDC = textwrap.dedent(r"""
         if (MODE == 5) { *r = text("{\"now\":0,\"events\":[{\"timestamp\":0,\"event_type\":\"RejectJobEvent\","
                                    "\"event\":{\"job_id\":\"w0!nope\"}}]}", rs); return 0; }
         if (MODE == 6 && ++calls == 3) { volatile int *p = 0; *p = 1; }
+        if (MODE == 8 && strstr((const char *)w, "\"w0!1\"")) {
+            *r = text("{\"now\":0,\"events\":[{\"timestamp\":0,\"event_type\":\"ExecuteJobEvent\",\"event\":"
+                      "{\"job_id\":\"w0!1\",\"allocation\":{\"host_allocation\":\"40\",\"executor_placement_type\":"
+                      "\"PredefinedExecutorPlacementStrategyWrapper\",\"executor_placement\":{}}}}]}", rs); return 0; }
         const char *now = strstr((const char *)w, "\"now\":");
         snprintf(reply, sizeof reply, "{\"now\":%g,\"events\":[]}", now ? atof(now + 6) : 0.0);
         *rs = strlen(reply) + 1; *r = (uint8_t *)reply;
@@ -366,7 +370,8 @@ BAD_EDC = textwrap.dedent(r"""
     #endif
 """).replace("#include <string.h>", "#include <string.h>\n#include <stdio.h>")
 # MODE: 0 good (answers nothing), 1 no symbols, 2 init fails, 3 garbage reply, 4 unknown version,
-# 5 decision for an unknown job, 6 crashes on its third call, 7 both formats in its flags
+# 5 decision for an unknown job, 6 crashes on its third call, 7 both formats in its flags,
+# 8 runs job w0!1 on host 40 of a 32-host platform
 
 
 @pytest.fixture(scope="module")
@@ -376,7 +381,7 @@ def bad_edcs(tmp_path_factory) -> dict[int, Path]:
     folder = tmp_path_factory.mktemp("bad_edcs")
     (folder / "bad.c").write_text(BAD_EDC)
     built = {}
-    for mode in range(8):
+    for mode in range(9):
         target = folder / f"libbad{mode}.so"
         made = subprocess.run([COMPILER, "-shared", "-fPIC", f"-DMODE={mode}", "-o", str(target), str(folder / "bad.c")],
                               capture_output=True, text=True)
@@ -394,6 +399,7 @@ def bad_edcs(tmp_path_factory) -> dict[int, Path]:
     (6, True, "{lib}: the EDC library crashed (SIGSEGV) in its child process (--edc-isolated)"),
     (7, False, "{lib}: batsim_edc_init set flags 0x3; they must be exactly one format"),
     (3, True, "{lib}: its reply at t=0 is not a valid batprotocol message in JSON"),
+    (8, False, "{lib}: decider reply to the call at t=0, events[0] (EXECUTE_JOB at t=0)"),
 ])
 def test_a_bad_edc_is_one_line_naming_the_library(bad_edcs, tmp_path, mode, isolated, expected):
     library = str(bad_edcs[mode])

@@ -15,8 +15,9 @@ message and returns Batsim 4 decisions (batsim4_bridge.py), through the EDC's fo
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 from joulesim.protocol.batprotocol import batsim4_bridge
 from joulesim.protocol.batprotocol.batsim4_bridge import BridgeState, HostFacts
@@ -24,7 +25,7 @@ from joulesim.protocol.batprotocol.binary_format import BatprotocolError, decode
 from joulesim.protocol.batprotocol.edc_channels import LibraryChannel, SocketChannel
 from joulesim.protocol.batprotocol.edc_library import FORMAT_BINARY, FORMAT_JSON, EdcError
 from joulesim.protocol.batprotocol.json_format import as_flatbuffers_prints, encode_json, flatbuffers_double, read_json
-from joulesim.protocol.errors import JoulesimError, ProtocolError
+from joulesim.protocol.errors import DeciderUnavailableError, DecisionError, JoulesimError, ProtocolError
 
 #: batprotocol major versions joulesim speaks ("0.1.0+..." is the 2024-11 revision's).
 KNOWN_MAJORS = ("0",)
@@ -138,6 +139,27 @@ class EdcRequester:
         self.channel.close()
 
 
+@contextmanager
+def errors_naming(edc: EdcRequester) -> Iterator[None]:
+    """Errors of a run decided by `edc` (a decision that cannot apply, a broken reply, jobs left
+    waiting) begin with the EDC's name: the library or endpoint to look at."""
+    try:
+        yield
+    except (DecisionError, ProtocolError, DeciderUnavailableError) as exc:
+        _prefix(exc, edc.endpoint)
+        raise
+    except JoulesimError as exc:
+        if type(exc) is JoulesimError:  # (the run's own: "the decider left jobs waiting"...)
+            _prefix(exc, edc.endpoint)
+        raise
+
+
+def _prefix(exc: Exception, name: str) -> None:
+    text = str(exc)
+    if not text.startswith(name):
+        exc.args = (f"{name}: {text}",)
+
+
 def open_edc(library: str | None = None, socket: str | None = None, isolated: bool = False,
              init_data: bytes = b"", timeout_s: float = 60.0) -> EdcRequester:
     """Connect to the EDC and do its handshake."""
@@ -156,4 +178,4 @@ def open_edc(library: str | None = None, socket: str | None = None, isolated: bo
     return EdcRequester(LibraryChannel(library), init_data)
 
 
-__all__ = ["EdcError", "EdcFeatures", "EdcRequester", "HostFacts", "open_edc"]
+__all__ = ["EdcError", "EdcFeatures", "EdcRequester", "HostFacts", "errors_naming", "open_edc"]
