@@ -45,7 +45,9 @@ SIMULATOR_NOTIFY_TYPES = [
     "event_machine_unavailable",
     "event_machine_available",
 ]
-DECIDER_NOTIFY_TYPES = ["registration_finished", "continue_registration"]
+# (force_simulation_stop: a joulesim extension, Batsim 5's ForceSimulationStopEvent, which the
+# batprotocol bridge sends; Batsim 4 has no such decision)
+DECIDER_NOTIFY_TYPES = ["registration_finished", "continue_registration", "force_simulation_stop"]
 
 NUMBER: dict[str, Any] = {"type": "number", "description": "a number (int or float, not a boolean)"}
 NON_NEGATIVE_NUMBER: dict[str, Any] = {
@@ -415,7 +417,8 @@ DECISION_SCHEMAS: dict[str, dict[str, Any]] = {
             "type": {
                 "enum": DECIDER_NOTIFY_TYPES,
                 "description": "a NOTIFY type a decider may send",
-                "x-fix": 'a decider notifies "registration_finished" or "continue_registration"',
+                "x-fix": 'a decider notifies "registration_finished" or "continue_registration" (or, joulesim\'s '
+                         'extension, "force_simulation_stop")',
             },
         },
     },

@@ -146,12 +146,13 @@ class PythonChannel:
         pass
 
 
-def run_channel(channel: PythonChannel, jobs: list[dict], hosts: str = "small4") -> joulesim.RunResult:
+def run_channel(channel: PythonChannel, jobs: list[dict], hosts: str = "small4", grouping: str = "batsim",
+                export: str | None = None) -> joulesim.RunResult:
     workload = {"nb_res": 4, "jobs": jobs, "profiles": {"d10": {"type": "delay", "delay": 10}}}
     edc = EdcRequester(channel, b"")
     config = simulation_config(
-        hosts, workload, export_prefix=None, energy=False, master_host=None, add_role_to_hosts=None,
-        platform_name=None, idle_power="irmasim", event_grouping="batsim", mmax=0, mmax_workload=False,
+        hosts, workload, export_prefix=export, energy=False, master_host=None, add_role_to_hosts=None,
+        platform_name=None, idle_power="irmasim", event_grouping=grouping, mmax=0, mmax_workload=False,
         sched_config=None, sched_config_file=None, events=None, disable_machine_state_tracing=False,
         verbosity="quiet", no_sched=False, workflows=[], workflow_starts=[], workflow_jobs_limit=0,
         ignore_beyond_last_workflow=False, timeout=60, progress=False, **edc.features.simulation_flags())
@@ -321,6 +322,41 @@ def test_the_json_format_prints_doubles_as_flatbuffers_does():
     from joulesim.protocol.batprotocol.json_format import flatbuffers_double
 
     assert flatbuffers_double(1e6 + 1 / 3) == float("1000000.333333333372") and flatbuffers_double(0.1 + 0.2) == 0.3
+
+
+def _run_then_stop(message):
+    """Each job on its own host; at 15 s (a call asked at the start), stop the simulation."""
+    out = []
+    for event in message["events"]:
+        if event["event_type"] == "SimulationBeginsEvent":
+            out.append(("CallMeLaterEvent", {"call_me_later_id": "stop", "when_type": "OneShot",
+                                             "when": {"time": 15, "time_unit": "Second"}}))
+        elif event["event_type"] == "JobSubmittedEvent":
+            host = int(event["event"]["job_id"].split("!")[1]) - 1
+            out.append(("ExecuteJobEvent", {"job_id": event["event"]["job_id"], "allocation": {
+                "host_allocation": str(host), "executor_placement_type": "PredefinedExecutorPlacementStrategyWrapper",
+                "executor_placement": {}}}))
+        elif event["event_type"] == "RequestedCallEvent":
+            out.append(("ForceSimulationStopEvent", {}))
+            # (after the stop: dropped, as by Batsim 5; applied, rejecting a running job would fail)
+            out.append(("RejectJobEvent", {"job_id": "w0!4"}))
+    return out
+
+
+def test_a_forced_stop_ends_the_run_at_once_as_batsim_5_does(tmp_path):
+    """Jobs of 10 s at 0, 2, 4, 6 s and one at 20 s; the EDC stops the run at 15 s: the jobs
+    that ended are written, the one running (from 6 s) and the one not yet submitted are not,
+    the decision after the stop is dropped, and SIMULATION_ENDS comes at 15 s."""
+    jobs = [{"id": i + 1, "subtime": 2 * i, "res": 1, "profile": "d10"} for i in range(4)]
+    jobs.append({"id": 9, "subtime": 20, "res": 1, "profile": "d10"})
+    channel = PythonChannel(_run_then_stop)
+    run_channel(channel, jobs, export=str(tmp_path / "out"))
+    written = (tmp_path / "out_jobs.csv").read_text().splitlines()[1:]
+    assert [row.split(",")[0] for row in written] == ["1", "2", "3"]
+    last = channel.seen[-1]
+    assert [e["event_type"] for e in last["events"]] == ["SimulationEndsEvent"] and last["now"] == 15.0
+    with pytest.raises(JoulesimError, match="a forced stop needs Batsim's event grouping"):
+        run_channel(PythonChannel(_run_then_stop), jobs, grouping="per-time")
 
 
 def test_fill_one_host_cores_first_maps_executors_by_cores():

@@ -14,8 +14,8 @@ case, not the end of the script):
   each jobs file compared with joulesim's own `fcfs` / `easy` on the Batsim 4 path;
 - the cases of Batsim 5's test suite that joulesim supports: rejecter, exec1by1,
   exec1by1-custom-mapping, static (allocations as `extra_data` asks), killer, call-later-oneshot,
-  periodic (no probes), dyn-register (the three cases that must succeed, the three that must
-  fail).
+  periodic (no probes), force-simu-stop, dyn-register (the three cases that must succeed, the
+  three that must fail).
 Batsim 5's platforms hold loopback routes, which joulesim refuses: they are left out of copies
 made in a temporary folder (these workloads make no transfer within a host).
 """
@@ -136,6 +136,9 @@ def other_edcs(edcs: Path, platforms: Path, batsim: Path) -> list[str]:
                  {"issue_all_calls_at_start": all_at_start, "time_unit": unit, "calls": [10, 100, 1000, 10000]})
     for label, init in periodic_cases():
         case(f"periodic {label}", "periodic", "small_platform", "test_delays", init)
+    for json_format in (False, True):
+        case(f"force-simu-stop {'json' if json_format else 'binary'}", "force-simu-stop", "small_platform",
+             "test_delays", {"format_json": json_format})
     for option, expect_ok in (("ack_jobs_ok", True), ("noack_jobs_ok", True), ("identical_job_names_fail", False),
                               ("identical_profile_names_fail", False), ("profile_reuse_fail", False),
                               ("profile_reuse_ok", True)):

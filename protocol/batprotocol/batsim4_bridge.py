@@ -303,12 +303,14 @@ def to_batsim4(reply: dict[str, Any], call_now: float, state: BridgeState, due: 
                 "profile": batsim4_profile(entry.get("profile_type", "NONE"), entry.get("profile") or {}, where)}))
         elif kind == "FinishRegistrationEvent":
             decisions.append(_decision(at, "NOTIFY", {"type": "registration_finished"}))
+        elif kind == "ForceSimulationStopEvent":  # (joulesim's NOTIFY extension: the run ends at once)
+            decisions.append(_decision(at, "NOTIFY", {"type": "force_simulation_stop"}))
         elif kind in ("EDCHelloEvent",):
             raise ProtocolError(f"{where}: the EDC said hello again (its hello belongs in batsim_edc_init's reply only)")
         else:
             raise DecisionError(f"{where}: joulesim does not apply {kind} yet (supported: ExecuteJobEvent, "
                                 "RejectJobEvent, KillJobsEvent, CallMeLaterEvent, StopCallMeLaterEvent, "
-                                "RegisterJobEvent, RegisterProfileEvent, FinishRegistrationEvent)")
+                                "RegisterJobEvent, RegisterProfileEvent, FinishRegistrationEvent, ForceSimulationStopEvent)")
     return {"now": now, "events": decisions}
 
 

@@ -57,6 +57,8 @@ class BatsimActors:
         self.sched_ready = False
         self.end_sent = False
         self.end_ack = False
+        self.stop_asked = False  # a forced stop (Batsim 5's server_on_force_simulation_stop)
+        self._req_rep: Actor | None = None  # the REQ-REP actor of the call under way
         # Submitters still submitting, and reports on their way to the server (a job's end...):
         # Batsim's server counts what they tell it (submitters, running jobs, waiters...).
         self.live = 0
@@ -162,6 +164,8 @@ class BatsimActors:
             if message[0] == "events":  # server_on_job_completed calls the workflow back first
                 yield from self._workflow_callbacks(message[1])
             self.writer += self._capture(self._handle, message)
+            if self.stop_asked and not self.end_sent:  # (Batsim 5 clears what it was to send)
+                self.writer = []
             if message[0] == "decision":  # a kill or a rejection may end a workflow's job too
                 yield from self._workflow_callbacks(None)
             yield from self._creations()
@@ -180,7 +184,20 @@ class BatsimActors:
         # of a job that ended, a tariff boundary) is not part of it.
         self.kernel.stop()
 
+    def force_stop(self) -> None:
+        """Batsim 5's server_on_force_simulation_stop: the decisions still to come from the call
+        under way are dropped with its REQ-REP actor, whatever waits for the server is cleared,
+        and SIMULATION_ENDS goes at once; the run then ends whatever still sleeps (running jobs,
+        submitters, timers: Batsim 5 kills them)."""
+        self.stop_asked = True
+        if self._req_rep is not None:
+            self.kernel.kill(self._req_rep)
+        self.kernel.mailbox(SERVER).queue.clear()
+        self.sched_ready = True
+
     def _finished(self) -> bool:
+        if self.stop_asked:
+            return True
         sim = self.sim
         sim.decider_free = self.sched_ready
         return self.live == 0 and sim._finished()
@@ -217,7 +234,8 @@ class BatsimActors:
         message = {"now": self.kernel.now, "events": self.writer}
         self.writer = []
         self.sched_ready = False
-        yield ("create", Actor(self._request_reply(message), MASTER, "Scheduler REQ-REP"))
+        self._req_rep = Actor(self._request_reply(message), MASTER, "Scheduler REQ-REP")
+        yield ("create", self._req_rep)
 
     def _request_reply(self, message: dict[str, Any]):
         sim = self.sim

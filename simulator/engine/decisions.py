@@ -305,6 +305,8 @@ class DecisionApplier:
             if not self.sim.config.dynamic_jobs:
                 raise DecisionError(f"{context}: continue_registration needs --enable-dynamic-jobs")
             self.sim.registration_open = True
+        elif kind == "force_simulation_stop":
+            self.sim.force_stop(context)
 
 
 

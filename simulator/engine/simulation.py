@@ -24,7 +24,7 @@ import simpy
 from simpy.events import NORMAL
 
 from joulesim.inputs.input_error import InputError
-from joulesim.protocol.errors import JoulesimError
+from joulesim.protocol.errors import DecisionError, JoulesimError
 from joulesim.protocol.simulation_begins import batsim_config
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
 from joulesim.simulator.energy.energy_cost import CostPlan, PricedEnergyMeter, cost_plan
@@ -445,6 +445,14 @@ class Simulation(EventSources, JobLifecycle):
 
     def _decider_ready(self, _: Any) -> None:
         self.decider_free = True
+
+    def force_stop(self, context: Any) -> None:
+        """Batsim 5's ForceSimulationStopEvent: the run ends now; the decider is told
+        SIMULATION_ENDS; jobs not ended by then get no row (Batsim 5 kills them unreported)."""
+        if self.actors is None:
+            raise DecisionError(f"{context}: a forced stop needs Batsim's event grouping (--event-grouping batsim, "
+                                "the default)")
+        self.actors.force_stop()
 
     def profiles_collected(self) -> None:
         """A message went to the decider: the profiles of the jobs it reported ended are gone
