@@ -496,3 +496,10 @@ def test_the_batsim_5_comparison_says_what_it_misses(tmp_path):
     (tmp_path / "copy").mkdir()
     text = (platforms_without_loopbacks(tmp_path / "b5", tmp_path / "copy") / "p.xml").read_text()
     assert 'dst="a"' not in text and '<route src="a" dst="b">' in text
+
+
+def test_an_edc_socket_nobody_serves_is_told_with_the_edc_s_hint(tmp_path):
+    done = cli("-p", "cluster32", "-w", "default", "--edc-socket", f"ipc://{tmp_path}/none.sock", "--timeout", "1",
+               "-e", str(tmp_path / "out"))
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "did not answer within 1 s" in done.stderr and "start the process EDC so that it binds" in done.stderr

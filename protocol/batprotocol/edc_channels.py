@@ -29,14 +29,24 @@ class LibraryChannel:
         self.library.close()
 
 
+def _edc_requester(endpoint: str, timeout_s: float, is_alive: Callable[[], Any] | None):
+    """A ZeroMQ requester whose hints, when nobody answers, are about a process EDC."""
+    from joulesim.protocol.transport_zmq import ZmqRequester
+
+    class EdcZmqRequester(ZmqRequester):
+        def _start_hint(self) -> str:
+            return (f"start the process EDC so that it binds {self.endpoint} (a ZeroMQ REP socket speaking "
+                    f"batprotocol, e.g. `python examples/deciders/fcfs_edc.py {self.endpoint}`)")
+
+    return EdcZmqRequester(endpoint, timeout_s, is_alive=is_alive)
+
+
 class SocketChannel:
     """A process EDC (Batsim 5's protocol over a ZeroMQ request socket)."""
 
     def __init__(self, endpoint: str, timeout_s: float, is_alive: Callable[[], Any] | None = None, name: str = ""):
-        from joulesim.protocol.transport_zmq import ZmqRequester
-
         self.name = name or f"the EDC at {endpoint}"
-        self.requester = ZmqRequester(endpoint, timeout_s, is_alive=is_alive)
+        self.requester = _edc_requester(endpoint, timeout_s, is_alive)
 
     def init(self, data: bytes) -> tuple[int, bytes]:
         reply = self.requester.exchange(struct.pack("=I", len(data)) + data)
