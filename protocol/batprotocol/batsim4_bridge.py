@@ -14,11 +14,13 @@ its decisions back into Batsim 4 decisions. What Batsim 5 does differently is do
   handed to the EDC as the RequestedCallEvents of the ids due then (none, for stopped ones:
   then the EDC is not called at all; the simulator still waits until that time before it
   ends, where Batsim 5 would end at once);
-- the EDC's hello sets what were command-line flags in Batsim 4 (edc_features).
+- a forced stop goes to the core as joulesim's NOTIFY force_simulation_stop;
+- the EDC's hello sets what were command-line flags in Batsim 4 (edc_connection.EdcFeatures).
 
 Batsim 4 events with no batprotocol counterpart in the 2024-11 schema (machine availability,
-pstate changes, energy answers) are not forwarded; decisions joulesim cannot apply (profile
-allocation overrides, probes, a forced stop) are refused with a message that names them.
+pstate changes, energy answers) are not forwarded, nor are profiles with submitted or killed
+jobs (that schema has no field for them); decisions joulesim cannot apply (profile allocation
+overrides, probes) are refused with a message that names them.
 """
 
 from __future__ import annotations
@@ -61,7 +63,6 @@ class BridgeState:
 
     hosts: dict[int, HostFacts] = field(default_factory=dict)
     forward_profiles_on_simulation_begins: bool = False
-    forward_profiles_on_jobs_killed: bool = False
     due: dict[float, list[_Call]] = field(default_factory=dict)  # time -> calls due then
     asked: list[float] = field(default_factory=list)  # (a heap) the times a CALL_ME_LATER was sent for
     job_sizes: dict[str, int] = field(default_factory=dict)  # every job the EDC may name (its size)

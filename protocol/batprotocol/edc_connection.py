@@ -78,7 +78,6 @@ class EdcRequester:
             channel.close()
             raise
         self.state.forward_profiles_on_simulation_begins = self.features.forward_profiles_on_simulation_begins
-        self.state.forward_profiles_on_jobs_killed = self.features.forward_profiles_on_jobs_killed
 
     def _format(self, flags: int) -> bool:
         chosen = flags & (FORMAT_BINARY | FORMAT_JSON)
