@@ -269,3 +269,39 @@ def test_a_json_c_string_s_nul_is_accepted():
 def test_the_layout_has_every_table_a_union_names():
     for union, members in UNIONS.items():
         assert all(member in TABLES for member in members), union
+
+
+# ------------------------------------------------------------------ the bridge on any reply
+DECISION_EVENTS = ("ExecuteJobEvent", "RejectJobEvent", "KillJobsEvent", "RegisterJobEvent", "RegisterProfileEvent",
+                   "CallMeLaterEvent", "StopCallMeLaterEvent", "FinishRegistrationEvent", "ForceSimulationStopEvent",
+                   "CreateProbeEvent", "EDCHelloEvent", "JobSubmittedEvent")
+
+
+@settings(max_examples=400, deadline=None)
+@given(events=st.lists(st.sampled_from(DECISION_EVENTS).flatmap(lambda kind: st.tuples(st.just(kind), _table(kind))),
+                       max_size=4),
+       known=st.booleans())
+def test_any_well_formed_reply_translates_or_is_refused_by_name(events, known):
+    """Whatever well-formed events an EDC replies, the bridge gives Batsim 4 decisions or a
+    JoulesimError naming the event, never another exception."""
+    from joulesim.protocol.batprotocol.batsim4_bridge import BridgeState, to_batsim4
+    from joulesim.protocol.errors import JoulesimError
+
+    state = BridgeState()
+    if known:  # (the jobs the events name were submitted)
+        for _, body in events:
+            for job_id in [body.get("job_id"), *(body.get("job_ids") or [])]:
+                if isinstance(job_id, str):
+                    state.job_sizes[job_id] = 1
+    # (as an EDC may write it: optional fields absent, not filled with their defaults)
+    text = orjson.dumps({"now": 5.0, "events": [{"timestamp": 5.0, "event_type": kind, "event": body}
+                                                 for kind, body in events]})
+    reply = read_json(text)
+    try:
+        translated = to_batsim4(reply, 5.0, state, [], "edc")
+    except JoulesimError as exc:
+        assert str(exc).startswith("edc: event ")
+        return
+    assert translated["now"] == 5.0
+    assert all(decision["type"] in ("EXECUTE_JOB", "REJECT_JOB", "KILL_JOB", "REGISTER_JOB", "REGISTER_PROFILE",
+                                    "CALL_ME_LATER", "NOTIFY") for decision in translated["events"])

@@ -366,6 +366,9 @@ def test_fill_one_host_cores_first_maps_executors_by_cores():
     state.job_sizes["w!1"] = 5
     with pytest.raises(JoulesimError, match="places 5 executors on hosts holding 4 cores"):
         _fill_cores_first(body, state, "x")
+    for allocation, problem in (("0-999999999999", "names hosts the platform lacks"), ("x", "host_allocation: ")):
+        with pytest.raises(JoulesimError, match=problem):  # (at once: no range of a trillion expanded)
+            _fill_cores_first({"job_id": "w!1", "allocation": {"host_allocation": allocation}}, state, "x")
 
 
 # ------------------------------------------------------------------ bad EDCs

@@ -345,7 +345,15 @@ def _fill_cores_first(body: dict[str, Any], state: BridgeState, where: str) -> d
     """Executor i on the allocation's hosts in order, each host's cores filled first."""
     from joulesim.protocol.interval_set import parse_runs
 
-    hosts = [h for low, high in parse_runs(body["allocation"]["host_allocation"]) for h in range(low, high + 1)]
+    try:
+        runs = parse_runs(body["allocation"]["host_allocation"], max_intervals=max(state.hosts, default=0) + 1)
+    except ValueError as exc:
+        raise DecisionError(f"{where}: host_allocation: {exc}") from None
+    last = max(state.hosts, default=-1)
+    if any(high > last for _, high in runs):  # (before expanding a range of billions)
+        raise DecisionError(f"{where}: host_allocation {body['allocation']['host_allocation']!r} names hosts the "
+                            f"platform lacks (its last host is {last})")
+    hosts = [h for low, high in runs for h in range(low, high + 1)]
     executors = state.job_sizes.get(body["job_id"], len(hosts))
     mapping, index = {}, 0
     for position, host in enumerate(hosts):
