@@ -153,7 +153,7 @@ def simulate(platform: PlatformSource = "cluster32",
 
 def _with_edc(arguments: dict[str, Any], time_limit: float | None) -> RunResult:
     """A run whose decisions come from a Batsim 5 EDC (protocol.batprotocol)."""
-    from joulesim.protocol.batprotocol.edc_connection import EdcFeatures, errors_naming, open_edc
+    from joulesim.protocol.batprotocol.edc_connection import EdcFeatures, configured, errors_naming, open_edc
 
     for other in ("decider", "socket_endpoint"):
         if arguments[other] is not None:
@@ -168,20 +168,15 @@ def _with_edc(arguments: dict[str, Any], time_limit: float | None) -> RunResult:
     edc = open_edc(os.fspath(arguments["edc_library"]) if arguments["edc_library"] is not None else None,
                    arguments["edc_socket"], arguments["edc_isolated"],
                    init.encode() if isinstance(init, str) else bytes(init), arguments["timeout"])
-    try:
-        keywords = {name: arguments[name] for name in (
-            "master_host", "add_role_to_hosts", "platform_name", "idle_power", "event_grouping", "mmax",
-            "mmax_workload", "sched_config", "sched_config_file", "events", "disable_machine_state_tracing",
-            "verbosity", "workflows", "workflow_starts", "workflow_jobs_limit", "ignore_beyond_last_workflow",
-            "timeout", "progress", "energy")}
-        export = arguments["export"]
-        config = simulation_config(
-            arguments["platform"], arguments["workload"], export_prefix=os.fspath(export) if export is not None else None,
-            no_sched=False, **edc.features.simulation_flags(), **keywords)
-        edc.set_platform(config.platform)
-    except BaseException:
-        edc.close()
-        raise
+    keywords = {name: arguments[name] for name in (
+        "master_host", "add_role_to_hosts", "platform_name", "idle_power", "event_grouping", "mmax",
+        "mmax_workload", "sched_config", "sched_config_file", "events", "disable_machine_state_tracing",
+        "verbosity", "workflows", "workflow_starts", "workflow_jobs_limit", "ignore_beyond_last_workflow",
+        "timeout", "progress", "energy")}
+    export = arguments["export"]
+    config = configured(edc, lambda flags: simulation_config(
+        arguments["platform"], arguments["workload"], export_prefix=os.fspath(export) if export is not None else None,
+        no_sched=False, **flags, **keywords))
     with errors_naming(edc):
         return _result(run_configured(config, edc, time_limit), config)
 

@@ -56,16 +56,13 @@ def run_instance(task: dict[str, Any]) -> dict[str, Any]:
             os.makedirs(os.path.dirname(log_path), exist_ok=True)
             log = open(log_path, "w")
         if task.get("edc_library"):  # a Batsim 5 EDC library, its init data as the option edc_init
-            result = joulesim.simulate(
-                _platform(task["platform"]), task["workload"], edc_library=task["edc_library"],
-                edc_init=str(task["options"].get("edc_init", "")), edc_isolated=bool(task.get("edc_isolated")),
-                energy=task["energy"], mmax=task["mmax"], export=task.get("export"),
-                timeout=task["reply_timeout"], time_limit=task["timeout"])
+            chosen: dict[str, Any] = {"edc_library": task["edc_library"], "edc_isolated": bool(task.get("edc_isolated")),
+                                      "edc_init": str(task["options"].get("edc_init", ""))}
         else:
-            result = joulesim.simulate(
-                _platform(task["platform"]), task["workload"], decider, options=task["options"],
-                energy=task["energy"], mmax=task["mmax"], export=task.get("export"),
-                timeout=task["reply_timeout"], time_limit=task["timeout"], decider_log=log)
+            chosen = {"decider": decider, "options": task["options"], "decider_log": log}
+        result = joulesim.simulate(
+            _platform(task["platform"]), task["workload"], energy=task["energy"], mmax=task["mmax"],
+            export=task.get("export"), timeout=task["reply_timeout"], time_limit=task["timeout"], **chosen)
         record["metrics"] = dict(result.metrics)
         if task.get("window"):
             record["metrics"].update(result.window_metrics(*task["window"]))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from joulesim.protocol.batprotocol import batsim4_bridge
 from joulesim.protocol.batprotocol.batsim4_bridge import BridgeState, HostFacts
@@ -138,6 +138,18 @@ class EdcRequester:
         self.channel.close()
 
 
+def configured(edc: EdcRequester, build: Callable[[dict[str, bool]], Any]) -> Any:
+    """The run's configuration, `build(flags)` given the flags the EDC's hello sets, with the
+    EDC told the platform's hosts; the EDC is closed if that fails."""
+    try:
+        config = build(edc.features.simulation_flags())
+        edc.set_platform(config.platform)
+        return config
+    except BaseException:
+        edc.close()
+        raise
+
+
 @contextmanager
 def errors_naming(edc: EdcRequester) -> Iterator[None]:
     """Errors of a run decided by `edc` (a decision that cannot apply, a broken reply, jobs left
@@ -177,4 +189,4 @@ def open_edc(library: str | None = None, socket: str | None = None, isolated: bo
     return EdcRequester(LibraryChannel(library), init_data)
 
 
-__all__ = ["EdcError", "EdcFeatures", "EdcRequester", "HostFacts", "errors_naming", "open_edc"]
+__all__ = ["EdcError", "EdcFeatures", "EdcRequester", "HostFacts", "configured", "errors_naming", "open_edc"]
