@@ -18,11 +18,18 @@ def parse_xml(path: str, data: bytes) -> ET.Element:
     defusedxml's parser with the C TreeBuilder: the elements are the fast C ones, whose
     iter() walks deep trees without recursing."""
     parser = DefusedXMLParser(target=ET.TreeBuilder())
+    # Blank lines before the XML declaration: SimGrid reads such files (Batsim 5 ships
+    # platforms/cluster_energy_128.xml so), expat refuses them. Dropped, lines still counted.
+    skipped = 0
+    if data[:1].isspace() and data.lstrip(b" \t\r\n").startswith(b"<?xml"):
+        stripped = data.lstrip(b" \t\r\n")
+        skipped, data = data[: len(data) - len(stripped)].count(b"\n"), stripped
     try:
         parser.feed(data)
         return parser.close()
     except ET.ParseError as e:
         line, col = e.position
+        line += skipped
         raise InputError(path, f"line {line}, column {col + 1}", "malformed XML: " + re.sub(r": line \d+, column \d+$", "", str(e)),
                          "fix the XML syntax (unclosed tag, bad quote, stray '&'...)") from None
     except DefusedXmlException as e:

@@ -298,7 +298,7 @@ def test_any_well_formed_reply_translates_or_is_refused_by_name(events, known):
                                                  for kind, body in events]})
     reply = read_json(text)
     try:
-        translated = to_batsim4(reply, 5.0, state, [], "edc")
+        translated = to_batsim4(reply, state, "edc")
     except JoulesimError as exc:
         assert str(exc).startswith("edc: event ")
         return

@@ -491,7 +491,7 @@ def test_the_batsim_5_comparison_says_what_it_misses(tmp_path):
     assert done.returncode != 0 and "not found:" in done.stderr and "built by you" in done.stderr
     from experiments.batsim5_edcs.run import periodic_cases, platforms_without_loopbacks
 
-    assert len(periodic_cases()) == 44  # Batsim 5's test_periodic.py cases without probes
+    assert len(periodic_cases()) == 48  # Batsim 5's test_periodic.py cases: start0 (8, calls or probes) and rand (40)
     (tmp_path / "b5" / "platforms").mkdir(parents=True)
     (tmp_path / "b5" / "platforms" / "p.xml").write_text(
         '<zone id="z" routing="Full"><host id="a" speed="1f"/><link id="l" bandwidth="1Bps" latency="0"/>\n'

@@ -270,6 +270,16 @@ def test_malformed_xml_line_number(tmp_path):
     raises(str(path), "line 4", "malformed XML")
 
 
+def test_blank_lines_before_the_xml_declaration_are_read_as_simgrid_reads_them(tmp_path):
+    # (Batsim 5 ships platforms/cluster_energy_128.xml so; expat alone refuses it)
+    path = tmp_path / "blank.xml"
+    body = "<?xml version='1.0'?>\n<platform version='4.1'><zone id='z' routing='Full'>\n"
+    path.write_text("\n  \n" + body + "<host id='master_host' speed='1Gf'/><host id='a' speed='1Gf'/><host id='b' speed='1Gf'/></zone></platform>\n")
+    assert [h.name for h in load_platform(str(path)).compute_hosts] == ["a", "b"]
+    path.write_text("\n\n" + body + "<host id='a' speed='1Gf'>\n</zone></platform>\n")
+    raises(str(path), "line 6", "malformed XML")  # (</zone> on line 6: the blank lines count)
+
+
 def test_unknown_root(tmp_path):
     path = tmp_path / "root.xml"
     path.write_text("<plateforme><host id='a' speed='1Gf'/></plateforme>")

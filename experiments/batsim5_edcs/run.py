@@ -14,8 +14,12 @@ case, not the end of the script):
   each jobs file compared with joulesim's own `fcfs` / `easy` on the Batsim 4 path;
 - the cases of Batsim 5's test suite that joulesim supports: rejecter, exec1by1,
   exec1by1-custom-mapping, static (allocations as `extra_data` asks), killer, call-later-oneshot,
-  periodic (no probes), force-simu-stop, dyn-register (the three cases that must succeed, the
-  three that must fail).
+  periodic (its 48 cases, calls and energy probes), probe-energy (its 4 cases), force-simu-stop,
+  dyn-register (the three cases that must succeed, the three that must fail).
+Each run's verdict is the EDC's own: Batsim 5's test EDCs check what they receive (periodic: every
+call and probe emission at its time, the last flagged; probe-energy: each host's energy growing
+between its idle and full power, the sum probe equal to the per-host one's sum) and abort
+otherwise, which is a failed run here.
 Batsim 5's platforms hold loopback routes, which joulesim refuses: they are left out of copies
 made in a temporary folder (these workloads make no transfer within a host).
 """
@@ -78,24 +82,26 @@ def compare_fcfs_easy(edcs: Path, platforms: Path, batsim: Path, folder: Path) -
 
 
 def periodic_cases() -> list[tuple[str, dict]]:
-    """Batsim 5's test_periodic.py cases without probes: start0 and ten random seeds, s and ms,
-    finite and infinite."""
+    """Batsim 5's test_periodic.py cases: start0 (calls, or probes) and ten random seeds (calls
+    and probes mixed as the test draws them), s and ms, finite and infinite."""
     cases = []
     for unit in ("s", "ms"):
         for infinite in (False, True):
-            cases.append((f"start0 {unit} {'infinite' if infinite else 'finite'}", {
-                "is_infinite": infinite, "time_unit": unit, "calls": [
-                    {"init": 0, "period": 10, "nb": 1093, "is_probe": False},
-                    {"init": 0, "period": 100, "nb": 179, "is_probe": False},
-                    {"init": 0, "period": 1000, "nb": 13, "is_probe": False},
-                    {"init": 0, "period": 10000, "nb": 3, "is_probe": False}]}))
+            for probes in (False, True):
+                cases.append((f"start0 {unit} {'infinite' if infinite else 'finite'}{' probes' if probes else ''}", {
+                    "is_infinite": infinite, "time_unit": unit, "calls": [
+                        {"init": 0, "period": 10, "nb": 1093, "is_probe": probes},
+                        {"init": 0, "period": 100, "nb": 179, "is_probe": probes},
+                        {"init": 0, "period": 1000, "nb": 13, "is_probe": probes},
+                        {"init": 0, "period": 10000, "nb": 3, "is_probe": probes}]}))
     for seed in range(10):
         for unit in ("s", "ms"):
             for infinite in (False, True):
                 random.seed(seed)  # (the test's own draws, in its order)
                 count, base = random.randint(2, 5), random.randint(5, 16)
                 calls = [{"init": random.randint(0, 100), "period": base ** random.randint(1, 4),
-                          "nb": random.randint(1, 1000), "is_probe": False} for _ in range(count)]
+                          "nb": random.randint(1, 1000), "is_probe": bool(random.randint(0, 1))}
+                         for _ in range(count)]
                 cases.append((f"rand {seed} {unit} {'infinite' if infinite else 'finite'}",
                               {"is_infinite": infinite, "time_unit": unit, "calls": calls}))
     return cases
@@ -134,8 +140,12 @@ def other_edcs(edcs: Path, platforms: Path, batsim: Path) -> list[str]:
         for unit in ("s", "ms"):
             case(f"call-later-oneshot {all_at_start} {unit}", "call-later-oneshot", "small_platform", "test_delays",
                  {"issue_all_calls_at_start": all_at_start, "time_unit": unit, "calls": [10, 100, 1000, 10000]})
-    for label, init in periodic_cases():
-        case(f"periodic {label}", "periodic", "small_platform", "test_delays", init)
+    for label, init in periodic_cases():  # (with energy, as the test runs them: --energy-host)
+        case(f"periodic {label}", "periodic", "small_platform_replay_usage", "test_delays", init, energy=True)
+    for behavior in ("wload", "deadline"):
+        for delay in (0.0, 0.5):
+            case(f"probe-energy {behavior} {delay:g}", "probe-energy", "cluster_energy_128", "test_homo_ptasks",
+                 {"behavior": behavior, "inter_stop_probe_delay": delay}, energy=True)
     for json_format in (False, True):
         case(f"force-simu-stop {'json' if json_format else 'binary'}", "force-simu-stop", "small_platform",
              "test_delays", {"format_json": json_format})

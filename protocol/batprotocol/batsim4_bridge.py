@@ -14,13 +14,17 @@ its decisions back into Batsim 4 decisions. What Batsim 5 does differently is do
   handed to the EDC as the RequestedCallEvents of the ids due then (none, for stopped ones:
   then the EDC is not called at all; the simulator still waits until that time before it
   ends, where Batsim 5 would end at once);
+- energy probes ride on the same periodic grid: at each trigger the bridge reads the hosts'
+  joules from the simulator (BridgeState.host_energy, offered by the simulation when it keeps
+  energy) and sends ProbeDataEmittedEvents, as Batsim 5.0.0-rc2 does (its first trigger
+  only starts the measure);
 - a forced stop goes to the core as joulesim's NOTIFY force_simulation_stop;
 - the EDC's hello sets what were command-line flags in Batsim 4 (edc_connection.EdcFeatures).
 
 Batsim 4 events with no batprotocol counterpart in the 2024-11 schema (machine availability,
 pstate changes, energy answers) are not forwarded, nor are profiles with submitted or killed
 jobs (that schema has no field for them); decisions joulesim cannot apply (profile allocation
-overrides, probes) are refused with a message that names them.
+overrides, the probes Batsim 5 does not implement) are refused with a message that names them.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from typing import Any, Callable
 import orjson
 
 from joulesim.protocol.errors import DecisionError, ProtocolError
+from joulesim.protocol.interval_set import format_interval_set, parse_runs
 from joulesim.protocol.batprotocol.profile_forms import batsim4_form
 
 # Batsim 5's return code of a job it killed (its -2, as the uint32 the protocol carries).
@@ -50,11 +55,24 @@ class HostFacts:
 
 
 @dataclass
+class _Probe:
+    """A periodic energy probe (CreateProbeEvent) as Batsim 5.0.0-rc2 implements them: the
+    Power metric read as each host's joules since t=0 (SimGrid's sg_host_get_consumed_energy),
+    on hosts, accumulated without reset."""
+
+    hosts: list[int]
+    host_ids: str  # the hosts as Batsim 5 writes them back (a canonical interval set)
+    aggregation: str  # NoResourcesAggregation (one value per host), Sum or ArithmeticMean
+    started: bool = False  # Batsim 5's first trigger only starts the measure; data comes from the second
+
+
+@dataclass
 class _Call:
     id: str
     period_ms: int = 0  # 0: one shot
     remaining: int | None = None  # calls left (None: until stopped)
     at_ms: int = 0  # a periodic call's next occurrence, in whole milliseconds
+    probe: _Probe | None = None  # a probe's triggers (its own namespace of ids), not a call
 
 
 @dataclass
@@ -70,14 +88,20 @@ class BridgeState:
     number: Callable[[float], float] = float
     # the same for a whole value (SimulationBeginsEvent's speeds and profiles)
     numbers: Callable[[Any], Any] = lambda value: value
+    # Each compute host's joules since t=0 now, given host ids (None: the run has no energy
+    # accounting), and how many compute hosts it knows: what energy probes read.
+    host_energy: Callable[[list[int]], list[float]] | None = None
+    energy_hosts: int = 0
 
 
 # ------------------------------------------------------------------ simulator -> EDC
-def to_batprotocol(message: dict[str, Any], state: BridgeState) -> tuple[dict[str, Any], list[tuple[_Call, bool]]]:
+def to_batprotocol(message: dict[str, Any],
+                   state: BridgeState) -> tuple[dict[str, Any], list[tuple[_Call, bool, bool]]]:
     """The batprotocol message for one Batsim 4 message (possibly with no event), and the calls
-    it tells of (each with whether it is its last)."""
+    and probes that came due (each with whether it is its last, and whether it counts as one of
+    its occurrences: next_occurrences asks for the following ones)."""
     events: list[dict[str, Any]] = []
-    told: list[tuple[_Call, bool]] = []
+    told: list[tuple[_Call, bool, bool]] = []
     number = state.number
     for event in message["events"]:
         kind, data, at = event["type"], event.get("data") or {}, number(event["timestamp"])
@@ -106,8 +130,12 @@ def to_batprotocol(message: dict[str, Any], state: BridgeState) -> tuple[dict[st
         elif kind == "REQUESTED_CALL":
             due = _calls_due(at, state)
             told += due
-            events += [_event(at, "RequestedCallEvent", {"call_me_later_id": call.id, "last_periodic_call": last})
-                       for call, last in due]
+            for call, last, counted in due:
+                if call.probe is None:
+                    events.append(_event(at, "RequestedCallEvent", {"call_me_later_id": call.id,
+                                                                   "last_periodic_call": last}))
+                elif counted:  # (a probe's first trigger starts its measure and says nothing)
+                    events.append(_event(at, "ProbeDataEmittedEvent", _probe_data(call.id, call.probe, state)))
         elif kind == "NOTIFY" and data.get("type") == "no_more_static_job_to_submit":
             events.append(_event(at, "AllStaticJobsHaveBeenSubmittedEvent", {}))
         elif kind == "NOTIFY" and data.get("type") == "no_more_external_event_to_occur":
@@ -242,33 +270,68 @@ def batsim4_profile(profile_type: str, body: dict[str, Any], where: str) -> dict
     raise DecisionError(f"{where}: a {profile_type} cannot be registered (Batsim 5 does not implement it either)")
 
 
-def _calls_due(at: float, state: BridgeState) -> list[tuple[_Call, bool]]:
-    """The calls of the REQUESTED_CALL at `at`, each with whether it is its last. Each time
-    asked got one CALL_ME_LATER, so each REQUESTED_CALL answers the earliest time still asked
-    for (matched by order, not by value: the simulator's clock may read 0.9999999999999999 at a
-    call asked for 1.0)."""
+def _calls_due(at: float, state: BridgeState) -> list[tuple[_Call, bool, bool]]:
+    """The calls and probes of the REQUESTED_CALL at `at`, each with whether it is its last and
+    whether it counts (a probe's first trigger does not: Batsim 5 starts its measure then, and
+    emits from the next one on). Each time asked got one CALL_ME_LATER, so each REQUESTED_CALL
+    answers the earliest time still asked for (matched by order, not by value: the simulator's
+    clock may read 0.9999999999999999 at a call asked for 1.0)."""
     if not state.asked:
         return []
     calls = state.due.pop(heapq.heappop(state.asked), [])
     # (periodic calls due together come in the order of their ids, as Batsim 5's periodic
-    # actor walks its map of them; one-shot calls after, in the order they were asked)
-    ordered = sorted((c for c in calls if c.period_ms), key=lambda c: c.id) + [c for c in calls if not c.period_ms]
-    return [(call, call.period_ms > 0 and call.remaining == 1) for call in ordered]
+    # actor walks its map of them; one-shot calls after, in the order they were asked; then
+    # the probes, by id, as the periodic actor's slice lists them)
+    ordered = (sorted((c for c in calls if c.period_ms and c.probe is None), key=lambda c: c.id)
+               + [c for c in calls if not c.period_ms]
+               + sorted((c for c in calls if c.probe is not None), key=lambda c: c.id))
+    due = []
+    for call in ordered:
+        counted = call.probe is None or call.probe.started
+        due.append((call, counted and call.period_ms > 0 and call.remaining == 1, counted))
+        if call.probe is not None:
+            call.probe.started = True
+    return due
+
+
+def _probe_data(probe_id: str, probe: _Probe, state: BridgeState) -> dict[str, Any]:
+    """A ProbeDataEmittedEvent as Batsim 5.0.0-rc2's periodic actor fills it (its nb_emitted and
+    nb_triggered are always 0 there: "TODO: implement me")."""
+    assert state.host_energy is not None  # (checked when the probe was created)
+    joules = state.host_energy(probe.hosts)
+    if probe.aggregation == "NoResourcesAggregation":
+        kind, data = "VectorialProbeData", {"data": [state.number(value) for value in joules]}
+    else:
+        total = 0.0
+        for value in joules:  # (summed in order, as Batsim 5's loop does)
+            total += value
+        if probe.aggregation == "ArithmeticMean":
+            total /= len(joules)
+        kind, data = "AggregatedProbeData", {"data": state.number(total)}
+    return {"probe_id": probe_id, "resources_type": "HostResources", "resources": {"host_ids": probe.host_ids},
+            "metrics": "Power", "data_type": kind, "data": data, "manually_triggered": False,
+            "nb_emitted": 0, "nb_triggered": 0}
+
+
+def next_occurrences(due: list[tuple[_Call, bool, bool]], call_now: float, state: BridgeState) -> list[dict[str, Any]]:
+    """The CALL_ME_LATER decisions for the next occurrence of the periodic calls and probes that
+    came due in the message sent at `call_now` (asked whether the EDC was called or not: a
+    probe's first trigger tells it nothing)."""
+    decisions: list[dict[str, Any]] = []
+    for call, last, counted in due:
+        if call.period_ms and not last:  # (from its own time: the clock may read a hair before it)
+            call.at_ms += call.period_ms
+            remaining = call.remaining if call.remaining is None or not counted else call.remaining - 1
+            _ask(call, _seconds(call.at_ms), state, decisions, call_now, remaining)
+    return decisions
 
 
 # ------------------------------------------------------------------ EDC -> simulator
-def to_batsim4(reply: dict[str, Any], call_now: float, state: BridgeState, due: list[tuple[_Call, bool]],
-               source: str) -> dict[str, Any]:
-    """The Batsim 4 decisions of an EDC's reply to a message sent at `call_now`; `due`: the
-    calls this message told the EDC about (a periodic one is asked again for its next time)."""
+def to_batsim4(reply: dict[str, Any], state: BridgeState, source: str) -> dict[str, Any]:
+    """The Batsim 4 decisions of an EDC's reply."""
     # (a reply read from JSON holds only the fields the EDC wrote: absent ones take their defaults here)
     now = reply.get("now", 0.0)
     decisions: list[dict[str, Any]] = []
-    for call, last in due:  # the next occurrence of periodic calls
-        if call.period_ms and not last:  # (from its own time: the clock may read a hair before it)
-            call.at_ms += call.period_ms
-            _ask(call, _seconds(call.at_ms), state, decisions, call_now,
-                 None if call.remaining is None else call.remaining - 1)
     for index, event in enumerate(reply.get("events") or []):
         at, kind, body = event.get("timestamp", 0.0), event.get("event_type", "NONE"), event.get("event") or {}
         where = f"{source}: event {index} ({kind}, t={at:g})"
@@ -286,6 +349,13 @@ def to_batsim4(reply: dict[str, Any], call_now: float, state: BridgeState, due: 
             _call_me_later(body, at, state, decisions, where)
         elif kind == "StopCallMeLaterEvent":
             _forget(body["call_me_later_id"], state)
+        elif kind == "CreateProbeEvent":
+            _create_probe(body, at, state, decisions, where)
+        elif kind == "StopProbeEvent":  # (an unknown id: Batsim 5 warns and goes on)
+            _forget(body.get("probe_id") or "", state, probe=True)
+        elif kind in ("TriggerProbeEvent", "ResetProbeEvent"):
+            raise DecisionError(f"{where}: Batsim 5 does not implement {kind} (its server stops on it: \"Unhandled "
+                                "event type\"), nor does joulesim: probes emit on their period only")
         elif kind == "RegisterJobEvent":
             job = body["job"]
             # ("workload!name": a profile of any workload, as Batsim 5 allows; the core resolves it)
@@ -311,7 +381,8 @@ def to_batsim4(reply: dict[str, Any], call_now: float, state: BridgeState, due: 
         else:
             raise DecisionError(f"{where}: joulesim does not apply {kind} yet (supported: ExecuteJobEvent, "
                                 "RejectJobEvent, KillJobsEvent, CallMeLaterEvent, StopCallMeLaterEvent, "
-                                "RegisterJobEvent, RegisterProfileEvent, FinishRegistrationEvent, ForceSimulationStopEvent)")
+                                "CreateProbeEvent, StopProbeEvent, RegisterJobEvent, RegisterProfileEvent, "
+                                "FinishRegistrationEvent, ForceSimulationStopEvent)")
     return {"now": now, "events": decisions}
 
 
@@ -343,8 +414,6 @@ def _execute(body: dict[str, Any], state: BridgeState, where: str) -> dict[str, 
 
 def _fill_cores_first(body: dict[str, Any], state: BridgeState, where: str) -> dict[str, int]:
     """Executor i on the allocation's hosts in order, each host's cores filled first."""
-    from joulesim.protocol.interval_set import parse_runs
-
     try:
         runs = parse_runs(body["allocation"]["host_allocation"], max_intervals=max(state.hosts, default=0) + 1)
     except ValueError as exc:
@@ -371,23 +440,93 @@ def _fill_cores_first(body: dict[str, Any], state: BridgeState, where: str) -> d
 def _call_me_later(body: dict[str, Any], at: float, state: BridgeState, decisions: list, where: str) -> None:
     call_id, when, kind = body["call_me_later_id"], body.get("when") or {}, body.get("when_type")
     _forget(call_id, state)  # (asked again under the same id: replaces the earlier one)
-    to_ms = 1 if when.get("time_unit") == "Millisecond" else 1000
     if kind == "OneShot":
+        to_ms = 1 if when.get("time_unit") == "Millisecond" else 1000
         time = _seconds(when.get("time", 0) * to_ms)
         _ask(_Call(call_id), time if time >= at else at, state, decisions, at, None)
         return
-    if when.get("offset"):
-        raise DecisionError(f"{where}: a periodic call with offset {when['offset']} (Batsim 5 supports offset 0 only)")
-    period_ms = when.get("period", 0) * to_ms
-    if period_ms <= 0:
-        raise DecisionError(f"{where}: a periodic call needs a period > 0")
-    remaining = None
-    if when.get("mode_type") == "FinitePeriodNumber":
-        remaining = (when.get("mode") or {}).get("nb_periods", 0)
-        if remaining <= 0:
-            return
+    period_ms, remaining = _periodic(when, "call", where)
+    if remaining is not None and remaining <= 0:
+        return
     first_ms = _next_multiple(at, period_ms)
     _ask(_Call(call_id, period_ms, remaining, first_ms), _seconds(first_ms), state, decisions, at, remaining)
+
+
+def _periodic(when: dict[str, Any], what: str, where: str) -> tuple[int, int | None]:
+    """A Periodic trigger's period in milliseconds and its number of periods (None: infinite)."""
+    to_ms = 1 if when.get("time_unit") == "Millisecond" else 1000
+    if when.get("offset"):
+        raise DecisionError(f"{where}: a periodic {what} with offset {when['offset']} (Batsim 5 supports offset 0 only)")
+    period_ms = when.get("period", 0) * to_ms
+    if period_ms <= 0:
+        raise DecisionError(f"{where}: a periodic {what} needs a period > 0")
+    if when.get("mode_type") == "FinitePeriodNumber":
+        return period_ms, (when.get("mode") or {}).get("nb_periods", 0)
+    return period_ms, None
+
+
+# What Batsim 5.0.0-rc2 implements of CreateProbeEvent's choices (its periodic actor stops on the others)
+_PROBE_AGGREGATIONS = ("NoResourcesAggregation", "Sum", "ArithmeticMean")
+
+
+def _create_probe(body: dict[str, Any], at: float, state: BridgeState, decisions: list, where: str) -> None:
+    """A periodic energy probe, checked as Batsim 5.0.0-rc2 checks it: what it refuses (a one-shot
+    trigger, another metric, links, no accumulation or a reset, a quantile) is refused here with
+    the field to change. Like Batsim 5, the emission filter and the temporal aggregation are
+    read but not applied (every period emits)."""
+    probe_id = body.get("probe_id") or ""
+    where = f"{where}: probe {probe_id!r}"
+    if state.host_energy is None:
+        raise DecisionError(f"{where}: energy probes read the hosts' consumed energy: run the simulation with "
+                            "-E/--energy (Batsim 5's --energy-host)")
+    if any(call.id == probe_id and call.probe is not None for calls in state.due.values() for call in calls):
+        raise DecisionError(f"{where}: this probe id is already in use (stop it first with a StopProbeEvent, or "
+                            "give the new probe another id)")
+    if body.get("metrics", "Power") != "Power":
+        raise DecisionError(f"{where}: metrics {body['metrics']}: Batsim 5 implements the Power metric only "
+                            "(each host's consumed energy)")
+    if body.get("resources_type") != "HostResources":
+        raise DecisionError(f"{where}: resources must be HostResources (Batsim 5 implements probes on hosts only; "
+                            f"got {body.get('resources_type', 'none')})")
+    hosts = _probe_hosts(str((body.get("resources") or {}).get("host_ids") or ""), state, where)
+    accumulation = body.get("data_accumulation_strategy") or {}
+    if body.get("data_accumulation_strategy_type") != "ProbeDataAccumulation":
+        raise DecisionError(f"{where}: data_accumulation_strategy must be ProbeDataAccumulation (Batsim 5 "
+                            "implements accumulative probes only; got "
+                            f"{body.get('data_accumulation_strategy_type', 'none')})")
+    if accumulation.get("reset_mode_type") != "NoReset":
+        raise DecisionError(f"{where}: the accumulation's reset_mode must be NoReset (Batsim 5 does not implement "
+                            f"resets; got {accumulation.get('reset_mode_type', 'none')})")
+    aggregation = body.get("resources_aggregation_function_type", "NONE")
+    if aggregation not in _PROBE_AGGREGATIONS:
+        raise DecisionError(f"{where}: resources_aggregation_function must be one of {', '.join(_PROBE_AGGREGATIONS)} "
+                            f"(what Batsim 5 implements; got {aggregation})")
+    if body.get("emission_filtering_policy_type", "NONE") not in ("NoFiltering", "ThresholdFilteringFunction"):
+        raise DecisionError(f"{where}: give an emission_filtering_policy (NoFiltering)")
+    trigger = (body.get("measurement_triggering_policy") or {})
+    if (body.get("measurement_triggering_policy_type") != "TemporalTriggerWrapper"
+            or trigger.get("temporal_trigger_type") != "Periodic"):
+        raise DecisionError(f"{where}: the measurement_triggering_policy must be a periodic TemporalTrigger "
+                            "(Batsim 5 does not implement one-shot probes)")
+    period_ms, remaining = _periodic(trigger.get("temporal_trigger") or {}, "probe", where)
+    if remaining is not None and remaining < 1:
+        raise DecisionError(f"{where}: a finite periodic probe needs nb_periods >= 1 (got {remaining})")
+    probe = _Probe(hosts, format_interval_set(hosts), aggregation)
+    first_ms = _next_multiple(at, period_ms)
+    _ask(_Call(probe_id, period_ms, remaining, first_ms, probe), _seconds(first_ms), state, decisions, at, remaining)
+
+
+def _probe_hosts(text: str, state: BridgeState, where: str) -> list[int]:
+    try:
+        runs = parse_runs(text, max_intervals=max(state.energy_hosts, 1))
+    except ValueError as exc:
+        raise DecisionError(f"{where}: resources.host_ids: {exc}") from None
+    if not runs:
+        raise DecisionError(f"{where}: resources.host_ids is empty: name the hosts to measure (e.g. \"0-3\")")
+    if any(high >= state.energy_hosts for _, high in runs):
+        raise DecisionError(f"{where}: resources.host_ids {text!r} names hosts that are not compute hosts (their ids "
+                            f"are 0-{state.energy_hosts - 1})")
+    return sorted({host for low, high in runs for host in range(low, high + 1)})
 
 
 def _seconds(milliseconds: int) -> float:
@@ -396,11 +535,11 @@ def _seconds(milliseconds: int) -> float:
     return milliseconds / 1000
 
 
-def _forget(call_id: str, state: BridgeState) -> None:
-    """No more calls of this id (the simulator's REQUESTED_CALL at their time then finds none
-    due, and the EDC is not called for it)."""
+def _forget(call_id: str, state: BridgeState, probe: bool = False) -> None:
+    """No more calls (or probe triggers) of this id (the simulator's REQUESTED_CALL at their time
+    then finds none due, and the EDC is not called for it)."""
     for calls in state.due.values():
-        calls[:] = [call for call in calls if call.id != call_id]
+        calls[:] = [call for call in calls if call.id != call_id or (call.probe is not None) != probe]
 
 
 def _next_multiple(after: float, period_ms: int) -> int:

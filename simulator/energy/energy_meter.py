@@ -23,6 +23,7 @@ from math import fsum
 from typing import TYPE_CHECKING, TextIO
 
 from joulesim.simulator.energy.compensated_sum import CompensatedSum
+from joulesim.simulator.energy.host_energy import HostEnergy
 
 if TYPE_CHECKING:
     from joulesim.simulator.workload.job_record import JobRecord
@@ -84,8 +85,16 @@ class EnergyMeter:
         self._t = 0.0
         self._row_t = 0.0
         self._row_energy = 0.0
+        self.hosts: HostEnergy | None = None  # each host's joules, once asked for (track_hosts)
         if out is not None:
             out.write(",".join(ENERGY_COLUMNS) + "\n")
+
+    def track_hosts(self) -> HostEnergy:
+        """Keep each compute host's energy too, from now on (call it at t=0, before any change:
+        what Batsim 5's energy probes read)."""
+        if self.hosts is None:
+            self.hosts = HostEnergy(self.static_watts, self._t)
+        return self.hosts
 
     # ------------------------------------------------------------------ integration
     def _advance(self, now: float) -> None:
@@ -136,6 +145,8 @@ class EnergyMeter:
             old = static[host]
             if new == old:
                 continue
+            if self.hosts is not None:
+                self.hosts.settle(host, now)
             static[host] = new
             if counts is not None:
                 counts[old] -= 1
@@ -164,6 +175,8 @@ class EnergyMeter:
         if dynamic_power:
             self._dynamic.add(dynamic_power)
             self._refresh_power()
+            if self.hosts is not None:
+                self.hosts.add_dynamic(now, runs, dynamic_power)
         self.write_row(now, "s")
 
     def set_dynamic_power(self, now: float, record: "JobRecord", dynamic_power: float) -> None:
@@ -177,6 +190,8 @@ class EnergyMeter:
         record.dynamic_power = dynamic_power
         self._dynamic.add(change)
         self._refresh_power()
+        if self.hosts is not None:
+            self.hosts.add_dynamic(now, record.alloc, change)
 
     def set_static_power(self, now: float, record: "JobRecord", static_power: float) -> None:
         """A running job's share of its hosts' static power changes (compute sharing: another
@@ -195,6 +210,8 @@ class EnergyMeter:
         if record.dynamic_power:
             self._dynamic.add(-record.dynamic_power)
             self._refresh_power()
+            if self.hosts is not None:
+                self.hosts.add_dynamic(now, record.alloc, -record.dynamic_power)
         self.write_row(now, "e")
         return record.energy
 

@@ -277,6 +277,10 @@ class Simulation(EventSources, JobLifecycle):
             else:
                 self.energy = EnergyMeter(energy_file, static)
             self.pstate_out = PstateChangesOutput(pstates_file, pstates)
+            offer = getattr(self.link.transport, "offer_host_energy", None)
+            if offer is not None:  # (a requester that reads hosts one by one: Batsim 5's energy probes)
+                ledger = self.energy.track_hosts()
+                offer(lambda hosts: ledger.joules(hosts, self.env._now), self.nb_hosts)
         for handle in self._files:  # headers on disk at once: a run killed now leaves headed CSVs
             handle.flush()
         network = self.config.platform.network
