@@ -438,7 +438,9 @@ def bad_edcs(tmp_path_factory) -> dict[int, Path]:
     (6, True, "{lib}: the EDC library crashed (SIGSEGV) in its child process (--edc-isolated)"),
     (7, False, "{lib}: batsim_edc_init set flags 0x3; they must be exactly one format"),
     (3, True, "{lib}: its reply at t=0 is not a valid batprotocol message in JSON"),
-    (8, False, "{lib}: decider reply to the call at t=0, events[0] (EXECUTE_JOB at t=0)"),
+    # (the job's call comes at 3e-10 s: Batsim's actors on the master pass it on in 1-byte messages
+    # through SimGrid's loopback link, 10 GBps; its EXECUTE_JOB is dated 0, as the EDC wrote it)
+    (8, False, "{lib}: decider reply to the call at t=3e-10, events[0] (EXECUTE_JOB at t=0)"),
 ])
 def test_a_bad_edc_is_one_line_naming_the_library(bad_edcs, tmp_path, mode, isolated, expected):
     library = str(bad_edcs[mode])
@@ -489,16 +491,9 @@ def test_the_batsim_5_comparison_says_what_it_misses(tmp_path):
     done = subprocess.run([sys.executable, "-m", "experiments.batsim5_edcs.run", "--batsim", str(tmp_path / "b5"),
                            "--edcs", str(tmp_path / "libs")], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode != 0 and "not found:" in done.stderr and "built by you" in done.stderr
-    from experiments.batsim5_edcs.run import periodic_cases, platforms_without_loopbacks
+    from experiments.batsim5_edcs.run import periodic_cases
 
     assert len(periodic_cases()) == 48  # Batsim 5's test_periodic.py cases: start0 (8, calls or probes) and rand (40)
-    (tmp_path / "b5" / "platforms").mkdir(parents=True)
-    (tmp_path / "b5" / "platforms" / "p.xml").write_text(
-        '<zone id="z" routing="Full"><host id="a" speed="1f"/><link id="l" bandwidth="1Bps" latency="0"/>\n'
-        '  <route src="a" dst="a"><link_ctn id="l"/></route>\n  <route src="a" dst="b"><link_ctn id="l"/></route></zone>')
-    (tmp_path / "copy").mkdir()
-    text = (platforms_without_loopbacks(tmp_path / "b5", tmp_path / "copy") / "p.xml").read_text()
-    assert 'dst="a"' not in text and '<route src="a" dst="b">' in text
 
 
 def test_an_edc_socket_nobody_serves_is_told_with_the_edc_s_hint(tmp_path):

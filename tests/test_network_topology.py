@@ -98,9 +98,15 @@ def test_section_11_cluster_route_and_latency(tmp_path):
     resources, latency = net.route(0, 1)
     assert latency == pytest.approx(13e-6, rel=1e-12)  # 5 us + 3 us + 5 us
     assert [net.capacity[r] for r in resources] == [1e9, 1e10, 1e9]
-    assert not net.fatpipe.any()
+    assert not net.fatpipe[:-1].any()
     assert net.route(2, 2) == ((), 0.0)  # same host: free
-    assert net.nb_resources == 1 + 2 * 4 == len(net.names) == len(net.capacity) == len(net.fatpipe)
+    up, backbone, down = (net.names.index(name) for name in ("c_link_2_UP", "c_backbone", "c_link_2_DOWN"))
+    assert net.self_route(2) == ((up, backbone, down), pytest.approx(13e-6, rel=1e-12))  # (as SimGrid: up, down again)
+    # the cluster's links and backbone, then SimGrid's loopback (10 GBps, FATPIPE), which the
+    # master's Full zone routes the master to itself through
+    assert net.nb_resources == 1 + 2 * 4 + 1 == len(net.names) == len(net.capacity) == len(net.fatpipe)
+    assert (net.names[-1], net.capacity[-1], net.fatpipe[-1], net.latency[-1]) == ("__loopback__", 10e9, True, 0.0)
+    assert net.message_route("master_host", "master_host") == ((net.loopback,), 0.0)
     # the shipped cluster32 is the same cluster
     shipped = load_platform("cluster32").network
     assert shipped.route_names(0, 31) == ["cluster_link_0_UP", "cluster_backbone", "cluster_link_31_DOWN"]
@@ -126,7 +132,7 @@ def test_shared_splitduplex_fatpipe_resources(tmp_path):
     # FATPIPE host links
     fat = net.route(names["f0"], names["f1"])[0]
     assert [net.names[r] for r in fat] == ["f_link_0", "f_link_1"] and all(net.fatpipe[r] for r in fat)
-    assert net.nb_resources == (3 + 1) + 3 * 2 + 3
+    assert net.nb_resources == (3 + 1) + 3 * 2 + 3 + 1  # (+ SimGrid's loopback, for the master's Full zone)
 
 
 def test_limiter_links_and_router_id(tmp_path):
@@ -298,7 +304,7 @@ def test_routes_scale_to_thousands_of_hosts(tmp_path):
     routes = "".join(f'<zoneRoute src="c{a}" dst="c{b}" gw_src="r{a}" gw_dst="r{b}"><link_ctn id="sw"/></zoneRoute>'
                      for a in range(6) for b in range(a + 1, 6))
     p = load_platform(xml(tmp_path, clusters + '<link id="sw" bandwidth="10GBps" latency="1us"/>' + routes))
-    assert p.nb_compute == 5544 and p.network.nb_resources == 6 * (1 + 2 * 924) + 1
+    assert p.nb_compute == 5544 and p.network.nb_resources == 6 * (1 + 2 * 924) + 1 + 1  # (+ the loopback)
     assert p.network.route_names(0, 5543) == ["c0_link_0_UP", "c0_backbone", "sw", "c5_backbone", "c5_link_923_DOWN"]
 
 
@@ -313,7 +319,6 @@ def test_routes_scale_to_thousands_of_hosts(tmp_path):
     ('<cluster id="c" prefix="n" radical="0-1" speed="1Gf" bw="1GBps" lat="1us" sharing_policy="HALF"/>', ["cluster 'c', sharing_policy", "'HALF'", "SPLITDUPLEX"]),
     ('<cluster id="c" prefix="n" radical="0-1" speed="1Gf" bw="1GBps" lat="1us" bb_bw="1GBps" bb_sharing_policy="SPLITDUPLEX"/>', ["bb_sharing_policy", "SHARED, FATPIPE"]),
     ('<cluster id="c" prefix="n" radical="0-1" speed="1Gf" bw="1GBps" lat="1us" topology="TORUS" topo_parameters="2,2"/>', ["topology", "'TORUS'", "FLAT"]),
-    ('<cluster id="c" prefix="n" radical="0-1" speed="1Gf" bw="1GBps" lat="1us" loopback_bw="1GBps"/>', ["loopback_bw", "free", "remove"]),
     ('<cluster id="c" prefix="n" radical="0-1" speed="1Gf" bw="1GBps" lat="1us" bb_lat="1us"/>', ["bb_lat", "without bb_bw"]),
     ('<cluster id="c" prefix="n" radical="0-1" speed="1Gf" bw="1GBps" lat="1us" router_id="n1"/>', ["'n1'", "used twice"]),
     ('<cluster id="c" prefix="a" radical="0-1" speed="1Gf" bw="1GBps" lat="1us"/><cluster id="c" prefix="b" radical="0-1" speed="1Gf" bw="1GBps" lat="1us"/>',
@@ -356,9 +361,6 @@ HOSTS = '<zone id="z" routing="Full"><host id="h0" speed="1Gf"/><host id="h1" sp
     ('<route src="h0" dst="h1"><link_ctn id="l"/></route><route src="h1" dst="h0"><link_ctn id="l"/></route>',
      ["<route src='h1' dst='h0'>", "already declared by zone 'z', <route src='h0' dst='h1'>", 'symmetrical="NO"']),
     ('<link_ctn id="l"/><bypassRoute src="h0" dst="hx"><link_ctn id="l"/></bypassRoute>', ["<bypassRoute src='h0' dst='hx'>", "dst 'hx'"]),
-    # a loopback route was accepted and never used (issue 23)
-    ('<route src="h0" dst="h0"><link_ctn id="l"/></route>', ["zone 'z', <route src='h0' dst='h0'>", "from 'h0' to itself", "no loopback routes", "remove it"]),
-    ('<route src="r" dst="r" symmetrical="NO"><link_ctn id="l"/></route>', ["<route src='r' dst='r'>", "from 'r' to itself"]),
     ('<bypassRoute src="h1" dst="h1"><link_ctn id="l"/></bypassRoute>', ["<bypassRoute src='h1' dst='h1'>", "from 'h1' to itself", "a <bypassRoute> joins"]),
 ])
 def test_route_errors(tmp_path, routes, needles):
@@ -487,7 +489,7 @@ def test_json_network_options(tmp_path):
     ({"clusters": [{"id": "c", "speed": "1Gf", "count": 2, "bw": "1GBps", "lat": "1 day"}]}, ["$.clusters[0] ('c').lat", "'day'"]),
     ({"clusters": [{"id": "c", "speed": "1Gf", "count": 2, "bw": "1GBps", "bb_lat": "1us"}]}, ["$.clusters[0] ('c').bb_lat", "without bb_bw"]),
     ({"clusters": [{"id": "c", "speed": "1Gf", "count": 2, "bw": "1GBps", "topology": "TORUS"}]}, ["$.clusters[0] ('c').topology", "not supported"]),
-    ({"clusters": [{"id": "c", "speed": "1Gf", "count": 2, "bw": "1GBps", "loopback_bw": "1GBps"}]}, ["$.clusters[0] ('c').loopback_bw", "free"]),
+    ({"clusters": [{"id": "c", "speed": "1Gf", "count": 2, "bw": "1GBps", "loopback_bw": "1GBps"}]}, ["$.clusters[0] ('c').loopback_bw", "down again", "in XML"]),
     ({"clusters": [{"id": "c", "speed": "1Gf", "count": 2, "bw": "1GBps", "sharing_policy": "HALF"}]}, ["$.clusters[0].sharing_policy", "SPLITDUPLEX"]),
     ({"clusters": [{"id": "c", "speed": "1Gf", "count": 2, "bw": True}]}, ["$.clusters[0].bw", "10Gbps"]),
     ({"clusters": [{"id": "c", "speed": "1Gf", "count": 2}], "backbone": {"bw": "1GBps", "latency": 1}}, ["$.backbone", "'latency'", "lat"]),
@@ -519,7 +521,7 @@ def check_eight_by_sixteen(p):
         k, i = divmod(host.id, 16)
         assert host.name == f"c{k}-host{i}" and host.zone == f"c{k}" and host.zone_properties["cluster"] == f"c{k}"
     net = p.network
-    assert net.nb_resources == 8 * (1 + 2 * 16) + 2
+    assert net.nb_resources == 8 * (1 + 2 * 16) + 2 + 1  # (+ SimGrid's loopback, for the master's Full zone)
     for k in range(8):
         for j in range(8):
             names = net.route_names(16 * k + 3, 16 * j + 5)

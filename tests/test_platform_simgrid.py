@@ -95,9 +95,7 @@ def compare_with_simgrid(loader: str, path: str) -> int:
     # has empty routes in one Full zone, and none between zones: loaded and sealed only.
     hosts, routes = simgrid_routes(loader, path, routes=platform.network is not None)
     assert hosts == 1 + platform.nb_compute + len(platform.storage_hosts)
-    # A host to itself is left out: in a Full zone SimGrid crosses its loopback link, joulesim
-    # nothing (a known difference, README "What is simulated").
-    routes = {pair: route for pair, route in routes.items() if pair[0] != pair[1]}
+    # (a host to itself included: a cluster's host link up and down, a Full zone's loopback)
     if platform.network is None:  # no links: SimGrid's routes are empty too
         assert all(count == 0 for count, _ in routes.values())
         return 0
@@ -135,7 +133,7 @@ def test_an_exported_json_platform_loads_in_simgrid_with_joulesims_routes(simgri
     xml = tmp_path / "exported.xml"
     xml.write_text(export_xml(json_platforms(tmp_path)[name]))
     compared = compare_with_simgrid(simgrid_loader, str(xml))
-    assert compared == {"cluster32.json": 33 * 32, "grid_table2.json": 0, "readme.json": 33 * 32}[name]
+    assert compared == {"cluster32.json": 33 * 33, "grid_table2.json": 0, "readme.json": 33 * 33}[name]
 
 
 def host_view(host) -> tuple:
@@ -383,3 +381,49 @@ def test_a_platform_without_links_exports_as_one_zone(tmp_path):
     with pytest.raises(InputError) as info:
         export_xml(write_json(tmp_path, data, name="p.json"))
     assert "zone_properties" in str(info.value) and "one zone" in str(info.value)
+
+
+# ---------------------------------------------------------------- a host's transfers to itself
+def test_loopback_routes_are_those_simgrid_routes(simgrid_loader, tmp_path):
+    """A Full zone's route from a host to itself is that host's loopback; the other hosts of Full
+    and Floyd zones cross SimGrid's own `__loopback__` link (1 link, latency 0): every pair, a
+    host to itself included, routed as SimGrid routes it."""
+    zone = ('<zone id="z" routing="Full">'
+            '<zone id="f" routing="Full"><host id="master_host" speed="1Gf"/><host id="a" speed="1Gf"/>'
+            '<host id="b" speed="1Gf"/><link id="l" bandwidth="1GBps" latency="1us"/>'
+            '<link id="lo" bandwidth="100MBps" latency="1ms"/><link id="lo2" bandwidth="1GBps" latency="3us"/>'
+            '<route src="master_host" dst="a"><link_ctn id="l"/></route><route src="a" dst="b"><link_ctn id="l"/></route>'
+            '<route src="master_host" dst="b"><link_ctn id="l"/></route>'
+            '<route src="a" dst="a"><link_ctn id="lo"/><link_ctn id="lo2"/></route></zone>'
+            '<zone id="s" routing="Floyd"><host id="c" speed="1Gf"/><host id="d" speed="1Gf"/>'
+            '<link id="m" bandwidth="1GBps" latency="1us"/><route src="c" dst="d"><link_ctn id="m"/></route></zone>'
+            '<link id="w" bandwidth="1GBps" latency="1us"/>'
+            '<zoneRoute src="f" dst="s" gw_src="master_host" gw_dst="c"><link_ctn id="w"/></zoneRoute></zone>')
+    path = platform_file(tmp_path, zone)
+    assert compare_with_simgrid(simgrid_loader, path) == 25
+    network = load_platform(path).network
+    assert network.message_route("a", "a") == ((network.names.index("lo"), network.names.index("lo2")), 1e-3 + 3e-6)
+    assert network.message_route("b", "b") == network.message_route("d", "d") == ((network.loopback,), 0.0)
+
+
+def test_a_route_from_a_host_to_itself_outside_a_full_zone_is_refused_as_simgrid_aborts(tmp_path):
+    zone = ('<zone id="s" routing="Floyd"><host id="master_host" speed="1Gf"/><host id="c" speed="1Gf"/>'
+            '<link id="m" bandwidth="1GBps" latency="1us"/><route src="c" dst="master_host"><link_ctn id="m"/></route>'
+            '<route src="c" dst="c"><link_ctn id="m"/></route></zone>')
+    with pytest.raises(InputError) as info:
+        load_platform(platform_file(tmp_path, zone))
+    message = str(info.value)
+    assert "<route src='c' dst='c'>" in message and "SimGrid takes a host's loopback route in Full zones only" in message
+
+
+def test_a_cluster_s_loopback_links_route_as_simgrid_s(simgrid_loader, tmp_path):
+    zone = ('<zone id="z" routing="Full"><zone id="mz" routing="Full"><host id="master_host" speed="1Gf"/></zone>'
+            '<cluster id="c" prefix="n" suffix="" radical="0-2" speed="1Gf" bw="1GBps" lat="1us" bb_bw="10GBps" '
+            'bb_lat="2us" loopback_bw="5GBps" loopback_lat="7us"/><link id="w" bandwidth="1GBps" latency="1us"/>'
+            '<zoneRoute src="mz" dst="c" gw_src="master_host" gw_dst="nc_router"><link_ctn id="w"/></zoneRoute></zone>')
+    path = platform_file(tmp_path, zone)
+    assert compare_with_simgrid(simgrid_loader, path) == 16
+    network = load_platform(path).network
+    loopback = network.names.index("c_link_1_loopback")
+    assert network.message_route("n1", "n1") == ((loopback,), 7e-6)
+    assert (network.capacity[loopback], network.fatpipe[loopback]) == (5e9, True)

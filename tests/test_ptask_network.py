@@ -14,6 +14,9 @@ import numpy as np
 import pytest
 from scripted_decider import ScriptedDecider
 
+import joulesim
+from joulesim.protocol.decider import Decider
+
 from joulesim.deciders import load_decider
 from joulesim.protocol.transport_inprocess import InProcessRequester
 from joulesim.simulator.engine.decider_link import DeciderLink
@@ -271,3 +274,42 @@ def test_placement_changes_a_network_job_through_the_cli(tmp_path, placement, al
     job = jobs_by_id(str(tmp_path / "out"))["send"]
     assert job["allocated_resources"] == alloc
     assert job["execution_time"] == f"{duration:.6f}"
+
+
+# ---------------------------------------------------------------- transfers within a host
+ONE_ZONE = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="z" routing="Full">
+    <host id="master_host" speed="1Gf"/>{hosts}
+    <link id="l" bandwidth="1GBps" latency="0"/><link id="lo" bandwidth="100MBps" latency="1ms"/>{routes}{loopback}
+  </zone>
+</platform>
+"""
+
+
+class TwoExecutorsOnOneHost(Decider):
+    """Runs job j on hosts 2j and 2j + 1, both of its executors on the first."""
+
+    def on_job_submitted(self, job):
+        first = 2 * int(job.id.split("!")[1])
+        self.execute_job(job.id, f"{first}-{first + 1}", mapping={0: 0, 1: 0})
+
+
+@pytest.mark.parametrize("loopback, expected", [
+    # SimGrid 3.32, ptask_L07 (tests/test_platform_simgrid.py routes the same way): h0's declared
+    # loopback, 1e8 B / 100 MB/s + 1 ms; h2 crosses the model's loopback, 1e8 B / 10 GB/s
+    ('<route src="h0" dst="h0"><link_ctn id="lo"/></route>', {"0": 1.001, "1": 0.01}),
+    ("", {"0": 0.01, "1": 0.01}),  # no declared loopback: both through SimGrid's, a FATPIPE (no sharing)
+])
+def test_two_executors_on_one_host_move_their_bytes_through_its_loopback(tmp_path, loopback, expected):
+    names = ["master_host", "h0", "h1", "h2", "h3"]
+    routes = "".join(f'<route src="{a}" dst="{b}"><link_ctn id="l"/></route>'
+                     for i, a in enumerate(names) for b in names[i + 1:])
+    (tmp_path / "one_zone.xml").write_text(ONE_ZONE.format(
+        hosts="".join(f'<host id="{name}" speed="1Gf"/>' for name in names[1:]), routes=routes, loopback=loopback))
+    workload = {"nb_res": 4, "profiles": {"p": {"type": "parallel", "cpu": [0, 0], "com": [0, 1e8, 0, 0]}},
+                "jobs": [{"id": 0, "subtime": 0, "res": 2, "profile": "p"}, {"id": 1, "subtime": 0, "res": 2, "profile": "p"}]}
+    result = joulesim.simulate(str(tmp_path / "one_zone.xml"), workload, TwoExecutorsOnOneHost())
+    durations = dict(zip(result.jobs["job_id"].astype(str), result.jobs["execution_time"]))
+    assert durations == {job: pytest.approx(seconds, rel=1e-9) for job, seconds in expected.items()}

@@ -20,8 +20,7 @@ Each run's verdict is the EDC's own: Batsim 5's test EDCs check what they receiv
 call and probe emission at its time, the last flagged; probe-energy: each host's energy growing
 between its idle and full power, the sum probe equal to the per-host one's sum) and abort
 otherwise, which is a failed run here.
-Batsim 5's platforms hold loopback routes, which joulesim refuses: they are left out of copies
-made in a temporary folder (these workloads make no transfer within a host).
+Batsim 5's platforms are read as they are (their loopback routes included).
 """
 
 from __future__ import annotations
@@ -29,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import re
 import sys
 import tempfile
 from pathlib import Path
@@ -39,13 +37,6 @@ from joulesim.protocol.errors import JoulesimError
 
 COMPARED_WORKLOADS = ("example_workload_hpc_seed1_jobs250", "example_workload_hpc_seed3_jobs250", "test_delays",
                       "test_batsim_paper_workload_seed1")
-
-
-def platforms_without_loopbacks(batsim: Path, folder: Path) -> Path:
-    for path in (batsim / "platforms").glob("*.xml"):
-        text = re.sub(r'\s*<route src="([^"]+)" dst="\1">.*?</route>', "", path.read_text(), flags=re.S)
-        (folder / path.name).write_text(text)
-    return folder
 
 
 def run(edcs: Path, platforms: Path, batsim: Path, edc: str, platform: str, workload: str, init: dict,
@@ -167,7 +158,7 @@ def main() -> None:
     if missing:
         sys.exit(f"not found: {', '.join(missing)} (give Batsim 5's source tree and its test EDCs, built by you)")
     with tempfile.TemporaryDirectory() as folder:
-        platforms = platforms_without_loopbacks(args.batsim, Path(folder))
+        platforms = args.batsim / "platforms"
         outputs = Path(folder) / "out"
         outputs.mkdir()
         print("fcfs and easy against joulesim's own, on the Batsim 4 path:")

@@ -65,6 +65,7 @@ class StarPort:
     up: list[LinkRef] = field(default_factory=list)
     down: list[LinkRef] = field(default_factory=list)
     gateway: str | None = None
+    loopback: list[LinkRef] = field(default_factory=list)  # a host's way to itself, if not up and down
 
 
 @dataclass
@@ -88,14 +89,17 @@ class NetworkDecl:
 
 
 def cluster_zone(cid: str, where: str, hosts: list[tuple[int, str]], bw: float, lat: float, policy: SharingPolicy,
-                 backbone: tuple[float, float, SharingPolicy] | None, limiter: float | None, router: str) -> tuple[ZoneDecl, list[Link]]:
+                 backbone: tuple[float, float, SharingPolicy] | None, limiter: float | None, router: str,
+                 loopback: tuple[float, float] | None = None) -> tuple[ZoneDecl, list[Link]]:
     """A SimGrid ``<cluster>`` (FLAT topology) as a STAR zone, and its links.
 
     Host number N (`hosts` holds (N, name) pairs) gets link ``<cid>_link_N`` (bw, lat, policy);
     a route leaves through its link up, crosses the backbone ``<cid>_backbone`` (bw, lat,
     policy) if any, and enters the destination through its link down. A `limiter` adds a
-    SHARED ``<cid>_link_N_limiter`` crossed by all the host's sends and receives. The `router`
-    is the cluster's gateway for routes between zones (no link of its own).
+    SHARED ``<cid>_link_N_limiter`` crossed by all the host's sends and receives. A `loopback`
+    (bw, lat) gives each host a FATPIPE ``<cid>_link_N_loopback``, its transfers to itself
+    (without one they go up its link and down again). The `router` is the cluster's gateway for
+    routes between zones (no link of its own).
     """
     zone = ZoneDecl(cid, Routing.STAR, where)
     links: list[Link] = []
@@ -113,5 +117,9 @@ def cluster_zone(cid: str, where: str, hosts: list[tuple[int, str]], bw: float, 
             down.append(LinkRef(f"{link}_limiter", None, where))
         zone.hosts.append(host)
         zone.ports[host] = StarPort(up, down)
+        if loopback is not None:
+            links.append(Link(f"{link}_loopback", loopback[0], loopback[1], SharingPolicy.FATPIPE,
+                              f"{where} (loopback of host '{host}')"))
+            zone.ports[host].loopback = [LinkRef(f"{link}_loopback", None, where)]
     zone.routers.append(router)
     return zone, links

@@ -42,6 +42,14 @@ from joulesim.simulator.platform.network_declaration import Link, NetworkDecl, R
 from joulesim.simulator.platform.network_zones import Hop, NoRoute, Zone, ZoneTree
 
 _ROUTE_CACHE_LIMIT = 1 << 18  # pairs kept before the cache is emptied (bounded memory)
+LOOPBACK_NAME = "__loopback__"
+LOOPBACK_BANDWIDTH = 10e9  # bytes/s: SimGrid's network/loopback-bw default, 10GBps
+
+
+def _takes_model_loopback(zone: Zone) -> bool:
+    """Whether SimGrid gives this zone's hosts the model's loopback link (FullZone and
+    Floyd/DijkstraZone do_seal: zones of the base hierarchy, those without child zones)."""
+    return zone.routing in (Routing.FULL, Routing.SHORTEST) and not zone.children and bool(zone.netpoints)
 
 
 class NetworkTopology(ZoneTree):
@@ -52,7 +60,9 @@ class NetworkTopology(ZoneTree):
       ``names`` per resource (``l``, or ``l_UP``/``l_DOWN`` for SPLITDUPLEX halves);
       ``latency`` per resource (s).
     - ``route(src, dst)`` -> (resource indices in travel order, total latency in s). The same
-      host: no resource, no latency (loopback is free).
+      host: no resource, no latency (see ``self_route`` for what a host's transfer to itself
+      crosses).
+    - ``loopback``: the resource index of SimGrid's loopback link (None when no zone needs it).
     """
 
     def __init__(self, decl: NetworkDecl, host_names: list[str], source: str):
@@ -83,6 +93,23 @@ class NetworkTopology(ZoneTree):
                 capacity.append(link.bandwidth)
                 fatpipe.append(link.policy is SharingPolicy.FATPIPE)
                 latency.append(link.latency)
+        # SimGrid's network model has one loopback link, `__loopback__` (network/loopback-bw
+        # 10 GBps, network/loopback-lat 0, FATPIPE), that Full and Floyd/Dijkstra zones holding
+        # hosts route a host's transfers to itself through when no route from the host to
+        # itself is declared (measured with SimGrid 3.32 under ptask_L07: two executors of a
+        # parallel task on one host move 1e8 B in 0.01 s, two such tasks at once as well; an
+        # actor's 1-byte message to an actor of its own host takes 1e-10 s).
+        self.loopback: int | None = None
+        if any(_takes_model_loopback(zone) for zone in self._zones.values()):
+            if LOOPBACK_NAME in self._resource:
+                self._fail(self._links[LOOPBACK_NAME].where, f"the link name {LOOPBACK_NAME!r} is SimGrid's own loopback link",
+                           "rename the link")
+            self.loopback = len(names)
+            self._resource[LOOPBACK_NAME] = self.loopback
+            names.append(LOOPBACK_NAME)
+            capacity.append(LOOPBACK_BANDWIDTH)
+            fatpipe.append(True)
+            latency.append(0.0)
         self.names = names
         self.nb_resources = len(names)
         self.capacity = np.array(capacity, dtype=float)
@@ -95,6 +122,7 @@ class NetworkTopology(ZoneTree):
             if name not in self._zone_of:
                 self._fail("platform", f"host {name!r} is in no zone of the network description", "this is a loader bug: please report it")
         self._cache: dict[tuple[int, int], tuple[tuple[int, ...], float]] = {}
+        self._self_routes: dict[int, tuple[tuple[int, ...], float]] = {}
         self._sub_routes: dict[tuple[str, str], tuple[tuple[int, ...], tuple[int, ...]]] = {}
         self._sub_routes_under_way: set[tuple[str, str]] = set()  # to report gateways that route in a circle
 
@@ -122,11 +150,10 @@ class NetworkTopology(ZoneTree):
         """What a transfer from host `host` (id) to itself crosses under SimGrid's routing (see
         message_route): an MPI message between two ranks of one host, or a parallel task's bytes
         between two executors mapped onto it, go up the host's link and down again."""
-        key = (host, host)
-        hit = self._cache.get(key)
+        hit = self._self_routes.get(host)  # (not in _cache: route(h, h) is the free "no route")
         if hit is None:
             name = self.host_names[host]
-            hit = self._cache[key] = self.message_route(name, name) or ((), 0.0)
+            hit = self._self_routes[host] = self.message_route(name, name) or ((), 0.0)
         return hit
 
     def message_route(self, src: str, dst: str) -> tuple[tuple[int, ...], float] | None:
@@ -134,15 +161,18 @@ class NetworkTopology(ZoneTree):
         crosses, as SimGrid routes it, and its latency; None when either is outside the network
         description. Unlike `route`, a host's transfer to itself is routed as in SimGrid: a
         cluster host goes up its link and down again; a Full zone uses the route declared from
-        the host to itself, if any."""
+        the host to itself, if any; else a Full or Floyd/Dijkstra zone of hosts crosses the
+        model's loopback link."""
         if src not in self._zone_of or dst not in self._zone_of:
             return None
         if src == dst:
             zone = self._zone_of[src]
             if zone.routing is Routing.STAR:
-                resources = _star_resources(zone, src, src)
+                resources = zone.loopback.get(src) or _star_resources(zone, src, src)
             elif zone.routing is Routing.FULL and (src, src) in zone.table:
                 resources = zone.table[(src, src)].resources
+            elif self.loopback is not None and _takes_model_loopback(zone):
+                resources = (self.loopback,)
             elif zone.routing is Routing.NONE:  # SimGrid 3.32 routes nothing there, not even a host to itself
                 raise InputError(self.source, f"route from {src!r} to itself", f"{zone.where} has routing None: SimGrid aborts "
                                  "(\"There can't be route in an Empty zone\")", f'give {zone.where} routing="Full"')

@@ -50,6 +50,7 @@ class Zone:
         self.paths: dict[str, dict[str, tuple[str, Hop]]] = {}  # SHORTEST: predecessors per source
         self.up: dict[str, tuple[int, ...]] = {}  # STAR
         self.down: dict[str, tuple[int, ...]] = {}
+        self.loopback: dict[str, tuple[int, ...]] = {}  # STAR: a cluster host's own loopback link
         self.gateway: dict[str, str | None] = {}
         self.backbone: tuple[int, ...] = ()
         self.bypass: dict[tuple[str, str], tuple[int, ...]] = {}
@@ -142,16 +143,24 @@ class ZoneTree:
                        "name a host or router inside the zone (a cluster's router is prefix + id + '_router' + suffix, or its router_id)")
 
     def _refuse_route_to_itself(self, route: RouteDecl, what: str) -> None:
-        """SimGrid reads a route from a host to itself as its loopback, which joulesim does not
-        model (transfers within a host are free): it would be accepted and never used."""
+        """A route from a zone to itself, or a bypass from a host to itself, which SimGrid has no
+        use for (a host's own loopback is a <route> inside a Full zone)."""
         if route.src == route.dst:
-            self._fail(route.where, f"the route goes from {route.src!r} to itself: joulesim has no loopback routes "
-                       "(transfers within a host or zone cost nothing)",
-                       f"remove it; {what} joins two different ends")
+            self._fail(route.where, f"the route goes from {route.src!r} to itself",
+                       f"remove it; {what} joins two different ends (a host's loopback is a <route src=\"h\" "
+                       "dst=\"h\"> inside a Full zone)")
 
     def _add_route(self, zone: Zone, route: RouteDecl) -> None:
         zone_route = route.gw_src is not None or route.gw_dst is not None
-        self._refuse_route_to_itself(route, "a <zoneRoute>" if zone_route else "a <route>")
+        if zone_route:
+            self._refuse_route_to_itself(route, "a <zoneRoute>")
+        elif route.src == route.dst and zone.routing is not Routing.FULL:
+            # (SimGrid 3.32 aborts on it in a Floyd zone, "The route between h0 and h0 already
+            # exists", and crashes in a Dijkstra one)
+            self._fail(route.where, f"the route goes from {route.src!r} to itself inside {zone.where}, whose routing "
+                       f"is {zone.routing.value}: SimGrid takes a host's loopback route in Full zones only (it aborts on "
+                       "this one)", "remove it (the host's transfers to itself then cross SimGrid's loopback link, "
+                       "10 GBps), or declare it in a Full zone")
         if zone_route:
             if route.gw_src is None or route.gw_dst is None:
                 self._fail(route.where, "a route between zones needs both gw_src and gw_dst", "add the missing gateway")
@@ -166,7 +175,7 @@ class ZoneTree:
             self._fail(route.where, "the route has no <link_ctn>", "list the links it crosses (SimGrid forbids empty routes)")
         forward = Hop(tuple(self._resolve(r, False) for r in route.links), route.gw_src, route.gw_dst, route.where)
         self._add_hop(zone, route.src, route.dst, forward, route)
-        if route.symmetrical:
+        if route.symmetrical and route.src != route.dst:  # (a loopback is its own way back)
             backward = Hop(tuple(self._resolve(r, True) for r in reversed(route.links)), route.gw_dst, route.gw_src, route.where, True)
             self._add_hop(zone, route.dst, route.src, backward, route)
 
@@ -207,6 +216,8 @@ class ZoneTree:
         for name, port in decl.ports.items():
             zone.up[name] = tuple(self._resolve(r, False) for r in port.up)
             zone.down[name] = tuple(self._resolve(r, False) for r in port.down)
+            if port.loopback:
+                zone.loopback[name] = tuple(self._resolve(r, False) for r in port.loopback)
             zone.gateway[name] = port.gateway
             if name in zone.children:
                 child = zone.children[name]

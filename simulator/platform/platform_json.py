@@ -323,8 +323,10 @@ def _network(path: str, data: dict, cluster_hosts: list[list[tuple[int, str]]], 
                              'add "bw" (e.g. "1.25GBps") and "lat": the platform has a network, so every cluster needs them')
         for key, fix in (("topology", 'drop "topology": only flat clusters (links, backbone) are supported'),
                          ("topo_parameters", 'drop "topo_parameters"'),
-                         ("loopback_bw", "drop it: a host's transfers to itself are free"),
-                         ("loopback_lat", "drop it: a host's transfers to itself are free")):
+                         ("loopback_bw", "drop it (a host's transfers to itself go up its link and down again), "
+                                         "or write the platform in XML, where clusters take it"),
+                         ("loopback_lat", "drop it (a host's transfers to itself go up its link and down again), "
+                                          "or write the platform in XML, where clusters take it")):
             if key in c and not (key == "topology" and c[key] == "FLAT"):
                 raise InputError(path, f"{where}.{key}", f"{key} is not supported", fix)
         backbone = None

@@ -23,8 +23,10 @@ Supported, with SimGrid's defaults (simgrid.dtd):
   down>``, ``<backbone id bandwidth latency>`` and ``<cabinet>`` (links ``link_<host>_UP``/``_DOWN``);
 - ``<router id>`` anywhere a host may be.
 
-Refused with an error saying what to do: ``topology`` other than FLAT, ``loopback_bw``/
-``loopback_lat`` (same-host transfers are free here), WIFI links, link profiles
+A cluster's ``loopback_bw``/``loopback_lat`` give each host a FATPIPE loopback link
+``<id>_link_N_loopback`` for its transfers to itself (as SimGrid does).
+
+Refused with an error saying what to do: ``topology`` other than FLAT, WIFI links, link profiles
 (``bandwidth_file``...), ``trace_connect`` on links, ``<peer>``, Vivaldi and Wifi zones,
 ``<bypassZoneRoute>``/``<bypassASroute>``. A ``<backbone>`` outside a Cluster zone (SimGrid
 refuses it) is read as a plain SHARED link.
@@ -258,10 +260,10 @@ class _NetworkReader:
         if topology != "FLAT":
             self.fail(f"{where}, topology", f"topology {topology!r} is not supported (only FLAT: hosts, their links and a backbone)",
                       "describe the network with FLAT clusters joined by <zoneRoute>s")
-        for attr in ("loopback_bw", "loopback_lat"):
-            if elem.get(attr, "").strip():
-                self.fail(f"{where}, {attr}", "loopback links are not supported: a host's transfers to itself are free",
-                          f"remove {attr}")
+        loopback = None  # (SimGrid gives the hosts loopback links when either is given)
+        if elem.get("loopback_bw", "").strip() or elem.get("loopback_lat", "").strip():
+            loopback = (parse_bandwidth(self.path, f"{where}, loopback_bw", elem.get("loopback_bw", "0")),
+                        parse_latency(self.path, f"{where}, loopback_lat", elem.get("loopback_lat", "0s")))
         bb_bw, bb_lat = elem.get("bb_bw", "").strip(), parse_latency(self.path, f"{where}, bb_lat", elem.get("bb_lat", "0s"))
         backbone = None
         if bb_bw:
@@ -274,7 +276,7 @@ class _NetworkReader:
         prefix, suffix = elem.get("prefix", ""), elem.get("suffix", "")
         hosts = [(n, f"{prefix}{n}{suffix}") for n in parse_radical(self.path, f"{where}, radical", self.required(elem, "radical", where))]
         router = elem.get("router_id", "").strip() or f"{prefix}{cid}_router{suffix}"
-        zone, links = cluster_zone(cid, where, hosts, bw, lat, policy, backbone, limiter, router)
+        zone, links = cluster_zone(cid, where, hosts, bw, lat, policy, backbone, limiter, router, loopback)
         self.links += links
         return zone
 
