@@ -8,6 +8,7 @@ init and message: one line naming the library, a non-zero exit, the outputs kept
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import joulesim
 from joulesim.protocol.batprotocol.batsim4_bridge import BridgeState, HostFacts, _fill_cores_first
@@ -322,6 +325,20 @@ def test_the_json_format_prints_doubles_as_flatbuffers_does():
     from joulesim.protocol.batprotocol.json_format import flatbuffers_double
 
     assert flatbuffers_double(1e6 + 1 / 3) == float("1000000.333333333372") and flatbuffers_double(0.1 + 0.2) == 0.3
+
+
+_near_powers_of_two = st.integers(-60, 60).flatmap(lambda k: st.sampled_from(
+    [2.0 ** k, math.nextafter(2.0 ** k, 0), math.nextafter(2.0 ** k, math.inf)]))
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.floats(-1e7, 1e7), _near_powers_of_two,
+                 st.floats(1000, 20000)))
+def test_a_double_reads_back_as_flatbuffers_prints_it_whatever_its_size(value):
+    """(flatbuffers_double skips the printing from 2**14 on, where it cannot change the value)"""
+    from joulesim.protocol.batprotocol.json_format import flatbuffers_double
+
+    assert flatbuffers_double(value) == float(f"{value:.12f}")
 
 
 def _run_then_stop(message):
