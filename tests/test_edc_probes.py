@@ -7,13 +7,18 @@ behind them sums to the platform's total whatever the run does."""
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
 
+import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from test_edc import PythonChannel
+from test_edc import ROOT, PythonChannel, cli
 
 from joulesim.protocol.batprotocol.edc_connection import EdcRequester
 from joulesim.protocol.errors import JoulesimError
@@ -230,3 +235,32 @@ def test_a_host_s_joules_are_its_static_watts_plus_its_share_of_its_jobs_dynamic
     meter.set_dynamic_power(4.0, record, 20.0)  # 10 W each from 4 s
     meter.job_ended(5.0, record)
     assert ledger.joules([0, 1, 2], 6.0) == [130 * 4 + 110 * 1 + 100 * 1] * 2 + [50 * 2 + 10 * 4]
+
+
+# ------------------------------------------------------------------ end to end, the EDC in its own process
+@pytest.mark.parametrize("json_format", [False, True])
+def test_the_python_process_edc_s_energy_probe_reads_the_energy_the_run_writes(tmp_path, json_format):
+    """examples/deciders/fcfs_edc.py with an energy probe every 5 s, over ZeroMQ from its own
+    process, on a platform whose jobs draw dynamic power: each reading (all hosts' joules since
+    t=0) is the energy of out_consumed_energy.csv at that time (piecewise linear between its
+    rows: the power only changes at them)."""
+    endpoint = f"ipc://{tmp_path}/edc.sock"
+    edc = subprocess.Popen([sys.executable, str(ROOT / "examples" / "deciders" / "fcfs_edc.py"), endpoint],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        done = cli("-p", "energy2", "-w", "mixed", "-E", "--edc-socket", endpoint, "--edc-init",
+                   json.dumps({"format_json": json_format, "energy_probe_period": 5}), "-e", str(tmp_path / "out"),
+                   "--timeout", "60")
+        assert done.returncode == 0, done.stderr
+        assert edc.wait(30) == 0, edc.stderr.read()
+        readings = [tuple(map(float, line.split()[1:])) for line in edc.stdout.read().splitlines()
+                    if line.startswith("probe ")]
+    finally:
+        edc.kill()
+    energy = pd.read_csv(tmp_path / "out_consumed_energy.csv")
+    makespan = energy["time"].max()
+    # (Batsim 5: the trigger at 5 s starts the measure; readings every 5 s from 10 s, until the
+    # EDC stops the probe once the last job has ended)
+    assert [time for time, _ in readings] == [5.0 * k for k in range(2, int(makespan // 5) + 1)] and readings
+    for time, joules in readings:
+        assert joules == pytest.approx(float(np.interp(time, energy["time"], energy["energy"])), rel=1e-9, abs=1e-5)

@@ -12,6 +12,15 @@ flatbuffers' binary format, or in its JSON format when the init data is {"format
 Its schedule is joulesim's `fcfs` (and Batsim 5's test/edc-lib/fcfs.cpp): jobs start in
 submission order on the lowest-numbered free machines; a job larger than the platform is
 rejected.
+
+With {"energy_probe_period": SECONDS} in the init data (and the simulation run with -E), it also
+sets a Batsim 5 energy probe on every host (their joules since t=0, summed) and prints each
+reading as `probe TIME JOULES` on stdout; it stops the probe once every job has ended, so that
+the simulation can end:
+
+    python examples/deciders/fcfs_edc.py ipc:///tmp/edc.sock &
+    joulesim simulate -p homogeneous240 -w default -E --edc-socket ipc:///tmp/edc.sock \
+        --edc-init '{"energy_probe_period": 600}'
 """
 
 from __future__ import annotations
@@ -30,7 +39,10 @@ FORMAT_BINARY, FORMAT_JSON = 0x1, 0x2
 
 
 class Fcfs:
-    def __init__(self) -> None:
+    def __init__(self, probe_period: int = 0) -> None:
+        self.probe_period = probe_period  # s between energy readings (0: no probe)
+        self.probing = False
+        self.all_submitted = False
         self.free: list[int] = []  # free machines, lowest first
         self.queue: list[tuple[str, int]] = []  # (job id, machines), in submission order
         self.allocations: dict[str, list[int]] = {}
@@ -42,6 +54,13 @@ class Fcfs:
             if kind == "SimulationBeginsEvent":
                 self.free = list(range(body["computation_host_number"]))
                 self.size = body["computation_host_number"]
+                if self.probe_period:
+                    decisions.append(_event(now, "CreateProbeEvent", _energy_probe(self.size, self.probe_period)))
+                    self.probing = True
+            elif kind == "ProbeDataEmittedEvent":
+                print(f"probe {event['timestamp']!r} {body['data']['data']!r}", flush=True)
+            elif kind == "AllStaticJobsHaveBeenSubmittedEvent":
+                self.all_submitted = True
             elif kind == "JobSubmittedEvent":
                 needed = body["job"]["resource_request"]
                 if needed > self.size:
@@ -58,7 +77,25 @@ class Fcfs:
                 "host_allocation": format_interval_set(machines),
                 "executor_placement_type": "PredefinedExecutorPlacementStrategyWrapper",
                 "executor_placement": {"strategy": "SpreadOverHostsFirst"}}}))
+        if self.probing and self.all_submitted and not self.queue and not self.allocations:
+            decisions.append(_event(now, "StopProbeEvent", {"probe_id": "energy"}))  # (else it runs forever)
+            self.probing = False
         return {"now": now, "events": decisions}
+
+
+def _energy_probe(hosts: int, period_s: int) -> dict:
+    """Every host's joules since t=0, summed, every `period_s` seconds (what Batsim 5 implements:
+    the Power metric, accumulated, without reset)."""
+    return {"probe_id": "energy", "metrics": "Power", "resources_type": "HostResources",
+            "resources": {"host_ids": f"0-{hosts - 1}"},
+            "data_accumulation_strategy_type": "ProbeDataAccumulation",
+            "data_accumulation_strategy": {"reset_mode_type": "NoReset", "reset_mode": {}},
+            "measurement_triggering_policy_type": "TemporalTriggerWrapper",
+            "measurement_triggering_policy": {"temporal_trigger_type": "Periodic", "temporal_trigger": {
+                "period": period_s, "time_unit": "Second", "mode_type": "Infinite", "mode": {}}},
+            "resources_aggregation_function_type": "Sum", "resources_aggregation_function": {},
+            "temporal_aggregation_function_type": "NoTemporalAggregation", "temporal_aggregation_function": {},
+            "emission_filtering_policy_type": "NoFiltering", "emission_filtering_policy": {}}
 
 
 def _event(now: float, kind: str, body: dict) -> dict:
@@ -78,7 +115,7 @@ def serve(endpoint: str) -> None:
         "batprotocol_version": "0.1.0", "decision_component_name": "fcfs-python",
         "decision_component_version": "1.0.0"})]}
     socket.send(struct.pack("=I", FORMAT_JSON if json_format else FORMAT_BINARY) + encode(hello))
-    scheduler = Fcfs()
+    scheduler = Fcfs(int(init.get("energy_probe_period", 0)))
     while True:
         message = decode(socket.recv())
         socket.send(encode(scheduler.take_decisions(message)))
