@@ -64,8 +64,9 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
                          help="A string forwarded to the decider in SIMULATION_BEGINS (config.sched-config), as Batsim's."),
             click.option("--sched-cfg-file", "sched_cfg_file", default=None, metavar="FILE",
                          help="Same as --sched-cfg, with the text of FILE."),
-            click.option("--events", "events_path", default=None,
-                         help="External events file (JSON lines), e.g. machines becoming unavailable."),
+            click.option("--events", "--ee", "--external-events", "events_path", default=None,
+                         help="External events file (JSON lines), e.g. machines becoming unavailable (Batsim 5: "
+                              "--ee/--external-events)."),
             click.option("--forward-unknown-events", is_flag=True,
                          help="Send external events of other types to the decider, whole, as NOTIFY (with --events)."),
             click.option("--disable-machine-state-tracing", is_flag=True,
@@ -73,8 +74,22 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
             click.option("--disable-schedule-tracing", is_flag=True,
                          help="Batsim's switch for its Pajé schedule trace, which joulesim never writes: accepted, "
                               "changes nothing."),
-            click.option("-E", "--energy", is_flag=True,
-                         help="Enable energy accounting: energy columns, PREFIX_consumed_energy.csv and PREFIX_pstate_changes.csv; QUERY consumed_energy."),
+            click.option("-E", "--energy", "--energy-host", "energy", is_flag=True,
+                         help="Enable energy accounting: energy columns, PREFIX_consumed_energy.csv and PREFIX_pstate_changes.csv; "
+                              "QUERY consumed_energy; Batsim 5's energy probes (Batsim 5: -E or --energy-host)."),
+            click.option("--energy-link", is_flag=True, expose_value=False, callback=_refuse_energy_link,
+                         help="Batsim 5's link energy (SimGrid's link_energy plugin): joulesim accounts hosts' energy "
+                              "only, so this is refused."),
+            click.option("--trace-machine-state", is_flag=True, expose_value=False,
+                         help="Batsim 5's switch for PREFIX_machine_states.csv, which joulesim writes unless "
+                              "--disable-machine-state-tracing: accepted, changes nothing."),
+            click.option("--trace-pstate-changes", is_flag=True, expose_value=False,
+                         help="Batsim 5's switch for PREFIX_pstate_changes.csv, which joulesim writes with -E: "
+                              "accepted, changes nothing."),
+            click.option("--trace-probe-data", type=click.Choice(("always", "never", "auto"), case_sensitive=False),
+                         default=None, expose_value=False,
+                         help="Batsim 5's probe tracing strategy, which Batsim 5.0.0-rc2 reads and never applies: "
+                              "accepted, changes nothing."),
             click.option("--enable-dynamic-jobs", is_flag=True,
                          help="Let the decider register jobs and profiles during the run."),
             click.option("--acknowledge-dynamic-jobs", is_flag=True,
@@ -108,6 +123,13 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
             command = option(command)
         return command
     return decorate
+
+
+def _refuse_energy_link(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        raise click.BadParameter("joulesim accounts the hosts' energy only, not the links' (SimGrid's link_energy "
+                                 "plugin): drop --energy-link (-E and --energy-host give the hosts' energy)",
+                                 ctx=ctx, param=param)
 
 
 # A day: far longer than any decider should think, and within ZeroMQ's millisecond timeouts (int).

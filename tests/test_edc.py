@@ -103,6 +103,32 @@ def test_batsim_5_s_own_spellings_of_the_edc_options(c_build, tmp_path):
         (tmp_path / "--edc-library-file" / "out_jobs.csv").read_bytes()
 
 
+@needs_compiler
+def test_batsim_5_s_other_options_run_as_batsim_5_s_command_lines_give_them(c_build, tmp_path):
+    """--energy-host (-E), --ee/--external-events (--events), the tracing switches (joulesim
+    writes those files anyway; Batsim 5.0.0-rc2 never applies --trace-probe-data) and
+    --edc-library-load-method dlopen: the same outputs as joulesim's own spellings."""
+    (tmp_path / "events.txt").write_text("")
+    library = str(c_build / "libeasy_edc.so")
+    ours = cli("-p", "energy2", "-w", "mixed", "-E", "--events", str(tmp_path / "events.txt"), "--edc-library", library,
+               "-e", str(tmp_path / "ours" / "out"))
+    theirs = cli("-p", "energy2", "-w", "mixed", "--energy-host", "--ee", str(tmp_path / "events.txt"),
+                 "--trace-machine-state", "--trace-pstate-changes", "--trace-probe-data", "auto",
+                 "--edc-library-load-method", "DLOPEN", "--edc-library", library, "-e", str(tmp_path / "theirs" / "out"))
+    assert ours.returncode == 0 and theirs.returncode == 0, ours.stderr + theirs.stderr
+    for name in ("jobs", "consumed_energy", "machine_states", "pstate_changes"):
+        assert (tmp_path / "ours" / f"out_{name}.csv").read_bytes() == (tmp_path / "theirs" / f"out_{name}.csv").read_bytes()
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--energy-link"], "joulesim accounts the hosts' energy only, not the links'"),
+    (["--edc-library-load-method", "dlmopen"], "use --edc-isolated"),
+])
+def test_batsim_5_options_joulesim_cannot_honour_are_refused(tmp_path, args, expected):
+    done = cli("-p", "energy2", "-w", "mixed", *args, "--edc-library", str(tmp_path / "none.so"))
+    assert done.returncode == 2 and expected in done.stderr and "Traceback" not in done.stderr
+
+
 @pytest.mark.parametrize("json_format", [False, True])
 def test_the_python_process_edc_gives_the_fcfs_schedule(tmp_path, json_format):
     endpoint = f"ipc://{tmp_path}/edc.sock"
