@@ -384,6 +384,14 @@ def test_a_platform_without_links_exports_as_one_zone(tmp_path):
 
 
 # ---------------------------------------------------------------- a host's transfers to itself
+def routed_as_simgrid_routes(loader: str, tmp_path, zone: str, pairs: int):
+    """The network of a platform whose `pairs` routes (every host to every host, itself included)
+    are those SimGrid gives."""
+    path = platform_file(tmp_path, zone)
+    assert compare_with_simgrid(loader, path) == pairs
+    return load_platform(path).network
+
+
 def test_loopback_routes_are_those_simgrid_routes(simgrid_loader, tmp_path):
     """A Full zone's route from a host to itself is that host's loopback; the other hosts of Full
     and Floyd zones cross SimGrid's own `__loopback__` link (1 link, latency 0): every pair, a
@@ -399,9 +407,7 @@ def test_loopback_routes_are_those_simgrid_routes(simgrid_loader, tmp_path):
             '<link id="m" bandwidth="1GBps" latency="1us"/><route src="c" dst="d"><link_ctn id="m"/></route></zone>'
             '<link id="w" bandwidth="1GBps" latency="1us"/>'
             '<zoneRoute src="f" dst="s" gw_src="master_host" gw_dst="c"><link_ctn id="w"/></zoneRoute></zone>')
-    path = platform_file(tmp_path, zone)
-    assert compare_with_simgrid(simgrid_loader, path) == 25
-    network = load_platform(path).network
+    network = routed_as_simgrid_routes(simgrid_loader, tmp_path, zone, 25)
     assert network.message_route("a", "a") == ((network.names.index("lo"), network.names.index("lo2")), 1e-3 + 3e-6)
     assert network.message_route("b", "b") == network.message_route("d", "d") == ((network.loopback,), 0.0)
 
@@ -421,9 +427,7 @@ def test_a_cluster_s_loopback_links_route_as_simgrid_s(simgrid_loader, tmp_path)
             '<cluster id="c" prefix="n" suffix="" radical="0-2" speed="1Gf" bw="1GBps" lat="1us" bb_bw="10GBps" '
             'bb_lat="2us" loopback_bw="5GBps" loopback_lat="7us"/><link id="w" bandwidth="1GBps" latency="1us"/>'
             '<zoneRoute src="mz" dst="c" gw_src="master_host" gw_dst="nc_router"><link_ctn id="w"/></zoneRoute></zone>')
-    path = platform_file(tmp_path, zone)
-    assert compare_with_simgrid(simgrid_loader, path) == 16
-    network = load_platform(path).network
+    network = routed_as_simgrid_routes(simgrid_loader, tmp_path, zone, 16)
     loopback = network.names.index("c_link_1_loopback")
     assert network.message_route("n1", "n1") == ((loopback,), 7e-6)
     assert (network.capacity[loopback], network.fatpipe[loopback]) == (5e9, True)
