@@ -8,16 +8,12 @@ its decisions back into Batsim 4 decisions. What Batsim 5 does differently is do
 - job and profile ids are "workload!name" on both sides;
 - a job killed by the EDC gets a JobCompletedEvent (COMPLETED_KILLED) before the
   JobsKilledEvent, as Batsim 5 sends it;
-- calls-me-later carry an id, may be periodic (every multiple of the period after now, an
-  infinite or finite number of times, the last flagged) and may be stopped: each is asked
-  of the simulator as a Batsim 4 CALL_ME_LATER at its time, and each REQUESTED_CALL is
-  handed to the EDC as the RequestedCallEvents of the ids due then (none, for stopped ones:
-  then the EDC is not called at all; the simulator still waits until that time before it
-  ends, where Batsim 5 would end at once);
-- energy probes ride on the same periodic grid: at each trigger the bridge reads the hosts'
-  joules from the simulator (BridgeState.host_energy, offered by the simulation when it keeps
-  energy) and sends ProbeDataEmittedEvents, as Batsim 5.0.0-rc2 does (its first trigger
-  only starts the measure);
+- calls-me-later (with ids, one-shot or periodic, stoppable) and energy probes are kept by
+  periodic_triggers.py: each instant one is due at is asked of the simulator as a Batsim 4
+  CALL_ME_LATER, and its REQUESTED_CALL goes to the EDC as the RequestedCallEvents and
+  ProbeDataEmittedEvents due then (the hosts' joules read from the simulator, which offers
+  them when it keeps energy: edc_connection.offer_host_energy); when nothing is due (a stopped
+  call, a probe's first trigger) the EDC is not called;
 - a forced stop goes to the core as joulesim's NOTIFY force_simulation_stop;
 - the EDC's hello sets what were command-line flags in Batsim 4 (edc_connection.EdcFeatures).
 
@@ -29,14 +25,14 @@ overrides, the probes Batsim 5 does not implement) are refused with a message th
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import orjson
 
 from joulesim.protocol.errors import DecisionError, ProtocolError
-from joulesim.protocol.interval_set import format_interval_set, parse_runs
+from joulesim.protocol.interval_set import parse_runs
+from joulesim.protocol.batprotocol.periodic_triggers import Due, PeriodicTriggers
 from joulesim.protocol.batprotocol.profile_forms import batsim4_form
 
 # Batsim 5's return code of a job it killed (its -2, as the uint32 the protocol carries).
@@ -55,53 +51,26 @@ class HostFacts:
 
 
 @dataclass
-class _Probe:
-    """A periodic energy probe (CreateProbeEvent) as Batsim 5.0.0-rc2 implements them: the
-    Power metric read as each host's joules since t=0 (SimGrid's sg_host_get_consumed_energy),
-    on hosts, accumulated without reset."""
-
-    hosts: list[int]
-    host_ids: str  # the hosts as Batsim 5 writes them back (a canonical interval set)
-    aggregation: str  # NoResourcesAggregation (one value per host), Sum or ArithmeticMean
-    started: bool = False  # Batsim 5's first trigger only starts the measure; data comes from the second
-
-
-@dataclass
-class _Call:
-    id: str
-    period_ms: int = 0  # 0: one shot
-    remaining: int | None = None  # calls left (None: until stopped)
-    at_ms: int = 0  # a periodic call's next occurrence, in whole milliseconds
-    probe: _Probe | None = None  # a probe's triggers (its own namespace of ids), not a call
-
-
-@dataclass
 class BridgeState:
     """What the translation remembers between messages."""
 
     hosts: dict[int, HostFacts] = field(default_factory=dict)
     forward_profiles_on_simulation_begins: bool = False
-    due: dict[float, list[_Call]] = field(default_factory=dict)  # time -> calls due then
-    asked: list[float] = field(default_factory=list)  # (a heap) the times a CALL_ME_LATER was sent for
+    triggers: PeriodicTriggers = field(default_factory=PeriodicTriggers)  # calls-me-later and probes
     job_sizes: dict[str, int] = field(default_factory=dict)  # every job the EDC may name (its size)
     # How a double goes to the EDC: as it is (binary), or as flatbuffers' JSON prints it
     number: Callable[[float], float] = float
     # the same for a whole value (SimulationBeginsEvent's speeds and profiles)
     numbers: Callable[[Any], Any] = lambda value: value
-    # Each compute host's joules since t=0 now, given host ids (None: the run has no energy
-    # accounting), and how many compute hosts it knows: what energy probes read.
-    host_energy: Callable[[list[int]], list[float]] | None = None
-    energy_hosts: int = 0
 
 
 # ------------------------------------------------------------------ simulator -> EDC
-def to_batprotocol(message: dict[str, Any],
-                   state: BridgeState) -> tuple[dict[str, Any], list[tuple[_Call, bool, bool]]]:
+def to_batprotocol(message: dict[str, Any], state: BridgeState) -> tuple[dict[str, Any], list[Due]]:
     """The batprotocol message for one Batsim 4 message (possibly with no event), and the calls
     and probes that came due (each with whether it is its last, and whether it counts as one of
-    its occurrences: next_occurrences asks for the following ones)."""
+    its occurrences: PeriodicTriggers.next_occurrences asks for the following ones)."""
     events: list[dict[str, Any]] = []
-    told: list[tuple[_Call, bool, bool]] = []
+    told: list[Due] = []
     number = state.number
     for event in message["events"]:
         kind, data, at = event["type"], event.get("data") or {}, number(event["timestamp"])
@@ -128,14 +97,15 @@ def to_batprotocol(message: dict[str, Any],
                 "progresses": [{"job_id": job_id, "wrapper": state.numbers(_kill_progress(job_id, entry))}
                                for job_id, entry in progress.items()]}))
         elif kind == "REQUESTED_CALL":
-            due = _calls_due(at, state)
+            due = state.triggers.due_at()
             told += due
-            for call, last, counted in due:
-                if call.probe is None:
-                    events.append(_event(at, "RequestedCallEvent", {"call_me_later_id": call.id,
+            for trigger, last, counted in due:
+                if trigger.probe is None:
+                    events.append(_event(at, "RequestedCallEvent", {"call_me_later_id": trigger.id,
                                                                    "last_periodic_call": last}))
                 elif counted:  # (a probe's first trigger starts its measure and says nothing)
-                    events.append(_event(at, "ProbeDataEmittedEvent", _probe_data(call.id, call.probe, state)))
+                    events.append(_event(at, "ProbeDataEmittedEvent",
+                                         state.triggers.probe_data(trigger.id, trigger.probe, number)))
         elif kind == "NOTIFY" and data.get("type") == "no_more_static_job_to_submit":
             events.append(_event(at, "AllStaticJobsHaveBeenSubmittedEvent", {}))
         elif kind == "NOTIFY" and data.get("type") == "no_more_external_event_to_occur":
@@ -270,62 +240,6 @@ def batsim4_profile(profile_type: str, body: dict[str, Any], where: str) -> dict
     raise DecisionError(f"{where}: a {profile_type} cannot be registered (Batsim 5 does not implement it either)")
 
 
-def _calls_due(at: float, state: BridgeState) -> list[tuple[_Call, bool, bool]]:
-    """The calls and probes of the REQUESTED_CALL at `at`, each with whether it is its last and
-    whether it counts (a probe's first trigger does not: Batsim 5 starts its measure then, and
-    emits from the next one on). Each time asked got one CALL_ME_LATER, so each REQUESTED_CALL
-    answers the earliest time still asked for (matched by order, not by value: the simulator's
-    clock may read 0.9999999999999999 at a call asked for 1.0)."""
-    if not state.asked:
-        return []
-    calls = state.due.pop(heapq.heappop(state.asked), [])
-    # (periodic calls due together come in the order of their ids, as Batsim 5's periodic
-    # actor walks its map of them; one-shot calls after, in the order they were asked; then
-    # the probes, by id, as the periodic actor's slice lists them)
-    ordered = (sorted((c for c in calls if c.period_ms and c.probe is None), key=lambda c: c.id)
-               + [c for c in calls if not c.period_ms]
-               + sorted((c for c in calls if c.probe is not None), key=lambda c: c.id))
-    due = []
-    for call in ordered:
-        counted = call.probe is None or call.probe.started
-        due.append((call, counted and call.period_ms > 0 and call.remaining == 1, counted))
-        if call.probe is not None:
-            call.probe.started = True
-    return due
-
-
-def _probe_data(probe_id: str, probe: _Probe, state: BridgeState) -> dict[str, Any]:
-    """A ProbeDataEmittedEvent as Batsim 5.0.0-rc2's periodic actor fills it (its nb_emitted and
-    nb_triggered are always 0 there: "TODO: implement me")."""
-    assert state.host_energy is not None  # (checked when the probe was created)
-    joules = state.host_energy(probe.hosts)
-    if probe.aggregation == "NoResourcesAggregation":
-        kind, data = "VectorialProbeData", {"data": [state.number(value) for value in joules]}
-    else:
-        total = 0.0
-        for value in joules:  # (summed in order, as Batsim 5's loop does)
-            total += value
-        if probe.aggregation == "ArithmeticMean":
-            total /= len(joules)
-        kind, data = "AggregatedProbeData", {"data": state.number(total)}
-    return {"probe_id": probe_id, "resources_type": "HostResources", "resources": {"host_ids": probe.host_ids},
-            "metrics": "Power", "data_type": kind, "data": data, "manually_triggered": False,
-            "nb_emitted": 0, "nb_triggered": 0}
-
-
-def next_occurrences(due: list[tuple[_Call, bool, bool]], call_now: float, state: BridgeState) -> list[dict[str, Any]]:
-    """The CALL_ME_LATER decisions for the next occurrence of the periodic calls and probes that
-    came due in the message sent at `call_now` (asked whether the EDC was called or not: a
-    probe's first trigger tells it nothing)."""
-    decisions: list[dict[str, Any]] = []
-    for call, last, counted in due:
-        if call.period_ms and not last:  # (from its own time: the clock may read a hair before it)
-            call.at_ms += call.period_ms
-            remaining = call.remaining if call.remaining is None or not counted else call.remaining - 1
-            _ask(call, _seconds(call.at_ms), state, decisions, call_now, remaining)
-    return decisions
-
-
 # ------------------------------------------------------------------ EDC -> simulator
 def to_batsim4(reply: dict[str, Any], state: BridgeState, source: str) -> dict[str, Any]:
     """The Batsim 4 decisions of an EDC's reply."""
@@ -346,13 +260,13 @@ def to_batsim4(reply: dict[str, Any], state: BridgeState, source: str) -> dict[s
                 _known(job_id, state, where)
             decisions.append(_decision(at, "KILL_JOB", {"job_ids": list(body["job_ids"])}))
         elif kind == "CallMeLaterEvent":
-            _call_me_later(body, at, state, decisions, where)
+            state.triggers.call_me_later(body, at, decisions, where)
         elif kind == "StopCallMeLaterEvent":
-            _forget(body["call_me_later_id"], state)
+            state.triggers.forget(body["call_me_later_id"])
         elif kind == "CreateProbeEvent":
-            _create_probe(body, at, state, decisions, where)
+            state.triggers.create_probe(body, at, decisions, where)
         elif kind == "StopProbeEvent":  # (an unknown id: Batsim 5 warns and goes on)
-            _forget(body.get("probe_id") or "", state, probe=True)
+            state.triggers.forget(body.get("probe_id") or "", probe=True)
         elif kind in ("TriggerProbeEvent", "ResetProbeEvent"):
             raise DecisionError(f"{where}: Batsim 5 does not implement {kind} (its server stops on it: \"Unhandled "
                                 "event type\"), nor does joulesim: probes emit on their period only")
@@ -435,128 +349,3 @@ def _fill_cores_first(body: dict[str, Any], state: BridgeState, where: str) -> d
         raise DecisionError(f"{where}: FillOneHostCoresFirst places {executors} executors on hosts holding "
                             f"{index} cores in all; allocate more hosts")
     return mapping
-
-
-def _call_me_later(body: dict[str, Any], at: float, state: BridgeState, decisions: list, where: str) -> None:
-    call_id, when, kind = body["call_me_later_id"], body.get("when") or {}, body.get("when_type")
-    _forget(call_id, state)  # (asked again under the same id: replaces the earlier one)
-    if kind == "OneShot":
-        to_ms = 1 if when.get("time_unit") == "Millisecond" else 1000
-        time = _seconds(when.get("time", 0) * to_ms)
-        _ask(_Call(call_id), time if time >= at else at, state, decisions, at, None)
-        return
-    period_ms, remaining = _periodic(when, "call", where)
-    if remaining is not None and remaining <= 0:
-        return
-    first_ms = _next_multiple(at, period_ms)
-    _ask(_Call(call_id, period_ms, remaining, first_ms), _seconds(first_ms), state, decisions, at, remaining)
-
-
-def _periodic(when: dict[str, Any], what: str, where: str) -> tuple[int, int | None]:
-    """A Periodic trigger's period in milliseconds and its number of periods (None: infinite)."""
-    to_ms = 1 if when.get("time_unit") == "Millisecond" else 1000
-    if when.get("offset"):
-        raise DecisionError(f"{where}: a periodic {what} with offset {when['offset']} (Batsim 5 supports offset 0 only)")
-    period_ms = when.get("period", 0) * to_ms
-    if period_ms <= 0:
-        raise DecisionError(f"{where}: a periodic {what} needs a period > 0")
-    if when.get("mode_type") == "FinitePeriodNumber":
-        return period_ms, (when.get("mode") or {}).get("nb_periods", 0)
-    return period_ms, None
-
-
-# What Batsim 5.0.0-rc2 implements of CreateProbeEvent's choices (its periodic actor stops on the others)
-_PROBE_AGGREGATIONS = ("NoResourcesAggregation", "Sum", "ArithmeticMean")
-
-
-def _create_probe(body: dict[str, Any], at: float, state: BridgeState, decisions: list, where: str) -> None:
-    """A periodic energy probe, checked as Batsim 5.0.0-rc2 checks it: what it refuses (a one-shot
-    trigger, another metric, links, no accumulation or a reset, a quantile) is refused here with
-    the field to change. Like Batsim 5, the emission filter and the temporal aggregation are
-    read but not applied (every period emits)."""
-    probe_id = body.get("probe_id") or ""
-    where = f"{where}: probe {probe_id!r}"
-    if state.host_energy is None:
-        raise DecisionError(f"{where}: energy probes read the hosts' consumed energy: run the simulation with "
-                            "-E/--energy (Batsim 5's --energy-host)")
-    if any(call.id == probe_id and call.probe is not None for calls in state.due.values() for call in calls):
-        raise DecisionError(f"{where}: this probe id is already in use (stop it first with a StopProbeEvent, or "
-                            "give the new probe another id)")
-    if body.get("metrics", "Power") != "Power":
-        raise DecisionError(f"{where}: metrics {body['metrics']}: Batsim 5 implements the Power metric only "
-                            "(each host's consumed energy)")
-    if body.get("resources_type") != "HostResources":
-        raise DecisionError(f"{where}: resources must be HostResources (Batsim 5 implements probes on hosts only; "
-                            f"got {body.get('resources_type', 'none')})")
-    hosts = _probe_hosts(str((body.get("resources") or {}).get("host_ids") or ""), state, where)
-    accumulation = body.get("data_accumulation_strategy") or {}
-    if body.get("data_accumulation_strategy_type") != "ProbeDataAccumulation":
-        raise DecisionError(f"{where}: data_accumulation_strategy must be ProbeDataAccumulation (Batsim 5 "
-                            "implements accumulative probes only; got "
-                            f"{body.get('data_accumulation_strategy_type', 'none')})")
-    if accumulation.get("reset_mode_type") != "NoReset":
-        raise DecisionError(f"{where}: the accumulation's reset_mode must be NoReset (Batsim 5 does not implement "
-                            f"resets; got {accumulation.get('reset_mode_type', 'none')})")
-    aggregation = body.get("resources_aggregation_function_type", "NONE")
-    if aggregation not in _PROBE_AGGREGATIONS:
-        raise DecisionError(f"{where}: resources_aggregation_function must be one of {', '.join(_PROBE_AGGREGATIONS)} "
-                            f"(what Batsim 5 implements; got {aggregation})")
-    if body.get("emission_filtering_policy_type", "NONE") not in ("NoFiltering", "ThresholdFilteringFunction"):
-        raise DecisionError(f"{where}: give an emission_filtering_policy (NoFiltering)")
-    trigger = (body.get("measurement_triggering_policy") or {})
-    if (body.get("measurement_triggering_policy_type") != "TemporalTriggerWrapper"
-            or trigger.get("temporal_trigger_type") != "Periodic"):
-        raise DecisionError(f"{where}: the measurement_triggering_policy must be a periodic TemporalTrigger "
-                            "(Batsim 5 does not implement one-shot probes)")
-    period_ms, remaining = _periodic(trigger.get("temporal_trigger") or {}, "probe", where)
-    if remaining is not None and remaining < 1:
-        raise DecisionError(f"{where}: a finite periodic probe needs nb_periods >= 1 (got {remaining})")
-    probe = _Probe(hosts, format_interval_set(hosts), aggregation)
-    first_ms = _next_multiple(at, period_ms)
-    _ask(_Call(probe_id, period_ms, remaining, first_ms, probe), _seconds(first_ms), state, decisions, at, remaining)
-
-
-def _probe_hosts(text: str, state: BridgeState, where: str) -> list[int]:
-    try:
-        runs = parse_runs(text, max_intervals=max(state.energy_hosts, 1))
-    except ValueError as exc:
-        raise DecisionError(f"{where}: resources.host_ids: {exc}") from None
-    if not runs:
-        raise DecisionError(f"{where}: resources.host_ids is empty: name the hosts to measure (e.g. \"0-3\")")
-    if any(high >= state.energy_hosts for _, high in runs):
-        raise DecisionError(f"{where}: resources.host_ids {text!r} names hosts that are not compute hosts (their ids "
-                            f"are 0-{state.energy_hosts - 1})")
-    return sorted({host for low, high in runs for host in range(low, high + 1)})
-
-
-def _seconds(milliseconds: int) -> float:
-    """A time in whole milliseconds as seconds: one float per millisecond count, so that calls
-    due at the same instant (10 x 30 ms, 3 x 100 ms) meet at the same time."""
-    return milliseconds / 1000
-
-
-def _forget(call_id: str, state: BridgeState, probe: bool = False) -> None:
-    """No more calls (or probe triggers) of this id (the simulator's REQUESTED_CALL at their time
-    then finds none due, and the EDC is not called for it)."""
-    for calls in state.due.values():
-        calls[:] = [call for call in calls if call.id != call_id or (call.probe is not None) != probe]
-
-
-def _next_multiple(after: float, period_ms: int) -> int:
-    """The first multiple of the period strictly after `after`, in milliseconds (Batsim 5's
-    periodic grid)."""
-    k = int(after * 1000 // period_ms) + 1
-    while _seconds((k - 1) * period_ms) > after:  # (after * 1000 rounded up past a multiple)
-        k -= 1
-    while _seconds(k * period_ms) <= after:
-        k += 1
-    return k * period_ms
-
-
-def _ask(call: _Call, time: float, state: BridgeState, decisions: list, at: float, remaining: int | None) -> None:
-    call.remaining = remaining
-    if time not in state.due:
-        state.due[time] = []
-        heapq.heappush(state.asked, time)
-        decisions.append(_decision(at, "CALL_ME_LATER", {"timestamp": time}))
-    state.due[time].append(call)

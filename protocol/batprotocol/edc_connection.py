@@ -128,7 +128,7 @@ class EdcRequester:
 
     def exchange_message(self, message: dict[str, Any]) -> dict[str, Any]:
         outgoing, due = batsim4_bridge.to_batprotocol(message, self.state)
-        again = batsim4_bridge.next_occurrences(due, message["now"], self.state) if due else []
+        again = self.state.triggers.next_occurrences(due, message["now"]) if due else []
         if not outgoing["events"]:  # (only what batprotocol does not say: the EDC is not called)
             return {"now": message["now"], "events": again}
         data = encode_json(outgoing, checked=False) + b"\0" if self.json else encode_message(outgoing)
@@ -141,7 +141,7 @@ class EdcRequester:
     def offer_host_energy(self, joules: Callable[[list[int]], list[float]], hosts: int) -> None:
         """The simulator offers each compute host's joules since t=0 (`joules(host ids)`, read at
         the current time) for its `hosts` compute hosts: what energy probes emit."""
-        self.state.host_energy, self.state.energy_hosts = joules, hosts
+        self.state.triggers.host_energy, self.state.triggers.energy_hosts = joules, hosts
 
     def close(self) -> None:
         self.channel.close()
