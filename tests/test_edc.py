@@ -15,6 +15,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -189,6 +190,42 @@ def run_channel(channel: PythonChannel, jobs: list[dict], hosts: str = "small4",
     from joulesim.run_result import RunResult
 
     return RunResult(run_configured(config, edc), "t")
+
+
+class PybatsimLikeChannel(PythonChannel):
+    """What pybatsim's batprotocol API sends (pybatsim/batsim/batsim.py): JSON only, a hello whose
+    batprotocol_version is its placeholder "undefined" (or a given one), with its commit and
+    scheduling constraints, and replies written by json.dumps without a trailing NUL."""
+
+    def __init__(self, decide, version: str):
+        super().__init__(decide, json_format=True)
+        self.version = version
+
+    def _encode(self, message: dict) -> bytes:
+        return orjson.dumps(message)
+
+    def init(self, data: bytes):
+        hello = {"batprotocol_version": self.version, "requested_simulation_features": {
+            "dynamic_registration": False, "profile_reuse": False, "acknowledge_dynamic_jobs": False,
+            "forward_profiles_on_job_submission": False, "forward_profiles_on_jobs_killed": False,
+            "forward_profiles_on_simulation_begins": False, "forward_unknown_external_events": False},
+            "scheduling_constraints": {"compute_sharing": False, "storage_sharing": True,
+                                       "job_allocation_validation_strategy": "MatchJobRequestExactly"},
+            "decision_component_name": "UnknownEDC", "decision_component_version": "v0.0",
+            "decision_component_commit": ""}
+        return 0x2, self._encode({"now": 0.0, "events": [{"timestamp": 0.0, "event_type": "EDCHelloEvent",
+                                                          "event": hello}]})
+
+
+@pytest.mark.parametrize("version", ["undefined", "1.0.0", "0.1.0"])
+def test_a_pybatsim_edc_runs_whatever_version_placeholder_its_hello_carries(version):
+    def reject_all(message):
+        return [("RejectJobEvent", {"job_id": e["event"]["job_id"]}) for e in message["events"]
+                if e["event_type"] == "JobSubmittedEvent"]
+
+    channel = PybatsimLikeChannel(reject_all, version)
+    result = run_channel(channel, [{"id": i, "subtime": i, "res": 1, "profile": "d10"} for i in range(3)])
+    assert result.jobs["final_state"].tolist() == ["REJECTED"] * 3
 
 
 def requested(channel: PythonChannel) -> list[tuple[float, str, bool]]:

@@ -27,8 +27,13 @@ from joulesim.protocol.batprotocol.edc_library import FORMAT_BINARY, FORMAT_JSON
 from joulesim.protocol.batprotocol.json_format import as_flatbuffers_prints, encode_json, flatbuffers_double, read_json
 from joulesim.protocol.errors import DeciderUnavailableError, DecisionError, JoulesimError, ProtocolError
 
-#: batprotocol major versions joulesim speaks ("0.1.0+..." is the 2024-11 revision's).
-KNOWN_MAJORS = ("0",)
+#: batprotocol major versions joulesim takes in a hello: 0.x (batprotocol-cpp's 2024-11 revision
+#: says "0.1.0") and 1.x (what pybatsim's batprotocol API calls the revision Batsim 5 uses; its
+#: events beyond the 2024-11 schema are refused by name when they come).
+KNOWN_MAJORS = ("0", "1")
+#: pybatsim's batprotocol API sends this until told a version ("#TODO" there); Batsim 5 checks no
+#: version, so such EDCs run on it, and here.
+UNSET_VERSION = "undefined"
 
 
 @dataclass(frozen=True)
@@ -103,10 +108,10 @@ class EdcRequester:
                                 f"{kinds})")
         hello = events[0].get("event") or {}
         version = hello["batprotocol_version"]
-        if version.split(".", 1)[0] not in KNOWN_MAJORS or "." not in version:
+        if version != UNSET_VERSION and (version.split(".", 1)[0] not in KNOWN_MAJORS or "." not in version):
             raise ProtocolError(f"{self.endpoint}: its hello speaks batprotocol version {version!r}, which joulesim "
-                                f"does not know (it speaks {', '.join(m + '.x' for m in KNOWN_MAJORS)}: the 2024-11 "
-                                "revision that Batsim 5's EDCs use)")
+                                f"does not know (it speaks {', '.join(m + '.x' for m in KNOWN_MAJORS)}: the revisions "
+                                "that Batsim 5's EDCs and pybatsim use)")
         requested = hello.get("requested_simulation_features") or {}
         constraints = hello.get("scheduling_constraints") or {}
         strategy = constraints.get("job_allocation_validation_strategy", "MatchJobRequestExactly")
