@@ -205,10 +205,6 @@ ROOT = "Message"
 LATER_EVENTS = ("ChangeHostsPStateEvent", "TurnOnOffHostsEvent", "HostsPStateChangedEvent", "HostsTurnedOnOffEvent",
                 "ExternalEventOccurredEvent", "SimulationErrorEvent")
 
-#: The version joulesim's EDC hello check expects: batprotocol's major version.
-PROTOCOL_MAJOR = "0"
-
-
 def slots(table: str) -> list[tuple[Field, int]]:
     """Each field of `table` with its vtable slot (a union's member kind is at slot - 1)."""
     laid, slot = [], 0
