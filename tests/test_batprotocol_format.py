@@ -213,8 +213,10 @@ def test_an_enum_or_union_out_of_range_is_named():
     (b'{"now": "soon", "events": []}', "message.now: is 'soon', not a finite number"),
     (b'{"now": 1, "events": [{"timestamp": 1, "event_type": "JobCompletedEvent", "event": {"job_id": "a!1", "state": "LOST"}}]}',
      "message.events[0].event.state: 'LOST' is no FinalJobState"),
-    (b'{"now": 1, "events": [{"timestamp": 1, "event_type": "TurnOnOffHostsEvent", "event": {}}]}',
-     "TurnOnOffHostsEvent belongs to a batprotocol revision later than the one joulesim speaks"),
+    (b'{"now": 1, "events": [{"timestamp": 1, "event_type": "ExternalEventOccurredEvent", "event": {}}]}',
+     "ExternalEventOccurredEvent belongs to a batprotocol revision later than the one joulesim speaks"),
+    (b'{"now": 1, "events": [{"timestamp": 1, "event_type": "TurnOnOffHostsEvent", "event": {"state": 1}}]}',
+     "message.events[0].event.host_ids: is missing, and a TurnOnOffHostsEvent needs it"),
     (b'{"now": 1, "events": [{"timestamp": 1, "event_type": "JobCompletedEvent", "event": {"job_id": "a!1", "return_code": -1}}]}',
      "message.events[0].event.return_code: is -1, not an integer from 0 to 2^32 - 1"),
 ])

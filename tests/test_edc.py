@@ -581,3 +581,88 @@ def test_an_edc_socket_nobody_serves_is_told_with_the_edc_s_hint(tmp_path):
                "-e", str(tmp_path / "out"))
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "did not answer within 1 s" in done.stderr and "start the process EDC so that it binds" in done.stderr
+
+
+# ------------------------------------------------------------------ host states (Batsim 5's later revision, JSON)
+DVFS_PLATFORM = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1"><zone id="z" routing="Full">
+  <host id="master_host" speed="1Gf"/>
+  <host id="h0" speed="1Gf, 500Mf" pstate="0"><prop id="wattage_per_state" value="100:200, 50:100"/></host>
+  <host id="h1" speed="1Gf, 500Mf" pstate="0"><prop id="wattage_per_state" value="100:200, 50:100"/></host>
+</zone></platform>
+"""
+
+
+def test_host_pstate_changes_of_batsim_5_s_later_revision_run_in_json(tmp_path):
+    """ChangeHostsPStateEvent (JSON only: its binary numbering is not public) sets a computation
+    pstate at once and is reported by HostsPStateChangedEvent, as Batsim 5.0.0-rc2 does; a job
+    then computes at the new speed."""
+    (tmp_path / "dvfs.xml").write_text(DVFS_PLATFORM)
+
+    def decide(message):
+        kinds = [e["event_type"] for e in message["events"]]
+        if "SimulationBeginsEvent" in kinds:
+            return [("ChangeHostsPStateEvent", {"host_ids": "1 0", "pstate": 1})]
+        return [("ExecuteJobEvent", {"job_id": e["event"]["job_id"], "allocation": {
+            "host_allocation": "0", "executor_placement_type": "PredefinedExecutorPlacementStrategyWrapper",
+            "executor_placement": {"strategy": "SpreadOverHostsFirst"}}})
+            for e in message["events"] if e["event_type"] == "JobSubmittedEvent"]
+
+    channel = PythonChannel(decide, json_format=True)
+    edc = EdcRequester(channel, b"")
+    workload = {"nb_res": 2, "jobs": [{"id": 1, "subtime": 1, "res": 1, "profile": "f"}],
+                "profiles": {"f": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}}}
+    config = simulation_config(
+        str(tmp_path / "dvfs.xml"), workload, export_prefix=str(tmp_path / "out"), energy=True, master_host=None,
+        add_role_to_hosts=None, platform_name=None, idle_power="irmasim", event_grouping="batsim", mmax=0,
+        mmax_workload=False, sched_config=None, sched_config_file=None, events=None,
+        disable_machine_state_tracing=False, verbosity="quiet", no_sched=False, workflows=[], workflow_starts=[],
+        workflow_jobs_limit=0, ignore_beyond_last_workflow=False, timeout=60, progress=False,
+        **edc.features.simulation_flags())
+    edc.set_platform(config.platform)
+    from joulesim.run_result import RunResult
+
+    result = RunResult(run_configured(config, edc), str(tmp_path / "out"))
+    changed = [(m["now"], e["event"]) for m in channel.seen for e in m["events"]
+               if e["event_type"] == "HostsPStateChangedEvent"]
+    assert changed == [(0.0, {"host_ids": "0-1", "pstate": 1})]
+    assert result.jobs["execution_time"].tolist() == [2.0]  # 1e9 flop at 500 Mflop/s
+
+
+def test_host_state_events_have_no_binary_form_here():
+    from joulesim.protocol.batprotocol.binary_format import BatprotocolError
+
+    with pytest.raises(BatprotocolError, match="HostsPStateChangedEvent has no binary numbering .* use the JSON format"):
+        encode_message({"now": 0.0, "events": [{"timestamp": 0.0, "event_type": "HostsPStateChangedEvent",
+                                                "event": {"host_ids": "0", "pstate": 1}}]})
+
+
+def test_turning_hosts_off_and_on_goes_through_their_transitions_and_is_reported(tmp_path):
+    """TurnOnOffHostsEvent to a sleep pstate and back (energy2: off in 1 / 0.1639... = 6.1 s, on
+    in 1 / 0.0066 = 151.52 s through its virtual pstates): each is reported by
+    HostsTurnedOnOffEvent once its transition is over, as Batsim 4's RESOURCE_STATE_CHANGED is."""
+    def decide(message):
+        kinds = [e["event_type"] for e in message["events"]]
+        if "SimulationBeginsEvent" in kinds:
+            return [("TurnOnOffHostsEvent", {"host_ids": "1", "state": 1})]
+        if "HostsTurnedOnOffEvent" in kinds and message["now"] < 10:
+            return [("TurnOnOffHostsEvent", {"host_ids": "1", "state": 0})]
+        return []
+
+    channel = PythonChannel(decide, json_format=True)
+    edc = EdcRequester(channel, b"")
+    config = simulation_config(
+        "energy2", {"nb_res": 2, "jobs": [], "profiles": {}}, export_prefix=str(tmp_path / "out"), energy=True, master_host=None,
+        add_role_to_hosts=None, platform_name=None, idle_power="irmasim", event_grouping="batsim", mmax=0,
+        mmax_workload=False, sched_config=None, sched_config_file=None, events=None,
+        disable_machine_state_tracing=False, verbosity="quiet", no_sched=False, workflows=[], workflow_starts=[],
+        workflow_jobs_limit=0, ignore_beyond_last_workflow=False, timeout=60, progress=False,
+        **edc.features.simulation_flags())
+    edc.set_platform(config.platform)
+    run_configured(config, edc)
+    reported = [(m["now"], e["event"]) for m in channel.seen for e in m["events"]
+                if e["event_type"] == "HostsTurnedOnOffEvent"]
+    assert [event for _, event in reported] == [{"host_ids": "1", "state": 1}, {"host_ids": "1", "state": 0}]
+    assert [now for now, _ in reported] == [pytest.approx(1 / 0.16393442622950818),
+                                            pytest.approx(1 / 0.16393442622950818 + 1 / 0.006599788806758184)]

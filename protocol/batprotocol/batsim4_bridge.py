@@ -17,8 +17,12 @@ its decisions back into Batsim 4 decisions. What Batsim 5 does differently is do
 - a forced stop goes to the core as joulesim's NOTIFY force_simulation_stop;
 - the EDC's hello sets what were command-line flags in Batsim 4 (edc_connection.EdcFeatures).
 
-Batsim 4 events with no batprotocol counterpart in the 2024-11 schema (machine availability,
-pstate changes, energy answers) are not forwarded, nor are profiles with submitted or killed
+- host state changes of Batsim 5's later revision (JSON only, message_layout.JSON_ONLY_MEMBERS)
+  go to the core as SET_RESOURCE_STATE; its RESOURCE_STATE_CHANGED comes back as
+  HostsPStateChangedEvent or HostsTurnedOnOffEvent, as asked.
+
+Batsim 4 events with no batprotocol counterpart (machine availability, energy answers) are
+not forwarded, nor are profiles with submitted or killed
 jobs (that schema has no field for them); decisions joulesim cannot apply (profile allocation
 overrides, the probes Batsim 5 does not implement) are refused with a message that names them.
 """
@@ -31,7 +35,7 @@ from typing import Any, Callable
 import orjson
 
 from joulesim.protocol.errors import DecisionError, ProtocolError
-from joulesim.protocol.interval_set import parse_runs
+from joulesim.protocol.interval_set import format_interval_set, parse_runs
 from joulesim.protocol.batprotocol.periodic_triggers import Due, PeriodicTriggers
 from joulesim.protocol.batprotocol.profile_forms import batsim4_form
 
@@ -57,6 +61,9 @@ class BridgeState:
     hosts: dict[int, HostFacts] = field(default_factory=dict)
     forward_profiles_on_simulation_begins: bool = False
     triggers: PeriodicTriggers = field(default_factory=PeriodicTriggers)  # calls-me-later and probes
+    # Host state changes asked and not yet reported: (hosts, pstate) -> the Batsim 5 event that
+    # reports them (HostsPStateChangedEvent or HostsTurnedOnOffEvent), oldest first
+    switches: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     job_sizes: dict[str, int] = field(default_factory=dict)  # every job the EDC may name (its size)
     # How a double goes to the EDC: as it is (binary), or as flatbuffers' JSON prints it
     number: Callable[[float], float] = float
@@ -106,6 +113,12 @@ def to_batprotocol(message: dict[str, Any], state: BridgeState) -> tuple[dict[st
                 elif counted:  # (a probe's first trigger starts its measure and says nothing)
                     events.append(_event(at, "ProbeDataEmittedEvent",
                                          state.triggers.probe_data(trigger.id, trigger.probe, number)))
+        elif kind == "RESOURCE_STATE_CHANGED":  # (asked by a ChangeHostsPState or TurnOnOffHosts: JSON only)
+            key = (format_interval_set(str(data["resources"])), str(data["state"]))
+            asked = state.switches.get(key) or ["HostsPStateChangedEvent"]
+            reported = asked.pop(0)
+            events.append(_event(at, reported, {"host_ids": key[0],
+                                                "pstate" if reported == "HostsPStateChangedEvent" else "state": int(key[1])}))
         elif kind == "NOTIFY" and data.get("type") == "no_more_static_job_to_submit":
             events.append(_event(at, "AllStaticJobsHaveBeenSubmittedEvent", {}))
         elif kind == "NOTIFY" and data.get("type") == "no_more_external_event_to_occur":
@@ -270,6 +283,8 @@ def to_batsim4(reply: dict[str, Any], state: BridgeState, source: str) -> dict[s
         elif kind in ("TriggerProbeEvent", "ResetProbeEvent"):
             raise DecisionError(f"{where}: Batsim 5 does not implement {kind} (its server stops on it: \"Unhandled "
                                 "event type\"), nor does joulesim: probes emit on their period only")
+        elif kind in ("ChangeHostsPStateEvent", "TurnOnOffHostsEvent"):
+            decisions.append(_decision(at, "SET_RESOURCE_STATE", _switch(kind, body, state, where)))
         elif kind == "RegisterJobEvent":
             job = body["job"]
             # ("workload!name": a profile of any workload, as Batsim 5 allows; the core resolves it)
@@ -296,8 +311,29 @@ def to_batsim4(reply: dict[str, Any], state: BridgeState, source: str) -> dict[s
             raise DecisionError(f"{where}: joulesim does not apply {kind} yet (supported: ExecuteJobEvent, "
                                 "RejectJobEvent, KillJobsEvent, CallMeLaterEvent, StopCallMeLaterEvent, "
                                 "CreateProbeEvent, StopProbeEvent, RegisterJobEvent, RegisterProfileEvent, "
-                                "FinishRegistrationEvent, ForceSimulationStopEvent)")
+                                "FinishRegistrationEvent, ForceSimulationStopEvent, ChangeHostsPStateEvent, "
+                                "TurnOnOffHostsEvent)")
     return {"now": now, "events": decisions}
+
+
+def _switch(kind: str, body: dict[str, Any], state: BridgeState, where: str) -> dict[str, Any]:
+    """A host state change of Batsim 5's later revision as Batsim 4's SET_RESOURCE_STATE, which
+    does both: a computation pstate at once (ChangeHostsPStateEvent, rc2's host->set_pstate),
+    or a switch to or from a sleep pstate through its transitions (TurnOnOffHostsEvent); the
+    RESOURCE_STATE_CHANGED that follows is reported as the Batsim 5 event of the same kind."""
+    try:
+        runs = parse_runs(body["host_ids"], max_intervals=max(state.hosts, default=0) + 1)
+    except ValueError as exc:
+        raise DecisionError(f"{where}: host_ids: {exc}") from None
+    last = max(state.hosts, default=-1)
+    if not runs or any(high > last for _, high in runs):  # (before expanding a range of billions)
+        raise DecisionError(f"{where}: host_ids {body['host_ids']!r} names no host, or hosts the platform lacks "
+                            f"(its last host is {last})")
+    hosts = format_interval_set([host for low, high in runs for host in range(low, high + 1)])
+    pstate = str(body.get("pstate" if kind == "ChangeHostsPStateEvent" else "state", 0))
+    reported = "HostsPStateChangedEvent" if kind == "ChangeHostsPStateEvent" else "HostsTurnedOnOffEvent"
+    state.switches.setdefault((hosts, pstate), []).append(reported)
+    return {"resources": hosts, "state": pstate}
 
 
 def _known(job_id: str, state: BridgeState, where: str) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from joulesim.protocol.batprotocol.message_layout import ENUMS, ROOT, TABLES, UNIONS, Field, slots
+from joulesim.protocol.batprotocol.message_layout import ENUMS, JSON_ONLY_MEMBERS, ROOT, TABLES, UNIONS, Field, slots
 from joulesim.protocol.errors import ProtocolError
 
 # How deep tables may nest: batprotocol's deepest is a kill progress tree; a buffer whose
@@ -163,6 +163,9 @@ def _write_table(builder, name: str, value: dict[str, Any], where: str) -> int:
         if field.kind == "union":
             member = value.get(f"{field.name}_type", "NONE")
             if member not in ("NONE", None):
+                if member in JSON_ONLY_MEMBERS.get(field.of, ()):
+                    raise BatprotocolError(f"{where}.{field.name}_type: {member} has no binary numbering that joulesim "
+                                           "knows (Batsim 5's later batprotocol revision): use the JSON format")
                 if member not in UNIONS[field.of]:
                     raise BatprotocolError(f"{where}.{field.name}_type: {member!r} is no {field.of}")
                 children[field.name] = _write_table(builder, member, given or {}, f"{where}.{field.name}")

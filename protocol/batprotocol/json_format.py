@@ -15,7 +15,8 @@ from typing import Any
 import orjson
 
 from joulesim.protocol.batprotocol.binary_format import BatprotocolError
-from joulesim.protocol.batprotocol.message_layout import ENUMS, LATER_EVENTS, ROOT, TABLES, UNIONS, Field
+from joulesim.protocol.batprotocol.message_layout import (ENUMS, JSON_ONLY_MEMBERS, LATER_EVENTS, ROOT, TABLES,
+                                                           UNIONS, Field)
 
 _UNSIGNED_BITS = {"u8": 8, "u32": 32, "u64": 64}
 
@@ -110,7 +111,7 @@ def _table(value: Any, name: str, where: str, fill: bool = True, drop_none: bool
             if member in LATER_EVENTS:
                 raise BatprotocolError(f"{path}_type: {member} belongs to a batprotocol revision later than the "
                                        "one joulesim speaks (2024-11): joulesim does not support it")
-            if member != "NONE" and member not in members:
+            if member != "NONE" and member not in members and member not in JSON_ONLY_MEMBERS.get(field.of, ()):
                 raise BatprotocolError(f"{path}_type: {member!r} is no {field.of} (one of: {', '.join(members)})")
             if member == "NONE" or given is None:
                 if field.required:
@@ -225,8 +226,9 @@ def _compile_checks() -> Any:
     for name in TABLES:
         scope[f"KNOWN_{name}"] = _KNOWN[name]
     exec(compile("".join(_check_source(name) for name in TABLES), "<batprotocol json checks>", "exec"), scope)
-    for union, members in UNIONS.items():  # member name or index -> its check
-        scope[f"UNION_{union}"] = {member: scope[f"check_{member}"] for member in members}
+    for union, members in UNIONS.items():  # member name -> its check
+        scope[f"UNION_{union}"] = {member: scope[f"check_{member}"]
+                                   for member in (*members, *JSON_ONLY_MEMBERS.get(union, ()))}
     return scope[f"check_{ROOT}"]
 
 

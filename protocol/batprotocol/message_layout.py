@@ -193,17 +193,26 @@ TABLES: dict[str, list[Field]] = {
     "AllStaticExternalEventsHaveBeenInjectedEvent": _EMPTY,
     "FinishRegistrationEvent": _EMPTY,
     "ForceSimulationStopEvent": _EMPTY,
+    # Batsim 5.0.0-rc2's revision (JSON_ONLY_MEMBERS): fields as pybatsim's batprotocol API
+    # writes and reads them (pybatsim/batsim/events.py), the pstate being a pstate index
+    "ChangeHostsPStateEvent": [_f("host_ids", "str", required=True), _f("pstate", "u32")],
+    "TurnOnOffHostsEvent": [_f("host_ids", "str", required=True), _f("state", "u32")],
+    "HostsPStateChangedEvent": [_f("host_ids", "str", required=True), _f("pstate", "u32")],
+    "HostsTurnedOnOffEvent": [_f("host_ids", "str", required=True), _f("state", "u32")],
     # the envelope
     "EventAndTimestamp": [_f("timestamp", "f64"), _f("event", "union", "Event")],
     "Message": [_f("now", "f64"), _f("events", "[table]", "EventAndTimestamp")],
 }
 ROOT = "Message"
 
-#: Events of Batsim 5.0.0-rc2's batprotocol revision that the 2024-11 schema lacks (named in
-#: Batsim 5's sources and documentation). Their binary numbering is not public here, so
-#: joulesim neither sends nor accepts them; a message holding one is refused by name.
-LATER_EVENTS = ("ChangeHostsPStateEvent", "TurnOnOffHostsEvent", "HostsPStateChangedEvent", "HostsTurnedOnOffEvent",
-                "ExternalEventOccurredEvent", "SimulationErrorEvent")
+#: Union members of Batsim 5.0.0-rc2's batprotocol revision that the 2024-11 schema lacks, whose
+#: fields are public (pybatsim's batprotocol API) but not their binary numbering: read and
+#: written in the JSON format only (the binary format refuses them by name).
+JSON_ONLY_MEMBERS = {"Event": ("ChangeHostsPStateEvent", "TurnOnOffHostsEvent", "HostsPStateChangedEvent",
+                               "HostsTurnedOnOffEvent")}
+
+#: Events of that revision whose fields are not public here either: refused by name.
+LATER_EVENTS = ("ExternalEventOccurredEvent", "SimulationErrorEvent")
 
 def slots(table: str) -> list[tuple[Field, int]]:
     """Each field of `table` with its vtable slot (a union's member kind is at slot - 1)."""
