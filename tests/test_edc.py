@@ -177,11 +177,14 @@ class PythonChannel:
 
 
 def run_channel(channel: PythonChannel, jobs: list[dict], hosts: str = "small4", grouping: str = "batsim",
-                export: str | None = None) -> joulesim.RunResult:
-    workload = {"nb_res": 4, "jobs": jobs, "profiles": {"d10": {"type": "delay", "delay": 10}}}
+                export: str | None = None, workload: dict | None = None, energy: bool = False) -> joulesim.RunResult:
+    """Run `channel` as the EDC of a simulation (`jobs` of 10 s delays on 4 hosts, or `workload`),
+    in this process (with a time limit: a run that never ends fails rather than hangs)."""
+    if workload is None:
+        workload = {"nb_res": 4, "jobs": jobs, "profiles": {"d10": {"type": "delay", "delay": 10}}}
     edc = EdcRequester(channel, b"")
     config = simulation_config(
-        hosts, workload, export_prefix=export, energy=False, master_host=None, add_role_to_hosts=None,
+        hosts, workload, export_prefix=export, energy=energy, master_host=None, add_role_to_hosts=None,
         platform_name=None, idle_power="irmasim", event_grouping=grouping, mmax=0, mmax_workload=False,
         sched_config=None, sched_config_file=None, events=None, disable_machine_state_tracing=False,
         verbosity="quiet", no_sched=False, workflows=[], workflow_starts=[], workflow_jobs_limit=0,
@@ -189,7 +192,7 @@ def run_channel(channel: PythonChannel, jobs: list[dict], hosts: str = "small4",
     edc.set_platform(config.platform)
     from joulesim.run_result import RunResult
 
-    return RunResult(run_configured(config, edc), "t")
+    return RunResult(run_configured(config, edc, time_limit=30), export or "t")
 
 
 class PybatsimLikeChannel(PythonChannel):
@@ -610,20 +613,10 @@ def test_host_pstate_changes_of_batsim_5_s_later_revision_run_in_json(tmp_path):
             for e in message["events"] if e["event_type"] == "JobSubmittedEvent"]
 
     channel = PythonChannel(decide, json_format=True)
-    edc = EdcRequester(channel, b"")
     workload = {"nb_res": 2, "jobs": [{"id": 1, "subtime": 1, "res": 1, "profile": "f"}],
                 "profiles": {"f": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}}}
-    config = simulation_config(
-        str(tmp_path / "dvfs.xml"), workload, export_prefix=str(tmp_path / "out"), energy=True, master_host=None,
-        add_role_to_hosts=None, platform_name=None, idle_power="irmasim", event_grouping="batsim", mmax=0,
-        mmax_workload=False, sched_config=None, sched_config_file=None, events=None,
-        disable_machine_state_tracing=False, verbosity="quiet", no_sched=False, workflows=[], workflow_starts=[],
-        workflow_jobs_limit=0, ignore_beyond_last_workflow=False, timeout=60, progress=False,
-        **edc.features.simulation_flags())
-    edc.set_platform(config.platform)
-    from joulesim.run_result import RunResult
-
-    result = RunResult(run_configured(config, edc), str(tmp_path / "out"))
+    result = run_channel(channel, [], str(tmp_path / "dvfs.xml"), export=str(tmp_path / "out"), workload=workload,
+                         energy=True)
     changed = [(m["now"], e["event"]) for m in channel.seen for e in m["events"]
                if e["event_type"] == "HostsPStateChangedEvent"]
     assert changed == [(0.0, {"host_ids": "0-1", "pstate": 1})]
@@ -651,16 +644,8 @@ def test_turning_hosts_off_and_on_goes_through_their_transitions_and_is_reported
         return []
 
     channel = PythonChannel(decide, json_format=True)
-    edc = EdcRequester(channel, b"")
-    config = simulation_config(
-        "energy2", {"nb_res": 2, "jobs": [], "profiles": {}}, export_prefix=str(tmp_path / "out"), energy=True, master_host=None,
-        add_role_to_hosts=None, platform_name=None, idle_power="irmasim", event_grouping="batsim", mmax=0,
-        mmax_workload=False, sched_config=None, sched_config_file=None, events=None,
-        disable_machine_state_tracing=False, verbosity="quiet", no_sched=False, workflows=[], workflow_starts=[],
-        workflow_jobs_limit=0, ignore_beyond_last_workflow=False, timeout=60, progress=False,
-        **edc.features.simulation_flags())
-    edc.set_platform(config.platform)
-    run_configured(config, edc)
+    run_channel(channel, [], "energy2", export=str(tmp_path / "out"), workload={"nb_res": 2, "jobs": [], "profiles": {}},
+                energy=True)
     reported = [(m["now"], e["event"]) for m in channel.seen for e in m["events"]
                 if e["event_type"] == "HostsTurnedOnOffEvent"]
     assert [event for _, event in reported] == [{"host_ids": "1", "state": 1}, {"host_ids": "1", "state": 0}]

@@ -18,13 +18,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from test_edc import ROOT, PythonChannel, cli
+from test_edc import ROOT, PythonChannel, cli, run_channel
 
-from joulesim.protocol.batprotocol.edc_connection import EdcRequester
 from joulesim.protocol.errors import JoulesimError
 from joulesim.run_result import RunResult
-from joulesim.run_simulation import run_configured
-from joulesim.simulation_inputs import simulation_config
 from joulesim.simulator.energy.energy_meter import EnergyMeter
 from joulesim.simulator.workload.job_record import JobRecord
 
@@ -66,17 +63,9 @@ def run(tmp_path, decide, energy: bool = True, json_format: bool = False) -> tup
     platform = tmp_path / "two_hosts.xml"
     platform.write_text(PLATFORM)
     channel = PythonChannel(decide, json_format=json_format)
-    edc = EdcRequester(channel, b"")
-    config = simulation_config(
-        str(platform), WORKLOAD, export_prefix=str(tmp_path / "out"), energy=energy, master_host=None,
-        add_role_to_hosts=None, platform_name=None, idle_power="irmasim", event_grouping="batsim", mmax=0,
-        mmax_workload=False, sched_config=None, sched_config_file=None, events=None,
-        disable_machine_state_tracing=False, verbosity="quiet", no_sched=False, workflows=[], workflow_starts=[],
-        workflow_jobs_limit=0, ignore_beyond_last_workflow=False, timeout=60, progress=False,
-        **edc.features.simulation_flags())
-    edc.set_platform(config.platform)
-    # (a time limit: a probe that never ends fails the test rather than hanging it)
-    return channel, RunResult(run_configured(config, edc, time_limit=30), str(tmp_path / "out"))
+    # (run_channel's time limit: a probe that never ends fails the test rather than hanging it)
+    return channel, run_channel(channel, [], str(platform), export=str(tmp_path / "out"), workload=WORKLOAD,
+                                energy=energy)
 
 
 def start_job_then(*probes, stop_at: float | None = None, stop: str = ""):
