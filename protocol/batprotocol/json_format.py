@@ -21,15 +21,19 @@ from joulesim.protocol.batprotocol.message_layout import (ENUMS, JSON_ONLY_MEMBE
 _UNSIGNED_BITS = {"u8": 8, "u32": 32, "u64": 64}
 
 
-def decode_json(text: bytes | str) -> dict[str, Any]:
-    """The message a JSON text holds, in the form binary_format.decode_message gives."""
+def _document(text: bytes | str) -> Any:
+    """The JSON value of a message's text (C strings end with a NUL, which is dropped)."""
     if isinstance(text, (bytes, bytearray, memoryview)):
-        text = bytes(text).rstrip(b"\0")  # (C strings end with a NUL)
+        text = bytes(text).rstrip(b"\0")
     try:
-        document = orjson.loads(text)
+        return orjson.loads(text)
     except orjson.JSONDecodeError as exc:
         raise BatprotocolError(f"message: is not JSON ({exc})") from None
-    return _table(document, ROOT, "message")
+
+
+def decode_json(text: bytes | str) -> dict[str, Any]:
+    """The message a JSON text holds, in the form binary_format.decode_message gives."""
+    return _table(_document(text), ROOT, "message")
 
 
 def read_json(text: bytes | str) -> dict[str, Any]:
@@ -38,12 +42,7 @@ def read_json(text: bytes | str) -> dict[str, Any]:
     the fast way to read an EDC's replies. The check is Python compiled from the layout at
     import, a function per table; a message that fails it goes through decode_json's walk,
     which names the faulty field or, for enums given by number, returns the message normalised."""
-    if isinstance(text, (bytes, bytearray, memoryview)):
-        text = bytes(text).rstrip(b"\0")
-    try:
-        document = orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        raise BatprotocolError(f"message: is not JSON ({exc})") from None
+    document = _document(text)
     try:
         _check_message(document)
     except _Invalid:  # an error (told precisely by the walk), or enums given by number: normalised
