@@ -321,19 +321,27 @@ def _switch(kind: str, body: dict[str, Any], state: BridgeState, where: str) -> 
     does both: a computation pstate at once (ChangeHostsPStateEvent, rc2's host->set_pstate),
     or a switch to or from a sleep pstate through its transitions (TurnOnOffHostsEvent); the
     RESOURCE_STATE_CHANGED that follows is reported as the Batsim 5 event of the same kind."""
-    try:
-        runs = parse_runs(body["host_ids"], max_intervals=max(state.hosts, default=0) + 1)
-    except ValueError as exc:
-        raise DecisionError(f"{where}: host_ids: {exc}") from None
-    last = max(state.hosts, default=-1)
-    if not runs or any(high > last for _, high in runs):  # (before expanding a range of billions)
-        raise DecisionError(f"{where}: host_ids {body['host_ids']!r} names no host, or hosts the platform lacks "
-                            f"(its last host is {last})")
-    hosts = format_interval_set([host for low, high in runs for host in range(low, high + 1)])
+    ids = _platform_hosts(body["host_ids"], state, where, "host_ids")
+    if not ids:
+        raise DecisionError(f"{where}: host_ids {body['host_ids']!r} names no host")
+    hosts = format_interval_set(ids)
     pstate = str(body.get("pstate" if kind == "ChangeHostsPStateEvent" else "state", 0))
     reported = "HostsPStateChangedEvent" if kind == "ChangeHostsPStateEvent" else "HostsTurnedOnOffEvent"
     state.switches.setdefault((hosts, pstate), []).append(reported)
     return {"resources": hosts, "state": pstate}
+
+
+def _platform_hosts(text: str, state: BridgeState, where: str, key: str) -> list[int]:
+    """The host ids an interval set in field `key` names, in its order; a malformed set, or one
+    naming hosts the platform lacks, refused at once (before a range of billions is expanded)."""
+    try:
+        runs = parse_runs(text, max_intervals=max(state.hosts, default=0) + 1)
+    except ValueError as exc:
+        raise DecisionError(f"{where}: {key}: {exc}") from None
+    last = max(state.hosts, default=-1)
+    if any(high > last for _, high in runs):
+        raise DecisionError(f"{where}: {key} {text!r} names hosts the platform lacks (its last host is {last})")
+    return [host for low, high in runs for host in range(low, high + 1)]
 
 
 def _known(job_id: str, state: BridgeState, where: str) -> None:
@@ -364,15 +372,7 @@ def _execute(body: dict[str, Any], state: BridgeState, where: str) -> dict[str, 
 
 def _fill_cores_first(body: dict[str, Any], state: BridgeState, where: str) -> dict[str, int]:
     """Executor i on the allocation's hosts in order, each host's cores filled first."""
-    try:
-        runs = parse_runs(body["allocation"]["host_allocation"], max_intervals=max(state.hosts, default=0) + 1)
-    except ValueError as exc:
-        raise DecisionError(f"{where}: host_allocation: {exc}") from None
-    last = max(state.hosts, default=-1)
-    if any(high > last for _, high in runs):  # (before expanding a range of billions)
-        raise DecisionError(f"{where}: host_allocation {body['allocation']['host_allocation']!r} names hosts the "
-                            f"platform lacks (its last host is {last})")
-    hosts = [h for low, high in runs for h in range(low, high + 1)]
+    hosts = _platform_hosts(body["allocation"]["host_allocation"], state, where, "host_allocation")
     executors = state.job_sizes.get(body["job_id"], len(hosts))
     mapping, index = {}, 0
     for position, host in enumerate(hosts):
