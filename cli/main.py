@@ -88,6 +88,13 @@ def _warn_if_exposed(endpoint: str, keys) -> None:
         click.echo(warning, err=True)
 
 
+def _check_load_method(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None and value.lower() == "dlmopen":
+        raise click.BadParameter("joulesim loads EDC libraries with dlopen (as Batsim 5 does by default); for a "
+                                 "library kept apart from the simulator, use --edc-isolated (a child process)",
+                                 ctx=ctx, param=param)
+
+
 @main.command()
 @simulate_options(platform_default=None, workload_default=None)
 @click.option("-s", "--socket-endpoint", "endpoint", default=DEFAULT_ENDPOINT, show_default=True,
@@ -119,7 +126,7 @@ def _warn_if_exposed(endpoint: str, keys) -> None:
               help="Load --edc-library in a child process: a crash in it ends the run with a decider error "
                    "(outputs kept) instead of ending the simulator.")
 @click.option("--edc-library-load-method", type=click.Choice(("dlopen", "dlmopen"), case_sensitive=False),
-              default=None, expose_value=False, callback=lambda ctx, param, value: _check_load_method(ctx, param, value),
+              default=None, expose_value=False, callback=_check_load_method,
               help="Batsim 5's choice of how to load an EDC library: dlopen (its default, and joulesim's); "
                    "dlmopen is refused (--edc-isolated gives a library a process of its own).")
 @reports_errors
@@ -183,13 +190,6 @@ def _edc_init_data(text: str | None, path: str | None) -> bytes:
             return file.read()
     except OSError as exc:
         raise click.BadParameter(f"{path}: {exc.strerror}", param_hint="--edc-init-file") from None
-
-
-def _check_load_method(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    if value is not None and value.lower() == "dlmopen":
-        raise click.BadParameter("joulesim loads EDC libraries with dlopen (as Batsim 5 does by default); for a "
-                                 "library kept apart from the simulator, use --edc-isolated (a child process)",
-                                 ctx=ctx, param=param)
 
 
 def _simulate_with_edc(options: dict[str, Any], library: str | None, socket: str | None, init: bytes,
