@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -74,7 +75,7 @@ def main() -> None:
         made = subprocess.run(["make", "-s", "-C", str(ROOT / "examples" / "deciders" / "c"), f"BUILD={folder}"],
                               capture_output=True, text=True)
         if made.returncode:
-            sys.exit("building examples/deciders/c failed (needs make, pkg-config, libzmq, jansson):\n" + made.stderr)
+            sys.exit("building examples/deciders/c failed (needs make, pkg-config, libzmq, jansson, jsmn):\n" + made.stderr)
         workload = os.path.join(folder, "workload.json")
         make_workload(workload, args.jobs, 0.7)
         print(f"{args.jobs:,} delay jobs on cluster128, EASY; wall seconds per run (fresh process each)")
@@ -96,12 +97,14 @@ def main() -> None:
                     sys.exit(f"{other}: its jobs file differs from {one}'s")
         print("jobs files: c-zmq's = python-inproc's (Batsim 4 messages), edc-isolated's = edc-library's "
               f"(batprotocol); between the two: {_differences(folder)}")
-        base = min(times["python-inproc"])
-        print("simulation wall time (best-worst), jobs/s, ratio; then the whole simulate() call's best")
+        base, base_median = min(times["python-inproc"]), statistics.median(times["python-inproc"])
+        print("simulation wall time (best-worst), jobs/s at best, ratio to python-inproc's best time (and of "
+              "the medians); then the whole simulate() call's best")
         for mode in MODES:
-            best, worst = min(times[mode]), max(times[mode])
+            best, worst, median = min(times[mode]), max(times[mode]), statistics.median(times[mode])
             print(f"{mode:14} {best:7.2f}-{worst:5.2f} s  {args.jobs / best:9,.0f} jobs/s  "
-                  f"{best / base:5.2f} x python-inproc's time   (whole call {min(whole[mode]):.2f} s)")
+                  f"{best / base:5.2f} x python-inproc's time ({median / base_median:.2f} x of medians)   "
+                  f"(whole call {min(whole[mode]):.2f} s)")
 
 
 if __name__ == "__main__":

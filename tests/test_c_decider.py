@@ -24,8 +24,8 @@ def c_decider(tmp_path_factory) -> Path:
     build = tmp_path_factory.mktemp("c_decider")
     result = subprocess.run(["make", "-C", str(SOURCE), f"BUILD={build}"], capture_output=True, text=True)
     assert result.returncode == 0, (
-        "building examples/deciders/c failed; it needs make, pkg-config, libzmq and jansson "
-        "(Debian: apt-get install make pkg-config libzmq3-dev libjansson-dev):\n" + result.stdout + result.stderr)
+        "building examples/deciders/c failed; it needs make, pkg-config, libzmq, jansson and jsmn "
+        "(Debian: apt-get install make pkg-config libzmq3-dev libjansson-dev libjsmn-dev):\n" + result.stdout + result.stderr)
     return build / "easy_decider"
 
 

@@ -44,8 +44,8 @@ def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
 def c_build(tmp_path_factory) -> Path:
     build = tmp_path_factory.mktemp("c_edc")
     made = subprocess.run(["make", "-C", str(C_SOURCE), f"BUILD={build}"], capture_output=True, text=True)
-    assert made.returncode == 0, ("building examples/deciders/c failed; it needs make, pkg-config, libzmq and "
-                                  "jansson:\n" + made.stdout + made.stderr)
+    assert made.returncode == 0, ("building examples/deciders/c failed; it needs make, pkg-config, libzmq, "
+                                  "jansson and jsmn (Debian: libjsmn-dev):\n" + made.stdout + made.stderr)
     return build
 
 

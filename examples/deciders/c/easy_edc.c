@@ -1,7 +1,10 @@
 /* FCFS with EASY backfilling (easy_scheduler.c) as a Batsim 5 External Decision Component
  * library: the three functions of Batsim 5's batsim_edc.h, called by the simulator in its own
- * process. It speaks batprotocol in its JSON format (flatbuffers' JSON form of the messages),
- * read and written with jansson, so it needs no batprotocol or flatbuffers library.
+ * process. It speaks batprotocol in its JSON format (flatbuffers' JSON form of the messages):
+ * messages are split into tokens with jsmn (a tokenizer that allocates nothing), and replies
+ * are written as text. Job ids and times are copied from the message as they are written
+ * there, so a reply names a job and a time exactly as the simulator did, with nothing decoded
+ * and printed again. It needs no batprotocol or flatbuffers library.
  *
  *   make                      # ./libeasy_edc.so
  *   joulesim simulate -p cluster32 -w default --edc-library ./libeasy_edc.so
@@ -10,7 +13,9 @@
  * joulesim's Python `easy`.
  */
 
-#include <jansson.h>
+#define JSMN_STATIC /* jsmn.h holds the tokenizer itself: private to this library */
+#define JSMN_STRICT /* JSON as RFC 8259 has it, nothing looser */
+#include <jsmn.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,30 +24,144 @@
 
 #define BATSIM_EDC_FORMAT_JSON 0x2
 
-/* The reply handed to the simulator: ours until the next call, as batsim_edc.h asks. */
-static char *reply_text;
+/* ----------------------------------------------------------------------------- the reply
+ * Ours until the next call, as batsim_edc.h asks; grown as needed, never shrunk. */
+static char *reply;
+static size_t reply_len, reply_cap;
 
-static uint8_t *keep(json_t *message, uint32_t *size) {
-    free(reply_text);
-    reply_text = json_dumps(message, JSON_COMPACT | JSON_REAL_PRECISION(17));
-    json_decref(message);
-    *size = (uint32_t)strlen(reply_text) + 1; /* a C string: its NUL counts */
-    return (uint8_t *)reply_text;
+static int append(const char *text, size_t len) {
+    if (reply_len + len + 1 > reply_cap) {
+        size_t cap = reply_cap ? reply_cap : 256;
+        while (reply_len + len + 1 > cap) cap *= 2;
+        char *bigger = realloc(reply, cap);
+        if (!bigger) return 0;
+        reply = bigger;
+        reply_cap = cap;
+    }
+    memcpy(reply + reply_len, text, len);
+    reply_len += len;
+    reply[reply_len] = '\0';
+    return 1;
 }
 
-static json_t *event(double timestamp, const char *type, json_t *body) {
-    json_t *e = json_object();
-    json_object_set_new(e, "timestamp", json_real(timestamp));
-    json_object_set_new(e, "event_type", json_string(type));
-    json_object_set_new(e, "event", body);
-    return e;
+#define APPEND_LITERAL(text) append(text, sizeof(text) - 1)
+
+/* ------------------------------------------------------------------------ the message read */
+static const char *message;  /* the message being read */
+static jsmntok_t *tokens;
+static unsigned token_cap;
+static int token_count;
+
+/* Split the message into tokens; 0 when it is not JSON (or memory runs out). */
+static int tokenize(const char *json, size_t len) {
+    if (!token_cap) {
+        token_cap = 256;
+        tokens = malloc(token_cap * sizeof *tokens);
+        if (!tokens) return 0;
+    }
+    for (;;) {
+        jsmn_parser parser;
+        jsmn_init(&parser);
+        token_count = jsmn_parse(&parser, json, len, tokens, token_cap);
+        if (token_count != JSMN_ERROR_NOMEM) break;
+        jsmntok_t *bigger = realloc(tokens, 2 * token_cap * sizeof *tokens);
+        if (!bigger) return 0;
+        tokens = bigger;
+        token_cap *= 2;
+    }
+    message = json;
+    return token_count > 0 && tokens[0].type == JSMN_OBJECT;
 }
 
-static json_t *message(double now, json_t *events) {
-    json_t *m = json_object();
-    json_object_set_new(m, "now", json_real(now));
-    json_object_set_new(m, "events", events);
-    return m;
+/* The token after value `i` and everything inside it (nested tokens start before it ends). */
+static int after(int i) {
+    int end = tokens[i].end;
+    for (i++; i < token_count && tokens[i].start < end; i++) {}
+    return i;
+}
+
+/* The value of `key` in object `object`, or -1. */
+static int member(int object, const char *key) {
+    if (object < 0 || tokens[object].type != JSMN_OBJECT) return -1;
+    size_t len = strlen(key);
+    int i = object + 1;
+    for (int k = 0; k < tokens[object].size; k++) {
+        const jsmntok_t *name = &tokens[i];
+        if (name->type == JSMN_STRING && (size_t)(name->end - name->start) == len &&
+            memcmp(message + name->start, key, len) == 0)
+            return i + 1;
+        i = after(i + 1);
+    }
+    return -1;
+}
+
+static int is(int token, const char *text) {
+    size_t len = strlen(text);
+    return token >= 0 && tokens[token].type == JSMN_STRING && (size_t)(tokens[token].end - tokens[token].start) == len &&
+           memcmp(message + tokens[token].start, text, len) == 0;
+}
+
+static int is_number(int token) {
+    return token >= 0 && tokens[token].type == JSMN_PRIMITIVE &&
+           (message[tokens[token].start] == '-' || (message[tokens[token].start] >= '0' && message[tokens[token].start] <= '9'));
+}
+
+static double number(int token) { return is_number(token) ? strtod(message + tokens[token].start, NULL) : 0.0; }
+
+/* A string's text as written in the message (escapes kept: it goes back into a reply as it
+ * is), as a C string valid until the next call; NULL if the token is no string. */
+static char *copied;
+static size_t copied_cap;
+
+static const char *text_of(int token) {
+    if (token < 0 || tokens[token].type != JSMN_STRING) return NULL;
+    size_t len = (size_t)(tokens[token].end - tokens[token].start);
+    if (len + 1 > copied_cap) {
+        char *bigger = realloc(copied, len + 1);
+        if (!bigger) return NULL;
+        copied = bigger;
+        copied_cap = len + 1;
+    }
+    memcpy(copied, message + tokens[token].start, len);
+    copied[len] = '\0';
+    return copied;
+}
+
+/* ------------------------------------------------------------------------------ the calls */
+static const char *now_text;  /* the message's `now`, as written there */
+static size_t now_len;
+
+static int begin_event(int *first) {
+    int ok = (*first ? 1 : APPEND_LITERAL(",")) && APPEND_LITERAL("{\"timestamp\":") && append(now_text, now_len);
+    *first = 0;
+    return ok;
+}
+
+typedef struct {
+    int first;
+    int ok;
+} Events;
+
+static void execute(const char *job_id, const char *alloc, void *context) {
+    Events *events = context;
+    events->ok = events->ok && begin_event(&events->first) &&
+                 APPEND_LITERAL(",\"event_type\":\"ExecuteJobEvent\",\"event\":{\"job_id\":\"") &&
+                 append(job_id, strlen(job_id)) &&
+                 APPEND_LITERAL("\",\"allocation\":{\"host_allocation\":\"") && append(alloc, strlen(alloc)) &&
+                 APPEND_LITERAL("\",\"executor_placement_type\":\"PredefinedExecutorPlacementStrategyWrapper\","
+                                "\"executor_placement\":{\"strategy\":\"SpreadOverHostsFirst\"}}}}");
+}
+
+static void reject(const char *job_id, Events *events) {
+    events->ok = events->ok && begin_event(&events->first) &&
+                 APPEND_LITERAL(",\"event_type\":\"RejectJobEvent\",\"event\":{\"job_id\":\"") &&
+                 append(job_id, strlen(job_id)) && APPEND_LITERAL("\"}}");
+}
+
+static uint8_t hand_over(uint8_t **data, uint32_t *size) {
+    *data = (uint8_t *)reply;
+    *size = (uint32_t)reply_len + 1; /* a C string: its NUL counts */
+    return 0;
 }
 
 uint8_t batsim_edc_init(const uint8_t *init_data, uint32_t init_size, uint32_t *flags, uint8_t **reply_data,
@@ -51,83 +170,60 @@ uint8_t batsim_edc_init(const uint8_t *init_data, uint32_t init_size, uint32_t *
     (void)init_size;
     easy_reset();
     *flags = BATSIM_EDC_FORMAT_JSON;
-    json_t *hello = json_object();
-    json_object_set_new(hello, "batprotocol_version", json_string("0.1.0"));
-    json_object_set_new(hello, "decision_component_name", json_string("easy-c"));
-    json_object_set_new(hello, "decision_component_version", json_string("1.0.0"));
-    json_t *events = json_array();
-    json_array_append_new(events, event(0.0, "EDCHelloEvent", hello));
-    *reply_data = keep(message(0.0, events), reply_size);
-    return 0;
+    reply_len = 0;
+    if (!APPEND_LITERAL("{\"now\":0.0,\"events\":[{\"timestamp\":0.0,\"event_type\":\"EDCHelloEvent\",\"event\":{"
+                        "\"batprotocol_version\":\"0.1.0\",\"decision_component_name\":\"easy-c\","
+                        "\"decision_component_version\":\"1.0.0\"}}]}"))
+        return 1;
+    return hand_over(reply_data, reply_size);
 }
 
 uint8_t batsim_edc_deinit(void) {
     easy_reset();
-    free(reply_text);
-    reply_text = NULL;
+    free(reply);
+    free(tokens);
+    free(copied);
+    reply = NULL;
+    tokens = NULL;
+    copied = NULL;
+    reply_len = reply_cap = token_cap = copied_cap = 0;
     return 0;
-}
-
-typedef struct {
-    double now;
-    json_t *events;
-} Reply;
-
-static void execute(const char *job_id, const char *alloc, void *context) {
-    Reply *reply = context;
-    json_t *placement = json_object();
-    json_object_set_new(placement, "strategy", json_string("SpreadOverHostsFirst"));
-    json_t *allocation = json_object();
-    json_object_set_new(allocation, "host_allocation", json_string(alloc));
-    json_object_set_new(allocation, "executor_placement_type", json_string("PredefinedExecutorPlacementStrategyWrapper"));
-    json_object_set_new(allocation, "executor_placement", placement);
-    json_t *body = json_object();
-    json_object_set_new(body, "job_id", json_string(job_id));
-    json_object_set_new(body, "allocation", allocation);
-    json_array_append_new(reply->events, event(reply->now, "ExecuteJobEvent", body));
 }
 
 uint8_t batsim_edc_take_decisions(const uint8_t *what_happened, uint32_t what_happened_size, uint8_t **decisions,
                                   uint32_t *decisions_size) {
-    json_error_t error;
     /* (the size counts the C string's NUL) */
-    json_t *in = json_loadb((const char *)what_happened, strnlen((const char *)what_happened, what_happened_size), 0,
-                            &error);
-    if (!in) return 1;
-    double now = json_number_value(json_object_get(in, "now"));
-    json_t *events = json_array(), *e;
-    size_t index;
-    int changed = 0, finished = 0;
-    json_array_foreach(json_object_get(in, "events"), index, e) {
-        const char *type = json_string_value(json_object_get(e, "event_type"));
-        json_t *body = json_object_get(e, "event");
-        if (!type) continue;
-        if (strcmp(type, "SimulationBeginsEvent") == 0) {
-            easy_begin((int)json_integer_value(json_object_get(body, "computation_host_number")));
-        } else if (strcmp(type, "JobSubmittedEvent") == 0) {
-            const char *id = json_string_value(json_object_get(body, "job_id"));
-            json_t *job = json_object_get(body, "job");
-            json_t *walltime = json_object_get(job, "walltime");
-            int res = (int)json_integer_value(json_object_get(job, "resource_request"));
-            if (!easy_submit(id, res, json_is_number(walltime) ? json_number_value(walltime) : -1)) {
-                json_t *reject = json_object();
-                json_object_set_new(reject, "job_id", json_string(id));
-                json_array_append_new(events, event(now, "RejectJobEvent", reject));
+    const char *json = (const char *)what_happened;
+    if (!tokenize(json, strnlen(json, what_happened_size))) return 1;
+    int now = member(0, "now"), events = member(0, "events");
+    if (!is_number(now) || events < 0 || tokens[events].type != JSMN_ARRAY) return 1;
+    now_text = message + tokens[now].start;
+    now_len = (size_t)(tokens[now].end - tokens[now].start);
+    reply_len = 0;
+    Events out = {1, APPEND_LITERAL("{\"now\":") && append(now_text, now_len) && APPEND_LITERAL(",\"events\":[")};
+    int changed = 0, finished = 0, e = events + 1;
+    const char *id;
+    for (int k = 0; k < tokens[events].size; k++, e = after(e)) {
+        int type = member(e, "event_type"), body = member(e, "event");
+        if (is(type, "SimulationBeginsEvent")) {
+            easy_begin((int)number(member(body, "computation_host_number")));
+        } else if (is(type, "JobSubmittedEvent")) {
+            int job = member(body, "job"), walltime = member(job, "walltime");
+            if (!(id = text_of(member(body, "job_id")))) return 1;
+            if (!easy_submit(id, (int)number(member(job, "resource_request")), is_number(walltime) ? number(walltime) : -1)) {
+                reject(id, &out);
                 continue;
             }
             changed = 1;
-        } else if (strcmp(type, "JobCompletedEvent") == 0) {
-            easy_complete(json_string_value(json_object_get(body, "job_id")));
+        } else if (is(type, "JobCompletedEvent")) {
+            if (!(id = text_of(member(body, "job_id")))) return 1;
+            easy_complete(id);
             changed = 1;
-        } else if (strcmp(type, "SimulationEndsEvent") == 0) {
+        } else if (is(type, "SimulationEndsEvent")) {
             finished = 1;
         }
     }
-    if (changed && !finished) {
-        Reply reply = {now, events};
-        easy_schedule(now, execute, &reply);
-    }
-    json_decref(in);
-    *decisions = keep(message(now, events), decisions_size);
-    return 0;
+    if (changed && !finished) easy_schedule(number(now), execute, &out);
+    if (!out.ok || !APPEND_LITERAL("]}")) return 1;
+    return hand_over(decisions, decisions_size);
 }
