@@ -153,7 +153,7 @@ def simulate(platform: PlatformSource = "cluster32",
 
 def _with_edc(arguments: dict[str, Any], time_limit: float | None) -> RunResult:
     """A run whose decisions come from a Batsim 5 EDC (protocol.batprotocol)."""
-    from joulesim.protocol.batprotocol.edc_connection import EdcFeatures, configured, errors_naming, open_edc
+    from joulesim.protocol.batprotocol.edc_connection import EdcFeatures, errors_naming, open_edc
 
     for other in ("decider", "socket_endpoint"):
         if arguments[other] is not None:
@@ -174,11 +174,26 @@ def _with_edc(arguments: dict[str, Any], time_limit: float | None) -> RunResult:
         "verbosity", "workflows", "workflow_starts", "workflow_jobs_limit", "ignore_beyond_last_workflow",
         "timeout", "progress", "energy")}
     export = arguments["export"]
-    config = configured(edc, lambda flags: simulation_config(
+    config = configured_edc_run(edc, lambda flags: simulation_config(
         arguments["platform"], arguments["workload"], export_prefix=os.fspath(export) if export is not None else None,
         no_sched=False, **flags, **keywords))
     with errors_naming(edc):
         return _result(run_configured(config, edc, time_limit), config)
+
+
+def configured_edc_run(edc: Any, build: Callable[[dict[str, bool]], SimulationConfig]) -> SimulationConfig:
+    """The configuration of a run decided by `edc` (an EdcRequester), `build(flags)` given the
+    flags its hello sets; the EDC told the platform's hosts and Batsim 5's ids of the generic
+    external events it will get (the command line's and the API's runs both come here)."""
+    from joulesim.protocol.batprotocol.edc_connection import configured
+    from joulesim.simulator.workload.external_events import batsim5_event_ids
+
+    def build_and_tell(flags: dict[str, bool]) -> SimulationConfig:
+        config = build(flags)
+        edc.set_external_events(batsim5_event_ids(config.external_events))
+        return config
+
+    return configured(edc, build_and_tell)
 
 
 def run_configured(config: SimulationConfig, transport: Any, time_limit: float | None = None) -> SimulationResult:

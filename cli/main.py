@@ -195,14 +195,15 @@ def _edc_init_data(text: str | None, path: str | None) -> bytes:
 def _simulate_with_edc(options: dict[str, Any], library: str | None, socket: str | None, init: bytes,
                        isolated: bool) -> None:
     """A run decided by a Batsim 5 EDC: its hello first (it sets what Batsim 4's flags set)."""
-    from joulesim.protocol.batprotocol.edc_connection import EdcFeatures, configured, errors_naming, open_edc
+    from joulesim.protocol.batprotocol.edc_connection import EdcFeatures, errors_naming, open_edc
+    from joulesim.run_simulation import configured_edc_run
 
     given = [name for name in EdcFeatures.flag_names() if options[name]]
     if given:
         flags = ", ".join("--" + name.replace("_", "-") for name in given)
         raise click.UsageError(f"with an EDC, its hello sets what {flags} set for a Batsim 4 decider: drop {flags}")
     edc = open_edc(library, socket, isolated, init, options["timeout_s"])
-    config = configured(edc, lambda flags: build_config({**options, **flags}))
+    config = configured_edc_run(edc, lambda flags: build_config({**options, **flags}))
     with errors_naming(edc):
         _simulate(config, edc)
 

@@ -26,7 +26,7 @@ from joulesim.protocol.batprotocol.binary_format import decode_message, encode_m
 from joulesim.protocol.batprotocol.json_format import decode_json, encode_json
 from joulesim.protocol.batprotocol.edc_connection import EdcRequester
 from joulesim.protocol.errors import JoulesimError
-from joulesim.run_simulation import run_configured
+from joulesim.run_simulation import configured_edc_run, run_configured
 from joulesim.simulation_inputs import simulation_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -177,19 +177,21 @@ class PythonChannel:
 
 
 def run_channel(channel: PythonChannel, jobs: list[dict], hosts: str = "small4", grouping: str = "batsim",
-                export: str | None = None, workload: dict | None = None, energy: bool = False) -> joulesim.RunResult:
-    """Run `channel` as the EDC of a simulation (`jobs` of 10 s delays on 4 hosts, or `workload`),
-    in this process (with a time limit: a run that never ends fails rather than hangs)."""
+                export: str | None = None, workload: dict | None = None, energy: bool = False,
+                events: list[dict] | None = None) -> joulesim.RunResult:
+    """Run `channel` as the EDC of a simulation (`jobs` of 10 s delays on 4 hosts, or `workload`;
+    external `events`), in this process, configured as joulesim.simulate configures an EDC's run
+    (with a time limit: a run that never ends fails rather than hangs)."""
     if workload is None:
         workload = {"nb_res": 4, "jobs": jobs, "profiles": {"d10": {"type": "delay", "delay": 10}}}
     edc = EdcRequester(channel, b"")
-    config = simulation_config(
+
+    config = configured_edc_run(edc, lambda flags: simulation_config(
         hosts, workload, export_prefix=export, energy=energy, master_host=None, add_role_to_hosts=None,
         platform_name=None, idle_power="irmasim", event_grouping=grouping, mmax=0, mmax_workload=False,
-        sched_config=None, sched_config_file=None, events=None, disable_machine_state_tracing=False,
+        sched_config=None, sched_config_file=None, events=events, disable_machine_state_tracing=False,
         verbosity="quiet", no_sched=False, workflows=[], workflow_starts=[], workflow_jobs_limit=0,
-        ignore_beyond_last_workflow=False, timeout=60, progress=False, **edc.features.simulation_flags())
-    edc.set_platform(config.platform)
+        ignore_beyond_last_workflow=False, timeout=60, progress=False, **flags))
     from joulesim.run_result import RunResult
 
     return RunResult(run_configured(config, edc, time_limit=30), export or "t")
@@ -651,3 +653,73 @@ def test_turning_hosts_off_and_on_goes_through_their_transitions_and_is_reported
     assert [event for _, event in reported] == [{"host_ids": "1", "state": 1}, {"host_ids": "1", "state": 0}]
     assert [now for now, _ in reported] == [pytest.approx(1 / 0.16393442622950818),
                                             pytest.approx(1 / 0.16393442622950818 + 1 / 0.006599788806758184)]
+
+
+# ------------------------------------------------------------------ external events
+GENERIC_EVENTS = [{"type": "generic", "timestamp": 20, "data": "third line"},
+                  {"type": "machine_unavailable", "timestamp": 5, "resources": "3"},
+                  {"type": "generic", "timestamp": 0, "data": "{\"json\": \"stays text\"}"},
+                  {"type": "generic", "timestamp": 20, "data": "fourth line"}]
+
+
+@pytest.mark.parametrize("grouping", ["batsim", "per-time"])
+def test_generic_external_events_reach_the_edc_as_batsim_5_sends_them(grouping):
+    """Each generic event of the events file reaches a JSON EDC at its time as an
+    ExternalEventOccurredEvent: id "ee0!N" (N its place in the file, from 0, as Batsim 5.0.0-rc2
+    numbers every event of its first file), its data as the file gives it; a machine event
+    changes the machines and is not told; then AllStaticExternalEventsHaveBeenInjectedEvent."""
+    channel = PythonChannel(lambda message: [], json_format=True)
+    run_channel(channel, [], grouping=grouping, events=GENERIC_EVENTS)
+    told = [(m["now"], e["event_type"], e["event"]) for m in channel.seen for e in m["events"]
+            if e["event_type"] in ("ExternalEventOccurredEvent", "AllStaticExternalEventsHaveBeenInjectedEvent")]
+    generic = lambda id_, data: {"id": id_, "external_event_type": "GenericExternalEvent",  # noqa: E731
+                                 "external_event": {"data": data}}
+    assert told == [(0.0, "ExternalEventOccurredEvent", generic("ee0!2", '{"json": "stays text"}')),
+                    (20.0, "ExternalEventOccurredEvent", generic("ee0!0", "third line")),
+                    (20.0, "ExternalEventOccurredEvent", generic("ee0!3", "fourth line")),
+                    (20.0, "AllStaticExternalEventsHaveBeenInjectedEvent", {})]
+
+
+def test_generic_external_events_need_the_json_format():
+    with pytest.raises(JoulesimError, match="python-edc: the external events hold 3 generic events, which reach an "
+                                            "EDC as ExternalEventOccurredEvent.* JSON format only"):
+        run_channel(PythonChannel(lambda message: []), [], events=GENERIC_EVENTS)
+
+
+@pytest.mark.parametrize("event, expected", [
+    ({"type": "surprise", "timestamp": 1}, r"<events list>: line 2: field 'type': unknown event type 'surprise' "
+                                           r"\(with a Batsim 5 EDC, an event is 'generic'"),
+    ({"type": "generic", "timestamp": 1}, r"<events list>: line 2: field 'data': is missing \(a generic event carries "
+                                          "its data as a string"),
+    ({"type": "generic", "timestamp": 1, "data": {"a": 1}}, r"<events list>: line 2: field 'data': is an object \(a generic"),
+])
+def test_external_events_batsim_5_cannot_read_are_refused_naming_the_line(event, expected):
+    with pytest.raises(JoulesimError, match=expected):
+        run_channel(PythonChannel(lambda message: [], json_format=True), [], events=[GENERIC_EVENTS[0], event])
+
+
+def test_the_process_edc_example_prints_the_generic_events_it_gets(tmp_path):
+    """From the command line (Batsim 5's --ee) to examples/deciders/fcfs_edc.py over ZeroMQ: each
+    generic event arrives at its time with its id and data; the schedule is fcfs's."""
+    events = tmp_path / "events.txt"
+    events.write_text("\n".join(json.dumps(e) for e in GENERIC_EVENTS if e["type"] == "generic") + "\n")
+    endpoint = f"ipc://{tmp_path}/edc.sock"
+    edc = subprocess.Popen([sys.executable, str(ROOT / "examples" / "deciders" / "fcfs_edc.py"), endpoint],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        done = cli("-p", "cluster32", "-w", "default", "--ee", str(events), "--edc-socket", endpoint, "--edc-init",
+                   '{"format_json": true}', "-e", str(tmp_path / "edc" / "out"), "--timeout", "60")
+        assert done.returncode == 0, done.stderr
+        out, err = edc.communicate(timeout=30)
+        assert edc.returncode == 0, err
+    finally:
+        edc.kill()
+    printed = [line.split(" ", 4)[2:] for line in out.splitlines()]  # (time, id, data)
+    # (at their times, plus the latency of the messages between Batsim's actors on cluster32's
+    # master host: 2e-10 s)
+    assert [(float(time), id_, data) for time, id_, data in printed] == [
+        (pytest.approx(0.0, abs=1e-9), "ee0!1", "'{\"json\": \"stays text\"}'"),
+        (pytest.approx(20.0, abs=1e-9), "ee0!0", "'third line'"), (pytest.approx(20.0, abs=1e-9), "ee0!2", "'fourth line'")]
+    joulesim.simulate("cluster32", "default", "fcfs", export=tmp_path / "py" / "out")
+    assert (tmp_path / "edc" / "out_jobs.csv").read_text().replace(",-0.000000,", ",0.000000,") == \
+        (tmp_path / "py" / "out_jobs.csv").read_text()

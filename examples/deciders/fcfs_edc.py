@@ -21,6 +21,13 @@ the simulation can end:
     python examples/deciders/fcfs_edc.py ipc:///tmp/edc.sock &
     joulesim simulate -p homogeneous240 -w default -E --edc-socket ipc:///tmp/edc.sock \
         --edc-init '{"energy_probe_period": 600}'
+
+It prints each generic external event it gets (Batsim 5's ExternalEventOccurredEvent, in the
+JSON format) as `external event TIME ID DATA`:
+
+    python examples/deciders/fcfs_edc.py ipc:///tmp/edc.sock &
+    joulesim simulate -p cluster32 -w default --ee events.txt --edc-socket ipc:///tmp/edc.sock \
+        --edc-init '{"format_json": true}'
 """
 
 from __future__ import annotations
@@ -59,6 +66,9 @@ class Fcfs:
                     self.probing = True
             elif kind == "ProbeDataEmittedEvent":
                 print(f"probe {event['timestamp']!r} {body['data']['data']!r}", flush=True)
+            elif kind == "ExternalEventOccurredEvent":  # (a generic event of the events file: JSON only)
+                print(f"external event {event['timestamp']!r} {body['id']} {body['external_event']['data']!r}",
+                      flush=True)
             elif kind == "AllStaticJobsHaveBeenSubmittedEvent":
                 self.all_submitted = True
             elif kind == "JobSubmittedEvent":

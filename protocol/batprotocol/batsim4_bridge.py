@@ -20,6 +20,9 @@ its decisions back into Batsim 4 decisions. What Batsim 5 does differently is do
 - host state changes of Batsim 5's later revision (JSON only, message_layout.JSON_ONLY_MEMBERS)
   go to the core as SET_RESOURCE_STATE; its RESOURCE_STATE_CHANGED comes back as
   HostsPStateChangedEvent or HostsTurnedOnOffEvent, as asked.
+- the events file's "generic" events, which the core forwards as NOTIFYs holding the event,
+  go to the EDC as ExternalEventOccurredEvent (that revision's, JSON only too), with Batsim 5's
+  id for each.
 
 Batsim 4 events with no batprotocol counterpart (machine availability, energy answers) are
 not forwarded, nor are profiles with submitted or killed
@@ -29,6 +32,7 @@ overrides, the probes Batsim 5 does not implement) are refused with a message th
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -65,6 +69,9 @@ class BridgeState:
     # reports them (HostsPStateChangedEvent or HostsTurnedOnOffEvent), oldest first
     switches: dict[tuple[str, str], list[str]] = field(default_factory=dict)
     job_sizes: dict[str, int] = field(default_factory=dict)  # every job the EDC may name (its size)
+    # Batsim 5's ids ("ee0!N") of the generic external events still to come, in the order the
+    # simulator forwards them (edc_connection.set_external_events)
+    external_event_ids: deque[str] = field(default_factory=deque)
     # How a double goes to the EDC: as it is (binary), or as flatbuffers' JSON prints it
     number: Callable[[float], float] = float
     # the same for a whole value (SimulationBeginsEvent's speeds and profiles)
@@ -119,6 +126,11 @@ def to_batprotocol(message: dict[str, Any], state: BridgeState) -> tuple[dict[st
             reported = asked.pop(0)
             events.append(_event(at, reported, {"host_ids": key[0],
                                                 "pstate" if reported == "HostsPStateChangedEvent" else "state": int(key[1])}))
+        elif kind == "NOTIFY" and data.get("type") == "generic" and state.external_event_ids:
+            # (a generic event of the events file, forwarded whole by the core: JSON only)
+            events.append(_event(at, "ExternalEventOccurredEvent", {
+                "id": state.external_event_ids.popleft(), "external_event_type": "GenericExternalEvent",
+                "external_event": {"data": data["data"]}}))
         elif kind == "NOTIFY" and data.get("type") == "no_more_static_job_to_submit":
             events.append(_event(at, "AllStaticJobsHaveBeenSubmittedEvent", {}))
         elif kind == "NOTIFY" and data.get("type") == "no_more_external_event_to_occur":

@@ -70,6 +70,8 @@ UNIONS: dict[str, tuple[str, ...]] = {
     "ProbeData": ("AggregatedProbeData", "VectorialProbeData"),
     "PeriodicMode": ("Infinite", "FinitePeriodNumber"),
     "TemporalTrigger": ("OneShot", "Periodic"),
+    # (Batsim 5.0.0-rc2's revision, reached only through a JSON-only member: see JSON_ONLY_MEMBERS)
+    "ExternalEvent": ("GenericExternalEvent",),
     "Event": ("JobSubmittedEvent", "JobCompletedEvent", "RejectJobEvent", "ExecuteJobEvent", "KillJobsEvent",
               "JobsKilledEvent", "RegisterProfileEvent", "RegisterJobEvent", "CreateProbeEvent", "StopProbeEvent",
               "TriggerProbeEvent", "ResetProbeEvent", "ProbeDataEmittedEvent", "CallMeLaterEvent",
@@ -199,6 +201,10 @@ TABLES: dict[str, list[Field]] = {
     "TurnOnOffHostsEvent": [_f("host_ids", "str", required=True), _f("state", "u32")],
     "HostsPStateChangedEvent": [_f("host_ids", "str", required=True), _f("pstate", "u32")],
     "HostsTurnedOnOffEvent": [_f("host_ids", "str", required=True), _f("state", "u32")],
+    # (an external event of the events file: its id, "ee0!N", and its data as the file gives it,
+    # as pybatsim's API and rc2's test EDC external-event-check read them)
+    "ExternalEventOccurredEvent": [_f("id", "str", required=True), _f("external_event", "union", "ExternalEvent")],
+    "GenericExternalEvent": [_f("data", "str")],
     # the envelope
     "EventAndTimestamp": [_f("timestamp", "f64"), _f("event", "union", "Event")],
     "Message": [_f("now", "f64"), _f("events", "[table]", "EventAndTimestamp")],
@@ -209,10 +215,10 @@ ROOT = "Message"
 #: fields are public (pybatsim's batprotocol API) but not their binary numbering: read and
 #: written in the JSON format only (the binary format refuses them by name).
 JSON_ONLY_MEMBERS = {"Event": ("ChangeHostsPStateEvent", "TurnOnOffHostsEvent", "HostsPStateChangedEvent",
-                               "HostsTurnedOnOffEvent")}
+                               "HostsTurnedOnOffEvent", "ExternalEventOccurredEvent")}
 
 #: Events of that revision whose fields are not public here either: refused by name.
-LATER_EVENTS = ("ExternalEventOccurredEvent", "SimulationErrorEvent")
+LATER_EVENTS = ("SimulationErrorEvent",)
 
 def slots(table: str) -> list[tuple[Field, int]]:
     """Each field of `table` with its vtable slot (a union's member kind is at slot - 1)."""

@@ -5,7 +5,7 @@ unless unknown events are forwarded (Batsim's `--forward-unknown-events`): then 
 goes to the decider as a NOTIFY's data at its time (batsim events.cpp, EVENT_GENERIC).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from procset import ProcSet
@@ -30,6 +30,7 @@ class ExternalEvent:
     line: int
     #: A forwarded event of an unknown type: the object as the file gives it (its NOTIFY's data).
     forwarded: dict[str, Any] | None = None
+    source: str = field(default="", compare=False)  # the file (or list) it comes from, for messages
 
 
 def load_external_events(path: str, nb_compute_hosts: int, forward_unknown: bool = False) -> list[ExternalEvent]:
@@ -75,7 +76,7 @@ def events_from_bytes(path: str, raw: bytes, nb_compute_hosts: int, forward_unkn
             raise time_error(path, f"{where}: field 'timestamp'", timestamp, "timestamp",
                              "timestamp must be a number >= 0 (seconds)")
         if forwarded:
-            events.append(ExternalEvent(float(timestamp), etype, ProcSet(), number, forwarded=obj))
+            events.append(ExternalEvent(float(timestamp), etype, ProcSet(), number, forwarded=obj, source=path))
             continue
 
         if not isinstance(obj["resources"], str):
@@ -95,7 +96,33 @@ def events_from_bytes(path: str, raw: bytes, nb_compute_hosts: int, forward_unkn
                              f"'{clip(str(resources))}' goes beyond the platform's {nb_compute_hosts} compute hosts",
                              f"resources must be within 0-{nb_compute_hosts - 1}")
 
-        events.append(ExternalEvent(float(timestamp), etype, resources, number))
+        events.append(ExternalEvent(float(timestamp), etype, resources, number, source=path))
 
     events.sort(key=lambda e: e.timestamp)
     return events
+
+
+def batsim5_event_ids(events: list[ExternalEvent]) -> list[str]:
+    """With a Batsim 5 EDC: the id Batsim 5.0.0-rc2 gives each generic event, in the order the
+    core forwards them (by time, ties in file order). rc2 reads one type, "generic", with its
+    `data` a string, and numbers every event of its first file "ee0!N", N its place in the file
+    from 0 (external_events.cpp). machine_unavailable and machine_available (joulesim's, Batsim
+    4's) change the machines and are not told: batprotocol has no event for them. Any other
+    type is refused, as rc2 refuses it when loading the file."""
+    places = {event.line: index for index, event in enumerate(sorted(events, key=lambda e: e.line))}
+    ids = []
+    for event in events:
+        if event.forwarded is None:
+            continue
+        where = f"line {event.line}"
+        if event.type != "generic":
+            raise InputError(event.source, f"{where}: field 'type'", f"unknown event type {shown(event.type)}",
+                             "with a Batsim 5 EDC, an event is 'generic' (its string 'data' goes to the EDC, as "
+                             "Batsim 5 sends it), machine_unavailable or machine_available")
+        if not isinstance(event.forwarded.get("data"), str):
+            raise InputError(event.source, f"{where}: field 'data'",
+                             "is missing" if "data" not in event.forwarded else f"is {shown(event.forwarded['data'])}",
+                             "a generic event carries its data as a string, as Batsim 5 reads it (JSON inside it "
+                             "stays text)")
+        ids.append(f"ee0!{places[event.line]}")
+    return ids
