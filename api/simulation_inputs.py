@@ -31,7 +31,8 @@ from joulesim.simulator.platform.platform_json import load_json_platform
 from joulesim.simulator.platform.platform_loader import load_platform
 from joulesim.simulator.platform.platform_model import Platform
 from joulesim.simulator.workload.dax_workflow import Workflow, load_workflow
-from joulesim.simulator.workload.external_events import ExternalEvent, events_from_bytes, load_external_events
+from joulesim.simulator.workload.external_events import (ExternalEvent, events_from_bytes, load_external_events,
+                                                          merged_event_files)
 from joulesim.simulator.workload.workload_loader import load_workload, workload_from_bytes
 from joulesim.simulator.workload.workload_model import Workload, workload_machine_limit
 
@@ -109,18 +110,22 @@ def workflows_from(workflows: Sequence[str | os.PathLike], workflow_starts: Sequ
     return loaded
 
 
-def events_from(value: str | os.PathLike | Sequence[dict], nb_compute_hosts: int,
+def events_from(value: str | os.PathLike | Sequence[dict] | Sequence[str | os.PathLike], nb_compute_hosts: int,
                 forward_unknown: bool = False) -> list[ExternalEvent]:
-    """External events from a JSON-lines file or a list of event dicts (`forward_unknown`:
+    """External events from a JSON-lines file, several files (Batsim's `--events` given more
+    than once: merged by time, ties in file order), or a list of event dicts (`forward_unknown`:
     `--forward-unknown-events`)."""
     if isinstance(value, (str, os.PathLike)):
         return load_external_events(os.fspath(value), nb_compute_hosts, forward_unknown)
+    if isinstance(value, (list, tuple)) and value and all(isinstance(item, (str, os.PathLike)) for item in value):
+        return merged_event_files([load_external_events(os.fspath(path), nb_compute_hosts, forward_unknown)
+                                   for path in value])
     if isinstance(value, (list, tuple)):
         label = "<events list>"
         lines = b"\n".join(_encoded(label, event) for event in value)
         return events_from_bytes(label, lines, nb_compute_hosts, forward_unknown)
     raise InputError("events", "argument", f"is a {_kind(value)}",
-                     "give an events file path or a list of event dicts like "
+                     "give an events file path, a list of paths, or a list of event dicts like "
                      "{'timestamp': 10, 'type': 'machine_unavailable', 'resources': '0-1'}")
 
 
@@ -145,7 +150,8 @@ def simulation_config(platform: PlatformSource, workload: WorkloadSource | Seque
                       add_role_to_hosts: Mapping[str, str] | Sequence[str] | None, platform_name: str | None,
                       idle_power: str, event_grouping: str, mmax: int, mmax_workload: bool,
                       sched_config: str | None, sched_config_file: str | os.PathLike | None,
-                      events: str | os.PathLike | Sequence[dict] | None, forward_unknown_events: bool,
+                      events: str | os.PathLike | Sequence[dict] | Sequence[str | os.PathLike] | None,
+                      forward_unknown_events: bool,
                       disable_machine_state_tracing: bool, verbosity: str, enable_dynamic_jobs: bool,
                       enable_compute_sharing: bool, disable_storage_sharing: bool, no_sched: bool,
                       enable_profile_reuse: bool, workflows: Sequence[str | os.PathLike],

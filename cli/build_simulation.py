@@ -28,7 +28,7 @@ def build_config(options: dict[str, Any]) -> SimulationConfig:
         add_role_to_hosts=list(options["add_role_to_hosts"]), platform_name=options["platform_name"],
         idle_power=options["idle_power"], event_grouping=options["event_grouping"], mmax=options["mmax"],
         mmax_workload=options["mmax_workload"], sched_config=options["sched_cfg"],
-        sched_config_file=options["sched_cfg_file"], events=options["events_path"] or None,
+        sched_config_file=options["sched_cfg_file"], events=list(options["events_path"]) or None,
         forward_unknown_events=options["forward_unknown_events"],
         disable_machine_state_tracing=options["disable_machine_state_tracing"], verbosity=verbosity,
         enable_dynamic_jobs=options["enable_dynamic_jobs"], enable_compute_sharing=options["enable_compute_sharing"],

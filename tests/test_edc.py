@@ -699,15 +699,18 @@ def test_external_events_batsim_5_cannot_read_are_refused_naming_the_line(event,
 
 
 def test_the_process_edc_example_prints_the_generic_events_it_gets(tmp_path):
-    """From the command line (Batsim 5's --ee) to examples/deciders/fcfs_edc.py over ZeroMQ: each
-    generic event arrives at its time with its id and data; the schedule is fcfs's."""
-    events = tmp_path / "events.txt"
-    events.write_text("\n".join(json.dumps(e) for e in GENERIC_EVENTS if e["type"] == "generic") + "\n")
+    """From the command line (Batsim 5's --ee, twice: two files) to examples/deciders/fcfs_edc.py
+    over ZeroMQ: each generic event arrives at its time with its id (eeK!N: file K, place N) and
+    data, the files merged by time, ties in file order; the schedule is fcfs's."""
+    generic = [e for e in GENERIC_EVENTS if e["type"] == "generic"]
+    (tmp_path / "a.txt").write_text("\n".join(json.dumps(e) for e in generic[:2]) + "\n")
+    (tmp_path / "b.txt").write_text(json.dumps(generic[2]) + "\n")
     endpoint = f"ipc://{tmp_path}/edc.sock"
     edc = subprocess.Popen([sys.executable, str(ROOT / "examples" / "deciders" / "fcfs_edc.py"), endpoint],
                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        done = cli("-p", "cluster32", "-w", "default", "--ee", str(events), "--edc-socket", endpoint, "--edc-init",
+        done = cli("-p", "cluster32", "-w", "default", "--ee", str(tmp_path / "a.txt"), "--ee", str(tmp_path / "b.txt"),
+                   "--edc-socket", endpoint, "--edc-init",
                    '{"format_json": true}', "-e", str(tmp_path / "edc" / "out"), "--timeout", "60")
         assert done.returncode == 0, done.stderr
         out, err = edc.communicate(timeout=30)
@@ -719,7 +722,7 @@ def test_the_process_edc_example_prints_the_generic_events_it_gets(tmp_path):
     # master host: 2e-10 s)
     assert [(float(time), id_, data) for time, id_, data in printed] == [
         (pytest.approx(0.0, abs=1e-9), "ee0!1", "'{\"json\": \"stays text\"}'"),
-        (pytest.approx(20.0, abs=1e-9), "ee0!0", "'third line'"), (pytest.approx(20.0, abs=1e-9), "ee0!2", "'fourth line'")]
+        (pytest.approx(20.0, abs=1e-9), "ee0!0", "'third line'"), (pytest.approx(20.0, abs=1e-9), "ee1!0", "'fourth line'")]
     joulesim.simulate("cluster32", "default", "fcfs", export=tmp_path / "py" / "out")
     assert (tmp_path / "edc" / "out_jobs.csv").read_text().replace(",-0.000000,", ",0.000000,") == \
         (tmp_path / "py" / "out_jobs.csv").read_text()

@@ -71,3 +71,39 @@ def test_bad_line(tmp_path, line, parts):
     assert "line 3" in message
     for part in parts:
         assert part in message, (part, message)
+
+
+def test_several_event_files_merge_by_time_ties_in_file_order(tmp_path):
+    """Batsim's --events given more than once: one list by time, ties in file order (each file's
+    submitter starts in order), each event knowing its file."""
+    from joulesim.simulation_inputs import events_from
+
+    (tmp_path / "a.txt").write_text('{"type": "machine_unavailable", "timestamp": 10, "resources": "0"}\n'
+                                    '{"type": "machine_available", "timestamp": 30, "resources": "0"}\n')
+    (tmp_path / "b.txt").write_text('{"type": "machine_unavailable", "timestamp": 10, "resources": "1"}\n'
+                                    '{"type": "machine_unavailable", "timestamp": 5, "resources": "2"}\n')
+    merged = events_from([tmp_path / "a.txt", str(tmp_path / "b.txt")], 4)
+    assert [(e.timestamp, str(e.resources), e.list_index, e.line) for e in merged] == [
+        (5.0, "2", 1, 2), (10.0, "0", 0, 1), (10.0, "1", 1, 1), (30.0, "0", 0, 2)]
+
+
+def test_the_command_line_takes_several_event_files(tmp_path):
+    """`joulesim run --events A --events B` (Batsim's `--events` is repeatable): both files' events
+    reach the decider, by time, and take their machines away."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "a.txt").write_text('{"type": "machine_unavailable", "timestamp": 10, "resources": "0"}\n')
+    (tmp_path / "b.txt").write_text('{"type": "machine_unavailable", "timestamp": 5, "resources": "1"}\n')
+    workload = {"nb_res": 4, "jobs": [{"id": 1, "subtime": 20, "res": 2, "profile": "d"}],
+                "profiles": {"d": {"type": "delay", "delay": 10}}}
+    (tmp_path / "w.json").write_text(json.dumps(workload))
+    done = subprocess.run([sys.executable, "-m", "joulesim.cli.main", "run", "-p", "small4", "-w", str(tmp_path / "w.json"),
+                           "-d", "fcfs", "--in-process", "--events", str(tmp_path / "a.txt"), "--events",
+                           str(tmp_path / "b.txt"), "-v", "network-only", "-e", str(tmp_path / "out")],
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+    assert done.returncode == 0, done.stderr
+    told = [line for line in done.stderr.splitlines() if "event_machine_unavailable" in line]
+    assert [json.loads(line.split("sent: ", 1)[1])["events"][0]["data"]["resources"] for line in told] == ["1", "0"]
+    assert "2-3" in (tmp_path / "out_jobs.csv").read_text()  # (the job on the hosts left)

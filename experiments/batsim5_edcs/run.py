@@ -16,14 +16,14 @@ case, not the end of the script):
   exec1by1-custom-mapping, static (allocations as `extra_data` asks), killer, call-later-oneshot,
   periodic (its 48 cases, calls and energy probes), probe-energy (its 4 cases), force-simu-stop,
   dyn-register (the three cases that must succeed, the three that must fail), external-event-check
-  (Batsim 5's e1 and e2 cases, in JSON; its e1e2 case reads two events files, joulesim one; in
-  binary it must be refused at start). external-event-check needs ExternalEventOccurredEvent,
-  of the batprotocol revision that rc2 pins, which the 2024-11 schema lacks: build it against
-  that schema with the event added as pybatsim's API and the EDC's own accessors name it
-  (`table GenericExternalEvent { data: string; }`, `union ExternalEvent { GenericExternalEvent }`,
-  `table ExternalEventOccurredEvent { id: string (required); external_event: ExternalEvent; }`,
-  appended to the Event union): the JSON it reads is then exactly the later revision's, while its
-  binary numbering would be a guess, which is why joulesim sends this event in JSON only.
+  (Batsim 5's e1, e2 and e1e2 cases, in JSON; in binary it must be refused at start).
+  external-event-check needs ExternalEventOccurredEvent, of the batprotocol revision that rc2
+  pins, which the 2024-11 schema lacks: build it against that schema with the event added as
+  pybatsim's API and the EDC's own accessors name it (`table GenericExternalEvent { data:
+  string; }`, `union ExternalEvent { GenericExternalEvent }`, `table ExternalEventOccurredEvent
+  { id: string (required); external_event: ExternalEvent; }`, appended to the Event union): the
+  JSON it reads is then exactly the later revision's, while its binary numbering would be a
+  guess, which is why joulesim sends this event in JSON only.
 Each run's verdict is the EDC's own: Batsim 5's test EDCs check what they receive (periodic: every
 call and probe emission at its time, the last flagged; probe-energy: each host's energy growing
 between its idle and full power, the sum probe equal to the per-host one's sum) and abort
@@ -149,10 +149,11 @@ def other_edcs(edcs: Path, platforms: Path, batsim: Path) -> list[str]:
         case(f"force-simu-stop {'json' if json_format else 'binary'}", "force-simu-stop", "small_platform",
              "test_delays", {"format_json": json_format})
     if (edcs / "libexternal-event-check.so").exists():
-        for name in ("test_generic_events", "test_generic_events2"):
-            events = str(batsim / "events" / f"{name}.txt")
-            init = {"external_event_filenames": [events]}
-            case(f"external-event-check {name} json", "external-event-check", "small_platform", "test_one_delay_job",
+        for label, names in (("e1", ["test_generic_events"]), ("e2", ["test_generic_events2"]),
+                             ("e1e2", ["test_generic_events", "test_generic_events2"])):
+            events = [str(batsim / "events" / f"{name}.txt") for name in names]
+            init = {"external_event_filenames": events}
+            case(f"external-event-check {label} json", "external-event-check", "small_platform", "test_one_delay_job",
                  {**init, "format_json": True}, events=events)
         case("external-event-check binary (JSON only here)", "external-event-check", "small_platform",
              "test_one_delay_job", init, False, events=events)

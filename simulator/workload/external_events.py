@@ -31,6 +31,7 @@ class ExternalEvent:
     #: A forwarded event of an unknown type: the object as the file gives it (its NOTIFY's data).
     forwarded: dict[str, Any] | None = None
     source: str = field(default="", compare=False)  # the file (or list) it comes from, for messages
+    list_index: int = 0  # which events file of the run it comes from (0: the first)
 
 
 def load_external_events(path: str, nb_compute_hosts: int, forward_unknown: bool = False) -> list[ExternalEvent]:
@@ -102,14 +103,29 @@ def events_from_bytes(path: str, raw: bytes, nb_compute_hosts: int, forward_unkn
     return events
 
 
+def merged_event_files(files: list[list[ExternalEvent]]) -> list[ExternalEvent]:
+    """The events of several files (each sorted by time) as one list, sorted by time; ties in
+    file order, as Batsim gives each file its own submitter, started in order."""
+    merged = []
+    for index, events in enumerate(files):
+        for event in events:
+            event.list_index = index
+            merged.append(event)
+    merged.sort(key=lambda e: e.timestamp)
+    return merged
+
+
 def batsim5_event_ids(events: list[ExternalEvent]) -> list[str]:
     """With a Batsim 5 EDC: the id Batsim 5.0.0-rc2 gives each generic event, in the order the
     core forwards them (by time, ties in file order). rc2 reads one type, "generic", with its
-    `data` a string, and numbers every event of its first file "ee0!N", N its place in the file
-    from 0 (external_events.cpp). machine_unavailable and machine_available (joulesim's, Batsim
-    4's) change the machines and are not told: batprotocol has no event for them. Any other
-    type is refused, as rc2 refuses it when loading the file."""
-    places = {event.line: index for index, event in enumerate(sorted(events, key=lambda e: e.line))}
+    `data` a string, and numbers every event of its file number K (from 0) "eeK!N", N its place
+    in the file from 0 (cli.cpp, external_events.cpp). machine_unavailable and
+    machine_available (joulesim's, Batsim 4's) change the machines and are not told: batprotocol
+    has no event for them. Any other type is refused, as rc2 refuses it when loading the file."""
+    places = {}
+    for list_index in {event.list_index for event in events}:
+        in_file = sorted((e for e in events if e.list_index == list_index), key=lambda e: e.line)
+        places.update({(list_index, event.line): index for index, event in enumerate(in_file)})
     ids = []
     for event in events:
         if event.forwarded is None:
@@ -124,5 +140,5 @@ def batsim5_event_ids(events: list[ExternalEvent]) -> list[str]:
                              "is missing" if "data" not in event.forwarded else f"is {shown(event.forwarded['data'])}",
                              "a generic event carries its data as a string, as Batsim 5 reads it (JSON inside it "
                              "stays text)")
-        ids.append(f"ee0!{places[event.line]}")
+        ids.append(f"ee{event.list_index}!{places[event.list_index, event.line]}")
     return ids
