@@ -41,7 +41,8 @@ import orjson
 from joulesim.protocol.errors import DecisionError, ProtocolError
 from joulesim.protocol.interval_set import format_interval_set, parse_runs
 from joulesim.protocol.batprotocol.periodic_triggers import Due, PeriodicTriggers
-from joulesim.protocol.batprotocol.profile_forms import batsim4_form
+from joulesim.protocol.batprotocol.message_layout import ENUMS, TABLES
+from joulesim.protocol.batprotocol.profile_forms import ProfileFormError, batsim4_form
 
 # Batsim 5's return code of a job it killed (its -2, as the uint32 the protocol carries).
 KILLED_RETURN_CODE = 2 ** 32 - 2
@@ -228,7 +229,8 @@ def profile_union(workload: str, profile: dict[str, Any]) -> dict[str, Any]:
     if kind == "parallel_homogeneous_pfs":
         return {"profile_type": "ParallelTaskOnStorageHomogeneousProfile", "profile": {
             "storage_name": str(profile.get("storage", "pfs")), "bytes_to_read": float(profile.get("bytes_to_read", 0)),
-            "bytes_to_write": float(profile.get("bytes_to_write", 0))}}
+            "bytes_to_write": float(profile.get("bytes_to_write", 0)),
+            "generation_strategy": profile.get("generation_strategy", "DefinedAmountsUsedForEachValue")}}
     if kind == "data_staging":
         return {"profile_type": "ParallelTaskDataStagingBetweenStoragesProfile", "profile": {
             "bytes_to_transfer": float(profile.get("nb_bytes", 0)), "emitter_storage_name": str(profile.get("from", "")),
@@ -239,30 +241,44 @@ def profile_union(workload: str, profile: dict[str, Any]) -> dict[str, Any]:
     raise ProtocolError(f"profile of type {kind!r} has no batprotocol counterpart")
 
 
+# batprotocol's profile tables' fields by the names Batsim 5's workload files give them, which
+# profile_forms.batsim4_form reads (rc2's profiles.cpp: the same profile, two spellings)
+_WORKLOAD_FIELDS = {
+    "DelayProfile": {"delay": "delay"},
+    "ParallelTaskProfile": {"computation_vector": "cpu", "communication_matrix": "com"},
+    "ParallelTaskHomogeneousProfile": {"computation_amount": "cpu", "communication_amount": "com",
+                                       "generation_strategy": "generation_strategy"},
+    "SequentialCompositionProfile": {"repetition_count": "repeat", "profile_ids": "seq"},
+    "ParallelTaskOnStorageHomogeneousProfile": {"storage_name": "storage", "bytes_to_read": "bytes_to_read",
+                                                "bytes_to_write": "bytes_to_write",
+                                                "generation_strategy": "generation_strategy"},
+    "ParallelTaskDataStagingBetweenStoragesProfile": {"bytes_to_transfer": "nb_bytes", "emitter_storage_name": "from",
+                                                      "receiver_storage_name": "to"},
+    "TraceReplayProfile": {"trace_type": "trace_type", "filename": "filename"},
+}
+
+
 def batsim4_profile(profile_type: str, body: dict[str, Any], where: str) -> dict[str, Any]:
-    """batprotocol's Profile union as a Batsim 4 profile object (for RegisterProfileEvent)."""
-    if profile_type == "DelayProfile":
-        return {"type": "delay", "delay": body.get("delay", 0.0)}
-    if profile_type == "ParallelTaskProfile":  # (a missing vector is zeros, as in a Batsim 5 workload)
-        given = {"type": "ParallelTaskProfile", "cpu": body.get("computation_vector"),
-                 "com": body.get("communication_matrix")}
-        return batsim4_form({key: value for key, value in given.items() if value is not None})
-    if profile_type == "ParallelTaskHomogeneousProfile":
-        total = body.get("generation_strategy") == "DefinedAmountsSpreadUniformly"
-        return {"type": "parallel_homogeneous_total" if total else "parallel_homogeneous",
-                "cpu": body.get("computation_amount", 0.0), "com": body.get("communication_amount", 0.0)}
-    if profile_type == "SequentialCompositionProfile":
-        return {"type": "composed", "repeat": body.get("repetition_count", 1),
-                "seq": [name.split("!", 1)[-1] for name in body["profile_ids"]]}
-    if profile_type == "ParallelTaskOnStorageHomogeneousProfile":
-        return {"type": "parallel_homogeneous_pfs", "storage": body["storage_name"],
-                "bytes_to_read": body.get("bytes_to_read", 0.0), "bytes_to_write": body.get("bytes_to_write", 0.0)}
-    if profile_type == "ParallelTaskDataStagingBetweenStoragesProfile":
-        return {"type": "data_staging", "nb_bytes": body.get("bytes_to_transfer", 0.0), "from": body["emitter_storage_name"],
-                "to": body["receiver_storage_name"]}
-    if profile_type == "TraceReplayProfile":
-        return {"type": "smpi" if body.get("trace_type", "SMPI") == "SMPI" else "usage_trace", "trace": body["filename"]}
-    raise DecisionError(f"{where}: a {profile_type} cannot be registered (Batsim 5 does not implement it either)")
+    """batprotocol's Profile union as a Batsim 4 profile object (for RegisterProfileEvent): as
+    the same profile in a Batsim 5 workload file reads (profile_forms.batsim4_form), each field
+    the EDC left out at its default (a missing vector of a ParallelTaskProfile: zeros)."""
+    fields = _WORKLOAD_FIELDS.get(profile_type)
+    if fields is None:
+        raise DecisionError(f"{where}: a {profile_type} cannot be registered (Batsim 5 does not implement it either)")
+    workload_form: dict[str, Any] = {"type": profile_type}
+    for table_field in TABLES[profile_type]:
+        value = body.get(table_field.name)
+        if value is None and table_field.kind != "[f64]":  # (an absent vector stays absent: batsim4_form fills it)
+            value = ENUMS[table_field.of][table_field.default] if table_field.kind == "u8" else table_field.default
+        if value is not None:
+            workload_form[fields[table_field.name]] = value
+    if "seq" in workload_form:  # (Batsim 4 names a sequence's profiles within the job's workload)
+        workload_form["seq"] = [name.split("!", 1)[-1] for name in workload_form["seq"]]
+    try:
+        return batsim4_form(workload_form)
+    except ProfileFormError as exc:
+        field, what, fix = exc.args
+        raise DecisionError(f"{where}: {field} {what} ({fix})") from None
 
 
 # ------------------------------------------------------------------ EDC -> simulator

@@ -2,7 +2,8 @@
 
 Batsim 5 (v5.0.0-rc2, src/profiles.cpp) names profile types after batprotocol's tables and keeps
 Batsim 4's fields, with three differences: a homogeneous parallel task says how its amounts
-are used in `generation_strategy` (Batsim 4 has two type names instead), a trace replay names
+are used in `generation_strategy` (Batsim 4 has two type names instead; a storage profile
+keeps the field, which Batsim 4's has no other way to say), a trace replay names
 its kind in `trace_type` and its file in `filename` (Batsim 4: the type, and `trace`), and a
 parallel task may give only `cpu` or only `com` (the other is all zeros). A Batsim 5 profile
 becomes the equal Batsim 4 one here, before the profile checks, so everything downstream sees
@@ -24,6 +25,16 @@ BATSIM5_TYPES = (*_SAME_FIELDS, "ParallelTaskProfile", "ParallelTaskHomogeneousP
                  "ParallelTaskOnStorageHomogeneousProfile", "TraceReplayProfile")
 
 
+STRATEGIES = ("DefinedAmountsUsedForEachValue", "DefinedAmountsSpreadUniformly")
+
+
+def _strategy(value: Any) -> str:
+    """A homogeneous task's generation_strategy, refused as rc2 refuses it if it is neither."""
+    if value not in STRATEGIES:
+        raise ProfileFormError("generation_strategy", f"is {value!r}", "give " + " or ".join(STRATEGIES))
+    return value
+
+
 def batsim4_form(profile: Any) -> Any:
     """The Batsim 4 form of a Batsim 5 profile; any other value unchanged (checked later)."""
     if not isinstance(profile, dict) or profile.get("type") not in BATSIM5_TYPES:
@@ -41,13 +52,14 @@ def batsim4_form(profile: Any) -> Any:
         elif isinstance(cpu, list) and "com" not in profile:
             out["com"] = [0] * (len(cpu) ** 2)
     elif kind == "ParallelTaskHomogeneousProfile":
-        strategy = out.pop("generation_strategy", "DefinedAmountsUsedForEachValue")
+        strategy = _strategy(out.pop("generation_strategy", "DefinedAmountsUsedForEachValue"))
         out["type"] = "parallel_homogeneous_total" if strategy == "DefinedAmountsSpreadUniformly" else "parallel_homogeneous"
     elif kind == "ParallelTaskOnStorageHomogeneousProfile":
-        if out.pop("generation_strategy", "DefinedAmountsUsedForEachValue") != "DefinedAmountsUsedForEachValue":
-            raise ProfileFormError("generation_strategy", f"is {profile['generation_strategy']!r}",
-                                   "joulesim reads storage profiles whose every host moves the bytes given "
-                                   "(DefinedAmountsUsedForEachValue, the default)")
+        # (Batsim 4's storage profile has no total form: the strategy stays, and a profile that
+        # spreads its bytes shares them between its hosts when it runs, as rc2's
+        # task_execution.cpp does: models/leaf_sequence.py)
+        if _strategy(out.get("generation_strategy", "DefinedAmountsUsedForEachValue")) == "DefinedAmountsUsedForEachValue":
+            out.pop("generation_strategy", None)
         out["type"] = "parallel_homogeneous_pfs"
     else:  # TraceReplayProfile
         out["type"] = "smpi" if profile.get("trace_type") == "SMPI" else "usage_trace"

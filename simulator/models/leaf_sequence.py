@@ -7,7 +7,9 @@ the job ends with its last task. The amounts of each leaf are spread as Batsim d
 (task_execution.cpp): `parallel_homogeneous` gives every executor `cpu` flops and every
 ordered pair of distinct executors `com` bytes; `..._total` divides them by the executors and
 the pairs; `parallel_homogeneous_pfs` makes every executor read `bytes_to_read` from its
-storage host and write `bytes_to_write` to it; `data_staging` moves `nb_bytes` from one storage
+storage host and write `bytes_to_write` to it (each divided by the executors when its
+`generation_strategy`, from a Batsim 5 profile, is DefinedAmountsSpreadUniformly, as Batsim 5
+does); `data_staging` moves `nb_bytes` from one storage
 host to another (the job's own hosts take no part).
 """
 
@@ -80,6 +82,8 @@ class LeafSequence:
         elif kind == "parallel_homogeneous_pfs":
             storage = self.storages[profile.get("storage", profile.get("host", PFS_DEFAULT_LABEL))]
             read, write = float(profile.get("bytes_to_read", 0)), float(profile.get("bytes_to_write", 0))
+            if profile.get("generation_strategy") == "DefinedAmountsSpreadUniformly" and n:
+                read, write = read / n, write / n  # (Batsim 5's: the bytes shared between the hosts)
             flows = []
             for host in hosts:  # Batsim's matrix, row by row: host -> storage, then storage -> hosts
                 flows.append((host, storage, write))
