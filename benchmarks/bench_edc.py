@@ -62,6 +62,14 @@ def _differences(folder: str) -> str:
             f"{same_hosts:.1%} of jobs on the same hosts")
 
 
+def build_examples(folder: str) -> None:
+    """examples/deciders/c built into `folder` (easy_decider, libeasy_edc.so), or exit saying why."""
+    made = subprocess.run(["make", "-s", "-C", str(ROOT / "examples" / "deciders" / "c"), f"BUILD={folder}"],
+                          capture_output=True, text=True)
+    if made.returncode:
+        sys.exit("building examples/deciders/c failed (needs make, pkg-config, libzmq, jansson, jsmn):\n" + made.stderr)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=20_000)
@@ -72,10 +80,7 @@ def main() -> None:
         child(*args.child)
         return
     with tempfile.TemporaryDirectory() as folder:
-        made = subprocess.run(["make", "-s", "-C", str(ROOT / "examples" / "deciders" / "c"), f"BUILD={folder}"],
-                              capture_output=True, text=True)
-        if made.returncode:
-            sys.exit("building examples/deciders/c failed (needs make, pkg-config, libzmq, jansson, jsmn):\n" + made.stderr)
+        build_examples(folder)
         workload = os.path.join(folder, "workload.json")
         make_workload(workload, args.jobs, 0.7)
         print(f"{args.jobs:,} delay jobs on cluster128, EASY; wall seconds per run (fresh process each)")

@@ -37,17 +37,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_easy_delay import make_workload  # noqa: E402
+from bench_edc import build_examples  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 BENCH_EDC = Path(__file__).resolve().parent / "bench_edc.py"
-
-
-def _build(folder: str) -> str:
-    made = subprocess.run(["make", "-s", "-C", str(ROOT / "examples" / "deciders" / "c"), f"BUILD={folder}"],
-                          capture_output=True, text=True)
-    if made.returncode:
-        sys.exit("building examples/deciders/c failed (needs make, pkg-config, libzmq, jansson, jsmn):\n" + made.stderr)
-    return os.path.join(folder, "libeasy_edc.so")
 
 
 # ------------------------------------------------------------------ per call
@@ -186,7 +178,8 @@ def main() -> None:
                         help="count instructions of runs of N/2 and N jobs instead (default N: 10000)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        library = _build(folder)
+        build_examples(folder)
+        library = os.path.join(folder, "libeasy_edc.so")
         if args.instructions:
             instructions(args.instructions, folder)
             return

@@ -130,18 +130,26 @@ def test_batsim_5_options_joulesim_cannot_honour_are_refused(tmp_path, args, exp
     assert done.returncode == 2 and expected in done.stderr and "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("json_format", [False, True])
-def test_the_python_process_edc_gives_the_fcfs_schedule(tmp_path, json_format):
+def run_fcfs_edc(tmp_path: Path, init: dict, *args: str) -> str:
+    """`joulesim simulate ARGS` decided by examples/deciders/fcfs_edc.py in its own process (over
+    ZeroMQ, given `init`); both must exit 0. The EDC's standard output."""
     endpoint = f"ipc://{tmp_path}/edc.sock"
     edc = subprocess.Popen([sys.executable, str(ROOT / "examples" / "deciders" / "fcfs_edc.py"), endpoint],
-                           stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        done = cli("-p", "cluster32", "-w", "default", "--edc-socket", endpoint, "--edc-init",
-                   json.dumps({"format_json": json_format}), "-e", str(tmp_path / "edc" / "out"), "--timeout", "60")
+        done = cli(*args, "--edc-socket", endpoint, "--edc-init", json.dumps(init), "--timeout", "60")
         assert done.returncode == 0, done.stderr
-        assert edc.wait(30) == 0, edc.stderr.read()
+        out, err = edc.communicate(timeout=30)  # (reads its output as it ends: no pipe left to fill)
+        assert edc.returncode == 0, err
     finally:
         edc.kill()
+    return out
+
+
+@pytest.mark.parametrize("json_format", [False, True])
+def test_the_python_process_edc_gives_the_fcfs_schedule(tmp_path, json_format):
+    run_fcfs_edc(tmp_path, {"format_json": json_format}, "-p", "cluster32", "-w", "default",
+                 "-e", str(tmp_path / "edc" / "out"))
     joulesim.simulate("cluster32", "default", "fcfs", export=tmp_path / "py" / "out")
     edc_jobs = (tmp_path / "edc" / "out_jobs.csv").read_text()  # (-0.000000: see the test above)
     assert edc_jobs.replace(",-0.000000,", ",0.000000,") == (tmp_path / "py" / "out_jobs.csv").read_text()
@@ -705,18 +713,8 @@ def test_the_process_edc_example_prints_the_generic_events_it_gets(tmp_path):
     generic = [e for e in GENERIC_EVENTS if e["type"] == "generic"]
     (tmp_path / "a.txt").write_text("\n".join(json.dumps(e) for e in generic[:2]) + "\n")
     (tmp_path / "b.txt").write_text(json.dumps(generic[2]) + "\n")
-    endpoint = f"ipc://{tmp_path}/edc.sock"
-    edc = subprocess.Popen([sys.executable, str(ROOT / "examples" / "deciders" / "fcfs_edc.py"), endpoint],
-                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        done = cli("-p", "cluster32", "-w", "default", "--ee", str(tmp_path / "a.txt"), "--ee", str(tmp_path / "b.txt"),
-                   "--edc-socket", endpoint, "--edc-init",
-                   '{"format_json": true}', "-e", str(tmp_path / "edc" / "out"), "--timeout", "60")
-        assert done.returncode == 0, done.stderr
-        out, err = edc.communicate(timeout=30)
-        assert edc.returncode == 0, err
-    finally:
-        edc.kill()
+    out = run_fcfs_edc(tmp_path, {"format_json": True}, "-p", "cluster32", "-w", "default",
+                       "--ee", str(tmp_path / "a.txt"), "--ee", str(tmp_path / "b.txt"), "-e", str(tmp_path / "edc" / "out"))
     printed = [line.split(" ", 4)[2:] for line in out.splitlines()]  # (time, id, data)
     # (at their times, plus the latency of the messages between Batsim's actors on cluster32's
     # master host: 2e-10 s)

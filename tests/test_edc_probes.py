@@ -7,10 +7,7 @@ behind them sums to the platform's total whatever the run does."""
 
 from __future__ import annotations
 
-import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -18,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from test_edc import ROOT, PythonChannel, cli, run_channel
+from test_edc import PythonChannel, run_channel, run_fcfs_edc
 
 from joulesim.protocol.errors import JoulesimError
 from joulesim.run_result import RunResult
@@ -233,19 +230,9 @@ def test_the_python_process_edc_s_energy_probe_reads_the_energy_the_run_writes(t
     process, on a platform whose jobs draw dynamic power: each reading (all hosts' joules since
     t=0) is the energy of out_consumed_energy.csv at that time (piecewise linear between its
     rows: the power only changes at them)."""
-    endpoint = f"ipc://{tmp_path}/edc.sock"
-    edc = subprocess.Popen([sys.executable, str(ROOT / "examples" / "deciders" / "fcfs_edc.py"), endpoint],
-                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        done = cli("-p", "energy2", "-w", "mixed", "-E", "--edc-socket", endpoint, "--edc-init",
-                   json.dumps({"format_json": json_format, "energy_probe_period": 5}), "-e", str(tmp_path / "out"),
-                   "--timeout", "60")
-        assert done.returncode == 0, done.stderr
-        assert edc.wait(30) == 0, edc.stderr.read()
-        readings = [tuple(map(float, line.split()[1:])) for line in edc.stdout.read().splitlines()
-                    if line.startswith("probe ")]
-    finally:
-        edc.kill()
+    out = run_fcfs_edc(tmp_path, {"format_json": json_format, "energy_probe_period": 5},
+                       "-p", "energy2", "-w", "mixed", "-E", "-e", str(tmp_path / "out"))
+    readings = [tuple(map(float, line.split()[1:])) for line in out.splitlines() if line.startswith("probe ")]
     energy = pd.read_csv(tmp_path / "out_consumed_energy.csv")
     makespan = energy["time"].max()
     # (Batsim 5: the trigger at 5 s starts the measure; readings every 5 s from 10 s, until the

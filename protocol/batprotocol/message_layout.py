@@ -220,6 +220,7 @@ JSON_ONLY_MEMBERS = {"Event": ("ChangeHostsPStateEvent", "TurnOnOffHostsEvent", 
 #: Events of that revision whose fields are not public here either: refused by name.
 LATER_EVENTS = ("SimulationErrorEvent",)
 
+
 def slots(table: str) -> list[tuple[Field, int]]:
     """Each field of `table` with its vtable slot (a union's member kind is at slot - 1)."""
     laid, slot = [], 0

@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from joulesim.protocol.batprotocol.message_layout import ENUMS
+
 
 class ProfileFormError(ValueError):
     """A Batsim 5 profile with no Batsim 4 equal: (field, what it is, how to fix it)."""
@@ -25,7 +27,7 @@ BATSIM5_TYPES = (*_SAME_FIELDS, "ParallelTaskProfile", "ParallelTaskHomogeneousP
                  "ParallelTaskOnStorageHomogeneousProfile", "TraceReplayProfile")
 
 
-STRATEGIES = ("DefinedAmountsUsedForEachValue", "DefinedAmountsSpreadUniformly")
+STRATEGIES = ENUMS["HomogeneousParallelTaskGenerationStrategy"]
 
 
 def _strategy(value: Any) -> str:

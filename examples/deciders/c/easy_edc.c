@@ -80,25 +80,22 @@ static int after(int i) {
     return i;
 }
 
-/* The value of `key` in object `object`, or -1. */
-static int member(int object, const char *key) {
-    if (object < 0 || tokens[object].type != JSMN_OBJECT) return -1;
-    size_t len = strlen(key);
-    int i = object + 1;
-    for (int k = 0; k < tokens[object].size; k++) {
-        const jsmntok_t *name = &tokens[i];
-        if (name->type == JSMN_STRING && (size_t)(name->end - name->start) == len &&
-            memcmp(message + name->start, key, len) == 0)
-            return i + 1;
-        i = after(i + 1);
-    }
-    return -1;
-}
-
+/* Whether string token `token` is `text` (as written in the message). */
 static int is(int token, const char *text) {
     size_t len = strlen(text);
     return token >= 0 && tokens[token].type == JSMN_STRING && (size_t)(tokens[token].end - tokens[token].start) == len &&
            memcmp(message + tokens[token].start, text, len) == 0;
+}
+
+/* The value of `key` in object `object`, or -1. */
+static int member(int object, const char *key) {
+    if (object < 0 || tokens[object].type != JSMN_OBJECT) return -1;
+    int i = object + 1;
+    for (int k = 0; k < tokens[object].size; k++) {
+        if (is(i, key)) return i + 1;
+        i = after(i + 1);
+    }
+    return -1;
 }
 
 static int is_number(int token) {
