@@ -318,7 +318,7 @@ def test_simgrid_doctype_is_accepted_and_not_fetched(tmp_path):
     ('<zone routing="Full"><host id="a" speed="1Gf"/></zone>', ["<zone>", "'id'"]),
     ('<hots id="a" speed="1Gf"/>', ["<hots>", "did you mean <host>?"]),
     ('<host id="a" speed="1Gf"/><include file="more.xml"/>', ["<include id='more.xml'>", "paste"]),
-    ('<host id="a" speed="1Gf"/><peer id="p" speed="1Gf" bw_in="1GBps" bw_out="1GBps"/>', ["<peer id='p'>", "not supported"]),
+    ('<host id="a" speed="1Gf"/><peer id="p" speed="1Gf" bw_in="1GBps" bw_out="1GBps"/>', ["<peer id='p'>", "only be used in Vivaldi netzones"]),
     ('<host id="a" speed="1Gf"/><link id="l" bandwidth="1GBps" latency="1e10s"/>', ["<link id='l'>, latency", "2^33"]),
     ('<host id="a" speed="1Gf"/><link id="l" bandwidth="nan" latency="0"/>', ["<link id='l'>, bandwidth", "'nan'"]),
 ])

@@ -4,7 +4,9 @@ Batsim's actors send each other messages with `mailbox->put(message, 1)` (src/ip
 1-byte communication on the ptask_L07 network model. Alone on its route, such a transfer first
 waits the route's latency, then moves its byte at the rate SimGrid's solver gives it: the
 smallest bandwidth on the route, bounded by TCP-gamma / (2 x latency) once there is latency
-(L07Action::calculate_network_bound). A route without links costs nothing (a step of length 0).
+(L07Action::calculate_network_bound). A route without links has nothing to move: it ends once
+its latency has passed (a Vivaldi zone's coordinates give one), at once without latency (a Full
+zone's undeclared route).
 """
 
 from __future__ import annotations
@@ -42,9 +44,11 @@ class IpcRoutes:
         if network is None:  # no links described: transfers are free
             return FREE
         found = network.message_route(self._name(src), self._name(dst))
-        if found is None or not found[0]:
+        if found is None:
             return FREE
         resources, latency = found
+        if not resources:  # (UNBOUNDED_RATE: nothing to move, L07Action's remains are 0)
+            return Route(latency, UNBOUNDED_RATE) if latency > 0 else FREE
         rate = min(float(network.capacity[r]) for r in resources)
         if latency > 0:
             rate = min(rate, TCP_GAMMA / (2.0 * latency))

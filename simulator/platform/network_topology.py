@@ -4,20 +4,26 @@ The description follows SimGrid's (what Batsim platforms use). Links have a band
 (bytes/s), a latency (s) and a sharing policy. Hosts and routers sit in a tree of zones;
 each zone routes between its own members (hosts, routers, child zones) in its own way:
 
-- ``FULL`` (``routing="Full"``): every route is declared, ``<route>`` between hosts or routers,
-  ``<zoneRoute>`` between child zones (with a gateway inside each);
-- ``SHORTEST`` (``Floyd``, ``Dijkstra``, ``DijkstraCache``): declared routes are the edges of a
-  graph; a route is the path with the fewest edges (ties: declaration order);
-- ``STAR`` (a ``<cluster>``, ``routing="Cluster"``, the JSON backbone): each member has links
-  up to the zone's centre and down from it; a route is the source's way up, the zone's
-  backbone if any, then the destination's way down (a link met twice counts once);
+- ``FULL`` (``routing="Full"``): routes are declared, ``<route>`` between hosts or routers,
+  ``<zoneRoute>`` between child zones (with a gateway inside each); SimGrid's FullZone takes an
+  undeclared route between hosts or routers as an empty one (no link, no latency), and aborts
+  on an undeclared one between zones;
+- ``FLOYD``, ``DIJKSTRA`` (``Floyd``, ``Dijkstra``, ``DijkstraCache``): declared routes are the
+  edges of a graph; a route is a path of fewest links, ties broken as SimGrid's algorithm
+  breaks them (shortest_paths.py);
+- ``STAR`` (a ``<cluster>``, ``routing="Cluster"``): each member has a way up to the zone's
+  centre and a way down from it (a cluster's backbone is part of both); a route is the
+  source's way up then the destination's way down (a link met twice counts once);
+- ``VIVALDI`` (``routing="Vivaldi"``): a star zone too (only a ``<peer>`` has links, its own up
+  and down), whose routes add the latency of the members' coordinates
+  (vivaldi_coordinates.py);
 - ``NONE`` (``routing="None"``): no route at all (a zone holding only the master, say).
 
 A route between zones is found as SimGrid's ``NetZoneImpl::get_global_route`` does: in the
 deepest zone holding both ends, take the route between the two child zones that hold them,
 then recursively the route from the source to that route's first gateway, and from its
 last gateway to the destination. Routes are computed when first asked for (a platform may
-have thousands of hosts) and cached.
+have thousands of hosts) and cached; a route SimGrid would abort on is an InputError then.
 
 Resources: a SHARED link is one resource (both directions share its bandwidth); a
 SPLITDUPLEX link is two, ``<name>_UP`` and ``<name>_DOWN``, each with the full bandwidth; a
@@ -33,13 +39,13 @@ naming the element) and answers ``route(src, dst)`` here.
 
 from __future__ import annotations
 
-from collections import deque
-
 import numpy as np
 
 from joulesim.inputs.input_error import InputError
-from joulesim.simulator.platform.network_declaration import Link, NetworkDecl, Routing, SharingPolicy
+from joulesim.simulator.platform.network_declaration import STAR_LIKE, Link, NetworkDecl, Routing, SharingPolicy
 from joulesim.simulator.platform.network_zones import Hop, NoRoute, Zone, ZoneTree
+from joulesim.simulator.platform.shortest_paths import DijkstraRoutes, FloydRoutes
+from joulesim.simulator.platform.vivaldi_coordinates import vivaldi_latency
 
 _ROUTE_CACHE_LIMIT = 1 << 18  # pairs kept before the cache is emptied (bounded memory)
 LOOPBACK_NAME = "__loopback__"
@@ -49,7 +55,7 @@ LOOPBACK_BANDWIDTH = 10e9  # bytes/s: SimGrid's network/loopback-bw default, 10G
 def _takes_model_loopback(zone: Zone) -> bool:
     """Whether SimGrid gives this zone's hosts the model's loopback link (FullZone and
     Floyd/DijkstraZone do_seal: zones of the base hierarchy, those without child zones)."""
-    return zone.routing in (Routing.FULL, Routing.SHORTEST) and not zone.children and bool(zone.netpoints)
+    return zone.routing in (Routing.FULL, Routing.FLOYD, Routing.DIJKSTRA) and not zone.children and bool(zone.netpoints)
 
 
 class NetworkTopology(ZoneTree):
@@ -61,7 +67,7 @@ class NetworkTopology(ZoneTree):
       ``latency`` per resource (s).
     - ``route(src, dst)`` -> (resource indices in travel order, total latency in s). The same
       host: no resource, no latency (see ``self_route`` for what a host's transfer to itself
-      crosses).
+      crosses). A route may have latency and no resource (a Vivaldi zone's).
     - ``loopback``: the resource index of SimGrid's loopback link (None when no zone needs it).
     """
 
@@ -115,7 +121,7 @@ class NetworkTopology(ZoneTree):
         self.capacity = np.array(capacity, dtype=float)
         self.fatpipe = np.array(fatpipe, dtype=bool)
         self.latency = np.array(latency, dtype=float)
-        self._latency = latency  # Python floats: summed in travel order, as SimGrid does
+        self._latency = latency  # Python floats: summed in SimGrid's order (_global_route)
 
         self._build_zone(decl.root)
         for name in self.host_names:
@@ -123,7 +129,7 @@ class NetworkTopology(ZoneTree):
                 self._fail("platform", f"host {name!r} is in no zone of the network description", "this is a loader bug: please report it")
         self._cache: dict[tuple[int, int], tuple[tuple[int, ...], float]] = {}
         self._self_routes: dict[int, tuple[tuple[int, ...], float]] = {}
-        self._sub_routes: dict[tuple[str, str], tuple[tuple[int, ...], tuple[int, ...]]] = {}
+        self._sub_routes: dict[tuple[str, str], tuple[tuple[int, ...], tuple[float, ...]]] = {}
         self._sub_routes_under_way: set[tuple[str, str]] = set()  # to report gateways that route in a circle
 
     # ------------------------------------------------------------------ public API
@@ -159,44 +165,42 @@ class NetworkTopology(ZoneTree):
     def message_route(self, src: str, dst: str) -> tuple[tuple[int, ...], float] | None:
         """What a transfer from netpoint `src` to netpoint `dst` (names; the master host too)
         crosses, as SimGrid routes it, and its latency; None when either is outside the network
-        description. Unlike `route`, a host's transfer to itself is routed as in SimGrid: a
-        cluster host goes up its link and down again; a Full zone uses the route declared from
-        the host to itself, if any; else a Full or Floyd/Dijkstra zone of hosts crosses the
-        model's loopback link."""
+        description. Unlike `route`, a host's transfer to itself is routed as in SimGrid: its
+        zone's bypass route to itself if any; in a star zone, the host's loopback route or up
+        its link and down again (plus twice its height in a Vivaldi zone); in a Full zone, the
+        route declared from the host to itself, if any; in Floyd/Dijkstra zones the cheapest
+        way round; else a Full or Floyd/Dijkstra zone of hosts crosses the model's loopback link."""
         if src not in self._zone_of or dst not in self._zone_of:
             return None
-        if src == dst:
-            zone = self._zone_of[src]
-            if zone.routing is Routing.STAR:
-                resources = zone.loopback.get(src) or _star_resources(zone, src, src)
-            elif zone.routing is Routing.FULL and (src, src) in zone.table:
-                resources = zone.table[(src, src)].resources
-            elif self.loopback is not None and _takes_model_loopback(zone):
-                resources = (self.loopback,)
-            elif zone.routing is Routing.NONE:  # SimGrid 3.32 routes nothing there, not even a host to itself
-                raise InputError(self.source, f"route from {src!r} to itself", f"{zone.where} has routing None: SimGrid aborts "
-                                 "(\"There can't be route in an Empty zone\")", f'give {zone.where} routing="Full"')
-            else:
-                resources = ()
-        else:
+        if src != dst:
             return self._resources_and_latency(src, dst, f"route from {src!r} to {dst!r}")
-        return resources, self._latency_of(resources)
+        zone = self._zone_of[src]
+        bypass = zone.bypass.get((src, src))
+        if bypass is not None:
+            return bypass, self._latency_of(bypass)
+        if zone.routing is Routing.NONE:  # SimGrid 3.32 routes nothing there, not even a host to itself
+            raise InputError(self.source, f"route from {src!r} to itself", f"{zone.where} has routing None: SimGrid aborts "
+                             "(\"There can't be route in an Empty zone\")", f'give {zone.where} routing="Full"')
+        out: list[int] = []
+        terms: list[float] = []
+        try:
+            self._local_route(zone, src, src, out, terms)
+        except NoRoute as e:
+            raise InputError(self.source, f"route from {src!r} to itself", e.problem, e.fix) from None
+        return tuple(out), _sum(terms)
 
     def _resources_and_latency(self, src: str, dst: str, what: str) -> tuple[tuple[int, ...], float]:
         """The global route between two netpoints and its latency; InputError naming `what`."""
         out: list[int] = []
-        summed: list[int] = []
+        terms: list[float] = []
         try:
-            self._global_route(src, dst, out, summed)
+            self._global_route(src, dst, out, terms)
         except NoRoute as e:
             raise InputError(self.source, what, e.problem, e.fix) from None
-        return tuple(out), self._latency_of(summed)
+        return tuple(out), _sum(terms)
 
     def _latency_of(self, resources) -> float:
-        latency = 0.0  # summed in travel order, as SimGrid does
-        for r in resources:
-            latency += self._latency[r]
-        return latency
+        return _sum([self._latency[r] for r in resources])  # in travel order, as SimGrid sums a declared route
 
     def route_names(self, src: int, dst: int) -> list[str]:
         """The route's resource names (for messages and tests)."""
@@ -206,12 +210,12 @@ class NetworkTopology(ZoneTree):
         return self._links[name]
 
     # ------------------------------------------------------------------ routing
-    def _global_route(self, src: str, dst: str, out: list[int], summed: list[int]) -> None:
+    def _global_route(self, src: str, dst: str, out: list[int], terms: list[float]) -> None:
         """Append the resources from netpoint `src` to netpoint `dst` (SimGrid's get_global_route)
-        to `out` in travel order, and to `summed` in the order SimGrid adds their latencies: the
-        common zone's route first (with the routes between its hops), then the way from `src`
-        to its gateway, then the way from the last gateway to `dst` (a float sum depends on its
-        order: 1 us + 5 us + 3 us is not 5 us + 3 us + 1 us to the last bit)."""
+        to `out` in travel order, and to `terms` the latencies in the order SimGrid adds them:
+        the common zone's route first (with the routes between its hops), then the way from
+        `src` to its gateway, then the way from the last gateway to `dst` (a float sum depends on
+        its order: 1 us + 5 us + 3 us is not 5 us + 3 us + 1 us to the last bit)."""
         src_zone, dst_zone = self._zone_of[src], self._zone_of[dst]
         if src_zone is dst_zone:
             common = src_side = dst_side = src_zone
@@ -221,7 +225,7 @@ class NetworkTopology(ZoneTree):
             bypass = common.bypass.get((src, dst))
             if bypass is not None:
                 out.extend(bypass)
-                summed.extend(bypass)
+                terms.extend(self._latency[r] for r in bypass)
                 return
         if src_side is dst_side:
             if src == dst:
@@ -233,43 +237,96 @@ class NetworkTopology(ZoneTree):
                         f"{name!r} is inside {zone.where}, below {common.where} where {other!r} is: SimGrid routes only "
                         "between members of one zone (hosts, routers, child zones)",
                         f"put {other!r} in a zone of its own inside {common.where} and join the zones with a <zoneRoute>")
-            if common.routing is Routing.STAR:
-                local = _star_resources(common, src, dst)
-                out.extend(local)
-                summed.extend(local)
-            else:
-                for hop in self._local_hops(common, src, dst):  # routes between hosts: no gateways
-                    out.extend(hop.resources)
-                    summed.extend(hop.resources)
+            self._local_route(common, src, dst, out, terms)
             return
         hops = self._local_hops(common, src_side.id, dst_side.id)
         first, last = hops[0], hops[-1]
         self._check_inside(first.gw_src, src_side, first, "gw_src")
         self._check_inside(last.gw_dst, dst_side, last, "gw_dst")
         middle: list[int] = []
-        middle_summed: list[int] = []
+        middle_terms: list[float] = []
         previous_gateway = None
         for hop in hops:
             if previous_gateway is not None and previous_gateway != hop.gw_src:
+                if common.routing is Routing.DIJKSTRA:
+                    raise NoRoute(f"{common.where} (routing Dijkstra) routes from {src_side.id!r} to {dst_side.id!r} through "
+                                  f"zoneRoutes whose gateways do not meet ({previous_gateway!r}, then {hop.gw_src!r}): SimGrid "
+                                  "3.32 crashes on it (its DijkstraZone follows a null gateway)",
+                                  "make each zoneRoute start where the previous one ends, or give the zone routing=\"Floyd\"")
                 between = self._sub_route(previous_gateway, hop.gw_src)
                 middle.extend(between[0])
-                middle_summed.extend(between[1])
+                middle_terms.extend(between[1])
             middle.extend(hop.resources)
-            middle_summed.extend(hop.resources)
+            middle_terms.extend(self._latency[r] for r in hop.resources)
             previous_gateway = hop.gw_dst
-        summed.extend(middle_summed)
+        if common.routing is Routing.DIJKSTRA:  # (it adds its edges' latencies from the destination back)
+            middle_terms = [self._latency[r] for hop in reversed(hops) for r in hop.resources]
+        terms.extend(middle_terms)
         if src != first.gw_src:
             up = self._sub_route(src, first.gw_src)
             out.extend(up[0])
-            summed.extend(up[1])
+            terms.extend(up[1])
         out.extend(middle)
         if last.gw_dst != dst:
             down = self._sub_route(last.gw_dst, dst)
             out.extend(down[0])
-            summed.extend(down[1])
+            terms.extend(down[1])
 
-    def _sub_route(self, src: str, dst: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """A route to or from a gateway (travel order, latency order): shared by many host pairs, so cached."""
+    def _local_route(self, zone: Zone, src: str, dst: str, out: list[int], terms: list[float]) -> None:
+        """The route between two hosts or routers of one zone (src == dst: a host's way to itself)."""
+        if zone.routing in STAR_LIKE:
+            resources = self._star_resources(zone, src, dst)
+            out.extend(resources)
+            terms.extend(self._latency[r] for r in resources)
+            if zone.routing is Routing.VIVALDI:
+                terms.append(vivaldi_latency(self._coordinates(zone, src), self._coordinates(zone, dst)))
+            return
+        if zone.routing is Routing.FULL:
+            hop = zone.table.get((src, dst))
+            if hop is not None:
+                resources = hop.resources
+            elif src == dst and self.loopback is not None and _takes_model_loopback(zone):
+                resources = (self.loopback,)
+            else:  # undeclared: SimGrid's FullZone gives an empty route (no link, no latency)
+                resources = ()
+            out.extend(resources)
+            terms.extend(self._latency[r] for r in resources)
+            return
+        hops = self._local_hops(zone, src, dst)
+        for hop in hops:
+            out.extend(hop.resources)
+        for hop in (reversed(hops) if zone.routing is Routing.DIJKSTRA else hops):
+            terms.extend(self._latency[r] for r in hop.resources)
+
+    def _star_resources(self, zone: Zone, src: str, dst: str) -> tuple[int, ...]:
+        """A star zone's way up then way down (a link met twice counts once, as in SimGrid's
+        StarZone), or the host's own loopback."""
+        if src == dst and zone.loopback.get(src):
+            return zone.loopback[src]
+        up, down = zone.up[src], zone.down[dst]
+        for ways, name, what in ((up, src, "UP from source"), (down, dst, "DOWN to destination")):
+            if ways is None:
+                raise NoRoute(f"{zone.where} (routing {zone.routing.value}) gives {name!r} a route to itself but no links of "
+                              f"its own, and SimGrid 3.32 then aborts on its routes to others (\"StarZone routing ({src} - "
+                              f"{dst}): no link {what} node\")", f"remove the <route src=\"{name}\" dst=\"{name}\">"
+                              + (f", or give {name!r} a <host_link>" if zone.routing is Routing.STAR else ""))
+        resources = up + down
+        if len(set(resources)) == len(resources):
+            return resources
+        return tuple(dict.fromkeys(resources))
+
+    def _coordinates(self, zone: Zone, name: str):
+        coordinates = zone.coordinates.get(name)
+        if coordinates is None:
+            kind = "zone" if name in zone.children else ("router" if name in zone.routers else "host")
+            raise NoRoute(f"{kind} {name!r} of {zone.where} (routing Vivaldi) has no coordinates: SimGrid 3.32 aborts on its "
+                          f"routes (\"Please specify the Vivaldi coordinates of {kind.capitalize()} {name}\")",
+                          f'give {name!r} coordinates="x y height" (ms)' if kind != "zone" else
+                          f"a child zone of a Vivaldi zone cannot have coordinates: move {name!r}'s hosts into {zone.where}")
+        return coordinates
+
+    def _sub_route(self, src: str, dst: str) -> tuple[tuple[int, ...], tuple[float, ...]]:
+        """A route to or from a gateway (travel order, latency terms): shared by many host pairs, so cached."""
         key = (src, dst)
         hit = self._sub_routes.get(key)
         if hit is None:
@@ -280,12 +337,12 @@ class NetworkTopology(ZoneTree):
                                "check the gateways (gw_src, gw_dst) of the zoneRoutes: each should be inside the zone it names")
             self._sub_routes_under_way.add(key)
             out: list[int] = []
-            summed: list[int] = []
+            terms: list[float] = []
             try:
-                self._global_route(src, dst, out, summed)
+                self._global_route(src, dst, out, terms)
             finally:
                 self._sub_routes_under_way.discard(key)
-            hit = (tuple(out), tuple(summed))
+            hit = (tuple(out), tuple(terms))
             if len(self._sub_routes) >= _ROUTE_CACHE_LIMIT:
                 self._sub_routes.clear()
             self._sub_routes[key] = hit
@@ -300,50 +357,50 @@ class NetworkTopology(ZoneTree):
                            f"name as {role} a host or router of {zone.where} (a cluster's router for a cluster)")
 
     def _local_hops(self, zone: Zone, src: str, dst: str) -> list[Hop]:
-        """The zone-local route from member `src` to member `dst`, as one or more hops."""
+        """The zone-local route from member `src` to member `dst`, as one or more hops (between
+        child zones, or in a Floyd or Dijkstra zone)."""
         if zone.routing is Routing.FULL:
             hop = zone.table.get((src, dst))
-            if hop is None:
-                raise NoRoute(f"{zone.where} (routing Full) declares no route from {src!r} to {dst!r}",
-                               f"add a <{'zoneRoute' if src in zone.children else 'route'} src=\"{src}\" dst=\"{dst}\"> to {zone.where}")
+            if hop is None:  # (between hosts or routers it would be an empty route: _local_route)
+                raise NoRoute(f"{zone.where} (routing Full) declares no route from {src!r} to {dst!r} (SimGrid 3.32 aborts: "
+                              f"\"Bad gateways for route from ...\")", f"add a <zoneRoute src=\"{src}\" dst=\"{dst}\"> to {zone.where}")
             return [hop]
-        if zone.routing is Routing.STAR:
-            return [Hop(_star_resources(zone, src, dst), zone.gateway[src], zone.gateway[dst], zone.where)]
-        if zone.routing is Routing.SHORTEST:
-            return self._shortest(zone, src, dst)
+        if zone.routing is Routing.FLOYD or zone.routing is Routing.DIJKSTRA:
+            return self._shortest(zone).hops(src, dst)
+        if zone.routing in STAR_LIKE:
+            if zone.routing is Routing.VIVALDI:
+                self._coordinates(zone, src)  # (SimGrid asks the child zone's coordinates first)
+            raise NoRoute(f"{zone.where} (routing {zone.routing.value}) gives its child zones {src!r} and {dst!r} no gateway: "
+                          "SimGrid 3.32 aborts on routes between them (\"Bad gateways for route from ...\")",
+                          f"put {zone.where}'s child zones in a Full zone joined by <zoneRoute>s")
         raise NoRoute(f"{zone.where} has routing None: it routes nothing (between {src!r} and {dst!r})",
                        f'give {zone.where} routing="Full" and the routes its members need')
 
-    def _shortest(self, zone: Zone, src: str, dst: str) -> list[Hop]:
-        predecessors = zone.paths.get(src)
-        if predecessors is None:  # breadth-first search from src: fewest hops, first declared wins ties
-            predecessors = {src: (src, None)}
-            queue = deque([src])
-            while queue:
-                node = queue.popleft()
-                for nxt, hop in zone.graph.get(node, ()):
-                    if nxt not in predecessors:
-                        predecessors[nxt] = (node, hop)
-                        queue.append(nxt)
-            zone.paths[src] = predecessors
-        if dst not in predecessors:
-            raise NoRoute(f"{zone.where} (shortest-path routing) has no chain of routes from {src!r} to {dst!r}",
-                           f"declare routes in {zone.where} that connect them")
-        hops: list[Hop] = []
-        node = dst
-        while node != src:
-            node, hop = predecessors[node]
-            hops.append(hop)
-        hops.reverse()
-        return hops
+    def _shortest(self, zone: Zone):
+        """The zone's FloydRoutes or DijkstraRoutes, made when first needed (with SimGrid's model
+        loopback on every member, or graph node, without a route to itself)."""
+        if zone.shortest is None:
+            loopback = None
+            if self.loopback is not None and _takes_model_loopback(zone):
+                loopback = Hop((self.loopback,), None, None, "SimGrid's loopback link")
+            if zone.routing is Routing.FLOYD:
+                zone.shortest = FloydRoutes(zone.where, zone.members, zone.table, loopback)
+            else:
+                graph = {name: list(edges) for name, edges in zone.graph.items()}
+                if loopback is not None:
+                    for name, edges in graph.items():
+                        if all(target != name for target, _ in edges):
+                            edges.append((name, loopback))
+                zone.shortest = DijkstraRoutes(zone.where, zone.graph_nodes, graph)
+        return zone.shortest
 
 
-def _star_resources(zone: Zone, src: str, dst: str) -> tuple[int, ...]:
-    """Way up, backbone, way down; a link met twice counts once (as in SimGrid's StarZone)."""
-    resources = zone.up[src] + zone.backbone + zone.down[dst]
-    if len(set(resources)) == len(resources):
-        return resources
-    return tuple(dict.fromkeys(resources))
+def _sum(terms) -> float:
+    """A latency as SimGrid adds it up: one term after another, from 0."""
+    latency = 0.0
+    for term in terms:
+        latency += term
+    return latency
 
 
 def _common_ancestors(src_zone: Zone, dst_zone: Zone) -> tuple[Zone, Zone, Zone]:

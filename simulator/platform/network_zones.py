@@ -11,7 +11,15 @@ import difflib
 from dataclasses import dataclass
 
 from joulesim.inputs.input_error import InputError
-from joulesim.simulator.platform.network_declaration import LinkRef, RouteDecl, Routing, SharingPolicy, ZoneDecl
+from joulesim.simulator.platform.network_declaration import (
+    SHORTEST_PATH,
+    STAR_LIKE,
+    LinkRef,
+    RouteDecl,
+    Routing,
+    SharingPolicy,
+    ZoneDecl,
+)
 
 
 class NoRoute(Exception):
@@ -44,19 +52,20 @@ class Zone:
         self.parent = parent
         self.path: tuple[Zone, ...] = (parent.path if parent else ()) + (self,)  # root .. self
         self.netpoints: set[str] = set(decl.hosts) | set(decl.routers)
+        self.routers: set[str] = set(decl.routers)
+        self.members: list[str] = decl.ordered_members()  # in SimGrid's numbering (Floyd's ties)
         self.children: dict[str, Zone] = {}
-        self.table: dict[tuple[str, str], Hop] = {}  # FULL
-        self.graph: dict[str, list[tuple[str, Hop]]] = {}  # SHORTEST: edges in declaration order
-        self.paths: dict[str, dict[str, tuple[str, Hop]]] = {}  # SHORTEST: predecessors per source
-        self.up: dict[str, tuple[int, ...]] = {}  # STAR
-        self.down: dict[str, tuple[int, ...]] = {}
-        self.loopback: dict[str, tuple[int, ...]] = {}  # STAR: a cluster host's own loopback link
-        self.gateway: dict[str, str | None] = {}
-        self.backbone: tuple[int, ...] = ()
+        self.table: dict[tuple[str, str], Hop] = {}  # FULL, FLOYD, DIJKSTRA: the declared routes
+        self.graph_nodes: list[str] = []  # DIJKSTRA: members in the order they first appear in routes
+        self.graph: dict[str, list[tuple[str, Hop]]] = {}  # DIJKSTRA: each node's edges in declaration order
+        self.shortest = None  # FLOYD, DIJKSTRA: its FloydRoutes or DijkstraRoutes, made when first needed
+        # STAR, VIVALDI (SimGrid's StarZone): each member's way up and down; None where SimGrid
+        # has an entry without them (a host given only a route to itself: routes to others abort).
+        self.up: dict[str, tuple[int, ...] | None] = {}
+        self.down: dict[str, tuple[int, ...] | None] = {}
+        self.loopback: dict[str, tuple[int, ...]] = {}  # a host's own way to itself
+        self.coordinates = dict(decl.coordinates)  # VIVALDI: x, y, height (ms) of members
         self.bypass: dict[tuple[str, str], tuple[int, ...]] = {}
-
-    def is_member(self, name: str) -> bool:
-        return name in self.netpoints or name in self.children
 
 
 class ZoneTree:
@@ -86,7 +95,7 @@ class ZoneTree:
         for name in zone.netpoints:
             if name in self._zones:
                 self._fail(decl.where, f"{name!r} names both a host or router and a zone", "give zones, hosts and routers distinct names")
-        if decl.routing is Routing.STAR:
+        if decl.routing in STAR_LIKE:
             self._build_star(decl, zone)
         elif decl.routes:
             if decl.routing is Routing.NONE:
@@ -142,25 +151,18 @@ class ZoneTree:
             self._fail(route.where, f"{role} {name!r} is no host or router of the platform",
                        "name a host or router inside the zone (a cluster's router is prefix + id + '_router' + suffix, or its router_id)")
 
-    def _refuse_route_to_itself(self, route: RouteDecl, what: str) -> None:
-        """A route from a zone to itself, or a bypass from a host to itself, which SimGrid has no
-        use for (a host's own loopback is a <route> inside a Full zone)."""
-        if route.src == route.dst:
-            self._fail(route.where, f"the route goes from {route.src!r} to itself",
-                       f"remove it; {what} joins two different ends (a host's loopback is a <route src=\"h\" "
-                       "dst=\"h\"> inside a Full zone)")
-
     def _add_route(self, zone: Zone, route: RouteDecl) -> None:
         zone_route = route.gw_src is not None or route.gw_dst is not None
-        if zone_route:
-            self._refuse_route_to_itself(route, "a <zoneRoute>")
-        elif route.src == route.dst and zone.routing is not Routing.FULL:
-            # (SimGrid 3.32 aborts on it in a Floyd zone, "The route between h0 and h0 already
-            # exists", and crashes in a Dijkstra one)
-            self._fail(route.where, f"the route goes from {route.src!r} to itself inside {zone.where}, whose routing "
-                       f"is {zone.routing.value}: SimGrid takes a host's loopback route in Full zones only (it aborts on "
-                       "this one)", "remove it (the host's transfers to itself then cross SimGrid's loopback link, "
-                       "10 GBps), or declare it in a Full zone")
+        if route.src == route.dst and route.symmetrical and zone.routing in SHORTEST_PATH:
+            # (a symmetrical route is declared twice: SimGrid 3.32 aborts on it in a Floyd zone,
+            # "The route between h0 and h0 already exists", and crashes in a Dijkstra one)
+            self._fail(route.where, f"the route goes from {route.src!r} to itself and is symmetrical: inside {zone.where} "
+                       f"(routing {zone.routing.value}) SimGrid declares it twice and aborts (\"The route between "
+                       f"{route.src} and {route.dst} already exists\")", 'add symmetrical="NO" to it (or remove it: the host\'s '
+                       "transfers to itself then cross SimGrid's loopback link, 10 GBps)")
+        if zone_route and route.src == route.dst and route.gw_src == route.gw_dst:
+            self._fail(route.where, f"gw_src and gw_dst are both {route.gw_src!r}: SimGrid 3.32 refuses it (\"Cannot define "
+                       f"a NetzoneRoute from '{route.gw_src}' to itself\")", "remove the <zoneRoute> (a zone never routes to itself)")
         if zone_route:
             if route.gw_src is None or route.gw_dst is None:
                 self._fail(route.where, "a route between zones needs both gw_src and gw_dst", "add the missing gateway")
@@ -186,11 +188,14 @@ class ZoneTree:
             self._fail(route.where, f"the route from {src!r} to {dst!r} is already declared by {first}",
                        'routes are symmetrical by default: declare one direction only, or add symmetrical="NO" to both')
         zone.table[key] = hop
-        if zone.routing is Routing.SHORTEST:
-            zone.graph.setdefault(src, []).append((dst, hop))
+        if zone.routing is Routing.DIJKSTRA:
+            for name in (src, dst):
+                if name not in zone.graph:
+                    zone.graph[name] = []
+                    zone.graph_nodes.append(name)
+            zone.graph[src].append((dst, hop))
 
     def _add_bypass(self, zone: Zone, route: RouteDecl) -> None:
-        self._refuse_route_to_itself(route, "a <bypassRoute>")
         for name, role in ((route.src, "src"), (route.dst, "dst")):
             if name not in self._zone_of:
                 self._fail(route.where, f"{role} {name!r} is no host or router of the platform", "a <bypassRoute> joins two hosts or routers")
@@ -202,34 +207,39 @@ class ZoneTree:
         zone.bypass[key] = tuple(self._resolve(r, False) for r in route.links)
 
     def _build_star(self, decl: ZoneDecl, zone: Zone) -> None:
-        if decl.routes:
-            self._fail(decl.routes[0].where, f"{decl.where} is a cluster: its routes come from its hosts' links and backbone",
-                       "remove the <route>; give each host a <host_link id=... up=... down=...>")
+        """A Cluster or Vivaldi zone, SimGrid's StarZone: each member has a way up to the zone's
+        centre and a way down from it, empty unless a <host_link>, <cabinet>, <cluster> or <peer>
+        gives it links; its only <route>s are from a host to itself (its loopback)."""
+        for route in decl.routes:
+            if route.src != route.dst:
+                self._fail(route.where, f"{decl.where} (routing {decl.routing.value}) routes through each member's own "
+                           "links: its only routes are from a host to itself (SimGrid 3.32 refuses the file: \"In a "
+                           "StarZone, route must be ... loopback\")",
+                           "remove the <route>; give the hosts links with <host_link id=... up=... down=...>"
+                           if decl.routing is Routing.STAR else "remove the <route>; a <peer> gets its links from bw_in and bw_out")
+            if route.gw_src is not None:  # a <zoneRoute> from a child zone to itself: never used
+                self._check_child_zone(zone, route, route.src, "src")
+                self._check_gateway(route, route.gw_src, "gw_src")
+                self._check_gateway(route, route.gw_dst, "gw_dst")
+            else:
+                self._check_netpoint(zone, route, route.src, "src")
+            # An entry without a way up or down: SimGrid aborts on its routes to others (unless
+            # a <host_link> gives them, below).
+            zone.up.setdefault(route.src, None)
+            zone.down.setdefault(route.src, None)
+            zone.loopback[route.src] = tuple(dict.fromkeys(self._resolve(r, False) for r in route.links))
         for name in decl.ports:
-            if not zone.is_member(name):
-                self._fail(decl.where, f"{name!r} is not a host, router or zone directly inside {decl.where}",
+            if name not in zone.netpoints:
+                self._fail(decl.where, f"{name!r} is not a host or router directly inside {decl.where}",
                            "a <host_link> names a host of its own zone")
-        for name in decl.hosts:
-            if name not in decl.ports:
-                self._fail(decl.where, f"host {name!r} has no link in {decl.where}",
-                           f'add <host_link id="{name}" up="..." down="..."/> in the zone')
-        for name, port in decl.ports.items():
-            zone.up[name] = tuple(self._resolve(r, False) for r in port.up)
-            zone.down[name] = tuple(self._resolve(r, False) for r in port.down)
+        backbone = [decl.backbone] if decl.backbone is not None else []
+        for name, port in decl.ports.items():  # (a hand-built zone's backbone joins its host_links' ways)
+            zone.up[name] = tuple(self._resolve(r, False) for r in port.up + backbone)
+            zone.down[name] = tuple(self._resolve(r, False) for r in backbone + port.down)
             if port.loopback:
                 zone.loopback[name] = tuple(self._resolve(r, False) for r in port.loopback)
-            zone.gateway[name] = port.gateway
-            if name in zone.children:
-                child = zone.children[name]
-                if port.gateway is None or port.gateway not in self._zone_of or child not in self._zone_of[port.gateway].path:
-                    self._fail(decl.where, f"the gateway of zone {name!r} must be a host or router inside it (got {port.gateway!r})", "this is a loader bug: please report it")
-        for name in zone.children:
-            if name not in decl.ports:
-                self._fail(zone.children[name].where, f"{zone.children[name].where} is inside {decl.where}, which can only hold hosts and routers",
-                           "move it out of the cluster zone")
-        for name in decl.routers:  # a router without links: reached through the backbone alone
-            zone.up.setdefault(name, ())
-            zone.down.setdefault(name, ())
-            zone.gateway.setdefault(name, None)
+        for name in zone.members:  # everything else: empty ways (StarZone::do_seal)
+            if name not in zone.up:
+                zone.up[name] = zone.down[name] = ()
         if decl.backbone is not None:
-            zone.backbone = (self._resolve(decl.backbone, False),)
+            self._resolve(decl.backbone, False)  # (an unknown link is refused even if no host uses it)

@@ -3,6 +3,7 @@
 Read: ``<platform version="4.1">`` (versions 4 to 4.1; legacy ``<AS>`` zones too), nested
 ``<zone>`` with ``<prop>`` children (given to every host inside as ``zone_properties``, the
 innermost zone winning), ``<host id speed pstate core>`` with ``<prop>`` children, and
+``<peer id speed>`` (a host of a Vivaldi zone), and
 ``<cluster>``/``<cabinet>`` which expand to hosts ``prefix + N + suffix`` for N in ``radical``
 ("0-31,40"); a cluster's ``<prop>`` children become properties of each of its hosts and, the
 cluster being a zone, their innermost ``zone_properties`` (as SimGrid does); its hosts get the
@@ -36,6 +37,7 @@ from joulesim.simulator.platform.platform_checks import (
     check_name_part,
     parse_int,
     parse_radical,
+    parse_speed,
     parse_speeds,
     read_platform_file,
     shown,
@@ -44,6 +46,7 @@ from joulesim.simulator.platform.network_declaration import Routing
 from joulesim.simulator.platform.platform_model import Platform
 from joulesim.simulator.platform.platform_xml_network import read_xml_network, zone_routing
 from joulesim.simulator.platform.platform_xml_structure import check_structure
+from joulesim.simulator.platform.vivaldi_coordinates import parse_coordinates
 
 _ZONE_TAGS = ("zone", "AS")
 # SimGrid reads versions 4 to 4.1 (older files use power= and must be converted).
@@ -134,6 +137,13 @@ class _HostReader:
                 speeds = self.speeds(child, where)
                 pstate, cores = _pstate_and_core(path, child, where)
                 out.append(RawHost(name, where, list(speeds), pstate, _props(path, child, where), dict(zone_props), cluster_id, cores))
+            elif tag == "peer":  # a Vivaldi zone's host: one speed, one core, no properties
+                name = _required(path, child, "id", "<peer>")
+                where = f"peer {shown(name)}"
+                if len(out) >= MAX_HOSTS:
+                    check_host_count(path, where, 1, len(out))
+                speed = parse_speed(path, f"{where}, speed", _required(path, child, "speed", where))
+                out.append(RawHost(name, where, [speed], 0, {}, dict(zone_props), cluster_id, 1))
             elif tag in ("cluster", "cabinet"):
                 if tag == "cluster":
                     cid, cwhere = self.zone_id(child, f"<{tag}>")
@@ -158,7 +168,6 @@ class _HostReader:
 # SimGrid elements that would declare hosts joulesim does not read: refused, not ignored.
 _UNSUPPORTED_TAGS = {
     "include": ("<include> (another platform file) is not supported", "paste the content of the included file in its place"),
-    "peer": ("<peer> (Vivaldi zones) is not supported", "declare a <host> and its links instead"),
 }
 
 
@@ -171,6 +180,14 @@ def _check_tags(path: str, root: ET.Element) -> None:
             close = difflib.get_close_matches(tag, _SIMGRID_TAGS, n=1)
             hint = f"did you mean <{close[0]}>? " if close else ""
             raise InputError(path, f"<{tag[:60]}>", "is not an element of SimGrid platforms", f"{hint}see https://simgrid.org/simgrid.dtd")
+
+
+def _check_coordinates(path: str, root: ET.Element) -> None:
+    """SimGrid reads a host's, router's or peer's coordinates wherever they are (they only count
+    in Vivaldi zones) and refuses the file when they are not three numbers."""
+    for elem in root.iter():
+        if elem.tag in ("host", "router", "peer") and elem.get("coordinates", ""):
+            parse_coordinates(path, f"{elem.tag} {shown(elem.get('id', '?'))}", elem.get("coordinates"))
 
 
 def _check_version(path: str, root: ET.Element) -> None:
@@ -262,6 +279,7 @@ def load_xml_platform(path: str, master_host: str | None = None, added_roles: Ma
         raise InputError(path, f"root <{root.tag[:60]}>", "the root element must be <platform>", 'wrap the platform in <platform version="4.1"> ... </platform>')
     _check_version(path, root)
     _check_tags(path, root)
+    _check_coordinates(path, root)
     reader = _HostReader(path)
     reader.walk(root, {}, "", 0)
     raw = reader.hosts

@@ -7,7 +7,8 @@ has no network: :func:`read_xml_network` returns None and jobs cost no communica
 
 Supported, with SimGrid's defaults (simgrid.dtd):
 
-- ``<zone>``/``<AS>`` with ``routing`` Full, Floyd, Dijkstra, DijkstraCache, Cluster or None;
+- ``<zone>``/``<AS>`` with ``routing`` Full, Floyd, Dijkstra, DijkstraCache, Cluster, Vivaldi or
+  None;
 - ``<link id bandwidth latency="0" sharing_policy="SHARED">`` (SHARED, SPLITDUPLEX, FULLDUPLEX
   = SPLITDUPLEX, FATPIPE);
 - ``<route src dst symmetrical="YES">`` between hosts/routers, ``<zoneRoute>``/``<ASroute>``
@@ -21,14 +22,18 @@ Supported, with SimGrid's defaults (simgrid.dtd):
   its router (the gateway for zoneRoutes) is ``prefix + id + "_router" + suffix`` or router_id;
 - ``<zone routing="Cluster">`` with ``<host>``, ``<router>``, ``<link>``, ``<host_link id up
   down>``, ``<backbone id bandwidth latency>`` and ``<cabinet>`` (links ``link_<host>_UP``/``_DOWN``);
-- ``<router id>`` anywhere a host may be.
+- ``<router id coordinates>`` anywhere a host may be;
+- Vivaldi zones: ``<host coordinates="x y height">`` (ms) and ``<peer id speed bw_in bw_out
+  coordinates>``, a host with two links ``link_<id>_UP`` (bw_out) and ``link_<id>_DOWN`` (bw_in)
+  of latency 0; a route between two members adds their coordinates' latency
+  (vivaldi_coordinates.py). A platform with a Vivaldi zone has a network even without links.
 
 A cluster's ``loopback_bw``/``loopback_lat`` give each host a FATPIPE loopback link
 ``<id>_link_N_loopback`` for its transfers to itself (as SimGrid does).
 
 Refused with an error saying what to do: ``topology`` other than FLAT, WIFI links, link profiles
-(``bandwidth_file``...), ``trace_connect`` on links, ``<peer>``, Vivaldi and Wifi zones,
-``<bypassZoneRoute>``/``<bypassASroute>``. A ``<backbone>`` outside a Cluster zone (SimGrid
+(``bandwidth_file``...), ``trace_connect`` on links, Wifi zones, a ``<peer>`` outside a Vivaldi
+zone (SimGrid aborts), ``<bypassZoneRoute>``/``<bypassASroute>``. A ``<backbone>`` outside a Cluster zone (SimGrid
 refuses it) is read as a plain SHARED link.
 """
 
@@ -47,19 +52,22 @@ from joulesim.simulator.platform.network_declaration import (
     StarPort,
     ZoneDecl,
     cluster_zone,
+    peer_links,
 )
 from joulesim.simulator.platform.network_topology import NetworkTopology
 from joulesim.simulator.platform.platform_checks import parse_bandwidth, parse_latency, parse_radical, shown
+from joulesim.simulator.platform.vivaldi_coordinates import parse_coordinates
 
 _ZONE_TAGS = ("zone", "AS")
 _NETWORK_TAGS = ("link", "backbone", "cabinet", "host_link")
 _CLUSTER_NETWORK_ATTRS = ("bw", "lat", "bb_bw", "bb_lat", "limiter_link", "loopback_bw", "loopback_lat")
-_ROUTINGS = {
+_ROUTINGS = {  # (SimGrid compares them ignoring case)
     "full": Routing.FULL,
-    "floyd": Routing.SHORTEST,
-    "dijkstra": Routing.SHORTEST,
-    "dijkstracache": Routing.SHORTEST,
+    "floyd": Routing.FLOYD,
+    "dijkstra": Routing.DIJKSTRA,
+    "dijkstracache": Routing.DIJKSTRA,
     "cluster": Routing.STAR,
+    "vivaldi": Routing.VIVALDI,
     "none": Routing.NONE,
 }
 _POLICIES = {
@@ -77,18 +85,21 @@ def zone_routing(path: str, where: str, text: str) -> Routing:
     routing="Quantum" was accepted there)."""
     routing = _ROUTINGS.get(text.strip().lower())
     if routing is None:
-        if text.strip().lower() in ("vivaldi", "wifi"):
+        if text.strip().lower() == "wifi":
             raise InputError(path, f"{where}, routing", f'routing="{shown(text)[1:-1]}" is not supported',
                              'use routing="Full" with explicit routes, or <cluster>s')
         raise InputError(path, f"{where}, routing", f"unknown routing {shown(text)}",
-                         "use one of: Full, Floyd, Dijkstra, DijkstraCache, Cluster, None")
+                         "use one of: Full, Floyd, Dijkstra, DijkstraCache, Cluster, Vivaldi, None")
     return routing
 
 
 def declares_network(root: ET.Element) -> bool:
-    for tag in _NETWORK_TAGS:
+    """Whether transfers cost anything: links, or a Vivaldi zone (its coordinates are latencies)."""
+    for tag in _NETWORK_TAGS + ("peer",):
         if next(root.iter(tag), None) is not None:
             return True
+    if any(zone.get("routing", "").strip().lower() == "vivaldi" for tag in _ZONE_TAGS for zone in root.iter(tag)):
+        return True
     return any(a in elem.attrib for elem in root.iter("cluster") for a in _CLUSTER_NETWORK_ATTRS)
 
 
@@ -136,6 +147,10 @@ class _NetworkReader:
 
     # ------------------------------------------------------------------ zones
     def read_root(self, root: ET.Element) -> ZoneDecl:
+        peer = root.find("peer")
+        if peer is not None:
+            self.fail(f"<peer id={shown(peer.get('id', '?'))}>", "a <peer> outside any zone: SimGrid 3.32 aborts (\"<peer> tag "
+                      "can only be used in Vivaldi netzones\")", 'put it inside a <zone routing="Vivaldi">')
         tops = [c for c in root if c.tag in _ZONE_TAGS + ("cluster", "cabinet", "host", "router", "link")]
         if len(tops) == 1 and tops[0].tag in _ZONE_TAGS:
             return self.read_zone(tops[0])
@@ -157,12 +172,18 @@ class _NetworkReader:
             tag = child.tag
             if tag in _ZONE_TAGS:
                 zone.children.append(self.read_zone(child))
+                zone.members.append(zone.children[-1].id)
             elif tag == "cluster":
                 zone.children.append(self.read_cluster(child))
+                zone.members.append(zone.children[-1].id)
             elif tag == "host":
                 zone.hosts.append(child.get("id", "").strip())
+                self.read_coordinates(child, zone, zone.hosts[-1], f"host {shown(zone.hosts[-1])}")
             elif tag == "router":
                 zone.routers.append(self.required(child, "id", f"{zone.where}, <router>"))
+                self.read_coordinates(child, zone, zone.routers[-1], f"router {shown(zone.routers[-1])}")
+            elif tag == "peer":
+                self.read_peer(child, zone)
             elif tag == "link":
                 self.links.append(self.read_link(child, zone))
             elif tag == "backbone":
@@ -179,12 +200,31 @@ class _NetworkReader:
                 zone.bypass_routes.append(self.read_route(child, zone, between_zones=False, bypass=True))
             elif tag in ("bypassZoneRoute", "bypassASroute"):
                 self.fail(f"{zone.where}, <{tag}>", f"<{tag}> is not supported", "declare the route between the zones with a <zoneRoute> instead")
-            elif tag == "peer":
-                self.fail(f"{zone.where}, <peer>", "<peer> (Vivaldi zones) is not supported", "declare a <host> and its links instead")
             elif tag == "trace_connect" and child.get("kind", "HOST_AVAIL") in _LINK_TRACE_KINDS:
                 self.fail(f"{zone.where}, <trace_connect element='{child.get('element', '?')}'>",
                           "link profiles (bandwidth, latency or availability over time) are not supported", "remove the <trace_connect>")
             # Anything else (prop, trace, storage, disk, config...) carries no network.
+
+    def read_coordinates(self, elem: ET.Element, zone: ZoneDecl, name: str, where: str) -> None:
+        """A host's, router's or peer's Vivaldi coordinates (SimGrid checks them in any zone)."""
+        zone.members.append(name)
+        text = elem.get("coordinates", "")
+        if text:
+            zone.coordinates[name] = parse_coordinates(self.path, where, text)
+
+    def read_peer(self, elem: ET.Element, zone: ZoneDecl) -> None:
+        """A Vivaldi zone's peer: a host (read as such by platform_xml) with its two links."""
+        name = self.required(elem, "id", f"{zone.where}, <peer>")
+        where = f"<peer id={shown(name)}>"
+        if zone.routing is not Routing.VIVALDI:
+            self.fail(where, f"a <peer> in {zone.where}, whose routing is {zone.routing.value}: SimGrid 3.32 aborts (\"<peer> tag "
+                      "can only be used in Vivaldi netzones\")", f'give {zone.where} routing="Vivaldi", or write a <host> instead')
+        links, port = peer_links(name, parse_bandwidth(self.path, f"{where}, bw_in", self.required(elem, "bw_in", where)),
+                                 parse_bandwidth(self.path, f"{where}, bw_out", self.required(elem, "bw_out", where)), where)
+        self.links += links
+        zone.hosts.append(name)
+        zone.ports[name] = port
+        self.read_coordinates(elem, zone, name, where)
 
     # ------------------------------------------------------------------ links
     def policy(self, elem: ET.Element, attr: str, default: str, allowed: tuple[str, ...], where: str) -> SharingPolicy:
@@ -288,8 +328,9 @@ class _NetworkReader:
         where = f"{zone.where}, <{tag} src='{src}' dst='{dst}'>"
         gw_src = self.required(elem, "gw_src", where) if between_zones else None
         gw_dst = self.required(elem, "gw_dst", where) if between_zones else None
-        if between_zones and src != dst and gw_src == gw_dst:  # SimGrid 3.32: "Cannot define a NetzoneRoute from 'a1' to itself"
-            self.fail(where, f"gw_src and gw_dst are both {gw_src!r}: a route between two zones cannot start and end at one point",
+        if between_zones and src != dst and gw_src == gw_dst:
+            self.fail(where, f"gw_src and gw_dst are both {gw_src!r}: a route between two zones cannot start and end at one point "
+                      f"(SimGrid 3.32 refuses the file: \"Cannot define a NetzoneRoute from '{gw_src}' to itself\")",
                       "name a host or router of the source zone as gw_src and one of the destination zone as gw_dst")
         symmetrical = True
         if not bypass:
