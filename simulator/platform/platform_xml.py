@@ -10,7 +10,8 @@ cluster being a zone, their innermost ``zone_properties`` (as SimGrid does); its
 cluster's id as ``Host.zone``. Links, routes, routers and backbones make the platform's network
 (:mod:`platform_xml_network`, read after the hosts); ``<storage>`` and ``<mount>`` are checked
 (they must name a declared host, storage type and storage) and otherwise ignored, as are
-traces and disks. Semantic checks are shared with the JSON loader (:mod:`platform_checks`).
+traces and disks; ``<config>`` keys must be SimGrid's (simgrid_config_keys.py), their values are
+not applied. Semantic checks are shared with the JSON loader (:mod:`platform_checks`).
 
 The file is parsed with defusedxml: a DOCTYPE naming SimGrid's DTD is fine (it is not
 fetched), but entity declarations (the "billion laughs" bomb) and external entities are
@@ -46,6 +47,7 @@ from joulesim.simulator.platform.network_declaration import Routing
 from joulesim.simulator.platform.platform_model import Platform
 from joulesim.simulator.platform.platform_xml_network import read_xml_network, zone_routing
 from joulesim.simulator.platform.platform_xml_structure import check_structure
+from joulesim.simulator.platform.simgrid_config_keys import check_config_keys
 from joulesim.simulator.platform.vivaldi_coordinates import parse_coordinates
 
 _ZONE_TAGS = ("zone", "AS")
@@ -279,6 +281,7 @@ def load_xml_platform(path: str, master_host: str | None = None, added_roles: Ma
         raise InputError(path, f"root <{root.tag[:60]}>", "the root element must be <platform>", 'wrap the platform in <platform version="4.1"> ... </platform>')
     _check_version(path, root)
     _check_tags(path, root)
+    check_config_keys(path, root)
     _check_coordinates(path, root)
     reader = _HostReader(path)
     reader.walk(root, {}, "", 0)
