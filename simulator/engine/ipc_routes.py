@@ -19,6 +19,7 @@ from joulesim.simulator.platform.platform_model import Platform
 MASTER = "master"  # the host of Batsim's server, submitters and REQ-REP actors
 TCP_GAMMA = 4194304.0  # SimGrid's network/TCP-gamma default
 FREE = Route(0.0, UNBOUNDED_RATE)
+LOOPBACK = Route(0.0, 10e9)
 
 
 class IpcRoutes:
@@ -41,8 +42,8 @@ class IpcRoutes:
 
     def _solve(self, src: Any, dst: Any) -> Route:
         network = self._network
-        if network is None:  # no links described: transfers are free
-            return FREE
+        if network is None:  # no links described: transfers are free, but to itself
+            return LOOPBACK if src == dst else FREE
         found = network.message_route(self._name(src), self._name(dst))
         if found is None:
             return FREE
