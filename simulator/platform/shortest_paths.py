@@ -36,7 +36,6 @@ from joulesim.simulator.platform.network_zones import Hop, NoRoute
 _ULONG_MAX = (1 << 64) - 1  # a cost not reached yet (C++ unsigned long)
 _REACH_FIX = ("declare routes in {where} so that every member reaches every other (SimGrid 3.32's Dijkstra mis-routes "
               "when some cannot), or give it routing=\"Floyd\"")
-_UNREACHED = np.int64(1 << 60)  # Floyd's stand-in for ULONG_MAX: two of them still add up in an int64
 
 
 class FloydRoutes:
@@ -47,8 +46,13 @@ class FloydRoutes:
         self.index = {name: i for i, name in enumerate(members)}
         self.members = members
         n = len(members)
-        cost = np.full((n, n), _UNREACHED, dtype=np.int64)
-        pred = np.full((n, n), -1, dtype=np.int64)
+        longest = max((len(hop.resources) for hop in edges.values()), default=1)
+        # A stand-in for SimGrid's ULONG_MAX: above any path's cost, and twice it still fits
+        # (int32 unless paths can cost that much: half the memory to sweep).
+        dtype = np.int32 if n * longest < 1 << 28 else np.int64
+        unreached = dtype(1 << 29) if dtype is np.int32 else dtype(1 << 60)
+        cost = np.full((n, n), unreached, dtype=dtype)
+        pred = np.full((n, n), -1, dtype=np.int32)
         self.hop: dict[tuple[int, int], Hop] = {}
         for (src, dst), hop in edges.items():
             i, j = self.index[src], self.index[dst]
@@ -61,20 +65,23 @@ class FloydRoutes:
                     self.hop[(i, i)] = loopback
                     pred[i, i] = i
                     cost[i, i] = 1
-        # Floyd-Warshall, one intermediate member c at a time (row and column c do not change
-        # while c is the intermediate: every edge costs at least one link).
+        # Floyd-Warshall, one intermediate member c at a time; a path through c replaces one
+        # only when strictly cheaper (an unreached cost plus anything stays above it). Row and
+        # column c do not change while c is the intermediate (every edge costs a link or more).
+        through = np.empty_like(cost)
+        better = np.empty((n, n), dtype=bool)
         for c in range(n):
-            sources = np.flatnonzero(cost[:, c] < _UNREACHED)
-            targets = np.flatnonzero(cost[c, :] < _UNREACHED)
-            if not len(sources) or not len(targets):
-                continue
-            block = np.ix_(sources, targets)
-            through = cost[sources, c][:, None] + cost[c, targets][None, :]
-            better = through < cost[block]
-            if better.any():
-                rows, cols = np.nonzero(better)
-                cost[sources[rows], targets[cols]] = through[rows, cols]
-                pred[sources[rows], targets[cols]] = pred[c, targets[cols]]
+            sources = np.flatnonzero(cost[:, c] < unreached)
+            if 2 * len(sources) > n:  # most members reach c: sweep the whole table in place
+                np.add(cost[:, c, None], cost[c], out=through)
+                np.less(through, cost, out=better)
+                np.copyto(cost, through, where=better)
+                np.copyto(pred, pred[c], where=better)
+            elif len(sources):  # (a host that is a leaf: a few rows)
+                via = cost[sources, c][:, None] + cost[c]
+                rows, cols = np.nonzero(via < cost[sources])
+                cost[sources[rows], cols] = via[rows, cols]
+                pred[sources[rows], cols] = pred[c, cols]
         self.pred = pred
 
     def hops(self, src: str, dst: str) -> list[Hop]:
