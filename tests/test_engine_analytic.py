@@ -99,23 +99,53 @@ def test_kill_with_progress_for_leaf_and_composed_profiles(tmp_path):
     jobs = jobs_by_id(str(tmp_path / "out"))
     assert jobs["1"]["final_state"] == jobs["2"]["final_state"] == "COMPLETED_KILLED"
     assert jobs["1"]["finish_time"] == "15.000000"
-    assert not decider.events_of("JOB_COMPLETED")  # killed jobs only appear in JOB_KILLED
+    # As Batsim 4.2.1 reports a kill: a JOB_COMPLETED per job really killed (COMPLETED_KILLED,
+    # return code -1), then JOB_KILLED, all in one message.
+    killed_message = next(m for m in decider.messages if any(e["type"] == "JOB_KILLED" for e in m["events"]))
+    assert [(e["type"], e["data"].get("job_id"), e["data"].get("job_state"), e["data"].get("return_code"),
+             e["data"].get("alloc")) for e in killed_message["events"]] == [
+        ("JOB_COMPLETED", "w0!1", "COMPLETED_KILLED", -1, "0"), ("JOB_COMPLETED", "w0!2", "COMPLETED_KILLED", -1, "1"),
+        ("JOB_KILLED", None, None, None, None)]
 
 
-def test_killing_a_finished_job_is_ignored_and_a_waiting_one_is_an_error(tmp_path):
+@pytest.mark.parametrize("grouping", ["batsim", "per-time"])
+def test_killing_a_job_whose_end_was_told_or_a_waiting_one_is_refused(tmp_path, grouping):
+    """Batsim 4.2.1 forgets a job once the message telling its end is sent, and aborts on a
+    KILL_JOB naming it ("Cannot get job ... it does not exist"); it aborts on a waiting one too."""
     platform = write_platform(tmp_path, 1)
     workload = write_workload(tmp_path, [{"id": 1, "subtime": 0, "res": 1, "delay": 5},
                                          {"id": 2, "subtime": 0, "res": 1, "delay": 5}])
 
+    def kill(job_id):
+        def script(d, message):
+            if any(e["type"] == "JOB_SUBMITTED" and e["data"]["job_id"] == "w0!1" for e in message["events"]):
+                d.execute_job("w0!1", "0")
+            elif any(e["type"] == "JOB_COMPLETED" for e in message["events"]):
+                d.kill_jobs([job_id])
+        return ScriptedDecider(script)
+
+    with pytest.raises(DecisionError, match=r"cannot kill job w0!1: it is already finished \(COMPLETED_SUCCESSFULLY "
+                                            r"at t=5\), and that end was already sent to the decider"):
+        run_in_process(kill("w0!1"), platform, [workload], str(tmp_path / "out"), event_grouping=grouping)
+    with pytest.raises(DecisionError, match=r"cannot kill job w0!2: it is waiting.*REJECT_JOB"):
+        run_in_process(kill("w0!2"), platform, [workload], str(tmp_path / "out"), event_grouping=grouping)
+
+
+def test_a_job_named_twice_in_a_kill_is_killed_and_told_once(tmp_path):
+    platform = write_platform(tmp_path, 1)
+    workload = write_workload(tmp_path, [{"id": 1, "subtime": 0, "res": 1, "delay": 100}])
+
     def script(d, message):
         if message["now"] == 0:
             d.execute_job("w0!1", "0")
-        elif message["now"] == 5:
-            d.kill_jobs(["w0!1"])  # finished at this very time: nothing to kill
-            d.kill_jobs(["w0!2"])  # never started: an error
+            d.call_me_later(10)
+        elif any(e["type"] == "REQUESTED_CALL" for e in message["events"]):
+            d.kill_jobs(["w0!1", "w0!1"])
 
-    with pytest.raises(DecisionError, match=r"cannot kill job w0!2: it is waiting.*REJECT_JOB"):
-        run_in_process(ScriptedDecider(script), platform, [workload], str(tmp_path / "out"))
+    decider = ScriptedDecider(script)
+    run_in_process(decider, platform, [workload], str(tmp_path / "out"))
+    [(_, killed)] = decider.events_of("JOB_KILLED")
+    assert killed["data"]["job_ids"] == ["w0!1"] and len(decider.events_of("JOB_COMPLETED")) == 1
 
 
 def test_call_me_later_wakes_the_decider_at_the_exact_time(tmp_path):

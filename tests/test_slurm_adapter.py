@@ -237,7 +237,11 @@ def test_kill_job_cancels_the_slurm_job_and_answers_job_killed(cluster, tmp_path
         "        self.call_me_later(self.now + 3)\n"
         "    def on_requested_call(self):\n"
         "        self.kill_jobs(['w0!1'])\n"
+        "    def on_job_completed(self, job, state, return_code, alloc):\n"
+        "        assert (job.id, state, return_code) == ('w0!1', 'COMPLETED_KILLED', -1), (state, return_code)\n"
+        "        self.told_completed = True\n"
         "    def on_job_killed(self, job_ids, progress):\n"
+        "        assert getattr(self, 'told_completed', False), 'JOB_COMPLETED comes first, as in Batsim 4.2.1'\n"
         "        assert job_ids == ['w0!1'] and 0 < progress['w0!1']['progress'] < 1, progress\n")
     result = subprocess.run([sys.executable, "-m", "joulesim.cli.main", "slurm", "-w", str(tmp_path / "w.json"),
                              "--slurm-conf", cluster.conf, "-d", "killer:Killer", "-e", str(tmp_path / "out")],

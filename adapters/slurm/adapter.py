@@ -164,14 +164,16 @@ class SlurmAdapter:
             job = self._job(data["job_id"], kind)
             self.slurm.cancel([job.slurm_id])
             job.state, job.finished = "REJECTED", self.now()
-        elif kind == "KILL_JOB":  # as the simulator answers it: JOB_KILLED, with each running job's progress
-            progress = {}
+        elif kind == "KILL_JOB":  # as Batsim 4.2.1 answers it: a JOB_COMPLETED (COMPLETED_KILLED)
+            progress = {}         # per job really killed, then JOB_KILLED, with their progress
             for job_id in data["job_ids"]:
                 job = self._job(job_id, kind)
                 if job.finished is not None:
                     continue  # it ended first: its JOB_COMPLETED was sent
                 self.slurm.cancel([job.slurm_id])
                 job.state, job.finished = "COMPLETED_KILLED", self.now()
+                self._emit("JOB_COMPLETED", {"job_id": job_id, "job_state": "COMPLETED_KILLED",
+                                             "return_code": -1, "alloc": job.alloc})
                 if job.released is not None:
                     spec = self.workload_job(job_id)
                     delay = float(self.workload.profiles[spec.profile]["delay"])

@@ -141,7 +141,8 @@ class ClusterRouter(Decider):
                 self.clusters[index].outbox.append(event)
         elif kind == "JOB_COMPLETED":
             index = self._cluster_of_job(data["job_id"], data.get("alloc", ""))
-            self.job_cluster.pop(data["job_id"], None)
+            if data.get("job_state") != "COMPLETED_KILLED":  # (a kill's JOB_KILLED follows: routed there)
+                self.job_cluster.pop(data["job_id"], None)
             if index is not None:
                 self.clusters[index].outbox.append(event)
         elif kind == "JOB_KILLED":
@@ -172,7 +173,7 @@ class ClusterRouter(Decider):
         data = event["data"]
         per_cluster: dict[int, list[str]] = {}
         for job_id in data["job_ids"]:
-            index = self.job_cluster.get(job_id)
+            index = self.job_cluster.pop(job_id, None)
             if index is not None:
                 per_cluster.setdefault(index, []).append(job_id)
         progress = data.get("job_progress", {})

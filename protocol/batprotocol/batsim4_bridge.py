@@ -98,6 +98,8 @@ def to_batprotocol(message: dict[str, Any], state: BridgeState) -> tuple[dict[st
                 "job_id": data["job_id"], "job": _job(data["job_id"], job, number),
                 "submission_time": number(float(job["subtime"]))}))
         elif kind == "JOB_COMPLETED":
+            if data["job_state"] == "COMPLETED_KILLED":
+                continue  # (Batsim 4's report of a kill: Batsim 5's comes with JOB_KILLED, below)
             events.append(_event(at, "JobCompletedEvent", {
                 "job_id": data["job_id"], "state": data["job_state"],
                 "return_code": int(data.get("return_code", 0)) % 2 ** 32}))

@@ -62,11 +62,18 @@ class BatsimActors:
         # Submitters still submitting, and reports on their way to the server (a job's end...):
         # Batsim's server counts what they tell it (submitters, running jobs, waiters...).
         self.live = 0
-        self._spawned: list[Actor] = []
+        self._spawned: list[Any] = []  # Actors to create, and other simcalls of simulation code
         self._on_arrival: list[Callable[[], None]] = []  # what the server does on taking the next report
         self._server: Actor | None = None
         self._in_model = False  # simulation code runs for the runner's model (reports go by an actor)
         self._job_actor: dict[int, Actor] = {}  # id(record) -> the actor sleeping its duration
+        # With energy, Batsim reads machines' joules (a job's at its start and end, all of them for
+        # each row of its energy trace); each read of a machine not yet up to date is a simcall.
+        self.machines: range | None = None
+        if sim.config.energy:
+            self.machines = range(sim.nb_hosts + len(sim.storage_ids))
+            self.kernel.energy_stamp = [0.0] * len(self.machines)
+        self._first_job_read = False  # Batsim reads every machine's joules at the first submission
 
     def _clock_moved(self, now: float) -> None:
         self.sim.env._now = now
@@ -90,13 +97,85 @@ class BatsimActors:
             raise JoulesimError(sim._stuck_reason())
 
     def after(self, delay: float, callback: Callable[[Any], None], value: Any, host: Any = MASTER,
-              floor: float = 0.0, job: "JobRecord | None" = None, daemon: bool = False) -> None:
+              floor: float = 0.0, job: "JobRecord | None" = None, daemon: bool = False,
+              job_hosts: list[int] | None = None) -> None:
         """`callback(value)` once `delay` seconds have passed, in an actor of its own on `host`
         whose events then go to the server (created by the actor running now). A daemon (joulesim's
-        own bookkeeping, e.g. tariff boundaries) neither delays the end nor reports."""
-        actor = self._new_actor(self._timed(delay, callback, value, host, floor, daemon), host, "timer")
+        own bookkeeping, e.g. tariff boundaries) neither delays the end nor reports. A job's actor
+        (`job_hosts`: its machines, ascending) reads their joules, then every machine's, before
+        and after its sleep, as Batsim's execute_job_process does with energy."""
+        reads = None
+        if job_hosts is not None and self.machines is not None:
+            reads = (job_hosts, self.machines)
+        actor = self._new_actor(self._timed(delay, callback, value, host, floor, daemon, reads), host, "timer")
         if job is not None:
             self._job_actor[id(job)] = actor
+
+    def read_energy(self, hosts: Any = None) -> None:
+        """The running actor reads these machines' joules next (None: every machine), e.g. the
+        server writing a row of Batsim's energy trace; nothing without energy."""
+        if self.machines is not None:
+            self._spawned.append(("read", self.machines if hosts is None else hosts))
+
+    def set_pstate_now(self, host: int) -> None:
+        """The running actor calls Host::set_pstate next: a simcall that updates the host's joules."""
+        if self.machines is not None:
+            self._spawned.append(("set_pstate", host))
+        else:
+            self._spawned.append(("answered",))
+
+    def _energy_reads(self, hosts: Any):
+        """sg_host_get_consumed_energy on each machine: a simcall unless it is up to date."""
+        kernel = self.kernel
+        stamp = kernel.energy_stamp
+        for host in hosts:
+            if stamp[host] < kernel.now:
+                yield ("energy", host)
+
+    def switch_machine(self, host: int, speed: float, arrive: Callable[[int], None],
+                       taken: Callable[[int], None]) -> None:
+        """Batsim's switch_on/off_machine_process (src/pstate.cpp), an actor on the machine's host
+        created by the server: it computes 1 flop at the virtual pstate's `speed`, then
+        `arrive(host)` (the machine's new pstate and state), and reports to the server, where
+        `taken(host)` counts it towards its request."""
+        self._new_actor(self._switching(host, speed, arrive, taken), host, f"switch {host}")
+
+    def _switching(self, host: int, speed: float, arrive: Callable[[int], None], taken: Callable[[int], None]):
+        set_pstate = ("answered",) if self.machines is None else ("energy", host)  # (the plugin's on_speed_change)
+        yield set_pstate  # Host::set_pstate: into the virtual pstate
+        yield ("answered",)  # this_actor::execute: Exec::set_priority
+        yield ("execute", speed)  # ... its start, and wait until the flop is computed
+        yield set_pstate  # Host::set_pstate: the target pstate
+        events = self._capture(arrive, host)
+        self.live += 1  # until the server takes it
+        yield from self._put(("events", events, [lambda: taken(host)]))
+
+    def kill_jobs(self, records: list["JobRecord"], kill: Callable[["JobRecord"], Any],
+                  done: Callable[[list["JobRecord"], dict[str, Any]], None]) -> None:
+        """server_on_kill_jobs: a killer actor on the master (killer_process) kills each job still
+        running (`kill` returns its progress), then tells the server, where `done` reports the
+        kills."""
+        self._new_actor(self._killer(records, kill, done), MASTER, "killer_process")
+
+    def _killer(self, records: list["JobRecord"], kill: Callable[["JobRecord"], Any],
+                done: Callable[[list["JobRecord"], dict[str, Any]], None]):
+        progress: dict[str, Any] = {}
+        on_arrival: list[Callable[[], None]] = []
+        for record in records:
+            if record.state != RUNNING:
+                continue  # its end is on its way: nothing to kill
+            sleeping = id(record) in self._job_actor  # (else its work is on the runner: a ptask cancelled)
+            self._capture(lambda r: progress.__setitem__(r.job.id, kill(r)), record)  # (emits nothing)
+            on_arrival += self._on_arrival
+            self._on_arrival = []
+            if sleeping:
+                yield ("answered",)  # Actor::kill
+                if self.machines is not None:  # the killed job's machines' joules, then every machine's
+                    hosts = [h for a, b in record.alloc for h in range(a, b + 1)]
+                    yield from self._energy_reads(hosts)
+                    yield from self._energy_reads(self.machines)
+        self.live += 1  # until the server takes it
+        yield from self._put(("events", [], on_arrival + [lambda: done(records, progress)]))
 
     def away_from_server(self) -> bool:
         """Whether simulation code runs in an actor that reports to the server (not the server)."""
@@ -126,11 +205,19 @@ class BatsimActors:
         return actor
 
     def _creations(self):
-        """Actor::create for each actor the last piece of simulation code asked for, in order."""
+        """The simcalls the last piece of simulation code made, in order: Actor::create for each
+        actor it asked for, and with energy its reads of machines' joules and pstate changes."""
         while self._spawned:
             spawned, self._spawned = self._spawned, []
-            for actor in spawned:
-                yield ("create", actor)
+            for item in spawned:
+                if type(item) is Actor:
+                    yield ("create", item)
+                elif item[0] == "read":
+                    yield from self._energy_reads(item[1])
+                elif item[0] == "set_pstate":
+                    yield ("energy", item[1])
+                else:
+                    yield item
 
     def _put(self, payload: Any):
         """send_message (src/ipp.cpp): Mailbox::by_name (a simcall), then put: isend and wait."""
@@ -232,6 +319,7 @@ class BatsimActors:
     def _call_decider(self):
         """generate_and_send_message: the events so far go to a new REQ-REP actor."""
         message = {"now": self.kernel.now, "events": self.writer}
+        self.sim.ends_sent()
         self.writer = []
         self.sched_ready = False
         self._req_rep = Actor(self._request_reply(message), MASTER, "Scheduler REQ-REP")
@@ -280,6 +368,9 @@ class BatsimActors:
                 yield from self._sleep(job.subtime - current)
                 current = kernel.now
             batch.append(sim.records[job.id])
+            if not self._first_job_read and self.machines is not None:  # energy_first_job_submission
+                self._first_job_read = True
+                yield from self._energy_reads(self.machines)
         if batch:
             yield from self._put(("jobs", batch))
         yield from self._put(("bye",))
@@ -325,9 +416,12 @@ class BatsimActors:
                 yield ("wait", comm)
 
     def _timed(self, delay: float, callback: Callable[[Any], None], value: Any, host: Any, floor: float,
-               daemon: bool):
+               daemon: bool, reads: tuple[list[int], range] | None = None):
         if 0 < delay < floor:
             delay = floor
+        if reads is not None:  # a job's actor: its machines' joules, then every machine's (the trace)
+            yield from self._energy_reads(reads[0])
+            yield from self._energy_reads(reads[1])
         if daemon:
             if delay > 0:
                 yield ("sleep", delay, True)
@@ -337,6 +431,9 @@ class BatsimActors:
         yield from self._sleep(delay)
         events = self._capture(callback, value)
         on_arrival, self._on_arrival = self._on_arrival, []
+        if reads is not None:  # (after the job has left its machines, as execute_job_process does)
+            yield from self._energy_reads(reads[0])
+            yield from self._energy_reads(reads[1])
         yield from self._creations()
         if events or on_arrival:
             self.live += 1  # until the server takes it

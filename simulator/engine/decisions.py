@@ -173,17 +173,41 @@ class DecisionApplier:
         self.sim.reject_job(record)
 
     def _kill_job(self, data: dict[str, Any], context: DecisionContext) -> None:
+        """Batsim 4.2.1's kills: each job named is running, or ended without its end told yet
+        (nothing to kill then); a job named again while its kill is under way is left out. The
+        jobs really killed get a JOB_COMPLETED (COMPLETED_KILLED, return code -1) each, then one
+        JOB_KILLED names all, in one message, once the killer is done (with Batsim's actors, an
+        actor of its own: batsim_actors.kill_jobs)."""
         sim = self.sim
-        progress: dict[str, Any] = {}
+        records = []
         for job_id in data["job_ids"]:
             record = sim.record_of(job_id, context)
             if record.state in (NOT_SUBMITTED, SUBMITTED):
                 raise DecisionError(f"{context}: cannot kill job {job_id}: it is {record.describe_state()}, "
                                     "not running (use REJECT_JOB for a job that has not started)")
-            if record.state == RUNNING:
-                progress[job_id] = sim.kill_job(record)
-            # A job that already finished got its JOB_COMPLETED: killing it does nothing.
-        sim.emit("JOB_KILLED", {"job_ids": list(data["job_ids"]), "job_progress": progress})
+            if record.end_sent:
+                raise DecisionError(f"{context}: cannot kill job {job_id}: it is {record.describe_state()}, "
+                                    "and that end was already sent to the decider (Batsim 4.2.1 forgets a job "
+                                    "then, and aborts on such a kill); kill only running jobs")
+            if not record.kill_requested:
+                record.kill_requested = True
+                records.append(record)
+        if not records:  # (Batsim starts no killer, and says nothing)
+            return
+        if sim.actors is not None:
+            sim.actors.kill_jobs(records, sim.kill_job, self._kills_done)
+            return
+        progress = {r.job.id: sim.kill_job(r) for r in records if r.state == RUNNING}
+        self._kills_done(records, progress)
+
+    def _kills_done(self, records: list[Any], progress: dict[str, Any]) -> None:
+        """server_on_killing_done: a JOB_COMPLETED for each job really killed, then JOB_KILLED."""
+        sim = self.sim
+        for record in records:
+            if record.state == "COMPLETED_KILLED":
+                sim.emit("JOB_COMPLETED", {"job_id": record.job.id, "job_state": "COMPLETED_KILLED",
+                                           "return_code": -1, "alloc": record.alloc_str})
+        sim.emit("JOB_KILLED", {"job_ids": [r.job.id for r in records], "job_progress": progress})
 
     def _set_job_metadata(self, data: dict[str, Any], context: DecisionContext) -> None:
         record = self.sim.record_of(data["job_id"], context)
@@ -229,6 +253,8 @@ class DecisionApplier:
         if sim.energy is None:
             raise DecisionError(f"{context}: QUERY consumed_energy needs energy accounting: run the "
                                 "simulator with -E/--energy")
+        if sim.actors is not None:  # server_on_sched_tell_me_energy reads every machine's joules
+            sim.actors.read_energy()
         sim.emit("ANSWER", {"consumed_energy": sim.energy.energy_at(sim.env.now)})
 
     # ------------------------------------------------------------------ dynamic jobs

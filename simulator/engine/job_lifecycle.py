@@ -79,7 +79,8 @@ class JobLifecycle:
             duration = job.walltime
         self._set_end_state(record, walltime_reached)
         if self.actors is not None:  # the job's actor, on its first host, sleeps the duration
-            self.actors.after(duration, self._job_ends, record, runs[0][0], job=record)
+            job_hosts = expand_runs(runs) if self.actors.machines is not None else None
+            self.actors.after(duration, self._job_ends, record, runs[0][0], job=record, job_hosts=job_hosts)
             return
         heappush(self._queue, (now + duration, NORMAL, next(self._event_ids), CalendarEntry(self._job_ends, record)))  # at()
 
@@ -194,9 +195,13 @@ class JobLifecycle:
                now, record.alloc_str, energy)
         if self.actors is not None and self.actors.away_from_server():
             # Batsim's server writes the row when it takes the job's JOB_COMPLETED message.
-            self.actors.when_server_takes(lambda: self.jobs_out.write_finished(*row, record.metadata))
+            def taken() -> None:
+                self.jobs_out.write_finished(*row, record.metadata)
+                self.ends_handled.append(record)
+            self.actors.when_server_takes(taken)
         else:
             self.jobs_out.write_finished(*row, record.metadata)
+            self.ends_handled.append(record)
         self.stats.record_finished(state, job.subtime, record.start, now)
         self._job_left(record)
 
@@ -222,6 +227,7 @@ class JobLifecycle:
         record.finish = self.env._now
         self.jobs_out.write_rejected(job.local_id, job.workload, job.profile, job.subtime, job.res,
                                      job.walltime, record.metadata, state)
+        self.ends_handled.append(record)
         self.stats.record_rejected()
         self._job_left(record)
 

@@ -65,6 +65,8 @@ class MachineSwitching:
         self.nb_off = self.host_off.count(True)
         self.arrival_time = [0.0] * len(hosts)  # when a switching machine arrives
         self.in_progress = 0  # requests with machines still switching
+        # With Batsim's actors: each switching machine's (hosts, target pstate, state, request).
+        self._switch_of: dict[int, tuple[list[int], int, int, _Request]] = {}
         self.nb_machine_switches = 0
         self.nb_grouped_switches = 0
 
@@ -99,6 +101,9 @@ class MachineSwitching:
         # As Batsim writes them: the request's machines go to -2 (towards a sleep pstate) or -1
         # (towards a computation pstate) now, and to the target pstate when the last one is there.
         towards_sleep = target in self._sleep[hosts[0]]
+        actors = sim.actors
+        if actors is not None:  # server_on_pstate_modification writes a row of the energy trace first
+            actors.read_energy()
         self._record_request(now, hosts, -2 if towards_sleep else -1)
         instant = [h for h, kind in zip(hosts, kinds) if kind == "instant"]
         if instant:
@@ -124,6 +129,8 @@ class MachineSwitching:
             self.arrival_time[host] = now + duration
             groups.setdefault((kind, virtual, duration), []).append(host)
         if not groups:
+            if actors is not None:
+                self._server_simcalls(hosts, kinds, request)
             if request.remaining == 0:
                 self._notify(request)
             return
@@ -138,7 +145,28 @@ class MachineSwitching:
                 sim.machines.move(now, SLEEPING, SWITCHING_ON, available)
                 arrival = (group, target, ON, request)
             self._set_static_watts(now, virtual, group)
-            sim.at(now + duration, self._transition_ends, arrival)
+            if actors is None:
+                sim.at(now + duration, self._transition_ends, arrival)
+            else:
+                for host in group:
+                    self._switch_of[host] = arrival
+        if actors is not None:
+            self._server_simcalls(hosts, kinds, request)
+
+    def _server_simcalls(self, hosts: list[int], kinds: list[str], request: _Request) -> None:
+        """With Batsim's actors, what the server does for each machine in order: a pstate change
+        at once (a simcall), or an actor that computes the switch's flop (switch_machine); and
+        the energy trace's row if the request is answered at once."""
+        sim = self.sim
+        actors = sim.actors
+        for host, kind in zip(hosts, kinds):
+            if kind == "instant":
+                actors.set_pstate_now(host)
+            else:
+                actors.switch_machine(host, sim.hosts[host].speeds[sim.host_pstate[host]], self._host_arrives,
+                                      self._host_reported)
+        if request.remaining == 0:
+            actors.read_energy()
 
     def _check_all(self, hosts: list[int], target: int, context: "DecisionContext") -> list[str]:
         """The kind of change of each host; the usual cases are decided inline, anything else
@@ -194,8 +222,25 @@ class MachineSwitching:
         hosts, final_pstate, final_state, request = item
         self._arrive(hosts, final_pstate, final_state, request, notify=True)
 
+    def _host_arrives(self, host: int) -> None:
+        """A switching machine's actor has computed its flop: the machine is in its target pstate."""
+        hosts, final_pstate, final_state, _ = self._switch_of[host]
+        self._hosts_reach([host], final_pstate, final_state)
+
+    def _host_reported(self, host: int) -> None:
+        """The server takes a machine's report (server_on_switched): its request is answered
+        once its last machine is there."""
+        request = self._switch_of.pop(host)[3]
+        if request.remaining == 1:  # mark_switch_as_done writes a row of the energy trace
+            self.sim.actors.read_energy()
+        self._count_arrivals(request, 1, notify=True)
+
     def _arrive(self, hosts: list[int], pstate: int, power_state: int, request: _Request, notify: bool) -> None:
         """`hosts` (ascending, all in the same power state) reach `pstate` and `power_state`."""
+        self._hosts_reach(hosts, pstate, power_state)
+        self._count_arrivals(request, len(hosts), notify)
+
+    def _hosts_reach(self, hosts: list[int], pstate: int, power_state: int) -> None:
         sim = self.sim
         now = sim.env._now
         before = self.power_state[hosts[0]]
@@ -216,9 +261,11 @@ class MachineSwitching:
             sim.machines.move(now, _CATEGORY_OF_POWER_STATE[before], _CATEGORY_OF_POWER_STATE[power_state],
                               available)
         self._set_static_watts(now, pstate, hosts)
-        request.remaining -= len(hosts)
+
+    def _count_arrivals(self, request: _Request, count: int, notify: bool) -> None:
+        request.remaining -= count
         if request.remaining == 0:
-            self._record_request(now, request.hosts, request.state)
+            self._record_request(self.sim.env._now, request.hosts, request.state)
             if notify:
                 self.in_progress -= 1
                 self._notify(request)

@@ -155,6 +155,10 @@ class Kernel:
         self.current: Actor | None = None  # the actor running now (None: maestro)
         self._stopped = False
         self.model: Model | None = None
+        # With energy: when SimGrid's host energy plugin last brought each machine's joules up to
+        # date (HostEnergy::last_updated_), None without. Reading a machine's energy is a simcall
+        # only when that is before now, so it decides how many simcalls Batsim's actors make.
+        self.energy_stamp: list[float] | None = None
 
     # ------------------------------------------------------------------ actors
     def start(self, code: ActorCode, host: Any, name: str) -> Actor:
@@ -213,6 +217,8 @@ class Kernel:
             return False
         actor.alive = False
         if actor.sleep is not None:
+            if self.energy_stamp is not None:  # its action is cancelled: a state change
+                self._stamp(actor.host)
             self._sleeps.pop(actor.sleep, None)
             self._daemon_sleeps.discard(actor.sleep)
         if actor in self._ready:
@@ -225,6 +231,9 @@ class Kernel:
         actor.simcall = None
         kind = call[0]
         if kind == "answered":  # a simcall answered at once (e.g. Mailbox::by_name)
+            self._ready.append(actor)
+        elif kind == "energy":  # answered at once, bringing a machine's joules up to date
+            self.energy_stamp[call[1]] = self.now
             self._ready.append(actor)
         elif kind == "wait":  # blocking: answered when the transfer ends
             comm = call[1]
@@ -253,6 +262,16 @@ class Kernel:
             self._sleeps[key] = Sleep(call[1], actor)
             if len(call) > 2 and call[2]:  # ("sleep", duration, daemon)
                 self._daemon_sleeps.add(key)
+        elif kind == "execute":  # blocking: a computation of one host, answered when it ends
+            # ptask_L07 makes this_actor::execute(flops) a parallel task of one host: remains 1
+            # (the whole task), at the rate the solver gives it alone, speed / flops.
+            comm = Comm()
+            comm.sender = actor  # (the host it computes on)
+            comm.waiters.append(actor)
+            if self.energy_stamp is not None:  # the plugin's Exec::on_start: the host's joules
+                self._stamp(actor.host)
+            self._comms[self._next_action] = Transfer(1.0, call[1], 0.0, comm)
+            self._next_action += 1
         elif kind == "create":  # the new actor first, then its creator (ActorImpl::start)
             self._ready.append(call[1])
             self._ready.append(actor)
@@ -343,6 +362,7 @@ class Kernel:
         else:
             ended = ended_sleeps or ended_comms
         ready = self._ready
+        stamps = self.energy_stamp is not None
         for key in ended:
             sleep = sleeps.pop(key, None)
             if sleep is not None:
@@ -350,7 +370,18 @@ class Kernel:
                 self._daemon_sleeps.discard(key)
                 actor.sleep = None
                 ready.append(actor)
+                if stamps:  # the energy plugin updates the hosts of an action that ends
+                    self._stamp(actor.host)
             else:
                 transfer = comms.pop(key).comm
                 transfer.done = True
+                if stamps:
+                    self._stamp(transfer.sender.host)
+                    if transfer.receiver is not None:
+                        self._stamp(transfer.receiver.host)
                 self._finish(transfer)
+
+    def _stamp(self, host: Any) -> None:
+        """The energy plugin brings a machine's joules up to date now (the master is no machine)."""
+        if type(host) is int:
+            self.energy_stamp[host] = self.now

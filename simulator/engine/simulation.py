@@ -139,6 +139,9 @@ class Simulation(EventSources, JobLifecycle):
         # ended since the last message, removed once it is sent; then the removed ones by workload.
         self._collect_profiles = config.dynamic_jobs and not config.profile_reuse
         self._profiles_to_collect: list[tuple[str, str]] = []
+        # Jobs whose end the server has handled since the last message to the decider: that
+        # message tells it, and Batsim deletes them once it is sent (server.cpp jobs_to_be_deleted).
+        self.ends_handled: list[JobRecord] = []
         self.collected_profiles: dict[str, set[str]] = {}
         self.records: dict[str, JobRecord] = {}
         for workload in config.workloads:
@@ -401,6 +404,12 @@ class Simulation(EventSources, JobLifecycle):
                 "shorten the workload's times (submission times, walltimes, delays) or the decider's "
                 "requested calls")
 
+    def ends_sent(self) -> None:
+        """A message goes to the decider: the ends the server handled so far are told."""
+        for record in self.ends_handled:
+            record.end_sent = True
+        self.ends_handled.clear()
+
     def _call_decider(self) -> None:
         if self.config.no_sched:  # no decider: the events go nowhere
             self.pending.clear()
@@ -408,6 +417,7 @@ class Simulation(EventSources, JobLifecycle):
         now = self.env._now
         message = {"now": now, "events": self.pending}
         self.pending = []
+        self.ends_sent()
         reply = self.link.call(message)
         if self._profiles_to_collect:
             self.profiles_collected()

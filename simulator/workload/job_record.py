@@ -18,7 +18,8 @@ COMPLETED_STATES = (
 class JobRecord:
     __slots__ = ("job", "state", "start", "finish", "alloc", "alloc_str", "speeds", "metadata",
                  "end_state", "return_code", "profiles", "power", "dynamic_power", "energy", "energy_t",
-                 "cost", "cost_parts")  # the last two: energy cost only (simulator/energy/energy_cost.py)
+                 "cost", "cost_parts",  # these two: energy cost only (simulator/energy/energy_cost.py)
+                 "kill_requested", "end_sent")
 
     def __init__(self, job: Job, profiles: dict):
         self.job = job
@@ -32,6 +33,10 @@ class JobRecord:
         self.metadata = ""
         self.end_state = ""  # the state the job will reach at its scheduled end
         self.return_code = 0  # what JOB_COMPLETED will say (-1 when killed at its walltime)
+        self.kill_requested = False  # a KILL_JOB named it (Batsim ignores a second one)
+        # Its end (completion, kill, rejection) went out in a message to the decider: Batsim has
+        # deleted the job then, and aborts on a KILL_JOB naming it.
+        self.end_sent = False
         # Energy accounting (only with -E): watts of the job's hosts now, of which dynamic,
         # and joules settled up to energy_t.
         self.power = 0.0
