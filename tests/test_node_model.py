@@ -164,7 +164,7 @@ def test_resources_are_cores_and_simulation_begins_carries_the_hierarchy():
     begins = decider.begins
     assert begins["nb_compute_resources"] == 6
     assert [r["name"] for r in begins["compute_resources"]][:2] == ["node0.processor0.core0", "node0.processor0.core1"]
-    assert begins["compute_resources"][4]["properties"] == {"node": "node1", "processor": "node1.processor0"}
+    assert begins["compute_resources"][4]["properties"] == {"role": "", "node": "node1", "processor": "node1.processor0"}
     nodes = begins["hierarchy"]["nodes"]
     assert [n["name"] for n in nodes] == ["node0", "node1"]
     assert nodes[0]["memory"] == 32 and nodes[1]["memory"] is None

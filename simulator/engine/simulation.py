@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -536,9 +537,10 @@ class Simulation(EventSources, JobLifecycle):
                                     config.sched_config, config.forward_unknown_events, config.profile_reuse),
             "compute_resources": self._compute_resources(),
             "storage_resources": [
-                {"id": self.nb_hosts + i, "name": h.name, "state": "idle", "properties": h.properties,
+                {"id": self.nb_hosts + i, "name": h.name, "state": "idle", "properties": _with_role(h.properties),
                  "zone_properties": h.zone_properties} for i, h in enumerate(storage)],
-            "workloads": {**{w.name: w.path for w in config.workloads}, **{w.name: w.path for w in config.workflows}},
+            "workloads": {**{w.name: _absolute(w.path) for w in config.workloads},
+                          **{w.name: _absolute(w.path) for w in config.workflows}},
             "profiles": {**{w.name: w.profiles for w in config.workloads}, **{w.name: {} for w in config.workflows}},
             **({"hierarchy": self.hierarchy.to_protocol()} if self.hierarchy is not None else {}),
         }
@@ -552,9 +554,22 @@ class Simulation(EventSources, JobLifecycle):
         entries = _RESOURCE_ENTRIES.get(key)
         if entries is None or entries[0] is not self.config.platform:
             built = [{"id": h.id, "name": h.name, "state": "sleeping" if off[i] else "idle",
-                      "properties": h.properties, "zone_properties": h.zone_properties}
+                      "properties": _with_role(h.properties), "zone_properties": h.zone_properties}
                      for i, h in enumerate(self.hosts)]
             if len(_RESOURCE_ENTRIES) >= 64:
                 _RESOURCE_ENTRIES.clear()
             entries = _RESOURCE_ENTRIES[key] = (self.config.platform, built)
         return [entry.copy() for entry in entries[1]]
+
+def _with_role(properties: dict[str, str]) -> dict[str, str]:
+    """A host's properties as Batsim 4.2.1 tells them: it reads every host's `role` (an empty one
+    when the platform gives none), and that read adds it first."""
+    return properties if "role" in properties else {"role": "", **properties}
+
+
+def _absolute(path: str) -> str:
+    """A workload's file as Batsim names it: a relative path joined to the working directory
+    (as written, not normalised); a workload given as data keeps what it has."""
+    if path and not path.startswith("/") and os.path.isfile(path):
+        return os.getcwd() + "/" + path
+    return path
