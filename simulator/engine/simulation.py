@@ -261,7 +261,7 @@ class Simulation(EventSources, JobLifecycle):
             start_output_files(self.config.export_prefix)  # never a mix with an older run's files
         jobs_file = self._open_output("jobs")
         states_file = self._open_output("machine_states") if self.config.machine_state_tracing else DiscardedOutput()
-        self.jobs_out = JobsOutput(jobs_file)
+        self.jobs_out = JobsOutput(jobs_file, self.config.energy)
         asleep = self.switching.nb_off
         counts = [0] * 6
         counts[SLEEPING], counts[IDLE] = asleep, self.nb_hosts - asleep
@@ -325,7 +325,8 @@ class Simulation(EventSources, JobLifecycle):
         first, last = self._energy_first_submission, self._energy_last_end
         consumed = last - first if first is not None and last is not None else 0.0
         with self._open_output("schedule") as schedule_file:
-            schedule = write_schedule(schedule_file, self.stats, self.machines, self.nb_hosts,
+            schedule = write_schedule(schedule_file, self.stats, self.machines,
+                                      self.nb_hosts + len(self.config.platform.storage_hosts),
                                       self.link.scheduling_time, wall, consumed,
                                       self.switching.nb_machine_switches, self.switching.nb_grouped_switches)
             cost_total = None

@@ -1,8 +1,16 @@
-"""Running totals over finished and rejected jobs, for the schedule output and summaries."""
+"""Running totals over finished and rejected jobs, for the schedule output and summaries.
+
+The totals follow Batsim's: a job's run time is never zero (job_runtime.py), its slowdown is
+turnaround / run time, and the makespan is the latest finish. The means here are over finished
+jobs (the run summary's); `out_schedule.csv` divides the same sums by every job, rejected ones
+included, as Batsim does (schedule_output.py).
+"""
 
 from __future__ import annotations
 
 import math
+
+from joulesim.simulator.output.job_runtime import batsim_runtime_and_finish
 
 BOUNDED_SLOWDOWN_TAU = 10.0  # seconds, the usual bound (Batsim thesis, eq. 2.2)
 
@@ -12,7 +20,7 @@ class JobStatistics:
         self.nb_jobs = 0
         self.nb_finished = 0
         self.nb_success = 0
-        self.nb_killed = 0
+        self.nb_killed = 0  # killed by KILL_JOB or at their walltime (not failed ones)
         self.nb_rejected = 0
         self.makespan = 0.0
         self.sum_waiting = self.max_waiting = 0.0
@@ -27,10 +35,10 @@ class JobStatistics:
             self.nb_success += 1
         elif state in ("COMPLETED_KILLED", "COMPLETED_WALLTIME_REACHED"):
             self.nb_killed += 1
+        execution, finish = batsim_runtime_and_finish(start, finish)
         waiting = start - subtime
-        execution = finish - start
         turnaround = finish - subtime
-        slowdown = turnaround / execution if execution > 0 else 1.0
+        slowdown = turnaround / execution
         bounded = turnaround / (execution if execution > BOUNDED_SLOWDOWN_TAU else BOUNDED_SLOWDOWN_TAU)
         if bounded < 1.0:
             bounded = 1.0

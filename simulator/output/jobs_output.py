@@ -1,12 +1,23 @@
-"""`out_jobs.csv`: one row per job, written when the job finishes or is rejected."""
+"""`out_jobs.csv`: one row per job, written when the job finishes or is rejected, in Batsim
+4.2.1's format.
+
+Numbers are printed as std::to_string prints them (six decimals); times derive from Batsim's
+run time (job_runtime.py). `consumed_energy` is -1 when the run has no energy accounting
+(Batsim's value for a job whose energy was never measured) and empty for a rejected job.
+`metadata` is written between double quotes, always; no other field is quoted.
+
+One deliberate difference: Batsim writes the texts as they are, so a double quote in metadata,
+or a comma, double quote or line break in a job id, workload or profile name (IRMaSim's
+profile names have commas) breaks its row for CSV readers. joulesim quotes such a field and
+doubles its double quotes (RFC 4180), so its files stay readable; any other row is Batsim's.
+"""
 
 from __future__ import annotations
 
-import csv
 import re
 from typing import TextIO
 
-from joulesim.simulator.output.output_format import fmt
+from joulesim.simulator.output.job_runtime import batsim_runtime_and_finish
 
 JOBS_COLUMNS = [
     "job_id", "workload_name", "profile", "submission_time", "requested_number_of_resources",
@@ -14,42 +25,47 @@ JOBS_COLUMNS = [
     "waiting_time", "turnaround_time", "stretch", "allocated_resources", "consumed_energy", "metadata",
 ]
 
-# The columns above, for a row whose text fields need no CSV quoting (metadata empty).
-_PLAIN_ROW = "%s,%s,%s,%.6f,%d,%.6f,%d,%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%s,%.6f,\n"
+# A finished job's row: one %-format (this runs once per job).
+_FINISHED_ROW = '%s,%s,%s,%f,%d,%f,%d,%s,%f,%f,%f,%f,%f,%f,%s,%f,"%s"\n'
+# A rejected job's row: no times, allocation or energy.
+_REJECTED_ROW = '%s,%s,%s,%f,%d,%f,0,%s,,,,,,,,,"%s"\n'
+
+NO_ENERGY = -1.0  # Batsim's consumed_energy of a job when energy is not simulated
 
 
 class JobsOutput:
-    def __init__(self, out: TextIO):
+    def __init__(self, out: TextIO, energy: bool):
+        """`energy`: whether the run accounts energy (-E); without it every job gets -1."""
         self._out = out
-        self._writer = csv.writer(out, lineterminator="\n")
-        self._writer.writerow(JOBS_COLUMNS)
+        self._energy = energy
+        out.write(",".join(JOBS_COLUMNS) + "\n")
 
     def write_finished(self, local_id: str, workload: str, profile: str, subtime: float, res: int,
                        walltime: float, state: str, start: float, finish: float, alloc: str,
                        energy: float, metadata: str) -> None:
-        execution = finish - start
+        runtime, finish = batsim_runtime_and_finish(start, finish)
         turnaround = finish - subtime
-        stretch = turnaround / execution if execution > 0 else 1.0
-        if metadata or _needs_quoting(local_id) or _needs_quoting(profile):  # rare: csv quotes
-            self._writer.writerow((
-                local_id, workload, profile, fmt(subtime), res, fmt(walltime),
-                1 if state == "COMPLETED_SUCCESSFULLY" else 0, state, fmt(start), fmt(execution),
-                fmt(finish), fmt(start - subtime), fmt(turnaround), fmt(stretch), alloc, fmt(energy),
-                metadata,
-            ))
-            return
-        # The common row needs no quoting: one %-format is several times faster than csv.
-        self._out.write(_PLAIN_ROW % (
+        if _needs_quoting(local_id + workload + profile) or '"' in metadata:  # rare
+            local_id, workload, profile, metadata = _quoted(local_id, workload, profile, metadata)
+        self._out.write(_FINISHED_ROW % (
             local_id, workload, profile, subtime, res, walltime,
-            1 if state == "COMPLETED_SUCCESSFULLY" else 0, state, start, execution,
-            finish, start - subtime, turnaround, stretch, alloc, energy))
+            1 if state == "COMPLETED_SUCCESSFULLY" else 0, state, start, runtime,
+            finish, start - subtime, turnaround, turnaround / runtime, alloc,
+            energy if self._energy else NO_ENERGY, metadata))
 
     def write_rejected(self, local_id: str, workload: str, profile: str, subtime: float, res: int,
                        walltime: float, metadata: str, state: str = "REJECTED") -> None:
-        self._writer.writerow((
-            local_id, workload, profile, fmt(subtime), res, fmt(walltime), 0, state,
-            "", "", "", "", "", "", "", "", metadata,
-        ))
+        if _needs_quoting(local_id + workload + profile) or '"' in metadata:
+            local_id, workload, profile, metadata = _quoted(local_id, workload, profile, metadata)
+        self._out.write(_REJECTED_ROW % (local_id, workload, profile, subtime, res, walltime, state, metadata))
 
 
-_needs_quoting = re.compile('[,"\n\r]').search  # a match (truthy) when the text needs CSV quoting
+_needs_quoting = re.compile('[,"\n\r]').search  # a match (truthy) when a text field needs CSV quoting
+
+
+def _quoted(local_id: str, workload: str, profile: str, metadata: str) -> tuple[str, str, str, str]:
+    """The texts of a row that Batsim would break, made CSV: the first three quoted when they
+    need it, double quotes doubled (metadata's own quotes are in the row's format)."""
+    def field(text: str) -> str:
+        return '"' + text.replace('"', '""') + '"' if _needs_quoting(text) else text
+    return field(local_id), field(workload), field(profile), metadata.replace('"', '""')

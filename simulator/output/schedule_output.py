@@ -1,8 +1,16 @@
-"""`out_schedule.csv`: one row of whole-run figures, with exactly Batsim's columns."""
+"""`out_schedule.csv`: one row of whole-run figures, with exactly Batsim 4.2.1's columns and
+numbers.
+
+As Batsim computes them: the means divide by every job, rejected ones included (a run without
+jobs gets Batsim's `-nan`, 0/0); `nb_jobs_killed` counts every finished job that did not succeed
+(failed ones too); `nb_computing_machines` counts the compute and storage machines; the time_*
+columns are machine_states.py's. `batsim_version` names joulesim and its version, and the two
+wall-clock columns (`scheduling_time`, `simulation_time`) are this run's.
+"""
 
 from __future__ import annotations
 
-import csv
+import math
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import TextIO
@@ -37,10 +45,17 @@ def joulesim_version() -> str:
         return "joulesim-dev"
 
 
+def _per_job(total: float, nb_jobs: int) -> float:
+    """Batsim's mean: over every job; 0/0 is a NaN whose sign bit x86 sets (printed -nan)."""
+    return total / nb_jobs if nb_jobs else -math.nan
+
+
 def write_schedule(out: TextIO, stats: JobStatistics, machines: MachineStates, nb_machines: int,
                    scheduling_time: float, simulation_time: float, consumed_joules: float,
                    nb_machine_switches: int, nb_grouped_switches: int) -> dict[str, str]:
-    """Write the schedule row; returns it as a dict (also used for the run summary)."""
+    """Write the schedule row; returns it as a dict (also used for the run summary).
+    `nb_machines`: the compute and storage machines."""
+    nb_jobs = stats.nb_jobs
     row = {
         "batsim_version": joulesim_version(),
         "consumed_joules": fmt(consumed_joules),
@@ -48,21 +63,21 @@ def write_schedule(out: TextIO, stats: JobStatistics, machines: MachineStates, n
         "max_slowdown": fmt(stats.max_slowdown),
         "max_turnaround_time": fmt(stats.max_turnaround),
         "max_waiting_time": fmt(stats.max_waiting),
-        "mean_slowdown": fmt(stats.mean_slowdown),
-        "mean_turnaround_time": fmt(stats.mean_turnaround),
-        "mean_waiting_time": fmt(stats.mean_waiting),
+        "mean_slowdown": fmt(_per_job(stats.sum_slowdown, nb_jobs)),
+        "mean_turnaround_time": fmt(_per_job(stats.sum_turnaround, nb_jobs)),
+        "mean_waiting_time": fmt(_per_job(stats.sum_waiting, nb_jobs)),
         "nb_computing_machines": str(nb_machines),
         "nb_grouped_switches": str(nb_grouped_switches),
-        "nb_jobs": str(stats.nb_jobs),
+        "nb_jobs": str(nb_jobs),
         "nb_jobs_finished": str(stats.nb_finished),
-        "nb_jobs_killed": str(stats.nb_killed),
+        "nb_jobs_killed": str(stats.nb_finished - stats.nb_success),
         "nb_jobs_rejected": str(stats.nb_rejected),
         "nb_jobs_success": str(stats.nb_success),
         "nb_machine_switches": str(nb_machine_switches),
         # Wall-clock figures: the only columns that differ between identical runs.
         "scheduling_time": fmt(scheduling_time),
         "simulation_time": fmt(simulation_time),
-        "success_rate": fmt(stats.success_rate if stats.nb_jobs else 0.0),
+        "success_rate": fmt(_per_job(stats.nb_success, nb_jobs)),
         "time_computing": fmt(machines.time_in(COMPUTING)),
         "time_idle": fmt(machines.time_in(IDLE)),
         "time_sleeping": fmt(machines.time_in(SLEEPING)),
@@ -70,7 +85,5 @@ def write_schedule(out: TextIO, stats: JobStatistics, machines: MachineStates, n
         "time_switching_on": fmt(machines.time_in(SWITCHING_ON)),
         "time_unavailable": fmt(machines.time_in(UNAVAILABLE)),
     }
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(SCHEDULE_COLUMNS)
-    writer.writerow([row[c] for c in SCHEDULE_COLUMNS])
+    out.write(",".join(SCHEDULE_COLUMNS) + "\n" + ",".join([row[c] for c in SCHEDULE_COLUMNS]) + "\n")
     return row
