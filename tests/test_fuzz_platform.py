@@ -542,6 +542,7 @@ HOSTILE_TEXTS = [
 hostile_text = st.one_of(st.sampled_from(HOSTILE_TEXTS), st.text(max_size=30))
 
 XML_ATTRIBUTES = ["id", "speed", "pstate", "core", "radical", "prefix", "suffix", "bw", "lat", "bb_bw", "bb_lat", "sharing_policy",
+                  "coordinates", "bw_in", "bw_out",
                   "bb_sharing_policy", "limiter_link", "router_id", "topology", "loopback_bw", "routing", "bandwidth", "latency",
                   "src", "dst", "gw_src", "gw_dst", "symmetrical", "direction", "up", "down", "value", "version",
                   "attach", "typeId", "storageId", "name", "bandwidth_file", "kind", "element"]
@@ -575,10 +576,15 @@ def network_platform(routing: str) -> ET.Element:
         <backbone id="kbb" bandwidth="2GBps" latency="1us"/>
       </zone>
       <zone id="zm" routing="Full">{MASTER}</zone>
+      <zone id="zv" routing="Vivaldi">
+        <peer id="p0" speed="1Gf" bw_in="1GBps" bw_out="500MBps" coordinates="1.5 -2 0.5"/>
+        <peer id="pg" speed="1Gf" bw_in="1GBps" bw_out="1GBps" coordinates="0 0 0"/>
+      </zone>
       <link id="t0" bandwidth="1GBps" latency="2us"/><link id="t1" bandwidth="1GBps" latency="2us"/>
       <zoneRoute src="z0" dst="c0" gw_src="r0" gw_dst="c0-c0_router"><link_ctn id="t0"/></zoneRoute>
       <zoneRoute src="c0" dst="z1" gw_src="c0-c0_router" gw_dst="kr"><link_ctn id="t1"/></zoneRoute>
       <zoneRoute src="z0" dst="z1" gw_src="r0" gw_dst="kr"><link_ctn id="t0"/><link_ctn id="t1"/></zoneRoute>
+      <zoneRoute src="z0" dst="zv" gw_src="r0" gw_dst="pg"><link_ctn id="t1"/></zoneRoute>
     </zone></platform>"""
     return ET.fromstring(text)
 
@@ -602,7 +608,7 @@ def test_the_mutation_seed_is_a_valid_platform(tmp_path):
     for routing in ("Full", "Floyd"):
         path = write(tmp_path, f"seed-{routing}.xml", ET.tostring(network_platform(routing), encoding="unicode"))
         platform = load_platform(path)
-        assert platform.nb_compute == 8 and [h.name for h in platform.storage_hosts] == []
+        assert platform.nb_compute == 10 and [h.name for h in platform.storage_hosts] == []
         route_all_pairs(platform)
 
 
@@ -675,6 +681,8 @@ XML_NUMBER_SLOTS = [
     ("backbone", "kbb", "bandwidth", "<backbone id='kbb'>, bandwidth"), ("backbone", "kbb", "latency", "<backbone id='kbb'>, latency"),
     ("prop", "wattage_per_state", "value", "host 'h0', property 'wattage_per_state'"),
     ("prop", "sleep_pstates", "value", "host 'h0', property 'sleep_pstates'"), ("prop", "wattage_off", "value", "host 'h0', property 'wattage_off'"),
+    ("peer", "p0", "coordinates", "peer 'p0', coordinates"), ("peer", "p0", "bw_in", "<peer id='p0'>, bw_in"),
+    ("peer", "p0", "speed", "peer 'p0', speed"),
 ]
 # Characters Python's int()/float() (or \d, str.isdigit) take for digits, but SimGrid does not.
 NOT_ASCII_DIGITS = "²³¹١٢٣٤５６０߀०১੧૧୧௧౧೧൧๑໑༡၁᠑᧑᭑᮱᱁꘡꣑꤁꧑꩑꯱０９_"
@@ -787,7 +795,7 @@ def test_storages_load_only_on_declared_hosts(fuzz_dir, attach, mount):
     ET.SubElement(h0, "mount", {"storageId": mount, "name": "/data"})
     path = write(fuzz_dir, "storage.xml", ET.tostring(root, encoding="utf-8"))
     if attach in ("h0", "h1", "c0-3", "k1", "master_host") and mount == "s0":
-        assert load_platform(path).nb_compute == 8
+        assert load_platform(path).nb_compute == 10
     else:
         refused(path, "<mount>" if attach in ("h0", "h1", "c0-3", "k1", "master_host") else "<storage id='s0'>")
 
