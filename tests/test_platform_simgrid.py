@@ -630,6 +630,15 @@ LOADED = {
                                   f'<host id="b" speed="1Gf"/></zone>{L}'
                                   '<zoneRoute src="mz" dst="o" gw_src="master_host" gw_dst="a"><link_ctn id="l"/></zoneRoute>'
                                   '<zoneRoute src="o" dst="o" gw_src="a" gw_dst="b"><link_ctn id="m"/></zoneRoute></zone>'),
+    "cluster-limiter-fatpipe-backbone": (f'<zone id="z" routing="Full">{MASTER_F}<cluster id="c" prefix="n" suffix="" radical="0-2" '
+                                         'speed="1Gf" bw="1GBps" lat="1us" sharing_policy="SHARED" bb_bw="10GBps" bb_lat="7ns" '
+                                         'bb_sharing_policy="FATPIPE" limiter_link="2GBps"/>'
+                                         f'{L}<zoneRoute src="mz" dst="c" gw_src="master_host" gw_dst="nc_router"><link_ctn id="m"/>'
+                                         '</zoneRoute></zone>'),
+    "cluster-zone-cabinets": (f'<zone id="z" routing="Full">{MASTER_F}<zone id="k" routing="Cluster"><router id="kr"/>'
+                              '<cabinet id="cab" prefix="h" suffix="" radical="3-5" speed="1Gf" bw="125MBps" lat="100us"/>'
+                              '<backbone id="kbb" bandwidth="2.25GBps" latency="500us"/></zone>'
+                              f'{L}<zoneRoute src="mz" dst="k" gw_src="master_host" gw_dst="kr"><link_ctn id="l"/></zoneRoute></zone>'),
     "known-config-key": CONFIG.format(key="network/TCP-gamma", value="4194304") + f'<zone id="f" routing="Full">{TWO}{L}'
                         '<route src="a" dst="master_host"><link_ctn id="l"/></route></zone>',
 }
