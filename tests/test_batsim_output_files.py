@@ -1,16 +1,109 @@
-"""The output files as Batsim 4.2.1 writes them, byte for byte: jobs and schedule.
+"""The output files as Batsim 4.2.1 writes them, byte for byte: jobs, schedule, machine states
+and pstate changes.
 
-Small runs whose expected values are worked out by hand from Batsim's rules (src/export.cpp).
+Two kinds of tests: runs of the cases measured with real Batsim 4.2.1 (../shared/reference,
+skipped when absent) compared with Batsim's own files; and small runs whose expected values
+are worked out by hand from Batsim's rules (src/export.cpp, src/machines.cpp, src/server.cpp).
 """
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+
 import pytest
 from scripted_decider import ScriptedDecider, submitted
 
+import joulesim
 from joulesim.deciders import load_decider
 
 from conftest import read_csv, run_in_process, write_platform, write_workload
+
+CASES = "batsim-energy-and-kills/cases"
+WALL_CLOCK_COLUMNS = ("scheduling_time", "simulation_time")
+# joulesim names itself in out_schedule.csv's batsim_version (Batsim writes "4.2.1").
+IDENTITY_COLUMNS = ("batsim_version",)
+
+
+# ---------------------------------------------------------------------- the measured cases
+def run_case(reference: Path, case: str, prefix: Path) -> Path:
+    """Run a measured case as its summary.json says Batsim was run (same decider, inputs and
+    flags); returns the folder of Batsim's files."""
+    bundle = reference / CASES / case
+    summary = json.loads((bundle / "summary.json").read_text())
+    inputs = bundle.parent.parent
+    decider = summary["decider"].split()
+    if decider[:2] == ["joulesim", "decide"]:  # "joulesim decide NAME [-o K=V]... -s {EP}": in this process
+        chosen: dict = {"decider": decider[2], "options": dict(decider[i + 1].split("=", 1)
+                                                                for i, word in enumerate(decider) if word == "-o")}
+    else:  # "python3 tools/SCRIPT {EP} ARGS...": the bundle's decider, in its own process
+        command = [sys.executable, str(inputs / decider[1])] + decider[2:]
+        chosen = {"decider": [word.replace("{EP}", "{endpoint}") for word in command], "in_process": False}
+    flags = summary["flags"]
+    keywords: dict = {"energy": "-E" in flags}
+    if "--mmax" in flags:
+        keywords["mmax"] = int(flags[flags.index("--mmax") + 1])
+    if "-m" in flags:
+        keywords["master_host"] = flags[flags.index("-m") + 1]
+    joulesim.simulate(str(inputs / summary["platform"]), str(inputs / summary["workload"]), export=prefix,
+                      verbosity="quiet", **chosen, **keywords)
+    return bundle / "batsim"
+
+
+@pytest.fixture(scope="module")
+def measured_runs(tmp_path_factory):
+    """Each measured case run once for this file's tests: case -> (our folder, Batsim's folder)."""
+    folders: dict[str, tuple[Path, Path]] = {}
+
+    def run(reference: Path, case: str) -> tuple[Path, Path]:
+        if case not in folders:
+            ours = tmp_path_factory.mktemp(case)
+            folders[case] = (ours, run_case(reference, case, ours / "out"))
+        return folders[case]
+    return run
+
+
+def csv_columns(path: Path, dropped: tuple[str, ...] = ()) -> list[list[str]]:
+    """The rows of a Batsim CSV file (split on commas: its fields hold none in these cases),
+    without the `dropped` columns."""
+    lines = path.read_text().splitlines()
+    header = lines[0].split(",")
+    kept = [i for i, name in enumerate(header) if name not in dropped]
+    return [[fields[i] for i in kept] for fields in (line.split(",") for line in lines)]
+
+
+# What each measured case's files must match: Batsim's bytes, except the columns named (the
+# wall-clock ones, joulesim's name in batsim_version, and energy values: Batsim's carry
+# SimGrid's rounding of each host's joules, ...999999 for 1000000, which is the energy model's
+# matter; they are compared as numbers instead).
+NOT_COMPARED = {
+    "out_jobs.csv": ("consumed_energy",),
+    "out_schedule.csv": WALL_CLOCK_COLUMNS + IDENTITY_COLUMNS + ("consumed_joules",),
+    "out_consumed_energy.csv": ("energy", "epower"),
+}
+WITHOUT_ENERGY = ["out_jobs.csv", "out_machine_states.csv", "out_schedule.csv"]
+WITH_ENERGY = WITHOUT_ENERGY + ["out_pstate_changes.csv", "out_consumed_energy.csv"]
+MEASURED = [(case, name) for case in ("5_no_energy_fcfs", "6_platform_floyd8", "6_platform_dijkstra8", "4b_kill_running")
+            for name in WITHOUT_ENERGY]
+MEASURED += [(case, name) for case in ("3_easy_shutdown", "1_reducepc50") for name in WITH_ENERGY]
+
+
+@pytest.mark.parametrize("case,name", MEASURED)
+def test_a_measured_case_writes_batsims_file(shared_reference, measured_runs, case, name):
+    """Shutdowns (case 3: machines asleep at the end, whose sleep Batsim does not count), power
+    capping (case 1), a kill (4b), no energy (5), Floyd and Dijkstra platforms (6)."""
+    ours, batsim = measured_runs(shared_reference, case)
+    dropped = NOT_COMPARED.get(name, ())
+    assert csv_columns(ours / name, dropped) == csv_columns(batsim / name, dropped)
+    if name in ("out_jobs.csv", "out_consumed_energy.csv"):
+        column = "consumed_energy" if name == "out_jobs.csv" else "energy"
+        mine, theirs = (csv_columns(folder / name) for folder in (ours, batsim))
+        index = mine[0].index(column)
+        assert [float(row[index]) for row in mine[1:]] == pytest.approx(
+            [float(row[index]) for row in theirs[1:]], rel=1e-12, abs=1e-5)
+    if not dropped:
+        assert (ours / name).read_bytes() == (batsim / name).read_bytes()
 
 
 # ---------------------------------------------------------------------- out_jobs.csv
@@ -93,3 +186,77 @@ def test_schedule_means_count_rejected_jobs_and_failed_jobs_count_as_killed(tmp_
     assert (schedule["mean_turnaround_time"], schedule["mean_waiting_time"], schedule["mean_slowdown"],
             schedule["success_rate"]) == ("16.666667", "0.000000", "0.666667", "0.333333")
     assert (schedule["max_turnaround_time"], schedule["makespan"]) == ("30.000000", "30.000000")
+
+
+# ---------------------------------------------------------------------- machine states
+def test_machine_times_stop_at_each_machines_last_change(tmp_path):
+    """energy2: job 1 computes on host 0 from 0 to 10; host 1 is switched off at 30 (6.1 s)
+    and sleeps until the end (t=100, job 2 on host 0). Batsim adds a machine's time in a state
+    when it leaves the state: host 1's sleep and host 0's idling after job 2 are never added."""
+    off = 6.1
+    workload = write_workload(tmp_path, [{"id": 1, "subtime": 0, "res": 1, "delay": 10},
+                                         {"id": 2, "subtime": 90, "res": 1, "delay": 10}])
+
+    def script(d, message):
+        for data in submitted(message):
+            d.execute_job(data["job_id"], "0")
+            if data["job_id"] == "w0!1":
+                d.call_me_later(30)
+        if any(e["type"] == "REQUESTED_CALL" for e in message["events"]):
+            d.set_resource_state("1", 1)
+
+    run_in_process(ScriptedDecider(script), "energy2", [workload], str(tmp_path / "out"), energy=True)
+    schedule = read_csv(str(tmp_path / "out_schedule.csv"))[0]
+    assert (schedule["time_computing"], schedule["time_idle"], schedule["time_switching_off"],
+            schedule["time_sleeping"], schedule["time_switching_on"]) == (
+        "20.000000", f"{30 + 80:f}", f"{off:f}", "0.000000", "0.000000")  # idle: host 1 to 30, host 0 10..90
+    assert schedule["nb_computing_machines"] == "2"
+    rows = (tmp_path / "out_machine_states.csv").read_text().splitlines()
+    # A row after each job start and end, each SET_RESOURCE_STATE and each switch done; none at
+    # t=0 for the initial state; times with %g.
+    assert rows == ["time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing",
+                    "0,0,0,0,1,1", "10,0,0,0,2,0", "30,0,0,1,1,0", "36.1,1,0,0,1,0", "90,1,0,0,0,1",
+                    "100,1,0,0,1,0"]
+    pstates = (tmp_path / "out_pstate_changes.csv").read_text().splitlines()
+    assert pstates == ["time,machine_id,new_pstate", "0,0-1,0", "30,1,-2", "36.1,1,1"]
+
+
+def test_machine_states_rows_one_per_event_with_g_times(tmp_path):
+    """Two jobs ending at one time give two rows at that time; a late time prints as %g does
+    (six significant digits)."""
+    platform = write_platform(tmp_path, 3)
+    workload = write_workload(tmp_path, [{"id": 1, "subtime": 0, "res": 1, "delay": 1234567},
+                                         {"id": 2, "subtime": 0, "res": 2, "delay": 1234567}])
+
+    def script(d, message):
+        for data in submitted(message):
+            d.execute_job(data["job_id"], "0" if data["job_id"] == "w0!1" else "1-2")
+
+    run_in_process(ScriptedDecider(script), platform, [workload], str(tmp_path / "out"))
+    rows = (tmp_path / "out_machine_states.csv").read_text().splitlines()
+    assert rows[1:] == ["0,0,0,0,2,1", "0,0,0,0,0,3", "1.23457e+06,0,0,0,1,2", "1.23457e+06,0,0,0,3,0"]
+    schedule = read_csv(str(tmp_path / "out_schedule.csv"))[0]
+    assert (schedule["time_computing"], schedule["time_idle"]) == (f"{3 * 1234567:f}", "0.000000")
+
+
+def test_an_unavailable_machine_is_counted_as_batsim_counts_it(tmp_path):
+    """Host 1 computes job 1 (0..4) and is unavailable from 2 to 20: Batsim marks it unavailable
+    at once, leaves it so when the job ends (no idle), and makes it idle at 20 (no row then)."""
+    platform = write_platform(tmp_path, 2)
+    workload = write_workload(tmp_path, [{"id": 1, "subtime": 0, "res": 2, "delay": 4},
+                                         {"id": 2, "subtime": 6, "res": 1, "delay": 4}])
+    events = tmp_path / "events.txt"
+    events.write_text('{"type":"machine_unavailable","resources":"1","timestamp":2}\n'
+                      '{"type":"machine_available","resources":"1","timestamp":20}\n')
+
+    def script(d, message):
+        for data in submitted(message):
+            d.execute_job(data["job_id"], "0-1" if data["job"]["res"] == 2 else "0")
+
+    run_in_process(ScriptedDecider(script), platform, [workload], str(tmp_path / "out"), events_path=str(events))
+    rows = (tmp_path / "out_machine_states.csv").read_text().splitlines()
+    assert rows[1:] == ["0,0,0,0,0,2", "4,0,0,0,1,0", "6,0,0,0,0,1", "10,0,0,0,1,0"]
+    schedule = read_csv(str(tmp_path / "out_schedule.csv"))[0]
+    # computing: host 0 0..4 and 6..10, host 1 0..2; idle: host 0 4..6; unavailable: host 1 2..20
+    assert (schedule["time_computing"], schedule["time_idle"], schedule["time_unavailable"]) == (
+        "10.000000", "2.000000", "18.000000")

@@ -315,11 +315,11 @@ def test_external_events_make_machines_unavailable_then_available(tmp_path):
     assert (20, {"type": "event_machine_available", "resources": "1"}) in notifies
     assert (20, {"type": "no_more_external_event_to_occur"}) in notifies
     states = [(r["time"], r["nb_idle"], r["nb_computing"]) for r in read_csv(str(tmp_path / "out_machine_states.csv"))]
-    # Job 1 keeps running on host 1; when it ends host 1 stays out of the pool until t=20.
-    assert states == [("0.000000", "0", "2"), ("4.000000", "1", "0"), ("6.000000", "0", "1"),
-                      ("10.000000", "1", "0"), ("20.000000", "2", "0")]
+    # As Batsim counts them: host 1 is unavailable from 2 (job 1 still running on it) to 20, when
+    # it becomes idle again without a row (rows come with jobs and switches only).
+    assert states == [("0", "0", "2"), ("4", "1", "0"), ("6", "0", "1"), ("10", "1", "0")]
     schedule = read_csv(str(tmp_path / "out_schedule.csv"))[0]
-    assert schedule["time_unavailable"] == "16.000000"  # host 1 idle-but-unavailable from 4 to 20
+    assert schedule["time_unavailable"] == "18.000000"  # host 1 from 2 to 20
 
 
 def test_executing_on_an_unavailable_machine_is_refused(tmp_path):

@@ -368,7 +368,9 @@ def test_series_are_redrawn_at_the_view_s_resolution(runs, tmp_path, browser, mo
     assert len(drawn["x"]) >= 4 and drawn["x"][0] <= middle - 1e-3 and drawn["x"][-1] >= middle + 1e-3
     for (x0, x1), (y0, y1) in zip(zip(drawn["x"][::2], drawn["x"][1::2]), zip(drawn["utilisation"][::2],
                                                                              drawn["utilisation"][1::2])):
-        assert y0 == y1 == pytest.approx(float(utilisation[np.searchsorted(times, (x0 + x1) / 2, side="right") - 1]))
+        assert y0 == y1
+        if x1 > x0:  # (several rows at one time, as Batsim writes them, leave steps of no length between them)
+            assert y0 == pytest.approx(float(utilisation[np.searchsorted(times, (x0 + x1) / 2, side="right") - 1]))
     screenshot(browser, "report_series_zoomed.png")
     assert errors_of(browser) == []
 

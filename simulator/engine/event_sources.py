@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from joulesim.protocol.interval_set import format_interval_set
-from joulesim.simulator.output.machine_states import UNAVAILABLE
 from joulesim.simulator.engine.workflow_runs import WorkflowRun
 from joulesim.simulator.workload.dax_workflow import WorkflowTask
 from joulesim.simulator.workload.job_record import SUBMITTED, JobRecord
@@ -112,9 +111,4 @@ class EventSources:
             if self.host_unavailable[host] != available:
                 continue  # already in the requested state
             self.host_unavailable[host] = not available
-            if self.host_job[host] is None:
-                power_category = self.switching.category(host)
-                if available:
-                    self.machines.move(now, UNAVAILABLE, power_category, 1)
-                else:
-                    self.machines.move(now, power_category, UNAVAILABLE, 1)
+            self.machines.set_availability(now, host, available)

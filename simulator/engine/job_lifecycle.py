@@ -23,7 +23,6 @@ from joulesim.simulator.models.job_execution import (
     profile_progress,
     profile_return_code,
 )
-from joulesim.simulator.output.machine_states import COMPUTING, IDLE, UNAVAILABLE
 from joulesim.simulator.workload.job_record import RUNNING, JobRecord
 
 
@@ -42,12 +41,12 @@ class JobLifecycle:
         record.alloc = runs
         record.alloc_str = alloc_str
         if self.host_running is not None:  # compute sharing: hosts idle until now start computing
-            size = self.host_running.add(record, runs)
+            self.host_running.add(record, runs)
         else:
             host_job = self.host_job
             for a, b in runs:
                 host_job[a:b + 1] = [record] * (b - a + 1)
-        self.machines.move(now, IDLE, COMPUTING, size)
+        self.machines.job_started(now, record, runs)
         if storages and not self.config.storage_sharing:
             for storage in storages.values():
                 self.storage_job[storage] = record
@@ -167,24 +166,16 @@ class JobLifecycle:
         job = record.job
         record.state = state
         record.finish = now
-        host_job, unavailable = self.host_job, self.host_unavailable
-        size = still_unavailable = 0
         if self.host_running is not None:  # compute sharing: only hosts left with no job are idle
-            for host in self.host_running.remove(record):
-                size += 1
-                still_unavailable += unavailable[host]
+            self.host_running.remove(record)
         else:
+            host_job = self.host_job
             for a, b in record.alloc:
                 host_job[a:b + 1] = [None] * (b - a + 1)
-                still_unavailable += sum(unavailable[a:b + 1])
-                size += b - a + 1
         if self.storage_job:
             for storage in [s for s, holder in self.storage_job.items() if holder is record]:
                 del self.storage_job[storage]
-        machines = self.machines
-        machines.move(now, COMPUTING, IDLE, size - still_unavailable)
-        if still_unavailable:
-            machines.move(now, COMPUTING, UNAVAILABLE, still_unavailable)
+        self.machines.job_ended(now, record, record.alloc)
         energy = 0.0
         if self.energy is not None:
             energy = self.energy.job_ended(now, record)

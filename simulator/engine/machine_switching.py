@@ -133,16 +133,15 @@ class MachineSwitching:
                 self._server_simcalls(hosts, kinds, request)
             if request.remaining == 0:
                 self._notify(request)
+            sim.machines.write_row(now)  # Batsim's row after each SET_RESOURCE_STATE
             return
         self.in_progress += 1
-        unavailable = sim.host_unavailable
         for (kind, virtual, duration), group in groups.items():
-            available = len(group) - sum([unavailable[h] for h in group])
             if kind == "off":
-                sim.machines.move(now, IDLE, SWITCHING_OFF, available)
+                sim.machines.set_state(now, group, SWITCHING_OFF)
                 arrival = (group, target, ASLEEP, request)
             else:
-                sim.machines.move(now, SLEEPING, SWITCHING_ON, available)
+                sim.machines.set_state(now, group, SWITCHING_ON)
                 arrival = (group, target, ON, request)
             self._set_static_watts(now, virtual, group)
             if actors is None:
@@ -152,6 +151,7 @@ class MachineSwitching:
                     self._switch_of[host] = arrival
         if actors is not None:
             self._server_simcalls(hosts, kinds, request)
+        sim.machines.write_row(now)  # Batsim's row after each SET_RESOURCE_STATE
 
     def _server_simcalls(self, hosts: list[int], kinds: list[str], request: _Request) -> None:
         """With Batsim's actors, what the server does for each machine in order: a pstate change
@@ -256,10 +256,7 @@ class MachineSwitching:
                 host_off[host] = off
             if not off:
                 self.nb_off -= len(hosts)
-            unavailable = sim.host_unavailable
-            available = len(hosts) - sum([unavailable[h] for h in hosts])
-            sim.machines.move(now, _CATEGORY_OF_POWER_STATE[before], _CATEGORY_OF_POWER_STATE[power_state],
-                              available)
+            sim.machines.set_state(now, hosts, _CATEGORY_OF_POWER_STATE[power_state])
         self._set_static_watts(now, pstate, hosts)
 
     def _count_arrivals(self, request: _Request, count: int, notify: bool) -> None:
@@ -268,6 +265,7 @@ class MachineSwitching:
             self._record_request(self.sim.env._now, request.hosts, request.state)
             if notify:
                 self.in_progress -= 1
+                self.sim.machines.write_row(self.sim.env._now)  # Batsim's row when a switch is done
                 self._notify(request)
 
     def _notify(self, request: _Request) -> None:

@@ -47,7 +47,7 @@ from joulesim.simulator.workload.profile_traces import profile_traces
 from joulesim.simulator.workload.storage_labels import resolve_storages
 from joulesim.simulator.output.job_statistics import JobStatistics
 from joulesim.simulator.output.jobs_output import JobsOutput
-from joulesim.simulator.output.machine_states import IDLE, SLEEPING, MachineStates
+from joulesim.simulator.output.machine_states import MachineStates
 from joulesim.simulator.output.output_files import DiscardedOutput, output_error, output_paths, start_output_files
 from joulesim.simulator.output.pstate_changes_output import PstateChangesOutput
 from joulesim.simulator.output.schedule_output import write_schedule
@@ -262,10 +262,7 @@ class Simulation(EventSources, JobLifecycle):
         jobs_file = self._open_output("jobs")
         states_file = self._open_output("machine_states") if self.config.machine_state_tracing else DiscardedOutput()
         self.jobs_out = JobsOutput(jobs_file, self.config.energy)
-        asleep = self.switching.nb_off
-        counts = [0] * 6
-        counts[SLEEPING], counts[IDLE] = asleep, self.nb_hosts - asleep
-        self.machines = MachineStates(states_file, counts)
+        self.machines = MachineStates(states_file, self.host_job)
         if self.config.energy:
             energy_file = self._open_output("consumed_energy")
             pstates_file = self._open_output("pstate_changes")
@@ -280,7 +277,9 @@ class Simulation(EventSources, JobLifecycle):
                     self._schedule_tariff_change(index, 0.0)
             else:
                 self.energy = EnergyMeter(energy_file, static)
-            self.pstate_out = PstateChangesOutput(pstates_file, pstates)
+            # (Batsim's first rows give every machine's pstate, the storage machines' too.)
+            storage_pstates = [h.pstate for h in self.config.platform.storage_hosts]
+            self.pstate_out = PstateChangesOutput(pstates_file, pstates + storage_pstates)
             offer = getattr(self.link.transport, "offer_host_energy", None)
             if offer is not None:  # (a requester that reads hosts one by one: Batsim 5's energy probes)
                 ledger = self.energy.track_hosts()

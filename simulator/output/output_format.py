@@ -1,7 +1,9 @@
 """Numbers as Batsim 4.2.1 prints them in its outputs, so that the files are byte-identical.
 
-Batsim writes most numbers with C++'s std::to_string (printf's `%f`: six decimals). Python's
-`%f` gives the same text for finite numbers.
+Batsim writes most numbers with C++'s std::to_string (printf's `%f`: six decimals) and the
+times of `out_machine_states.csv` and `out_pstate_changes.csv` with printf's `%g` (six
+significant digits: `4e-10`, `306.1`, `182655`). Python's `%f` and `%g` give the same text
+for finite numbers.
 """
 
 import math
@@ -13,3 +15,7 @@ def fmt(value: float) -> str:
         return "-nan" if math.copysign(1.0, value) < 0 else "nan"
     return "%f" % value
 
+
+def fmt_time(value: float) -> str:
+    """printf's `%g`: the times of the machine-state and pstate outputs."""
+    return "%g" % value
