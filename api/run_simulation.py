@@ -57,6 +57,7 @@ def simulate(platform: PlatformSource = "cluster32",
              events: str | os.PathLike | Sequence[dict] | Sequence[str | os.PathLike] | None = None,
              forward_unknown_events: bool = False,
              disable_machine_state_tracing: bool = False,
+             disable_schedule_tracing: bool = False,
              verbosity: str = "information",
              enable_dynamic_jobs: bool = False,
              enable_compute_sharing: bool = False,
@@ -112,7 +113,8 @@ def simulate(platform: PlatformSource = "cluster32",
         master_host=master_host, add_role_to_hosts=add_role_to_hosts, platform_name=platform_name, idle_power=idle_power, event_grouping=event_grouping,
         mmax=mmax, mmax_workload=mmax_workload, sched_config=sched_config, sched_config_file=sched_config_file,
         events=events, forward_unknown_events=forward_unknown_events,
-        disable_machine_state_tracing=disable_machine_state_tracing, verbosity=verbosity,
+        disable_machine_state_tracing=disable_machine_state_tracing,
+        disable_schedule_tracing=disable_schedule_tracing, verbosity=verbosity,
         enable_dynamic_jobs=enable_dynamic_jobs, enable_compute_sharing=enable_compute_sharing,
         disable_storage_sharing=disable_storage_sharing, no_sched=no_sched, enable_profile_reuse=enable_profile_reuse,
         workflows=workflows, workflow_starts=workflow_starts, workflow_jobs_limit=workflow_jobs_limit,
@@ -171,8 +173,8 @@ def _with_edc(arguments: dict[str, Any], time_limit: float | None) -> RunResult:
     keywords = {name: arguments[name] for name in (
         "master_host", "add_role_to_hosts", "platform_name", "idle_power", "event_grouping", "mmax",
         "mmax_workload", "sched_config", "sched_config_file", "events", "disable_machine_state_tracing",
-        "verbosity", "workflows", "workflow_starts", "workflow_jobs_limit", "ignore_beyond_last_workflow",
-        "timeout", "progress", "energy")}
+        "disable_schedule_tracing", "verbosity", "workflows", "workflow_starts", "workflow_jobs_limit",
+        "ignore_beyond_last_workflow", "timeout", "progress", "energy")}
     export = arguments["export"]
     config = configured_edc_run(edc, lambda flags: simulation_config(
         arguments["platform"], arguments["workload"], export_prefix=os.fspath(export) if export is not None else None,

@@ -158,7 +158,7 @@ def simulation_config(platform: PlatformSource, workload: WorkloadSource | Seque
                       workflow_starts: Sequence[tuple[Any, Any]], workflow_jobs_limit: int,
                       ignore_beyond_last_workflow: bool,
                       acknowledge_dynamic_jobs: bool, forward_profiles_on_submission: bool, timeout: float,
-                      progress: bool) -> SimulationConfig:
+                      progress: bool, disable_schedule_tracing: bool = False) -> SimulationConfig:
     """Every input loaded and checked, the output prefix first (it costs nothing; loading may),
     before anything is written. The keywords are `joulesim.simulate`'s."""
     _check_choice("event_grouping", event_grouping, EVENT_GROUPINGS)
@@ -201,6 +201,7 @@ def simulation_config(platform: PlatformSource, workload: WorkloadSource | Seque
         sched_config=forwarded,
         forward_unknown_events=forward_unknown,
         machine_state_tracing=not disable_machine_state_tracing,
+        schedule_tracing=not disable_schedule_tracing,
         verbosity=verbosity,
         compute_sharing=enable_compute_sharing,
         storage_sharing=not disable_storage_sharing,

@@ -72,8 +72,7 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
             click.option("--disable-machine-state-tracing", is_flag=True,
                          help="Write no PREFIX_machine_states.csv (out_schedule.csv's time_* columns stay)."),
             click.option("--disable-schedule-tracing", is_flag=True,
-                         help="Batsim's switch for its Pajé schedule trace, which joulesim never writes: accepted, "
-                              "changes nothing."),
+                         help="Write no PREFIX_schedule.trace (the Pajé trace of the schedule)."),
             click.option("-E", "--energy", "--energy-host", "energy", is_flag=True,
                          help="Enable energy accounting: energy columns, PREFIX_consumed_energy.csv and PREFIX_pstate_changes.csv; "
                               "QUERY consumed_energy; Batsim 5's energy probes (Batsim 5: -E or --energy-host)."),

@@ -1,5 +1,5 @@
-"""The output files as Batsim 4.2.1 writes them, byte for byte: jobs, schedule, machine states
-and pstate changes.
+"""The output files as Batsim 4.2.1 writes them, byte for byte: jobs, schedule, machine states,
+pstate changes, and the Pajé trace of the schedule.
 
 Two kinds of tests: runs of the cases measured with real Batsim 4.2.1 (../shared/reference,
 skipped when absent) compared with Batsim's own files; and small runs whose expected values
@@ -9,6 +9,8 @@ are worked out by hand from Batsim's rules (src/export.cpp, src/machines.cpp, sr
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -260,3 +262,110 @@ def test_an_unavailable_machine_is_counted_as_batsim_counts_it(tmp_path):
     # computing: host 0 0..4 and 6..10, host 1 0..2; idle: host 0 4..6; unavailable: host 1 2..20
     assert (schedule["time_computing"], schedule["time_idle"], schedule["time_unavailable"]) == (
         "10.000000", "2.000000", "18.000000")
+
+
+# ---------------------------------------------------------------------- the Pajé trace
+def pj_dump(trace: Path) -> list[list[str]]:
+    """pajeng's reading of a trace (its pj_dump lines, split); skips when pajeng is absent."""
+    if shutil.which("pj_dump") is None:
+        pytest.skip("pajeng is absent (apt-get install pajeng): the Pajé trace's validity is not checked")
+    done = subprocess.run(["pj_dump", str(trace)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return [[field.strip() for field in line.split(",")] for line in done.stdout.splitlines()]
+
+
+def killed_at_walltime(tmp_path: Path, **config) -> Path:
+    """Job 1 on hosts 0-1 from 0 to 10; job 2 on host 1 killed at its walltime 5 (t=10..15)."""
+    platform = write_platform(tmp_path, 3)
+    workload = write_workload(tmp_path, [{"id": 1, "subtime": 0, "res": 2, "delay": 10},
+                                         {"id": 2, "subtime": 0, "res": 1, "delay": 20, "walltime": 5}])
+
+    def script(d, message):
+        for data in submitted(message):
+            if data["job_id"] == "w0!1":
+                d.execute_job("w0!1", "0-1")
+        if any(e["type"] == "JOB_COMPLETED" and e["data"]["job_id"] == "w0!1" for e in message["events"]):
+            d.execute_job("w0!2", "1")
+
+    prefix = tmp_path / "out"
+    run_in_process(ScriptedDecider(script), platform, [workload], str(prefix), **config)
+    return tmp_path / "out_schedule.trace"
+
+
+def test_the_trace_shows_jobs_on_machines_and_walltime_kills(tmp_path):
+    trace = killed_at_walltime(tmp_path)
+    text = trace.read_text()
+    assert text.startswith("%EventDef PajeDefineContainerType 1\n% Type string\n% Alias string\n% Name string\n"
+                           "%EndEventDef\n\n%EventDef PajeCreateContainer 2\n% Time date \n% Type string  \n")
+    events = text[text.index("# Begin of events\n"):].splitlines()
+    color = events[4].split(" ", 4)[4]
+    assert events[:4] == ["# Begin of events", "6 0.000000 machine_state m0 w", "6 0.000000 machine_state m1 w",
+                          "6 0.000000 machine_state m2 w"]
+    assert color.startswith('"') and len(color.split()) == 3
+    second = events[9].split(" ", 4)[4]
+    assert events[4:] == [
+        f'5 jw0!1 machine_state "w0!1" {color}',
+        "6 0.000000 machine_state m0 jw0!1", "6 0.000000 machine_state m1 jw0!1",
+        "6 10.000000 machine_state m0 w", "6 10.000000 machine_state m1 w",
+        f'5 jw0!2 machine_state "w0!2" {second}', "6 10.000000 machine_state m1 jw0!2",
+        '8 15.000000 kk k "w0!2"', '8 15.000000 km m1 "w0!2"', "6 15.000000 machine_state m1 w",
+        "", "# End of events, containers destruction",
+        "3 15.000000 m0 machine_ct", "3 15.000000 m1 machine_ct", "3 15.000000 m2 machine_ct",
+        "3 15.000000 root root_ct"]
+    assert second != color  # successive jobs get different colours
+    assert '2 0.000000 machine_ct m2 "h2" root' in text.splitlines()
+    # pajeng reads it: each machine's states and the kill events
+    dump = pj_dump(trace)
+    states = [(row[1], row[3], row[4], row[7]) for row in dump if row[0] == "State"]
+    assert ("h1", "10.000000", "15.000000", "w0!2") in states and ("h0", "0.000000", "10.000000", "w0!1") in states
+    assert sorted(row[1:] for row in dump if row[0] == "Event") == [
+        ["Killer", "Job kill", "15.000000", "w0!2"], ["h1", "Job kill", "15.000000", "w0!2"]]
+
+
+def test_the_trace_of_a_measured_case_matches_its_jobs(shared_reference, measured_runs):
+    """Floyd platform case: every job's machines compute it exactly from its start to its finish."""
+    ours, _ = measured_runs(shared_reference, "6_platform_floyd8")
+    jobs = read_csv(str(ours / "out_jobs.csv"))
+    shown: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for row in pj_dump(ours / "out_schedule.trace"):
+        if row[0] == "State" and row[7] != "Waiting":
+            shown.setdefault((row[7], row[3]), []).append((row[1], row[4]))
+    for job in jobs:
+        hosts = shown[(f"w0!{job['job_id']}", job["starting_time"])]
+        assert [end for _, end in hosts] == [job["finish_time"]] * len(hosts)
+        assert len(hosts) == int(job["requested_number_of_resources"])
+
+
+def test_a_shared_machine_shows_its_oldest_job(tmp_path):
+    """With compute sharing, a machine shows the oldest job it runs, then the next one."""
+    platform = write_platform(tmp_path, 2)
+    workload = write_workload(tmp_path, [{"id": 1, "subtime": 0, "res": 1, "delay": 10},
+                                         {"id": 2, "subtime": 5, "res": 2, "delay": 10}])
+
+    def script(d, message):
+        for data in submitted(message):
+            d.execute_job(data["job_id"], "0" if data["job_id"] == "w0!1" else "0-1")
+
+    run_in_process(ScriptedDecider(script), platform, [workload], str(tmp_path / "out"), compute_sharing=True)
+    lines = [line for line in (tmp_path / "out_schedule.trace").read_text().splitlines() if line.startswith("6 ")]
+    assert lines[2:] == ["6 0.000000 machine_state m0 jw0!1", "6 5.000000 machine_state m1 jw0!2",
+                         "6 10.000000 machine_state m0 jw0!2", "6 15.000000 machine_state m0 w",
+                         "6 15.000000 machine_state m1 w"]
+    pj_dump(tmp_path / "out_schedule.trace")
+
+
+def test_disable_schedule_tracing_writes_no_trace_and_removes_an_older_one(tmp_path):
+    from click.testing import CliRunner
+
+    from joulesim.cli.main import main
+
+    prefix = tmp_path / "out"
+    joulesim.simulate("small4", "tiny", "fcfs", export=prefix)
+    assert (tmp_path / "out_schedule.trace").is_file()
+    outcome = CliRunner().invoke(main, ["run", "--in-process", "-d", "fcfs", "-p", "small4", "-w", "tiny",
+                                        "-e", str(prefix), "-q", "--disable-schedule-tracing"])
+    assert outcome.exit_code == 0, outcome.output
+    assert not (tmp_path / "out_schedule.trace").exists()
+    joulesim.simulate("small4", "tiny", "fcfs", export=prefix, disable_schedule_tracing=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out_jobs.csv", "out_machine_states.csv",
+                                                           "out_schedule.csv"]

@@ -332,7 +332,8 @@ def test_ctrl_c_mid_run_prints_one_line_naming_the_outputs_kept(tmp_path, mode):
     assert run.returncode == 130
     prefix = tmp_path / "out"
     assert stderr.splitlines() == [
-        f"joulesim: interrupted; outputs so far kept in {prefix}_jobs.csv, {prefix}_machine_states.csv"]
+        f"joulesim: interrupted; outputs so far kept in {prefix}_jobs.csv, {prefix}_machine_states.csv, "
+        f"{prefix}_schedule.trace"]
     if not mode:
         with pytest.raises(ProcessLookupError):
             os.kill(decider_pid, 0)  # stopped and reaped

@@ -59,7 +59,7 @@ def test_export_writes_the_batsim_files_and_energy_frames(tmp_path):
     result = joulesim.simulate("energy2", "tiny", "easy", energy=True, export=tmp_path / "run" / "out")
     names = sorted(os.path.basename(p) for p in result.outputs)
     assert names == ["out_consumed_energy.csv", "out_jobs.csv", "out_machine_states.csv",
-                     "out_pstate_changes.csv", "out_schedule.csv"]
+                     "out_pstate_changes.csv", "out_schedule.csv", "out_schedule.trace"]
     assert all(os.path.exists(p) for p in result.outputs)
     assert result.energy_enabled and result.consumed_energy is not None
     # The last energy row is the total the schedule reports.
@@ -201,11 +201,11 @@ def output_names(folder) -> list[str]:
 def test_a_run_never_leaves_an_older_runs_files_beside_its_own(tmp_path):
     prefix = tmp_path / "out"
     joulesim.simulate("energy2", "tiny", "easy", energy=True, export=prefix)
-    assert len(output_names(tmp_path)) == 5
+    assert len(output_names(tmp_path)) == 6
     with pytest.raises(JoulesimError, match="outputs written so far are kept: .*out_jobs.csv"):
         joulesim.simulate("energy2", "tiny", StopsAtCall, export=prefix)
     # The older run's schedule and energy files are gone: what is left is the failed run's own.
-    assert output_names(tmp_path) == ["out_jobs.csv", "out_machine_states.csv"]
+    assert output_names(tmp_path) == ["out_jobs.csv", "out_machine_states.csv", "out_schedule.trace"]
 
 
 def test_ctrl_c_raises_a_keyboard_interrupt_naming_the_outputs_kept(tmp_path):
@@ -217,8 +217,9 @@ def test_ctrl_c_raises_a_keyboard_interrupt_naming_the_outputs_kept(tmp_path):
     prefix = tmp_path / "out"
     with pytest.raises(RunInterrupted) as caught:
         joulesim.simulate("energy2", "tiny", Interrupted, export=prefix)
-    assert caught.value.outputs == [f"{prefix}_jobs.csv", f"{prefix}_machine_states.csv"]
-    assert str(caught.value) == f"interrupted; outputs so far kept in {prefix}_jobs.csv, {prefix}_machine_states.csv"
+    kept = [f"{prefix}_jobs.csv", f"{prefix}_machine_states.csv", f"{prefix}_schedule.trace"]
+    assert caught.value.outputs == kept
+    assert str(caught.value) == f"interrupted; outputs so far kept in {', '.join(kept)}"
     assert isinstance(caught.value, KeyboardInterrupt)
 
 

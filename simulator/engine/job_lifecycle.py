@@ -23,6 +23,7 @@ from joulesim.simulator.models.job_execution import (
     profile_progress,
     profile_return_code,
 )
+from joulesim.simulator.output.schedule_trace import kill_is_traced
 from joulesim.simulator.workload.job_record import RUNNING, JobRecord
 
 
@@ -141,7 +142,7 @@ class JobLifecycle:
         if record.state != RUNNING:
             return  # killed earlier: this end no longer happens
         state = record.end_state
-        self._finish(record, state)
+        self._finish(record, state, kill_traced=state == "COMPLETED_WALLTIME_REACHED")
         self.pending.append({"timestamp": self.env._now, "type": "JOB_COMPLETED", "data": {  # emit(), inlined
             "job_id": record.job.id,
             "job_state": state,
@@ -158,10 +159,11 @@ class JobLifecycle:
         else:
             progress = profile_progress(record.job.profile, record.profiles, record.speeds,
                                         self.env.now - record.start)
-        self._finish(record, "COMPLETED_KILLED")
+        self._finish(record, "COMPLETED_KILLED", kill_traced=kill_is_traced(progress, record.profiles))
         return progress
 
-    def _finish(self, record: JobRecord, state: str) -> None:
+    def _finish(self, record: JobRecord, state: str, kill_traced: bool) -> None:
+        """The job leaves its hosts now; `kill_traced`: the Pajé trace shows it killed."""
         now = self.env._now
         job = record.job
         record.state = state
@@ -175,7 +177,7 @@ class JobLifecycle:
         if self.storage_job:
             for storage in [s for s, holder in self.storage_job.items() if holder is record]:
                 del self.storage_job[storage]
-        self.machines.job_ended(now, record, record.alloc)
+        self.machines.job_ended(now, record, record.alloc, kill_traced)
         energy = 0.0
         if self.energy is not None:
             energy = self.energy.job_ended(now, record)

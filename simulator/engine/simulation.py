@@ -51,6 +51,7 @@ from joulesim.simulator.output.machine_states import MachineStates
 from joulesim.simulator.output.output_files import DiscardedOutput, output_error, output_paths, start_output_files
 from joulesim.simulator.output.pstate_changes_output import PstateChangesOutput
 from joulesim.simulator.output.schedule_output import write_schedule
+from joulesim.simulator.output.schedule_trace import ScheduleTrace
 from joulesim.simulator.workload.job_record import SUBMITTED, JobRecord
 from joulesim.simulator.workload.workload_platform_checks import check_workload_fits_platform
 
@@ -180,7 +181,7 @@ class Simulation(EventSources, JobLifecycle):
         if config.verbosity in ("network-only", "debug"):
             link.trace_messages(sys.stderr)
         self.paths = output_paths(config.export_prefix, config.energy, self.cost_plan is not None,
-                                  config.machine_state_tracing)
+                                  config.machine_state_tracing, config.schedule_tracing)
         self._buffers: dict[str, io.StringIO] = {}  # outputs kept in memory (no export prefix)
 
     def _warn(self, text: str) -> None:
@@ -262,7 +263,11 @@ class Simulation(EventSources, JobLifecycle):
         jobs_file = self._open_output("jobs")
         states_file = self._open_output("machine_states") if self.config.machine_state_tracing else DiscardedOutput()
         self.jobs_out = JobsOutput(jobs_file, self.config.energy)
-        self.machines = MachineStates(states_file, self.host_job)
+        trace = None
+        if "schedule_trace" in self.paths:  # (a file only: runs kept in memory write no trace)
+            storage_names = [h.name for h in self.config.platform.storage_hosts]
+            trace = ScheduleTrace(self._open_output("schedule_trace"), [h.name for h in self.hosts] + storage_names)
+        self.machines = MachineStates(states_file, self.host_job, self.host_running is not None, trace)
         if self.config.energy:
             energy_file = self._open_output("consumed_energy")
             pstates_file = self._open_output("pstate_changes")

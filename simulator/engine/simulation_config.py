@@ -45,6 +45,8 @@ class SimulationConfig:
     forward_unknown_events: bool = False
     # Batsim's --disable-machine-state-tracing: False writes no machine_states output.
     machine_state_tracing: bool = True
+    # Batsim's --disable-schedule-tracing: False writes no Pajé trace (PREFIX_schedule.trace).
+    schedule_tracing: bool = True
     # Batsim's -v/--verbosity (VERBOSITY_LEVELS).
     verbosity: str = "information"
     # Batsim's --enable-compute-sharing: several jobs may run on one compute host at once,

@@ -1,5 +1,5 @@
-"""The state of each compute machine as Batsim 4.2.1 keeps it: `out_machine_states.csv` and the
-time_* columns of `out_schedule.csv`.
+"""The state of each compute machine as Batsim 4.2.1 keeps it: `out_machine_states.csv`, the
+time_* columns of `out_schedule.csv`, and the machine lines of the Pajé trace.
 
 Each machine is in one state: sleeping, switching on, switching off, idle, computing or
 unavailable. As in Batsim, every machine starts idle, whatever its pstate (a machine that
@@ -28,7 +28,10 @@ on every job's path), so long runs do not drift.
 from __future__ import annotations
 
 from math import fsum
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from joulesim.simulator.output.schedule_trace import ScheduleTrace
 
 MACHINE_STATES_COLUMNS = ["time", "nb_sleeping", "nb_switching_on", "nb_switching_off", "nb_idle", "nb_computing"]
 
@@ -41,12 +44,16 @@ _FILLED = [bytes([state]) for state in range(len(CATEGORY_NAMES))]  # x n: n mac
 
 
 class MachineStates:
-    def __init__(self, out: TextIO, host_job: list[Any]):
+    def __init__(self, out: TextIO, host_job: list[Any], sharing: bool = False,
+                 trace: "ScheduleTrace | None" = None):
         """`host_job`: the simulation's list of each machine's running job (its oldest with
-        compute sharing) or None, kept up to date before each call here."""
+        compute sharing) or None, kept up to date before each call here; `sharing`: several
+        jobs may run on one machine; `trace`: the Pajé trace to tell, if any."""
         nb_machines = len(host_job)
         self._out = out
         self._host_job = host_job
+        self._sharing = sharing
+        self._trace = trace
         self.counts = [0] * len(CATEGORY_NAMES)
         self.counts[IDLE] = nb_machines
         self._state = bytearray([IDLE]) * nb_machines
@@ -54,6 +61,8 @@ class MachineStates:
         # sum(+t on exits, -t on entries) per state, as value + compensation.
         self._exits = [0.0] * len(CATEGORY_NAMES)
         self._compensations = [0.0] * len(CATEGORY_NAMES)
+        # With sharing, the job the trace shows on each machine (the oldest one running).
+        self._shown: list[Any] = [None] * nb_machines if sharing and trace is not None else []
         out.write(",".join(MACHINE_STATES_COLUMNS) + "\n")
 
     # ------------------------------------------------------------------ what happens
@@ -72,11 +81,21 @@ class MachineStates:
                     self._set(now, host, COMPUTING)
         if moved:
             self._moved(now, IDLE, COMPUTING, moved)
+        trace = self._trace
+        if trace is not None:
+            if self._sharing:
+                self._show_tops(now, runs)
+            else:
+                trace.computing(now, record.job.id, runs)
         self.write_row(now)
 
-    def job_ended(self, now: float, record: Any, runs: list[tuple[int, int]]) -> None:
-        """Job `record` has left the machines of `runs`."""
+    def job_ended(self, now: float, record: Any, runs: list[tuple[int, int]], kill_traced: bool = False) -> None:
+        """Job `record` has left the machines of `runs`; `kill_traced`: the trace shows a kill."""
+        trace = self._trace
+        if trace is not None and kill_traced:
+            trace.killed(now, record.job.id, runs)
         state, since, host_job = self._state, self._since, self._host_job
+        idle_runs: list[tuple[int, int]] = []
         moved = 0
         for a, b in runs:
             n = b - a + 1
@@ -84,12 +103,19 @@ class MachineStates:
                 state[a:b + 1] = _FILLED[IDLE] * n
                 since[a:b + 1] = [now] * n
                 moved += n
+                idle_runs.append((a, b))
             else:
                 for host in range(a, b + 1):
                     if host_job[host] is None and state[host] != UNAVAILABLE:
                         self._set(now, host, IDLE)
+                        idle_runs.append((host, host))
         if moved:
             self._moved(now, COMPUTING, IDLE, moved)
+        if trace is not None:
+            if self._sharing:
+                self._show_tops(now, runs)
+            elif idle_runs:
+                trace.idle(now, idle_runs)
         self.write_row(now)
 
     def set_state(self, now: float, hosts: list[int], category: int) -> None:
@@ -113,6 +139,8 @@ class MachineStates:
 
     def close(self, now: float) -> None:
         """The end of the run (Batsim writes no row then)."""
+        if self._trace is not None:
+            self._trace.close(now)
 
     # ------------------------------------------------------------------ totals
     def time_in(self, category: int) -> float:
@@ -150,3 +178,19 @@ class MachineStates:
         else:
             compensations[target] += (-term - total) + old
         exits[target] = total
+
+    def _show_tops(self, now: float, runs: list[tuple[int, int]]) -> None:
+        """With sharing, the trace shows each machine's oldest running job (Batsim shows the
+        first of its set of jobs), and an idle machine as waiting unless it is unavailable."""
+        trace, shown, host_job, state = self._trace, self._shown, self._host_job, self._state
+        assert trace is not None
+        for a, b in runs:
+            for host in range(a, b + 1):
+                top = host_job[host]
+                if top is shown[host] or (top is None and state[host] == UNAVAILABLE):
+                    continue
+                shown[host] = top
+                if top is None:
+                    trace.idle(now, [(host, host)])
+                else:
+                    trace.computing(now, top.job.id, [(host, host)])

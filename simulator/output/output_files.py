@@ -17,27 +17,36 @@ import tempfile
 from joulesim.inputs.input_error import InputError
 
 #: Every output a run may write, in the order they are opened and listed.
-ALL_OUTPUT_NAMES = ("jobs", "schedule", "machine_states", "consumed_energy", "pstate_changes", "energy_cost")
+ALL_OUTPUT_NAMES = ("jobs", "schedule", "machine_states", "consumed_energy", "pstate_changes", "energy_cost",
+                    "schedule_trace")
+# The outputs whose file is not PREFIX_<name>.csv.
+_FILE_NAMES = {"schedule_trace": "schedule.trace"}  # Batsim's Pajé trace
 
 _FIX = "choose an export prefix in a directory you can write to"
 
 
-def output_names(energy: bool = False, cost: bool = False, machine_states: bool = True) -> list[str]:
-    """The outputs a run writes; without `machine_states`, Batsim's --disable-machine-state-tracing."""
+def output_names(energy: bool = False, cost: bool = False, machine_states: bool = True,
+                 schedule_trace: bool = True) -> list[str]:
+    """The outputs a run writes; without `machine_states`, Batsim's --disable-machine-state-tracing;
+    without `schedule_trace`, its --disable-schedule-tracing."""
     names = ["jobs", "schedule"] + (["machine_states"] if machine_states else [])
     if energy:
         names += ["consumed_energy", "pstate_changes"]
         if cost:  # a platform with prices (simulator/energy/energy_cost.py)
             names.append("energy_cost")
+    if schedule_trace:
+        names.append("schedule_trace")
     return names
 
 
 def output_paths(prefix: str | None, energy: bool = False, cost: bool = False,
-                 machine_states: bool = True) -> dict[str, str]:
-    """Output name -> file path; empty when outputs stay in memory (no prefix)."""
+                 machine_states: bool = True, schedule_trace: bool = True) -> dict[str, str]:
+    """Output name -> file path; empty when outputs stay in memory (no prefix: no Pajé trace
+    either, it exists only as a file)."""
     if prefix is None:
         return {}
-    return {name: output_path(prefix, name) for name in output_names(energy, cost, machine_states)}
+    return {name: output_path(prefix, name)
+            for name in output_names(energy, cost, machine_states, schedule_trace)}
 
 
 class DiscardedOutput:
@@ -51,7 +60,7 @@ class DiscardedOutput:
 
 
 def output_path(prefix: str, name: str) -> str:
-    return f"{prefix}_{name}.csv"
+    return f"{prefix}_{_FILE_NAMES.get(name, name + '.csv')}"
 
 
 def check_output_prefix(prefix: str) -> None:
