@@ -190,6 +190,31 @@ def test_schedule_means_count_rejected_jobs_and_failed_jobs_count_as_killed(tmp_
     assert (schedule["max_turnaround_time"], schedule["makespan"]) == ("30.000000", "30.000000")
 
 
+def test_storage_machines_count_and_initial_pstates_come_by_pstate(tmp_path):
+    """Batsim counts storage machines in nb_computing_machines, gives them a container in the
+    trace and a row of initial pstates; those rows come by ascending pstate."""
+    host = ('<host id="h{i}" speed="1Gf, 1e-9Mf, 0.16393442622950818f, 0.006599788806758184f" pstate="{p}">'
+            '<prop id="wattage_per_state" value="95.0:190.74, 9.75:9.75, 101.0:101.0, 125.17:125.17"/>'
+            '<prop id="sleep_pstates" value="1:2:3"/></host>')
+    platform = tmp_path / "three.xml"
+    platform.write_text("<?xml version='1.0'?><platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">"
+                        + "".join(host.format(i=i, p=p) for i, p in ((0, 1), (1, 0), (2, 0)))
+                        + '<host id="m" speed="1Gf"><prop id="role" value="master"/></host></zone></platform>')
+    workload = write_workload(tmp_path, [{"id": 1, "subtime": 0, "res": 1, "delay": 10}])
+
+    def script(d, message):
+        for data in submitted(message):
+            d.execute_job(data["job_id"], "1")  # host 0 sleeps
+
+    joulesim.simulate(str(platform), workload, ScriptedDecider(script), energy=True,
+                      add_role_to_hosts={"h2": "storage"}, export=tmp_path / "out", verbosity="quiet")
+    assert read_csv(str(tmp_path / "out_schedule.csv"))[0]["nb_computing_machines"] == "3"
+    pstates = (tmp_path / "out_pstate_changes.csv").read_text().splitlines()
+    assert pstates == ["time,machine_id,new_pstate", "0,1-2,0", "0,0,1"]
+    assert (tmp_path / "out_machine_states.csv").read_text().splitlines()[1].endswith(",0,0,0,1,1")
+    assert '2 0.000000 machine_ct m2 "h2" root' in (tmp_path / "out_schedule.trace").read_text().splitlines()
+
+
 # ---------------------------------------------------------------------- machine states
 def test_machine_times_stop_at_each_machines_last_change(tmp_path):
     """energy2: job 1 computes on host 0 from 0 to 10; host 1 is switched off at 30 (6.1 s)
