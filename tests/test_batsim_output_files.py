@@ -88,13 +88,15 @@ WITHOUT_ENERGY = ["out_jobs.csv", "out_machine_states.csv", "out_schedule.csv"]
 WITH_ENERGY = WITHOUT_ENERGY + ["out_pstate_changes.csv", "out_consumed_energy.csv"]
 MEASURED = [(case, name) for case in ("5_no_energy_fcfs", "6_platform_floyd8", "6_platform_dijkstra8", "4b_kill_running")
             for name in WITHOUT_ENERGY]
-MEASURED += [(case, name) for case in ("3_easy_shutdown", "1_reducepc50") for name in WITH_ENERGY]
+MEASURED += [(case, name) for case in ("3_easy_shutdown", "2_energybud60_shutdown", "1_reducepc50")
+             for name in WITH_ENERGY]
 
 
 @pytest.mark.parametrize("case,name", MEASURED)
 def test_a_measured_case_writes_batsims_file(shared_reference, measured_runs, case, name):
-    """Shutdowns (case 3: machines asleep at the end, whose sleep Batsim does not count), power
-    capping (case 1), a kill (4b), no energy (5), Floyd and Dijkstra platforms (6)."""
+    """Shutdowns (case 3: machines asleep at the end, whose sleep Batsim does not count), energy
+    budgets with shutdowns (2), power capping (1), a kill (4b), no energy (5), Floyd and Dijkstra
+    platforms (6)."""
     ours, batsim = measured_runs(shared_reference, case)
     dropped = NOT_COMPARED.get(name, ())
     assert csv_columns(ours / name, dropped) == csv_columns(batsim / name, dropped)
