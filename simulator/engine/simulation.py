@@ -566,6 +566,7 @@ class Simulation(EventSources, JobLifecycle):
             entries = _RESOURCE_ENTRIES[key] = (self.config.platform, built)
         return [entry.copy() for entry in entries[1]]
 
+
 def _with_role(properties: dict[str, str]) -> dict[str, str]:
     """A host's properties as Batsim 4.2.1 tells them: it reads every host's `role` (an empty one
     when the platform gives none), and that read adds it first."""
