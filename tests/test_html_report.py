@@ -359,7 +359,10 @@ def test_series_are_redrawn_at_the_view_s_resolution(runs, tmp_path, browser, mo
     assert report_series.changes_in(rows, start, end) > 2
     drawn = set_view(browser, f"{GANTT_NAME}_0", start, end, [watts, joules])
     xs, ys = report_series.line_envelope(since[known], power[known], start, end, float(rows[known][-1]))
-    assert np.allclose(drawn[watts]["x"], xs, rtol=1e-12) and np.allclose(drawn[watts]["power"], ys, rtol=1e-12)
+    # (rows at one printed time, a job's end then the next start 1e-10 s later on SimGrid's clock,
+    # carry Batsim's epower over that sub-nanosecond step, 189.999 W or 190.008 W for 190 W: the page
+    # and report_series may keep different ones of such ties)
+    assert np.allclose(drawn[watts]["x"], xs, rtol=1e-12) and np.allclose(drawn[watts]["power"], ys, rtol=1e-4)
     xs, ys = report_series.curve_envelope(rows, energy["energy"].to_numpy(dtype=float), start, end)
     assert drawn[joules]["x"] == xs.tolist() and np.allclose(drawn[joules]["energy"], ys, rtol=1e-12)
     # a view holding a single change: the corners around it, each the value the series holds there
