@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from joulesim.protocol.batsim_number_format import as_batsim_writes
 from joulesim.protocol.errors import JoulesimError
+from joulesim.protocol.interval_set import expand_runs
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
 from joulesim.simulator.engine.decisions import DecisionContext
 from joulesim.simulator.engine.ipc_routes import MASTER, IpcRoutes
@@ -104,9 +105,7 @@ class BatsimActors:
         own bookkeeping, e.g. tariff boundaries) neither delays the end nor reports. A job's actor
         (`job_hosts`: its machines, ascending) reads their joules, then every machine's, before
         and after its sleep, as Batsim's execute_job_process does with energy."""
-        reads = None
-        if job_hosts is not None and self.machines is not None:
-            reads = (job_hosts, self.machines)
+        reads = job_hosts if self.machines is not None else None
         actor = self._new_actor(self._timed(delay, callback, value, host, floor, daemon, reads), host, "timer")
         if job is not None:
             self._job_actor[id(job)] = actor
@@ -131,6 +130,12 @@ class BatsimActors:
         for host in hosts:
             if stamp[host] < kernel.now:
                 yield ("energy", host)
+
+    def _job_energy_reads(self, hosts: list[int]):
+        """What Batsim reads when a job starts or ends with energy: its machines' joules
+        (consumed_energy_on_machines), then every machine's (its energy trace's row)."""
+        yield from self._energy_reads(hosts)
+        yield from self._energy_reads(self.machines)
 
     def switch_machine(self, host: int, speed: float, arrive: Callable[[int], None],
                        taken: Callable[[int], None]) -> None:
@@ -170,10 +175,8 @@ class BatsimActors:
             self._on_arrival = []
             if sleeping:
                 yield ("answered",)  # Actor::kill
-                if self.machines is not None:  # the killed job's machines' joules, then every machine's
-                    hosts = [h for a, b in record.alloc for h in range(a, b + 1)]
-                    yield from self._energy_reads(hosts)
-                    yield from self._energy_reads(self.machines)
+                if self.machines is not None:
+                    yield from self._job_energy_reads(expand_runs(record.alloc))
         self.live += 1  # until the server takes it
         yield from self._put(("events", [], on_arrival + [lambda: done(records, progress)]))
 
@@ -416,12 +419,11 @@ class BatsimActors:
                 yield ("wait", comm)
 
     def _timed(self, delay: float, callback: Callable[[Any], None], value: Any, host: Any, floor: float,
-               daemon: bool, reads: tuple[list[int], range] | None = None):
+               daemon: bool, reads: list[int] | None = None):
         if 0 < delay < floor:
             delay = floor
-        if reads is not None:  # a job's actor: its machines' joules, then every machine's (the trace)
-            yield from self._energy_reads(reads[0])
-            yield from self._energy_reads(reads[1])
+        if reads is not None:  # a job's actor, with energy
+            yield from self._job_energy_reads(reads)
         if daemon:
             if delay > 0:
                 yield ("sleep", delay, True)
@@ -432,8 +434,7 @@ class BatsimActors:
         events = self._capture(callback, value)
         on_arrival, self._on_arrival = self._on_arrival, []
         if reads is not None:  # (after the job has left its machines, as execute_job_process does)
-            yield from self._energy_reads(reads[0])
-            yield from self._energy_reads(reads[1])
+            yield from self._job_energy_reads(reads)
         yield from self._creations()
         if events or on_arrival:
             self.live += 1  # until the server takes it

@@ -26,8 +26,8 @@ src/kernel/activity/CommImpl.cpp, src/kernel/resource/Model.cpp):
   an event every few microseconds), so the actions' remaining times are updated once for them.
 
 The arithmetic is the same IEEE double arithmetic, in the same order, so the clock values are
-SimGrid's to the last bit (for what is modelled here: sleeps, and messages alone on their
-links). Actors are Python generators that yield simcalls.
+SimGrid's to the last bit (for what is modelled here: sleeps, executions of one host, and
+messages alone on their links). Actors are Python generators that yield simcalls.
 """
 
 from __future__ import annotations
@@ -57,7 +57,8 @@ class Sleep:
 
 
 class Transfer:
-    """A started 1-byte transfer (no max duration): latency first, then its work at its rate."""
+    """A started 1-byte transfer (no max duration): latency first, then its work at its rate; also
+    an execution of one host (no latency, remains 1 at the host's speed: simcall "execute")."""
 
     __slots__ = ("remains", "rate", "full_rate", "latency", "active", "comm")
 
