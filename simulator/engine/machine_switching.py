@@ -128,9 +128,9 @@ class MachineSwitching:
             duration = 1.0 / sim.hosts[host].speeds[virtual]
             self.arrival_time[host] = now + duration
             groups.setdefault((kind, virtual, duration), []).append(host)
+        if actors is not None:  # (simcalls the server makes once this handler is done)
+            self._server_simcalls(hosts, kinds, request)
         if not groups:
-            if actors is not None:
-                self._server_simcalls(hosts, kinds, request)
             if request.remaining == 0:
                 self._notify(request)
             sim.machines.write_row(now)  # Batsim's row after each SET_RESOURCE_STATE
@@ -149,8 +149,6 @@ class MachineSwitching:
             else:
                 for host in group:
                     self._switch_of[host] = arrival
-        if actors is not None:
-            self._server_simcalls(hosts, kinds, request)
         sim.machines.write_row(now)  # Batsim's row after each SET_RESOURCE_STATE
 
     def _server_simcalls(self, hosts: list[int], kinds: list[str], request: _Request) -> None:
