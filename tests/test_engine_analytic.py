@@ -72,6 +72,18 @@ def test_walltime_kill_and_failed_return_code(tmp_path):
     assert completed["w0!2"][1]["return_code"] == 2
 
 
+def start_then_kill(starts: dict[str, str], at: float, kill: list[str]) -> ScriptedDecider:
+    """A decider that starts `starts` (job id -> alloc) at t=0, then sends KILL_JOB `kill` at `at`."""
+    def script(d, message):
+        if message["now"] == 0:
+            for job_id, alloc in starts.items():
+                d.execute_job(job_id, alloc)
+            d.call_me_later(at)
+        elif any(e["type"] == "REQUESTED_CALL" for e in message["events"]):
+            d.kill_jobs(kill)
+    return ScriptedDecider(script)
+
+
 def test_kill_with_progress_for_leaf_and_composed_profiles(tmp_path):
     platform = write_platform(tmp_path, 2)
     workload = write_workload(tmp_path, [
@@ -80,15 +92,7 @@ def test_kill_with_progress_for_leaf_and_composed_profiles(tmp_path):
     ], {"d10": {"type": "delay", "delay": 10}, "d20": {"type": "delay", "delay": 20},
         "seq": {"type": "composed", "seq": ["d10", "d20"]}})
 
-    def script(d, message):
-        if message["now"] == 0:
-            d.execute_job("w0!1", "0")
-            d.execute_job("w0!2", "1")
-            d.call_me_later(15)
-        elif any(e["type"] == "REQUESTED_CALL" for e in message["events"]):
-            d.kill_jobs(["w0!1", "w0!2"])
-
-    decider = ScriptedDecider(script)
+    decider = start_then_kill({"w0!1": "0", "w0!2": "1"}, 15, ["w0!1", "w0!2"])
     run_in_process(decider, platform, [workload], str(tmp_path / "out"))
     [(now, killed)] = decider.events_of("JOB_KILLED")
     assert now == 15 and killed["data"]["job_ids"] == ["w0!1", "w0!2"]
@@ -135,14 +139,7 @@ def test_a_job_named_twice_in_a_kill_is_killed_and_told_once(tmp_path):
     platform = write_platform(tmp_path, 1)
     workload = write_workload(tmp_path, [{"id": 1, "subtime": 0, "res": 1, "delay": 100}])
 
-    def script(d, message):
-        if message["now"] == 0:
-            d.execute_job("w0!1", "0")
-            d.call_me_later(10)
-        elif any(e["type"] == "REQUESTED_CALL" for e in message["events"]):
-            d.kill_jobs(["w0!1", "w0!1"])
-
-    decider = ScriptedDecider(script)
+    decider = start_then_kill({"w0!1": "0"}, 10, ["w0!1", "w0!1"])
     run_in_process(decider, platform, [workload], str(tmp_path / "out"))
     [(_, killed)] = decider.events_of("JOB_KILLED")
     assert killed["data"]["job_ids"] == ["w0!1"] and len(decider.events_of("JOB_COMPLETED")) == 1
