@@ -262,3 +262,24 @@ def browser():
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
     yield driver
     driver.quit()
+
+
+def run_with_host_1_unavailable_from_2_to_20(tmp_path: Path):
+    """Two hosts; job 1 (both hosts, 0..4) and job 2 (host 0, 6..10); external events make host 1
+    unavailable from 2 to 20. Runs in process (per-time grouping) with outputs at
+    tmp_path/out; returns the decider (its messages)."""
+    from scripted_decider import ScriptedDecider, submitted
+    platform = write_platform(tmp_path, 2)
+    workload = write_workload(tmp_path, [{"id": 1, "subtime": 0, "res": 2, "delay": 4},
+                                         {"id": 2, "subtime": 6, "res": 1, "delay": 4}])
+    events = tmp_path / "events.txt"
+    events.write_text('{"type":"machine_unavailable","resources":"1","timestamp":2}\n'
+                      '{"type":"machine_available","resources":"1","timestamp":20}\n')
+
+    def script(d, message):
+        for data in submitted(message):
+            d.execute_job(data["job_id"], "0-1" if data["job"]["res"] == 2 else "0")
+
+    decider = ScriptedDecider(script)
+    run_in_process(decider, platform, [workload], str(tmp_path / "out"), events_path=str(events))
+    return decider

@@ -20,7 +20,7 @@ from scripted_decider import ScriptedDecider, submitted
 import joulesim
 from joulesim.deciders import load_decider
 
-from conftest import read_csv, run_in_process, write_platform, write_workload
+from conftest import read_csv, run_in_process, run_with_host_1_unavailable_from_2_to_20, write_platform, write_workload
 
 CASES = "batsim-energy-and-kills/cases"
 WALL_CLOCK_COLUMNS = ("scheduling_time", "simulation_time")
@@ -271,18 +271,7 @@ def test_machine_states_rows_one_per_event_with_g_times(tmp_path):
 def test_an_unavailable_machine_is_counted_as_batsim_counts_it(tmp_path):
     """Host 1 computes job 1 (0..4) and is unavailable from 2 to 20: Batsim marks it unavailable
     at once, leaves it so when the job ends (no idle), and makes it idle at 20 (no row then)."""
-    platform = write_platform(tmp_path, 2)
-    workload = write_workload(tmp_path, [{"id": 1, "subtime": 0, "res": 2, "delay": 4},
-                                         {"id": 2, "subtime": 6, "res": 1, "delay": 4}])
-    events = tmp_path / "events.txt"
-    events.write_text('{"type":"machine_unavailable","resources":"1","timestamp":2}\n'
-                      '{"type":"machine_available","resources":"1","timestamp":20}\n')
-
-    def script(d, message):
-        for data in submitted(message):
-            d.execute_job(data["job_id"], "0-1" if data["job"]["res"] == 2 else "0")
-
-    run_in_process(ScriptedDecider(script), platform, [workload], str(tmp_path / "out"), events_path=str(events))
+    run_with_host_1_unavailable_from_2_to_20(tmp_path)
     rows = (tmp_path / "out_machine_states.csv").read_text().splitlines()
     assert rows[1:] == ["0,0,0,0,0,2", "4,0,0,0,1,0", "6,0,0,0,0,1", "10,0,0,0,1,0"]
     schedule = read_csv(str(tmp_path / "out_schedule.csv"))[0]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import jobs_by_id, read_csv, run_in_process, write_platform, write_workload
+from conftest import (jobs_by_id, read_csv, run_in_process, run_with_host_1_unavailable_from_2_to_20, write_platform,
+                      write_workload)
 from scripted_decider import ScriptedDecider, submitted
 
 from joulesim.protocol.errors import DecisionError, JoulesimError
@@ -294,19 +295,7 @@ def test_register_job_needs_dynamic_jobs(tmp_path):
 
 
 def test_external_events_make_machines_unavailable_then_available(tmp_path):
-    platform = write_platform(tmp_path, 2)
-    workload = write_workload(tmp_path, [{"id": 1, "subtime": 0, "res": 2, "delay": 4},
-                                         {"id": 2, "subtime": 6, "res": 1, "delay": 4}])
-    events = tmp_path / "events.txt"
-    events.write_text('{"type":"machine_unavailable","resources":"1","timestamp":2}\n'
-                      '{"type":"machine_available","resources":"1","timestamp":20}\n')
-
-    def script(d, message):
-        for data in submitted(message):
-            d.execute_job(data["job_id"], "0-1" if data["job"]["res"] == 2 else "0")
-
-    decider = ScriptedDecider(script)
-    run_in_process(decider, platform, [workload], str(tmp_path / "out"), events_path=str(events))
+    decider = run_with_host_1_unavailable_from_2_to_20(tmp_path)
     notifies = [(now, e["data"]) for now, e in decider.events_of("NOTIFY")]
     assert (2, {"type": "event_machine_unavailable", "resources": "1"}) in notifies
     assert (20, {"type": "event_machine_available", "resources": "1"}) in notifies
