@@ -57,11 +57,10 @@ def joulesim_messages(log: str) -> list[tuple[str, dict]]:
 
 
 def begins(data: dict) -> dict:
-    """SIMULATION_BEGINS but the machines' names (Batsim numbers machines in the string order of
-    their names, host0, host1, host10...: not replicated yet) and the folders of the workloads
-    (absolute paths: the bundle's is written BUNDLE)."""
-    return dict(data, compute_resources=[dict(r, name="") for r in data["compute_resources"]],
-                workloads={name: Path(path).name for name, path in data["workloads"].items()})
+    """SIMULATION_BEGINS but the folders of the workloads (absolute paths: the bundle's is written
+    BUNDLE). The machines, their ids and names included, must be Batsim's: it numbers them in the
+    string order of their names (host0, host1, host10, host100...), --mmax keeping the first."""
+    return dict(data, workloads={name: Path(path).name for name, path in data["workloads"].items()})
 
 
 def comparable(messages: list[tuple[str, dict]]) -> list[tuple[str, float, list]]:

@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from natsort import natsorted
 
 from joulesim.inputs.input_error import InputError
 from joulesim.simulator.platform import platform_checks
@@ -500,9 +499,12 @@ def valid_platforms(draw):
 def check_loaded(path: str, expected: dict[str, tuple[list[float], int, str]]) -> None:
     platform = load_platform(path)
     compute = {name: spec for name, spec in expected.items() if spec[2] == "compute_node"}
-    assert [h.name for h in platform.compute_hosts] == natsorted(compute)
-    assert [h.id for h in platform.compute_hosts] == list(range(len(compute)))
-    assert sorted(h.name for h in platform.storage_hosts) == sorted(n for n, spec in expected.items() if spec[2] == "storage")
+    storage = [name for name, spec in expected.items() if spec[2] == "storage"]
+    # As Batsim 4.2.1 numbers them: compute hosts, then storage hosts, each by name as C++ strings
+    # compare (the bytes of their UTF-8), whatever their order in the file.
+    assert [h.name for h in platform.compute_hosts] == sorted(compute, key=str.encode)
+    assert [h.name for h in platform.storage_hosts] == sorted(storage, key=str.encode)
+    assert [h.id for h in platform.compute_hosts + platform.storage_hosts] == list(range(len(compute) + len(storage)))
     for host in platform.compute_hosts + platform.storage_hosts:
         speeds, pstate, _ = expected[host.name]
         assert host.speeds == pytest.approx(speeds, rel=1e-12)

@@ -107,9 +107,9 @@ def test_section_11_cluster_route_and_latency(tmp_path):
     assert net.nb_resources == 1 + 2 * 4 + 1 == len(net.names) == len(net.capacity) == len(net.fatpipe)
     assert (net.names[-1], net.capacity[-1], net.fatpipe[-1], net.latency[-1]) == ("__loopback__", 10e9, True, 0.0)
     assert net.message_route("master_host", "master_host") == ((net.loopback,), 0.0)
-    # the shipped cluster32 is the same cluster
+    # the shipped cluster32 is the same cluster (its last host by name, node-9, is resource 31)
     shipped = load_platform("cluster32").network
-    assert shipped.route_names(0, 31) == ["cluster_link_0_UP", "cluster_backbone", "cluster_link_31_DOWN"]
+    assert shipped.route_names(0, 31) == ["cluster_link_0_UP", "cluster_backbone", "cluster_link_9_DOWN"]
     assert shipped.route(0, 31)[1] == pytest.approx(13e-6, rel=1e-12)
 
 
@@ -156,7 +156,8 @@ def test_cluster_props_zone_and_energy(tmp_path):
     path.write_text(f"<?xml version='1.0'?><platform version=\"4.1\"><zone id=\"top\" routing=\"Full\">"
                     f"<prop id=\"site\" value=\"s\"/>{body}{MASTER}</zone></platform>")
     p = load_platform(str(path))
-    assert [(h.id, h.name, h.zone) for h in p.compute_hosts] == [(0, "a-9", "a"), (1, "a-10", "a"), (2, "b-0", "b"), (3, "b-1", "b")]
+    # (numbered by name as strings compare, as Batsim does: "a-10" before "a-9")
+    assert [(h.id, h.name, h.zone) for h in p.compute_hosts] == [(0, "a-10", "a"), (1, "a-9", "a"), (2, "b-0", "b"), (3, "b-1", "b")]
     assert p.compute_hosts[0].zone_properties == {"site": "s", "cluster": "first"}
     assert p.compute_hosts[2].zone_properties == {"site": "s", "cluster": "second", "wattage_per_state": "95:190, 9:9, 100:100, 120:120",
                                                   "sleep_pstates": "1:2:3"}
@@ -292,7 +293,9 @@ def test_bypass_route_wins(tmp_path):
     assert net.route(0, 1)[1] == 0.0  # link latency defaults to 0
 
 
-def test_natural_host_order_across_clusters_and_zones(tmp_path):
+def test_hosts_are_numbered_by_name_across_clusters_and_zones(tmp_path):
+    """As Batsim 4.2.1 numbers them: SimGrid's hosts in the string order of their names, whatever
+    their clusters and their order in the file ("node-10" before "node-2")."""
     body = """
     <cluster id="z2" prefix="node-" suffix="" radical="10-11" speed="1Gf" bw="1GBps" lat="1us"/>
     <cluster id="z1" prefix="node-" suffix="" radical="2,9" speed="1Gf" bw="1GBps" lat="1us"/>
@@ -300,8 +303,8 @@ def test_natural_host_order_across_clusters_and_zones(tmp_path):
     <zoneRoute src="z1" dst="z2" gw_src="node-z1_router" gw_dst="node-z2_router"><link_ctn id="wan"/></zoneRoute>
     """
     p = load_platform(xml(tmp_path, body))
-    assert [(h.id, h.name, h.zone) for h in p.compute_hosts] == [(0, "node-2", "z1"), (1, "node-9", "z1"), (2, "node-10", "z2"), (3, "node-11", "z2")]
-    assert p.network.route_names(1, 2) == ["z1_link_9_UP", "wan", "z2_link_10_DOWN"]
+    assert [(h.id, h.name, h.zone) for h in p.compute_hosts] == [(0, "node-10", "z2"), (1, "node-11", "z2"), (2, "node-2", "z1"), (3, "node-9", "z1")]
+    assert p.network.route_names(3, 0) == ["z1_link_9_UP", "wan", "z2_link_10_DOWN"]
 
 
 def test_routes_scale_to_thousands_of_hosts(tmp_path):
@@ -311,7 +314,8 @@ def test_routes_scale_to_thousands_of_hosts(tmp_path):
                      for a in range(6) for b in range(a + 1, 6))
     p = load_platform(xml(tmp_path, clusters + '<link id="sw" bandwidth="10GBps" latency="1us"/>' + routes))
     assert p.nb_compute == 5544 and p.network.nb_resources == 6 * (1 + 2 * 924) + 1 + 1  # (+ the loopback)
-    assert p.network.route_names(0, 5543) == ["c0_link_0_UP", "c0_backbone", "sw", "c5_backbone", "c5_link_923_DOWN"]
+    # (the last host by name is c5-99)
+    assert p.network.route_names(0, 5543) == ["c0_link_0_UP", "c0_backbone", "sw", "c5_backbone", "c5_link_99_DOWN"]
 
 
 # ---------------------------------------------------------------- XML errors
@@ -524,14 +528,19 @@ def test_clustered_platforms_are_shipped_and_up_to_date():
 
 def check_eight_by_sixteen(p):
     assert p.nb_compute == 128 and p.master.name == "master_host" and p.storage_hosts == []
+    # Cluster k's hosts are 16k..16k+15, in the string order of their names (as Batsim numbers
+    # them): c0-host0, c0-host1, c0-host10, ..., c0-host15, c0-host2, ..., c0-host9.
     for host in p.compute_hosts:
         k, i = divmod(host.id, 16)
-        assert host.name == f"c{k}-host{i}" and host.zone == f"c{k}" and host.zone_properties["cluster"] == f"c{k}"
+        assert host.name == sorted(f"c{k}-host{n}" for n in range(16))[i]
+        assert host.zone == f"c{k}" and host.zone_properties["cluster"] == f"c{k}"
+    assert [h.name for h in p.compute_hosts[:3]] == ["c0-host0", "c0-host1", "c0-host10"]
+    ids = {h.name: h.id for h in p.compute_hosts}
     net = p.network
     assert net.nb_resources == 8 * (1 + 2 * 16) + 2 + 1  # (+ SimGrid's loopback, for the master's Full zone)
     for k in range(8):
         for j in range(8):
-            names = net.route_names(16 * k + 3, 16 * j + 5)
+            names = net.route_names(ids[f"c{k}-host3"], ids[f"c{j}-host5"])
             if k == j:
                 assert names == [f"c{k}_link_3_UP", f"c{k}_backbone", f"c{k}_link_5_DOWN"]
             else:

@@ -358,10 +358,12 @@ def test_basic_is_the_default_and_gives_the_existing_schedule(tmp_path):
 
 # --------------------------------------------------------------------------- end to end
 def write_clustered_platform(tmp_path, clusters: int, size: int) -> str:
-    """`clusters` zones of `size` hosts, each zone with <prop id="cluster" value="cK"/>."""
+    """`clusters` zones of `size` hosts, each zone with <prop id="cluster" value="cK"/>; cluster K's
+    hosts are K*size..K*size+size-1 (their names, h00, h01..., in that order as strings too:
+    hosts are numbered by name)."""
     zones = []
     for c in range(clusters):
-        hosts = "\n".join(f'      <host id="h{c * size + i}" speed="1Gf"/>' for i in range(size))
+        hosts = "\n".join(f'      <host id="h{c * size + i:02d}" speed="1Gf"/>' for i in range(size))
         zones.append(f'    <zone id="z{c}" routing="Full">\n      <prop id="cluster" value="c{c}"/>\n'
                      f'{hosts}\n    </zone>')
     path = tmp_path / "clustered.xml"

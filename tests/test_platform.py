@@ -60,10 +60,16 @@ def test_shipped_sizes_and_bare_names():
     assert all(h.speeds == [1e9] for h in load_platform("cluster128").compute_hosts)
 
 
-def test_cluster32_natural_order():
-    p = load_platform("cluster32")
-    assert [h.name for h in p.compute_hosts] == [f"node-{i}" for i in range(32)]
-    assert p.compute_hosts[2].name == "node-2" and p.compute_hosts[10].name == "node-10"
+def test_cluster32_hosts_in_batsims_order():
+    """Batsim 4.2.1 numbers machines in the string order of their names (measured: its machines
+    0..31 on cluster32 are node-0, node-1, node-10..node-19, node-2, node-20..node-29, node-3,
+    node-30, node-31, node-4..node-9), and so does joulesim, the JSON twin included."""
+    expected = ["node-0", "node-1", *(f"node-1{i}" for i in range(10)), "node-2", *(f"node-2{i}" for i in range(10)),
+                "node-3", "node-30", "node-31", *(f"node-{i}" for i in range(4, 10))]
+    for name in ("cluster32", "cluster32.json"):
+        p = load_platform(name)
+        assert [h.name for h in p.compute_hosts] == expected
+        assert [h.id for h in p.compute_hosts] == list(range(32))
 
 
 def test_cluster32_json_equals_xml():
@@ -79,7 +85,7 @@ def test_taurus_energy_platforms(name, size):
     125.17 W, switch-off 6.10 s at 101 W."""
     p = load_platform(name)
     assert p.nb_compute == size
-    assert [h.name for h in p.compute_hosts] == [f"host{i}" for i in range(size)]
+    assert [h.name for h in p.compute_hosts] == sorted(f"host{i}" for i in range(size))  # host0, host1, host10, ...
     for h in p.compute_hosts:
         assert h.speeds[0] == 1e9 and h.pstate == 0 and h.speed == 1e9
         assert h.wattage_per_state == [(95.0, 190.74), (9.75, 9.75), (101.0, 101.0), (125.17, 125.17)]
@@ -107,7 +113,7 @@ def test_speed_units_and_pstates(tmp_path):
     assert hosts["d"].speeds == [1e12, 1e15, 1e18, 1e21, 3.0, 2e9]
 
 
-def test_cluster_expansion_natural_order_and_props(tmp_path):
+def test_cluster_expansion_order_and_props(tmp_path):
     path = xml(tmp_path, """
         <cluster id="c" prefix="n" suffix=".x" radical="10,2-3,1" speed="1Gf" bw="1GBps" lat="5us">
             <prop id="wattage_per_state" value="100:200"/>
@@ -115,7 +121,7 @@ def test_cluster_expansion_natural_order_and_props(tmp_path):
         </cluster>
     """)
     p = load_xml_platform(path)
-    assert [(h.id, h.name) for h in p.compute_hosts] == [(0, "n1.x"), (1, "n2.x"), (2, "n3.x"), (3, "n10.x")]
+    assert [(h.id, h.name) for h in p.compute_hosts] == [(0, "n1.x"), (1, "n10.x"), (2, "n2.x"), (3, "n3.x")]
     assert all(h.properties == {"wattage_per_state": "100:200", "rack": "r1"} for h in p.compute_hosts)
     assert all(h.wattage_per_state == [(100.0, 200.0)] for h in p.compute_hosts)
 
@@ -152,7 +158,7 @@ def test_zone_properties_roles_and_ignored_elements(tmp_path):
 """)
     p = load_platform(str(path), master_host="boss")
     assert p.master.name == "boss" and p.master.role == "master"
-    assert [(h.id, h.name) for h in p.compute_hosts] == [(0, "c-0"), (1, "c-1"), (2, "node-2"), (3, "node-10")]
+    assert [(h.id, h.name) for h in p.compute_hosts] == [(0, "c-0"), (1, "c-1"), (2, "node-10"), (3, "node-2")]
     assert [(h.id, h.name, h.role) for h in p.storage_hosts] == [(4, "disk-0", "storage"), (5, "disk-1", "storage")]
     hosts = {h.name: h for h in p.compute_hosts}
     assert hosts["node-10"].zone_properties == {"site": "lyon", "level": "inner"}
@@ -217,16 +223,17 @@ def test_json_full_format(tmp_path):
     }, name="p.json")
     p = load_json_platform(path)
     assert p.master.name == "boss"
-    assert [(h.id, h.name) for h in p.compute_hosts] == [(0, "h2"), (1, "h10"), (2, "n1"), (3, "n3")]
+    # (by name as strings compare, as XML platforms: "h10" before "h2")
+    assert [(h.id, h.name) for h in p.compute_hosts] == [(0, "h10"), (1, "h2"), (2, "n1"), (3, "n3")]
     assert [(h.id, h.name) for h in p.storage_hosts] == [(4, "s0")]
-    h10 = p.compute_hosts[1]
+    h10 = p.compute_hosts[0]
     assert h10.speeds == [1e9, 1e-3, 0.5, 0.25]
     assert h10.wattage_per_state == [(95, 190.74), (9.75, 9.75), (101, 101), (125.17, 125.17)]
     assert h10.sleep_pstates == [SleepPstate(1, 2, 3)] and h10.wattage_off == 9.75
     assert h10.properties == {"k": "v", "wattage_per_state": "95:190.74, 9.75:9.75, 101:101, 125.17:125.17",
                               "wattage_off": "9.75", "sleep_pstates": "1:2:3"}
     assert h10.zone_properties == {"site": "a"}
-    assert p.compute_hosts[0].speeds == [1e8, 2e8] and p.compute_hosts[0].speed == 2e8
+    assert p.compute_hosts[1].speeds == [1e8, 2e8] and p.compute_hosts[1].speed == 2e8
     assert p.compute_hosts[2].properties == {"rack": "r"} and p.compute_hosts[2].zone_properties == {"z": "1"}
 
 

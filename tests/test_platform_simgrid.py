@@ -182,6 +182,34 @@ def test_the_shipped_xml_platforms_are_all_there():
     assert len(XML_PLATFORMS) == 14
 
 
+# Hosts named so that their string order is neither their order in the file nor a natural one
+# (digits, case, punctuation, a space, UTF-8), in two zones and a cluster, two of them storage.
+NUMBERING = ('<zone id="top" routing="Full"><zone id="z2" routing="Full"><host id="n10" speed="1Gf"/>'
+             '<host id="n-1" speed="1Gf"/><host id="N2" speed="1Gf"/><host id="n\u00e9" speed="1Gf"/>'
+             '<host id="io9" speed="1Gf"><prop id="role" value="storage"/></host><host id="n 1" speed="1Gf"/></zone>'
+             '<zone id="z1" routing="Full"><host id="n2" speed="1Gf"/><host id="n_1" speed="1Gf"/><host id="Z" speed="1Gf"/>'
+             '<host id="io10" speed="1Gf"><prop id="role" value="storage"/></host><host id="master_host" speed="1Gf"/>'
+             '<host id="n01" speed="1Gf"/></zone>'
+             '<cluster id="c" prefix="n" suffix=".x" radical="9-11,1" speed="1Gf" bw="1GBps" lat="0"/></zone>')
+
+
+def test_hosts_are_numbered_in_simgrids_order(simgrid_loader, tmp_path):
+    """Batsim 4.2.1 numbers compute machines, then storage machines, in the order SimGrid 3.32
+    lists the platform's hosts (Engine::get_all_hosts: by name, as C++ strings compare); so does
+    joulesim, on every shipped XML platform and on NUMBERING."""
+    paths = [shipped_platform_path(name) for name in XML_PLATFORMS] + [platform_file(tmp_path, NUMBERING, "numbering.xml")]
+    for path in paths:
+        simgrid, why = simgrid_loads(simgrid_loader, path)
+        assert simgrid is not None, why
+        platform = load_platform(path)
+        for hosts in (platform.compute_hosts, platform.storage_hosts):
+            names = {h.name for h in hosts}
+            assert [h.name for h in hosts] == [name for name in simgrid if name in names], path
+    assert [h.name for h in platform.compute_hosts] == ["N2", "Z", "n 1", "n-1", "n01", "n1.x", "n10", "n10.x", "n11.x",
+                                                        "n2", "n9.x", "n_1", "n\u00e9"]
+    assert [(h.id, h.name) for h in platform.storage_hosts] == [(13, "io10"), (14, "io9")]
+
+
 README_JSON = re.search(r"```json\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S).group(1)
 
 

@@ -827,8 +827,11 @@ def simulate_smpi(tmp_path: Path, platform: Path, ranks: list[list[str]], nb_res
 @pytest.mark.parametrize("platform, n, nb_res", [("narrow", 16, 16), ("cabinets", 12, 4)])
 def test_an_smpi_job_through_joulesim_takes_what_simgrid_run_as_batsim_takes(tmp_path, platforms, platform, n, nb_res):
     ranks = nas_like(n, 3)
-    # fcfs gives the job the first nb_res hosts; rank r on host r mod nb_res; the job actor on node0
-    reference = smpi_reference.batsim_like_time(platforms[platform], nodes(n, nb_res),
+    # fcfs gives the job machines 0..nb_res-1, the first hosts by name as strings compare (as
+    # Batsim numbers them: node0, node1, node10, node11... of cabinets a and b); rank r on the
+    # job's host r mod nb_res; the job actor on its first host, node0
+    machines = sorted(f"node{i}" for i in range(16))[:nb_res]
+    reference = smpi_reference.batsim_like_time(platforms[platform], [machines[r % nb_res] for r in range(n)],
                                                 write_traces(tmp_path / "ref", ranks), "node0")
     # jobs.csv holds 6 decimals; the 16 ranks' messages to the job actor alone take 0.4 ms here
     assert simulate_smpi(tmp_path, platforms[platform], ranks, nb_res) == pytest.approx(reference, abs=1e-6)

@@ -9,8 +9,10 @@ Seed 001 §5.5.1: 8 clusters of 16 hosts; in each, every host is linked to the c
 joined by one main switch (a SHARED link on every route between two clusters). Written as
 SimGrid XML that real Batsim also reads: a Full zone holding the clusters and a zoneRoute
 between every two of them through the main switch. Compute hosts are named `c<k>-host<i>`, so
-that natural order numbers cluster k's hosts 16k..16k+15, and each cluster has the zone
-properties cluster=c<k> (and table_5_1=c1..c6 for table 5.1's), which deciders receive.
+that cluster k's hosts are 16k..16k+15 (Batsim, and joulesim, number hosts by name as strings
+compare: c0-host0, c0-host1, c0-host10, ..., c0-host15, c0-host2, ..., c0-host9, c1-host0...),
+and each cluster has the zone properties cluster=c<k> (and table_5_1=c1..c6 for table 5.1's),
+which deciders receive.
 
 - griffon8x16.xml (§5.5.3, homogeneous): switch 1.25e9 B/s, latency 0; host links 1.25e6 B/s,
   24e-9 s; main switch 1.25e9 B/s, 24e-9 s. §5.5.3 gives no host speed: we use 286.087 kflop/s,

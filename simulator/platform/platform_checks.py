@@ -21,8 +21,6 @@ import stat
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from natsort import natsort_keygen
-
 from joulesim.inputs.input_error import InputError
 from joulesim.protocol.number_text import (
     DECIMAL_PATTERN,
@@ -427,14 +425,24 @@ def _add_role(path: str, hosts: dict[str, RawHost], name: str, role: str) -> Non
     raw.properties = {**raw.properties, "role": role}
 
 
+def _name(host: Host) -> str:
+    return host.name
+
+
 def build_platform(path: str, raw_hosts: list[RawHost], master_host: str | None = None,
                    added_roles: Mapping[str, str] | None = None) -> Platform:
-    """Check hosts, choose the master, number compute then storage hosts in natural name order.
+    """Check hosts, choose the master, number compute then storage hosts in the string order of
+    their names.
 
     The master is the host named `master_host` (Batsim's --master-host) if given, otherwise the
     host whose role property is "master", otherwise a host named "master_host". Its id is -1
-    (as in Batsim). Compute hosts get ids 0..n-1 and storage hosts n..n+m-1. `added_roles`
-    (host name -> role) is Batsim's --add-role-to-hosts, applied before anything else.
+    (as in Batsim). Compute hosts get ids 0..n-1 and storage hosts n..n+m-1, each kind in the
+    order Batsim 4.2.1 numbers them: SimGrid 3.32 lists a platform's hosts by name, compared as
+    C++ strings compare (byte by byte: host0, host1, host10, host100, ..., host11, ..., host2;
+    "Z" before "a"), whatever their order in the file; Batsim keeps that order (machines.cpp)
+    and --mmax N keeps the first N compute hosts of it. Python compares str by code point,
+    which is the byte order of their UTF-8. `added_roles` (host name -> role) is Batsim's
+    --add-role-to-hosts, applied before anything else.
     """
     path = str(path)
     check_host_count(path, "platform", len(raw_hosts), 0)  # the loaders check as they go; this is the backstop
@@ -472,9 +480,8 @@ def build_platform(path: str, raw_hosts: list[RawHost], master_host: str | None 
     master.role = "master"
     master.properties = {**master.properties, "role": "master"}  # as Batsim: the master's role, by name too
 
-    key = natsort_keygen(key=lambda h: h.name)
-    compute = sorted((h for h in hosts if h is not master and h.role == "compute_node"), key=key)
-    storage = sorted((h for h in hosts if h is not master and h.role == "storage"), key=key)
+    compute = sorted((h for h in hosts if h is not master and h.role == "compute_node"), key=_name)
+    storage = sorted((h for h in hosts if h is not master and h.role == "storage"), key=_name)
     if not compute:
         raise InputError(path, "platform", "has no compute host (every host is the master or a storage host)", 'add hosts without a role property or with <prop id="role" value="compute_node"/>')
     for i, h in enumerate(compute + storage):

@@ -21,7 +21,9 @@ class SleepPstate:
 
 @dataclass
 class Host:
-    """One machine. Compute hosts are numbered 0..n-1 in natural name order."""
+    """One machine. Compute hosts are numbered 0..n-1 in the string order of their names, as
+    Batsim 4.2.1 numbers them (platform_checks.build_platform), storage hosts after them; IRMaSim
+    platforms' cores in their platform's order."""
 
     id: int
     name: str
