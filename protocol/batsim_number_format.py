@@ -11,16 +11,58 @@ as in rapidjson.
 
 from __future__ import annotations
 
+from math import nan
 from typing import Any
 
 
 def as_batsim_writes(value: Any) -> Any:
     """`value` (a JSON-able message) with every float as Batsim's writer prints it."""
     kind = type(value)
-    if kind is float:
-        return float(f"{value:f}")  # correctly rounded, as glibc's printf
     if kind is dict:
-        return {key: as_batsim_writes(item) for key, item in value.items()}
+        return _dict_as_written(value, [nan, nan])
     if kind is list:
-        return [as_batsim_writes(item) for item in value]
+        return _list_as_written(value, [nan, nan])
+    if kind is float:
+        return float("%f" % value)  # correctly rounded, as glibc's printf
     return value
+
+
+# The members are looked at in the loops below, so that strings and integers (most of a message)
+# cost no call: this runs on every message. `last` holds the last float written and what it
+# became: a message's events mostly carry its `now` again as their timestamps.
+
+
+def _dict_as_written(value: dict, last: list) -> dict:
+    written = {}
+    for key, item in value.items():
+        kind = type(item)
+        if kind is float:
+            if item == last[0] and item:  # (not for zeros: -0.0 == 0.0, and -0.0 stays -0.0)
+                item = last[1]
+            else:
+                last[0] = item
+                item = last[1] = float("%f" % item)
+        elif kind is dict:
+            item = _dict_as_written(item, last)
+        elif kind is list:
+            item = _list_as_written(item, last)
+        written[key] = item
+    return written
+
+
+def _list_as_written(value: list, last: list) -> list:
+    written = []
+    for item in value:
+        kind = type(item)
+        if kind is float:
+            if item == last[0] and item:
+                item = last[1]
+            else:
+                last[0] = item
+                item = last[1] = float("%f" % item)
+        elif kind is dict:
+            item = _dict_as_written(item, last)
+        elif kind is list:
+            item = _list_as_written(item, last)
+        written.append(item)
+    return written
