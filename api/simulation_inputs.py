@@ -27,6 +27,7 @@ from joulesim.simulator.models.core_task_runner import IDLE_POWER_RULES
 from joulesim.simulator.output.output_files import check_output_prefix
 from joulesim.inputs.input_file import read_text_file
 from joulesim.simulator.platform.host_roles import host_roles
+from joulesim.simulator.platform.platform_checks import check_energy_properties
 from joulesim.simulator.platform.platform_json import load_json_platform
 from joulesim.simulator.platform.platform_loader import load_platform
 from joulesim.simulator.platform.platform_model import Platform
@@ -55,19 +56,26 @@ def _kind(value: Any) -> str:
 
 
 def platform_from(value: PlatformSource, master_host: str | None = None,
-                  platform_name: str | None = None, added_roles: Mapping[str, str] | None = None) -> Platform:
+                  platform_name: str | None = None, added_roles: Mapping[str, str] | None = None,
+                  energy: bool = False) -> Platform:
     """A loaded platform from a path, a shipped name, a JSON platform dict (native or IRMaSim),
-    or a Platform."""
+    or a Platform. With `energy` (-E), its power properties must be readable (as with Batsim,
+    only then are they read)."""
     if isinstance(value, Platform):
         if added_roles:
             raise InputError("platform", "add_role_to_hosts", "roles cannot be added to a platform already loaded",
                              "pass added_roles to load_platform, or give the platform as a path or a dict")
+        if energy:
+            check_energy_properties(value)
         return value
     if isinstance(value, dict):
         label = "<platform dict>"
-        return load_json_platform(label, master_host, _encoded(label, value), platform_name, added_roles)
+        loaded = load_json_platform(label, master_host, _encoded(label, value), platform_name, added_roles)
+        if energy:
+            check_energy_properties(loaded)
+        return loaded
     if isinstance(value, (str, os.PathLike)):
-        return load_platform(os.fspath(value), master_host, platform_name, added_roles)
+        return load_platform(os.fspath(value), master_host, platform_name, added_roles, energy=energy)
     raise InputError("platform", "argument", f"is a {_kind(value)}",
                      "give a platform file path, a shipped platform name, a JSON platform dict, "
                      "or a Platform from joulesim.simulator.platform.platform_loader.load_platform")
@@ -175,7 +183,7 @@ def simulation_config(platform: PlatformSource, workload: WorkloadSource | Seque
                             + ("--events" if events is not None else "--enable-dynamic-jobs"))
     if export_prefix is not None:
         check_output_prefix(export_prefix)  # see simulator/output/output_files.py
-    platform_model = platform_from(platform, master_host, platform_name, host_roles(add_role_to_hosts))
+    platform_model = platform_from(platform, master_host, platform_name, host_roles(add_role_to_hosts), energy)
     workloads = workloads_from(workload)
     forwarded = sched_config_from(sched_config, sched_config_file)
     if mmax_workload:

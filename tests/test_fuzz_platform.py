@@ -55,10 +55,10 @@ def jsonfile(tmp_path: Path, data, name: str = "p.json") -> str:
     return write(tmp_path, name, json.dumps(data))
 
 
-def refused(path: str, *needles: str) -> str:
-    """The InputError of loading `path`: it names the file and every needle."""
+def refused(path: str, *needles: str, energy: bool = False) -> str:
+    """The InputError of loading `path` (with -E: `energy`): it names the file and every needle."""
     with pytest.raises(InputError) as info:
-        load_platform(path)
+        load_platform(path, energy=energy)
     msg = str(info.value)
     assert msg.startswith(path + ": "), msg
     for needle in needles:
@@ -77,6 +77,8 @@ def loads_or_refuses(path: str) -> None:
     assert platform.nb_compute >= 1
     assert all(0 <= h.pstate < len(h.speeds) for h in platform.compute_hosts)
     assert all(isinstance(h.pstate, int) for h in platform.compute_hosts)
+    for refusal in platform.energy_refusals:  # power properties, refused with -E only
+        assert isinstance(refusal, InputError) and str(refusal).startswith(path + ": ") and refusal.fix, str(refusal)
 
 
 # ================================================================ 1. non-ASCII and Python-only numbers
@@ -111,14 +113,22 @@ def test_ascii_numbers_still_parse():
     ('<host id="a" speed="1_0Gf"/>', ["host 'a', speed", "'1_0Gf'"]),
     ('<host id="a" speed="nanGf"/>', ["host 'a', speed", "'nanGf'"]),
     ('<cluster id="c" prefix="n" radical="0-３" speed="1Gf"/>', ["cluster 'c', radical", "'３'"]),
-    ('<host id="a" speed="1Gf"><prop id="wattage_per_state" value="1_0:20"/></host>', ["host 'a', property 'wattage_per_state'", "'1_0'"]),
-    ('<host id="a" speed="1Gf"><prop id="wattage_off" value="١"/></host>', ["host 'a', property 'wattage_off'", "'١'"]),
-    ('<host id="a" speed="1Gf, 1f, 1f, 1f"><prop id="sleep_pstates" value="1:２:3"/></host>', ["host 'a', property 'sleep_pstates'", "'２'"]),
     ('<host id="a" speed="1Gf"/><link id="l" bandwidth="１GBps" latency="0"/>', ["<link id='l'>, bandwidth", "'１GBps'"]),
     ('<host id="a" speed="1Gf"/><link id="l" bandwidth="1GBps" latency="1_0us"/>', ["<link id='l'>, latency", "'1_0us'"]),
 ])
 def test_non_ascii_digits_in_xml_are_refused(tmp_path, body, needles):
     refused(xml(tmp_path, body), *needles)
+
+
+@pytest.mark.parametrize("body, needles", [
+    ('<host id="a" speed="1Gf"><prop id="wattage_per_state" value="1_0:20"/></host>', ["host 'a', property 'wattage_per_state'", "'1_0'"]),
+    ('<host id="a" speed="1Gf"><prop id="wattage_off" value="١"/></host>', ["host 'a', property 'wattage_off'", "'١'"]),
+    ('<host id="a" speed="1Gf, 1f, 1f, 1f"><prop id="sleep_pstates" value="1:２:3"/></host>', ["host 'a', property 'sleep_pstates'", "'２'"]),
+])
+def test_non_ascii_digits_in_power_properties_are_refused_with_energy(tmp_path, body, needles):
+    """Power properties are read with -E only, as Batsim 4.2.1 (SimGrid's energy plugin) reads them."""
+    assert len(load_platform(xml(tmp_path, body)).energy_refusals) == 1
+    refused(xml(tmp_path, body), *needles, energy=True)
 
 
 @pytest.mark.parametrize("field, value", [
@@ -127,7 +137,11 @@ def test_non_ascii_digits_in_xml_are_refused(tmp_path, body, needles):
 ])
 def test_non_ascii_digits_in_json_are_refused(tmp_path, field, value):
     host = {"name": "a", "speed": ["1Gf", "1f", "1f", "1f"], field: value}
-    refused(jsonfile(tmp_path, {"master": {"name": "m"}, "hosts": [host]}), "$.hosts[0] ('a')", field)
+    path = jsonfile(tmp_path, {"master": {"name": "m"}, "hosts": [host]})
+    power = field != "speed"  # (power properties: read with -E only)
+    if power:
+        assert len(load_platform(path).energy_refusals) == 1
+    refused(path, "$.hosts[0] ('a')", field, energy=power)
 
 
 def test_non_ascii_digits_in_a_json_radical(tmp_path):
@@ -712,7 +726,8 @@ def test_a_non_ascii_digit_in_a_number_attribute_is_refused_by_name(fuzz_dir, sl
     text = elem.get(slot[2])
     at = data.draw(st.integers(0, len(text)), label="position")
     elem.set(slot[2], text[:at] + char + text[at:])
-    refused(write(fuzz_dir, "digits.xml", ET.tostring(root, encoding="utf-8")), slot[3])
+    # (power properties, <prop>s here, are read with -E only)
+    refused(write(fuzz_dir, "digits.xml", ET.tostring(root, encoding="utf-8")), slot[3], energy=slot[0] == "prop")
 
 
 JSON_NUMBER_SLOTS = [  # (path in JSON_SEED, what the error names)

@@ -22,9 +22,9 @@ def xml(tmp_path, body, name="p.xml", master=MASTER, root='platform version="4.1
 
 
 
-def raises(path, *needles, master_host=None):
+def raises(path, *needles, master_host=None, energy=False):
     with pytest.raises(InputError) as info:
-        load_platform(path, master_host)
+        load_platform(path, master_host, energy=energy)
     msg = str(info.value)
     assert os.path.basename(path) in msg
     for needle in needles:
@@ -315,6 +315,19 @@ def test_old_version(tmp_path):
     ('<host id="a" speed="1Gf" pstate="1"/>', ["host 'a'", "pstate", "out of range"]),
     ('<host id="a" speed="1Gf" pstate="x"/>', ["host 'a'", "pstate", "'x'"]),
     ('<host id="a" speed="1Gf" core="0"/>', ["host 'a'", "core"]),
+    ('<host id="a" speed="1Gf, 0f, 1f"><prop id="sleep_pstates" value="0:1:2"/></host>', ["host 'a'", "speed", "virtual switch pstate 1"]),
+    ('<host id="a" speed="1Gf, 1f, 1f, 1f" pstate="2"><prop id="sleep_pstates" value="1:2:3"/></host>', ["host 'a'", "pstate", "virtual"]),
+    ('<host id="a" speed="1Gf"><prop id="role" value="login"/></host>', ["host 'a'", "role", "'login'", "compute_node"]),
+    ('<host id="a" speed="1Gf"><prop id="role"/></host>', ["host 'a'", "<prop>", "value"]),
+    ('<host id="a" speed="1Gf"><prop id="role" value="storage"/></host>', ["no compute host"]),
+])
+def test_xml_errors(tmp_path, body, needles):
+    raises(xml(tmp_path, body, name="bad.xml"), *needles)
+
+
+# Power properties are read with -E only (as SimGrid's energy plugin and Batsim 4.2.1 read
+# them): without it such a host runs without them, and the platform loads with a warning.
+@pytest.mark.parametrize("body, needles", [
     ('<host id="a" speed="1Gf, 2Gf"><prop id="wattage_per_state" value="1:2"/></host>', ["host 'a'", "wattage_per_state", "1 wattage", "2 pstate"]),
     ('<host id="a" speed="1Gf"><prop id="wattage_per_state" value="1:x"/></host>', ["host 'a'", "wattage_per_state", "'x'"]),
     ('<host id="a" speed="1Gf"><prop id="wattage_per_state" value="1"/></host>', ["host 'a'", "wattage_per_state", "idle:max"]),
@@ -327,14 +340,16 @@ def test_old_version(tmp_path):
     ('<host id="a" speed="1Gf, 1f, 1f, 1f"><prop id="sleep_pstates" value="1:2:3,2:1:3"/></host>', ["host 'a'", "sleep_pstates", "twice"]),
     ('<host id="a" speed="1Gf, 1f, 1f"><prop id="sleep_pstates" value="1:2"/></host>', ["host 'a'", "sleep_pstates", "three"]),
     ('<host id="a" speed="1Gf, 1f, 1f"><prop id="sleep_pstates" value="1:x:2"/></host>', ["host 'a'", "sleep_pstates", "'x'"]),
-    ('<host id="a" speed="1Gf, 0f, 1f"><prop id="sleep_pstates" value="0:1:2"/></host>', ["host 'a'", "speed", "virtual switch pstate 1"]),
-    ('<host id="a" speed="1Gf, 1f, 1f, 1f" pstate="2"><prop id="sleep_pstates" value="1:2:3"/></host>', ["host 'a'", "pstate", "virtual"]),
-    ('<host id="a" speed="1Gf"><prop id="role" value="login"/></host>', ["host 'a'", "role", "'login'", "compute_node"]),
-    ('<host id="a" speed="1Gf"><prop id="role"/></host>', ["host 'a'", "<prop>", "value"]),
-    ('<host id="a" speed="1Gf"><prop id="role" value="storage"/></host>', ["no compute host"]),
 ])
-def test_xml_errors(tmp_path, body, needles):
-    raises(xml(tmp_path, body, name="bad.xml"), *needles)
+def test_xml_power_property_errors_are_refused_with_energy_only(tmp_path, body, needles):
+    path = xml(tmp_path, body, name="bad.xml")
+    platform = load_platform(path)
+    host = platform.compute_hosts[0]
+    assert (host.wattage_per_state, host.wattage_off, host.sleep_pstates) == (None, None, [])
+    warned = [warning for warning in platform.warnings if "without -E the property is unused" in warning]
+    assert len(platform.energy_refusals) == 1 and len(warned) == 1
+    assert all(needle in warned[0] for needle in needles), warned[0]
+    raises(path, *needles, "-E", energy=True)
 
 
 def test_master_errors(tmp_path):
@@ -372,10 +387,6 @@ def test_malformed_json_line_number(tmp_path):
     ({"hosts": [{"name": "a", "speed": "1Gx"}]}, ["$.hosts[0] ('a').speed", "unknown unit"]),
     ({"hosts": [{"name": "a", "speed": [1e9, 0]}]}, ["$.hosts[0] ('a')", "speed", "pstate 1"]),
     ({"hosts": [{"name": "a", "speed": [1e9], "pstate": 1}]}, ["$.hosts[0] ('a')", "pstate", "out of range"]),
-    ({"hosts": [{"name": "a", "speed": [1e9, 1e9], "wattage_per_state": [[1, 2]]}]}, ["$.hosts[0] ('a')", "wattage_per_state", "2 pstate"]),
-    ({"hosts": [{"name": "a", "speed": [1e9], "wattage_off": "x"}]}, ["$.hosts[0] ('a')", "wattage_off"]),
-    ({"hosts": [{"name": "a", "speed": [1e9, 1, 1], "sleep_pstates": [[1, 2, 3]]}]}, ["$.hosts[0] ('a')", "sleep_pstates", "pstate 3"]),
-    ({"hosts": [{"name": "a", "speed": [1e9, 1, 1], "sleep_pstates": [[1, 1, 2]]}]}, ["$.hosts[0] ('a')", "sleep_pstates", "twice"]),
     ({"hosts": [{"name": "a", "speed": "1Gf", "role": "storage", "properties": {"role": "storage"}}]}, ["$.hosts[0] ('a').role", "only once"]),
     ({"hosts": [{"name": "a", "speed": "1Gf"}, {"name": "a", "speed": "1Gf"}]}, ["$.hosts[1] ('a')", "already used"]),
     ({"clusters": [{"id": "c", "radical": "0-x", "speed": "1Gf"}]}, ["$.clusters[0] ('c').radical", "'x'"]),
@@ -387,6 +398,19 @@ def test_malformed_json_line_number(tmp_path):
 ])
 def test_json_errors(tmp_path, data, needles):
     raises(write_json(tmp_path, data, name="bad.json"), *needles)
+
+
+@pytest.mark.parametrize("data, needles", [
+    ({"hosts": [{"name": "a", "speed": [1e9, 1e9], "wattage_per_state": [[1, 2]]}]}, ["$.hosts[0] ('a')", "wattage_per_state", "2 pstate"]),
+    ({"hosts": [{"name": "a", "speed": [1e9], "wattage_off": "x"}]}, ["$.hosts[0] ('a')", "wattage_off"]),
+    ({"hosts": [{"name": "a", "speed": [1e9, 1, 1], "sleep_pstates": [[1, 2, 3]]}]}, ["$.hosts[0] ('a')", "sleep_pstates", "pstate 3"]),
+    ({"hosts": [{"name": "a", "speed": [1e9, 1, 1], "sleep_pstates": [[1, 1, 2]]}]}, ["$.hosts[0] ('a')", "sleep_pstates", "twice"]),
+])
+def test_json_power_property_errors_are_refused_with_energy_only(tmp_path, data, needles):
+    path = write_json(tmp_path, {"master": {"name": "master_host"}, **data}, name="bad.json")
+    platform = load_platform(path)
+    assert len(platform.energy_refusals) == 1 and len(platform.warnings) == 1
+    raises(path, *needles, "-E", energy=True)
 
 
 def test_json_not_utf8(tmp_path):

@@ -669,6 +669,17 @@ LOADED = {
                               f'{L}<zoneRoute src="mz" dst="k" gw_src="master_host" gw_dst="kr"><link_ctn id="l"/></zoneRoute></zone>'),
     "known-config-key": CONFIG.format(key="network/TCP-gamma", value="4194304") + f'<zone id="f" routing="Full">{TWO}{L}'
                         '<route src="a" dst="master_host"><link_ctn id="l"/></route></zone>',
+    # Power properties that do not fit the pstates, as in Batsim's platforms/energy_platform.xml
+    # (fewer wattages) and platforms/heterogeneous/platform.xml (more, and sleep pstates that do
+    # not exist): loaded, as SimGrid without its energy plugin and Batsim without -E load them;
+    # with -E both refuse them (tests/test_power_properties_and_energy_flag.py).
+    "wattages-fewer-than-pstates": ('<zone id="f" routing="Full"><host id="a" speed="1Gf, 500Mf, 200Mf">'
+                                    '<prop id="wattage_per_state" value="100:200, 90:150"/></host><host id="master_host" speed="1Gf"/>'
+                                    f'{L}<route src="a" dst="master_host"><link_ctn id="l"/></route></zone>'),
+    "wattages-more-than-pstates": ('<zone id="f" routing="Full"><host id="a" speed="1Gf, 900Mf">'
+                                   '<prop id="wattage_per_state" value="4:8, 4:7.2, 1:1, 3:3, 3:3"/><prop id="sleep_pstates" value="2:3:4"/>'
+                                   '</host><host id="master_host" speed="1Gf"/>'
+                                   f'{L}<route src="a" dst="master_host"><link_ctn id="l"/></route></zone>'),
 }
 
 

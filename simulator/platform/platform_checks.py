@@ -3,7 +3,8 @@
 Both loaders (:mod:`platform_xml`, :mod:`platform_json`) turn their file into a list of
 :class:`RawHost` (a name, speeds, an initial pstate and Batsim-style string properties) and hand
 it to :func:`build_platform`, which checks the semantics (pstates, power model, roles), chooses
-the master host and numbers the hosts. Every problem is reported as an :class:`InputError`.
+the master host and numbers the hosts. Every problem is reported as an :class:`InputError`; those
+of power properties only with -E (:func:`check_energy_properties`), as Batsim reads them.
 
 Numbers in files are read strictly, by :mod:`joulesim.protocol.number_text`: ASCII digits only,
 no underscores, nothing around them but spaces (Python's ``int()``/``float()`` would also take
@@ -291,7 +292,11 @@ def parse_wattage_per_state(path: str, where: str, text: str, nb_pstates: int | 
     fix = 'write one "idle:max" pair of watts per pstate, comma-separated, e.g. value="95:190.74, 9.75:9.75"'
     parts = str(text).split(",")
     if nb_pstates is not None and len(parts) != nb_pstates:
-        raise InputError(path, where, f"gives {len(parts):,} wattage(s) but the host has {nb_pstates} pstate(s) (speeds)", "give exactly one idle:max pair per speed")
+        raise InputError(path, where, f"gives {len(parts):,} wattage(s) for {nb_pstates} pstate(s) (speeds): energy accounting "
+                         f"(-E/--energy) needs one per pstate, and Batsim 4.2.1 with -E aborts there too (SimGrid 3.32: "
+                         f"\"Invalid XML file. Found {len(parts)} energetic profiles for {nb_pstates} pstates\")",
+                         f"give exactly one idle:max pair per speed ({nb_pstates} here), or run without -E (the property is "
+                         f"then unused, as Batsim 4.2.1 leaves it)")
     result = []
     for i, part in enumerate(parts):
         values = part.split(":")
@@ -349,7 +354,25 @@ class _ParsedProperties:
         return hit
 
 
-def _check_host(path: str, raw: RawHost, parsed: _ParsedProperties) -> Host:
+def _power_property(refused: list[InputError], read):
+    """What `read()` parses of a power property, or None when it refuses it: the refusal is then
+    kept for -E (check_energy_properties), since a run without energy reads no power property."""
+    try:
+        return read()
+    except InputError as error:
+        if "-E/--energy" not in error.problem:
+            error = InputError(error.path, error.where, f"{error.problem} (read with -E/--energy only, as Batsim 4.2.1 reads it)",
+                               f"{error.fix}, or run without -E" if error.fix else "run without -E")
+        refused.append(error)
+        return None
+
+
+def _check_host(path: str, raw: RawHost, parsed: _ParsedProperties, power_refused: list[InputError],
+                sleep_refused: list[tuple[str, InputError]]) -> Host:
+    """`raw` checked as a Host. Its power properties (wattage_per_state, wattage_off,
+    sleep_pstates) are read only by energy accounting, as SimGrid's energy plugin and Batsim
+    read them only with -E: one that is refused is left out, its refusal added to
+    `power_refused` (wattages) or `sleep_refused` (sleep pstates, with the host's name)."""
     where = raw.where
     props = raw.properties
     nb = len(raw.speeds)
@@ -368,20 +391,21 @@ def _check_host(path: str, raw: RawHost, parsed: _ParsedProperties) -> Host:
     wattage = None
     key = "wattage_per_state" if "wattage_per_state" in props else ("watt_per_state" if "watt_per_state" in props else None)
     if key:
-        text = props[key]
-        wattage = list(parsed.get("wattage", text, nb, lambda: parse_wattage_per_state(path, f"{where}, property '{key}'", text, nb)))
+        text, prop = props[key], key
+        wattage = _power_property(power_refused, lambda: list(parsed.get(
+            "wattage", text, nb, lambda: parse_wattage_per_state(path, f"{where}, property '{prop}'", text, nb))))
 
     wattage_off = None
     key = "wattage_off" if "wattage_off" in props else ("watt_off" if "watt_off" in props else None)
     if key:
-        wattage_off = parse_number(path, f"{where}, property '{key}'", props[key], key)
-        if wattage_off < 0:
-            raise InputError(path, f"{where}, property '{key}'", f"{key} {shown(props[key])} is negative", "give the power of a switched-off machine in watts (>= 0)")
+        wattage_off = _power_property(power_refused, lambda: _parse_wattage_off(path, where, key, props[key]))
 
     sleep = []
     if "sleep_pstates" in props:
-        text = props["sleep_pstates"]
-        sleep = list(parsed.get("sleep", text, nb, lambda: parse_sleep_pstates(path, f"{where}, property 'sleep_pstates'", text, nb)))
+        text, refused = props["sleep_pstates"], []
+        sleep = _power_property(refused, lambda: list(parsed.get(
+            "sleep", text, nb, lambda: parse_sleep_pstates(path, f"{where}, property 'sleep_pstates'", text, nb)))) or []
+        sleep_refused += ((raw.name, error) for error in refused)
     sleep_ids = {sp.sleep for sp in sleep}
     virtual_ids = {p for sp in sleep for p in (sp.switch_off, sp.switch_on)}
     for i, speed in enumerate(raw.speeds):
@@ -405,6 +429,31 @@ def _check_host(path: str, raw: RawHost, parsed: _ParsedProperties) -> Host:
         zone=raw.zone,
         cores=raw.cores,
     )
+
+
+def _parse_wattage_off(path: str, where: str, key: str, text: str) -> float:
+    watts = parse_number(path, f"{where}, property '{key}'", text, key)
+    if watts < 0:
+        raise InputError(path, f"{where}, property '{key}'", f"{key} {shown(text)} is negative", "give the power of a switched-off machine in watts (>= 0)")
+    return watts
+
+
+def check_energy_properties(platform: Platform) -> None:
+    """With -E/--energy: refuse the platform if a power property of one of its hosts (the master,
+    storage hosts and hosts beyond --mmax included) cannot be read. Without -E they are not read
+    (build_platform keeps their refusals aside), as Batsim 4.2.1 runs such a platform without -E
+    and aborts with it: SimGrid's energy plugin reads every host's wattage_per_state and
+    wattage_off as the platform is loaded, in file order, then Batsim every host's sleep_pstates,
+    in the order of their names. The first refusal is raised."""
+    if platform.energy_refusals:
+        raise platform.energy_refusals[0]
+
+
+def _unused_power_warning(path: str, refusals: list[InputError]) -> str:
+    first = refusals[0]
+    others = f" ({len(refusals) - 1:,} other power propert{'y' if len(refusals) == 2 else 'ies'} refused alike)" if len(refusals) > 1 else ""
+    return (f"joulesim: warning: {path}: {first.where}: {first.problem}{others}; without -E the property is unused "
+            f"and the platform runs, as on Batsim 4.2.1")
 
 
 def _add_role(path: str, hosts: dict[str, RawHost], name: str, role: str) -> None:
@@ -455,7 +504,12 @@ def build_platform(path: str, raw_hosts: list[RawHost], master_host: str | None 
         _add_role(path, seen, name, role)
 
     parsed = _ParsedProperties()
-    hosts = [_check_host(path, raw, parsed) for raw in raw_hosts]
+    power_refused: list[InputError] = []
+    sleep_refused: list[tuple[str, InputError]] = []
+    hosts = [_check_host(path, raw, parsed, power_refused, sleep_refused) for raw in raw_hosts]
+    # (SimGrid reads wattages as it creates the hosts, in file order; Batsim sleep pstates once
+    # SimGrid has them all, in its order, by name.)
+    energy_refusals = power_refused + [error for _, error in sorted(sleep_refused, key=lambda pair: pair[0])]
     by_name = {h.name: h for h in hosts}
     wheres = {raw.name: raw.where for raw in raw_hosts}
     role_masters = [h for h in hosts if h.role == "master"]
@@ -486,4 +540,6 @@ def build_platform(path: str, raw_hosts: list[RawHost], master_host: str | None 
         raise InputError(path, "platform", "has no compute host (every host is the master or a storage host)", 'add hosts without a role property or with <prop id="role" value="compute_node"/>')
     for i, h in enumerate(compute + storage):
         h.id = i
-    return Platform(source=path, master=master, compute_hosts=compute, storage_hosts=storage)
+    warnings = [_unused_power_warning(path, energy_refusals)] if energy_refusals else []
+    return Platform(source=path, master=master, compute_hosts=compute, storage_hosts=storage, warnings=warnings,
+                    energy_refusals=energy_refusals)

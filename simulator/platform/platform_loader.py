@@ -16,6 +16,7 @@ from importlib import resources
 from typing import Mapping
 
 from joulesim.inputs.input_error import InputError
+from joulesim.simulator.platform.platform_checks import check_energy_properties
 from joulesim.simulator.platform.platform_json import load_json_platform
 from joulesim.simulator.platform.platform_model import Platform
 from joulesim.simulator.platform.platform_xml import load_xml_platform
@@ -58,10 +59,12 @@ def platform_file(path: str) -> str:
 
 
 def load_platform(path: str, master_host: str | None = None, platform_name: str | None = None,
-                  added_roles: Mapping[str, str] | None = None) -> Platform:
+                  added_roles: Mapping[str, str] | None = None, energy: bool = False) -> Platform:
     """Load a .xml (SimGrid) or .json (native or IRMaSim) platform, or a shipped platform by name.
     `platform_name` chooses one platform of an IRMaSim file that holds several; `added_roles`
-    (host name -> role) is Batsim's --add-role-to-hosts."""
+    (host name -> role) is Batsim's --add-role-to-hosts; `energy` (-E) refuses a platform whose
+    power properties cannot be read (platform_checks.check_energy_properties), which is loaded
+    without it, as Batsim runs it."""
     path = platform_file(path)
     if os.path.isdir(path):
         raise InputError(path, "platform", "is a directory, not a platform file", "give a .xml or .json platform file")
@@ -70,8 +73,11 @@ def load_platform(path: str, master_host: str | None = None, platform_name: str 
     if loader is None:
         raise InputError(path, "platform", f"unknown platform file extension {ext or '(none)'!r}", "use a SimGrid .xml file or a joulesim .json file")
     if loader is load_json_platform:
-        return loader(path, master_host, platform_name=platform_name, added_roles=added_roles)
+        platform = loader(path, master_host, platform_name=platform_name, added_roles=added_roles)
+        if energy:
+            check_energy_properties(platform)
+        return platform
     if platform_name is not None:
         raise InputError(path, "--platform-name", "only IRMaSim platform files (.json) hold several platforms",
                          "drop --platform-name")
-    return loader(path, master_host, added_roles)
+    return loader(path, master_host, added_roles, energy=energy)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from joulesim.inputs.input_error import InputError
     from joulesim.simulator.platform.network_topology import NetworkTopology
     from joulesim.simulator.platform.node_hierarchy import NodeHierarchy
 
@@ -62,6 +63,10 @@ class Platform:
     # What joulesim runs but another reader of the file refuses (Batsim 4.2.1): one line each,
     # printed when a simulation starts (with the verbosity's warnings).
     warnings: list[str] = field(default_factory=list)
+    # Power properties (wattage_per_state, wattage_off, sleep_pstates) that energy accounting
+    # (-E) would refuse, in the order Batsim 4.2.1 stops on them; their hosts run without them.
+    # platform_checks.check_energy_properties raises the first when -E is given.
+    energy_refusals: list[InputError] = field(default_factory=list)
 
     @property
     def nb_compute(self) -> int:

@@ -34,6 +34,7 @@ from joulesim.simulator.platform.platform_checks import (
     MAX_ZONE_DEPTH,
     RawHost,
     build_platform,
+    check_energy_properties,
     check_host_count,
     check_name_part,
     parse_int,
@@ -273,8 +274,11 @@ def batsim_master_warnings(path: str, raw_hosts: list[RawHost], master_host: str
     return warnings
 
 
-def load_xml_platform(path: str, master_host: str | None = None, added_roles: Mapping[str, str] | None = None) -> Platform:
-    """Read a SimGrid XML platform file into a :class:`Platform` (InputError on bad input)."""
+def load_xml_platform(path: str, master_host: str | None = None, added_roles: Mapping[str, str] | None = None,
+                      energy: bool = False) -> Platform:
+    """Read a SimGrid XML platform file into a :class:`Platform` (InputError on bad input).
+    With `energy` (-E), a power property that cannot be read is refused as soon as the hosts are
+    (SimGrid's energy plugin reads them as it creates the hosts, before anything routes)."""
     path = str(path)
     root = parse_xml(path, read_platform_file(path))
     if root.tag != "platform":
@@ -289,6 +293,8 @@ def load_xml_platform(path: str, master_host: str | None = None, added_roles: Ma
     if not raw:
         raise InputError(path, "<platform>", "declares no host", "add <host> or <cluster> elements inside a <zone>")
     platform = build_platform(path, raw, master_host, added_roles)
+    if energy:
+        check_energy_properties(platform)
     platform.warnings += batsim_master_warnings(path, raw, master_host)
     _refuse_master_in_empty_zone(path, root, platform.master.name)
     _check_storages(path, root, {h.name for h in raw})
