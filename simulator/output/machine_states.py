@@ -21,8 +21,17 @@ at each change of its state; the time after its last change is never added (a ma
 until the end adds nothing for that sleep, a machine never used adds nothing at all). The
 totals are integrated by parts, so that only moves cost work: a machine in state s from t_in
 to t_out adds t_out - t_in, the sum of -t over entries and +t over exits of s, plus t_in for
-the machines still in s, added at the end. The sums are Neumaier-compensated (inlined: this is
-on every job's path), so long runs do not drift.
+the machines still in s, added at the end. The sums are Neumaier-compensated, so long runs do
+not drift.
+
+Every job's start and end comes here, so the usual case costs little: without compute sharing,
+while every machine is idle or computing (no switch, no unavailability), a job's machines all
+go from idle to computing and back, so only the counts change at once (and the row is written);
+each machine's state and clock and the sums are kept in a log of those moves and brought up to
+date when something needs them (`_settle`: a switch, an availability change, the totals), with
+the same arithmetic in the same order, so the figures are the same to the bit. The machines
+that a job starts on hold no job, are available and are on (the simulation refuses others), so
+they are idle; those of an ending job were computing it.
 """
 
 from __future__ import annotations
@@ -40,6 +49,9 @@ SLEEPING, SWITCHING_ON, SWITCHING_OFF, IDLE, COMPUTING, UNAVAILABLE = range(6)
 CATEGORY_NAMES = ("sleeping", "switching_on", "switching_off", "idle", "computing", "unavailable")
 
 _ROW = "%g,%d,%d,%d,%d,%d\n"  # the time as output_format.fmt_time prints it, then the counts
+_PLAIN_COUNTS = ",0,0,0,%d,%d\n"  # a row's counts when machines are only idle or computing
+_LOG_LIMIT = 4 << 14  # items of logged moves settled at once at most (4 per move; ~40 bytes a move)
+_ENDED = False  # the last item of a logged job end (that of a start is the job's record)
 _FILLED = [bytes([state]) for state in range(len(CATEGORY_NAMES))]  # x n: n machines in that state
 
 
@@ -63,16 +75,45 @@ class MachineStates:
         self._compensations = [0.0] * len(CATEGORY_NAMES)
         # With sharing, the job the trace shows on each machine (the oldest one running).
         self._shown: list[Any] = [None] * nb_machines if sharing and trace is not None else []
+        self._nb_machines = nb_machines
+        self._write = out.write
+        # Job moves not applied to _state, _since, the sums and the trace yet, four items each:
+        # now, runs, number of machines, the job's record at a start or _ENDED at an end; only
+        # while _plain (see the module docstring). The trace has been told the first _traced.
+        self._plain = not sharing
+        self._log: list[Any] = []
+        self._traced = 0
+        # While every machine is idle or computing, a row's counts depend on the number computing:
+        # their text, by that number, made once.
+        self._plain_rows: list[str | None] = [None] * (nb_machines + 1)
         out.write(",".join(MACHINE_STATES_COLUMNS) + "\n")
 
     # ------------------------------------------------------------------ what happens
     def job_started(self, now: float, record: Any, runs: list[tuple[int, int]]) -> None:
         """Job `record` starts on the machines of `runs` (canonical intervals)."""
+        if self._plain:  # its machines are idle (module docstring): the counts now, the rest logged
+            if len(runs) == 1:
+                a, b = runs[0]
+                n = b - a + 1
+            else:
+                n = 0
+                for a, b in runs:
+                    n += b - a + 1
+            counts = self.counts
+            computing = counts[COMPUTING] + n
+            counts[COMPUTING] = computing
+            counts[IDLE] -= n
+            self._log += (now, runs, n, record)  # (its length is checked at ends: each start has one)
+            text = self._plain_rows[computing]  # self.write_row(now), the counts' text kept
+            if text is None:
+                text = self._plain_rows[computing] = _PLAIN_COUNTS % (counts[IDLE], computing)
+            self._write("%g" % now + text)
+            return
         state, since = self._state, self._since
         moved = 0
         for a, b in runs:
             n = b - a + 1
-            if state.count(IDLE, a, b + 1) == n:  # the usual case: all idle
+            if state.count(IDLE, a, b + 1) == n:  # all idle
                 state[a:b + 1] = _FILLED[COMPUTING] * n
                 since[a:b + 1] = [now] * n
                 moved += n
@@ -88,12 +129,35 @@ class MachineStates:
             else:
                 trace.computing(now, record.job.id, runs)
         self.write_row(now)
+        self._plain = self._is_plain()
 
     def job_ended(self, now: float, record: Any, runs: list[tuple[int, int]], kill_traced: bool = False) -> None:
         """Job `record` has left the machines of `runs`; `kill_traced`: the trace shows a kill."""
         trace = self._trace
         if trace is not None and kill_traced:
+            self._trace_log()  # (the trace's lines of the logged moves come first)
             trace.killed(now, record.job.id, runs)
+        if self._plain:  # its machines were computing it, and are idle now (as in job_started)
+            if len(runs) == 1:
+                a, b = runs[0]
+                n = b - a + 1
+            else:
+                n = 0
+                for a, b in runs:
+                    n += b - a + 1
+            counts = self.counts
+            computing = counts[COMPUTING] - n
+            counts[COMPUTING] = computing
+            counts[IDLE] += n
+            log = self._log
+            log += (now, runs, n, _ENDED)
+            if len(log) >= _LOG_LIMIT:
+                self._settle()
+            text = self._plain_rows[computing]
+            if text is None:
+                text = self._plain_rows[computing] = _PLAIN_COUNTS % (counts[IDLE], computing)
+            self._write("%g" % now + text)
+            return
         state, since, host_job = self._state, self._since, self._host_job
         idle_runs: list[tuple[int, int]] = []
         moved = 0
@@ -117,19 +181,24 @@ class MachineStates:
             elif idle_runs:
                 trace.idle(now, idle_runs)
         self.write_row(now)
+        self._plain = self._is_plain()
 
     def set_state(self, now: float, hosts: list[int], category: int) -> None:
         """These machines enter state `category` now (Batsim's Machine::update_machine_state)."""
+        self._settle()
         for host in hosts:
             self._set(now, host, category)
+        self._plain = self._is_plain()
 
     def set_availability(self, now: float, host: int, available: bool) -> None:
         """A machine becomes unavailable, or available again: then computing if a job still
         runs on it, else idle (as Batsim does, whatever its pstate)."""
+        self._settle()
         if not available:
             self._set(now, host, UNAVAILABLE)
         else:
             self._set(now, host, COMPUTING if self._host_job[host] is not None else IDLE)
+        self._plain = self._is_plain()
 
     def write_row(self, now: float) -> None:
         """A row of the counts now (Batsim's MachineStateTracer::write_machine_states)."""
@@ -140,15 +209,124 @@ class MachineStates:
     def close(self, now: float) -> None:
         """The end of the run (Batsim writes no row then)."""
         if self._trace is not None:
+            self._trace_log()
             self._trace.close(now)
 
     # ------------------------------------------------------------------ totals
     def time_in(self, category: int) -> float:
         """Machine-seconds in `category`, as Batsim counts them (up to each machine's last change)."""
+        self._settle()
         still_there = [since for since, state in zip(self._since, self._state) if state == category]
         return fsum([self._exits[category], self._compensations[category], *still_there])
 
     # ------------------------------------------------------------------ bookkeeping
+    def _trace_log(self) -> None:
+        """The Pajé trace's lines of the moves logged since it was last told."""
+        if self._trace is not None and self._traced < len(self._log):
+            self._trace.jobs_moved(self._log, self._traced)
+            self._traced = len(self._log)
+
+    def _is_plain(self) -> bool:
+        """Whether job moves may be logged: no sharing, every machine idle or computing."""
+        counts = self.counts
+        return not self._sharing and counts[IDLE] + counts[COMPUTING] == self._nb_machines
+
+    def _settle(self) -> None:
+        """Apply the logged moves (each a job's machines, from idle to computing or back): the
+        sums, in the order of the moves, as _moved adds them; then each machine's state and
+        clock, those of its last move (found from the end of the log: usually a few moves
+        settle every machine)."""
+        log = self._log
+        if not log:
+            return
+        self._trace_log()
+        self._log = []
+        self._traced = 0
+        times, all_runs, sizes, jobs = log[0::4], log[1::4], log[2::4], log[3::4]
+        exits, compensations = self._exits, self._compensations
+        idle_exits, idle_compensation = exits[IDLE], compensations[IDLE]
+        computing_exits, computing_compensation = exits[COMPUTING], compensations[COMPUTING]
+        # A start adds +t to idle's exits and -t to computing's (t = n x now), an end the
+        # reverse. While idle and computing machines only trade places, computing's sums stay
+        # idle's negated: IEEE rounding is symmetric (fl(-x - y) = -fl(x + y)), so the same steps
+        # give the same numbers negated (zeros aside, whose sign changes no later sum nor fsum).
+        # Then only idle's are computed.
+        if computing_exits == -idle_exits and computing_compensation == -idle_compensation:
+            for now, n, job in zip(times, sizes, jobs):
+                if not n:
+                    continue  # (a job on no machine moves nothing)
+                term = n * now
+                if job is not _ENDED:
+                    total = idle_exits + term
+                    if abs(idle_exits) >= term:
+                        idle_compensation += (idle_exits - total) + term
+                    else:
+                        idle_compensation += (term - total) + idle_exits
+                else:
+                    total = idle_exits - term
+                    if abs(idle_exits) >= term:
+                        idle_compensation += (idle_exits - total) - term
+                    else:
+                        idle_compensation += (-term - total) + idle_exits
+                idle_exits = total
+            computing_exits, computing_compensation = -idle_exits, -idle_compensation
+        else:
+            for now, n, job in zip(times, sizes, jobs):
+                if not n:
+                    continue
+                term = n * now
+                if job is not _ENDED:  # idle -> computing
+                    total = idle_exits + term
+                    if abs(idle_exits) >= term:
+                        idle_compensation += (idle_exits - total) + term
+                    else:
+                        idle_compensation += (term - total) + idle_exits
+                    idle_exits = total
+                    total = computing_exits - term
+                    if abs(computing_exits) >= term:
+                        computing_compensation += (computing_exits - total) - term
+                    else:
+                        computing_compensation += (-term - total) + computing_exits
+                    computing_exits = total
+                else:  # computing -> idle
+                    total = computing_exits + term
+                    if abs(computing_exits) >= term:
+                        computing_compensation += (computing_exits - total) + term
+                    else:
+                        computing_compensation += (term - total) + computing_exits
+                    computing_exits = total
+                    total = idle_exits - term
+                    if abs(idle_exits) >= term:
+                        idle_compensation += (idle_exits - total) - term
+                    else:
+                        idle_compensation += (-term - total) + idle_exits
+                    idle_exits = total
+        exits[IDLE], compensations[IDLE] = idle_exits, idle_compensation
+        exits[COMPUTING], compensations[COMPUTING] = computing_exits, computing_compensation
+        state, since = self._state, self._since
+        settled = bytearray(len(state))  # 1: the machine's last move is found
+        left = len(state)
+        for now, runs, job in zip(reversed(times), reversed(all_runs), reversed(jobs)):
+            target = COMPUTING if job is not _ENDED else IDLE
+            for a, b in runs:
+                end = b + 1
+                unsettled = settled.count(0, a, end)
+                if not unsettled:
+                    continue
+                if unsettled == end - a:
+                    settled[a:end] = _FILLED[1] * unsettled
+                    state[a:end] = _FILLED[target] * unsettled
+                    since[a:end] = [now] * unsettled
+                else:
+                    for host in range(a, end):
+                        if not settled[host]:
+                            settled[host] = 1
+                            state[host] = target
+                            since[host] = now
+                left -= unsettled
+            if not left:
+                break
+
     def _set(self, now: float, host: int, target: int) -> None:
         """One machine enters `target` now (its state and clock; the counts and sums if it moves)."""
         source = self._state[host]

@@ -21,7 +21,10 @@ runs differ in their colours; joulesim shuffles them with a fixed seed, so that 
 byte-identical.
 
 Lines are built by joining precomputed machine names (a job on many machines costs one join,
-not one formatting per machine): large runs stay fast.
+not one formatting per machine), kept, and written a block of about 1,000 events at a time; the
+usual jobs' starts and ends come as MachineStates logs them (jobs_moved), in one loop. So a run
+that stops on an error may leave the trace's last block unwritten (Batsim's own trace is
+buffered too).
 """
 
 from __future__ import annotations
@@ -48,7 +51,12 @@ _END_WITH_SPACE = "PajeSetState"  # Batsim's header closes this one definition w
 (DEFINE_CONTAINER_TYPE, CREATE_CONTAINER, DESTROY_CONTAINER, DEFINE_STATE_TYPE, DEFINE_ENTITY_VALUE,
  SET_STATE, DEFINE_EVENT_TYPE, NEW_EVENT, DEFINE_VARIABLE_TYPE, SET_VARIABLE) = range(1, 11)
 
+# A SetState line: _SET_STATE_HEAD, the time, _SET_STATE_MACHINE, the machine, " ", the value.
 _SET_STATE_HEAD = f"{SET_STATE} "
+_SET_STATE_MACHINE = " machine_state "
+_WAITING = " w\n"  # the end of a SetState line to "waiting"
+_DEFINE_ENTITY_VALUE = str(DEFINE_ENTITY_VALUE)
+_BLOCK_PARTS = 5000  # pieces of text held before they are written (5 per event: about 1,000 events)
 
 NB_COLORS = 64
 COLOR_SHUFFLE_SEED = 0  # joulesim's fixed replacement for Batsim's random device
@@ -127,14 +135,64 @@ class ScheduleTrace:
             + f'{DEFINE_ENTITY_VALUE} l machine_state "Launching" "0.3 0.3 0.3"\n\n'
             + "# Begin of events\n"
         )
+        self._parts: list[str] = []  # text not written yet (written in blocks: see flush)
         if self._ids:
-            self._set_states(start, self._ids, "w")
+            self._show(0.0, self._ids, _WAITING)
+            self.flush()
 
-    def _set_states(self, time: str, machines: list[str], value: str, before: str = "") -> None:
-        """One SetState line per machine (a join over the machines' ids), after `before`."""
-        head = _SET_STATE_HEAD + time + " machine_state "
-        tail = " " + value + "\n"
-        self._out.write(before + head + (tail + head).join(machines) + tail)
+    def computing(self, now: float, job_id: str, runs: list[tuple[int, int]]) -> None:
+        """The machines of `runs` (ascending) now show job `job_id`."""
+        if job_id not in self._defined_jobs:
+            self._define(job_id)
+        self._show(now, self._machines(runs), f" j{job_id}\n")
+
+    def idle(self, now: float, runs: list[tuple[int, int]]) -> None:
+        """The machines of `runs` (ascending) are left waiting."""
+        self._show(now, self._machines(runs), _WAITING)
+
+    def _define(self, job_id: str) -> None:
+        """The state value of job `job_id`, with the next colour."""
+        self._defined_jobs.add(job_id)
+        color = self._colors[(len(self._defined_jobs) - 1) % NB_COLORS]
+        self._parts.append(f'{_DEFINE_ENTITY_VALUE} j{job_id} machine_state "{job_id}" {color}\n')
+
+    def _show(self, now: float, machines: list[str], tail: str) -> None:
+        """A SetState line per machine, each ending with `tail` (" <value>\n")."""
+        time = "%f" % now
+        parts = self._parts
+        parts += (_SET_STATE_HEAD, time, _SET_STATE_MACHINE,
+                  f"{tail}{_SET_STATE_HEAD}{time}{_SET_STATE_MACHINE}".join(machines), tail)
+        if len(parts) > _BLOCK_PARTS:
+            self.flush()
+
+    def jobs_moved(self, log: list[Any], start: int) -> None:
+        """Jobs' starts and ends as MachineStates logs them, from item `start` on, four items
+        each: now, runs, number of machines, then the job's record at a start (its machines show
+        it) or False at an end (they are left waiting). The lines of computing and idle, made
+        here in one loop: every job's start and end comes this way in the usual runs."""
+        ids, parts, defined = self._ids, self._parts, self._defined_jobs
+        for now, runs, record in zip(log[start::4], log[start + 1::4], log[start + 3::4]):
+            if len(runs) == 1:
+                a, b = runs[0]
+                machines = ids[a:b + 1]
+            elif runs:
+                machines = self._machines(runs)
+            elif record is False:
+                continue  # (an end on no machine: no line)
+            else:
+                machines = []
+            if record is False:
+                tail = _WAITING
+            else:
+                job_id = record.job.id
+                if job_id not in defined:
+                    self._define(job_id)
+                tail = f" j{job_id}\n"
+            time = "%f" % now  # then as _show does
+            parts += (_SET_STATE_HEAD, time, _SET_STATE_MACHINE,
+                      f"{tail}{_SET_STATE_HEAD}{time}{_SET_STATE_MACHINE}".join(machines), tail)
+            if len(parts) > _BLOCK_PARTS:
+                self.flush()
 
     def _machines(self, runs: list[tuple[int, int]]) -> list[str]:
         ids = self._ids
@@ -146,30 +204,25 @@ class ScheduleTrace:
             machines += ids[a:b + 1]
         return machines
 
-    def computing(self, now: float, job_id: str, runs: list[tuple[int, int]]) -> None:
-        """The machines of `runs` (ascending) now show job `job_id`."""
-        value = "j" + job_id
-        definition = ""
-        if job_id not in self._defined_jobs:
-            self._defined_jobs.add(job_id)
-            color = self._colors[(len(self._defined_jobs) - 1) % NB_COLORS]
-            definition = f'{DEFINE_ENTITY_VALUE} {value} machine_state "{job_id}" {color}\n'
-        self._set_states("%f" % now, self._machines(runs), value, definition)
-
-    def idle(self, now: float, runs: list[tuple[int, int]]) -> None:
-        """The machines of `runs` (ascending) are left waiting."""
-        self._set_states("%f" % now, self._machines(runs), "w")
-
     def killed(self, now: float, job_id: str, runs: list[tuple[int, int]]) -> None:
         """Job `job_id` was killed on the machines of `runs` (ascending)."""
+        machines = self._machines(runs)
         time = "%f" % now
         head = f"{NEW_EVENT} {time} km "
         tail = f' "{job_id}"\n'
-        self._out.write(f'{NEW_EVENT} {time} kk k "{job_id}"\n' + head + (tail + head).join(self._machines(runs)) + tail)
+        self._parts.append(f'{NEW_EVENT} {time} kk k "{job_id}"\n' + head + (tail + head).join(machines) + tail)
+
+    def flush(self) -> None:
+        """Write the text held so far (lines are kept and written a block at a time: one write
+        per few thousand lines instead of one per event)."""
+        if self._parts:
+            self._out.write("".join(self._parts))
+            self._parts.clear()
 
     def close(self, now: float) -> None:
         """The end of the simulation: every container is destroyed."""
         time = "%f" % now
         lines = [f"{DESTROY_CONTAINER} {time} {machine} machine_ct\n" for machine in self._ids]
-        self._out.write("\n# End of events, containers destruction\n" + "".join(lines)
-                        + f"{DESTROY_CONTAINER} {time} root root_ct\n")
+        self._parts += ("\n# End of events, containers destruction\n", *lines,
+                        f"{DESTROY_CONTAINER} {time} root root_ct\n")
+        self.flush()
