@@ -47,6 +47,11 @@ in one object is an error (JSON parsers silently keep the last one). The limits 
 of ``hosts`` may have ``"role": "master"``, or a host may be named "master_host"; the
 ``master_host`` argument (``--master-host``) overrides, as for XML.
 
+Hosts are numbered as in SimGrid XML, as Batsim 4.2.1 numbers machines: compute hosts, then
+storage hosts, by name as strings compare (c0-host0, c0-host1, c0-host10...), whatever their
+order in the file: Batsim never reads this format, but the XML that ``joulesim platform
+export-xml`` writes of it then gives Batsim the same ids.
+
 Cluster fields: ``id`` (required), ``prefix``, ``suffix`` (default ""), the host numbers as
 ``radical`` ("0-31,40" or a list of integers) or ``count`` (N: 0..N-1), and the host fields above
 except ``name``; they apply to every generated host ``prefix + N + suffix``, whose ``Host.zone``
