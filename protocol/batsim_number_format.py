@@ -33,20 +33,19 @@ def as_batsim_writes(value: Any) -> Any:
 
 
 def _dict_as_written(value: dict, last: list) -> dict:
-    written = {}
+    written = value.copy()  # then its floats and containers replaced (the keys keep their order)
     for key, item in value.items():
         kind = type(item)
         if kind is float:
             if item == last[0] and item:  # (not for zeros: -0.0 == 0.0, and -0.0 stays -0.0)
-                item = last[1]
+                written[key] = last[1]
             else:
                 last[0] = item
-                item = last[1] = float("%f" % item)
+                written[key] = last[1] = float("%f" % item)
         elif kind is dict:
-            item = _dict_as_written(item, last)
+            written[key] = _dict_as_written(item, last)
         elif kind is list:
-            item = _list_as_written(item, last)
-        written[key] = item
+            written[key] = _list_as_written(item, last)
     return written
 
 
