@@ -198,7 +198,7 @@ class PricedEnergyMeter(EnergyMeter):
         super().set_static_watts(now, hosts, watts, running, row)
 
     def job_started(self, now: float, record: "JobRecord", runs: list[tuple[int, int]],
-                    dynamic_power: float) -> None:
+                    dynamic_power: float, row: bool = True) -> None:
         self._advance(now)
         static, clusters = self.static_watts, self.host_cluster
         parts: dict[int, float] = {}
@@ -211,7 +211,7 @@ class PricedEnergyMeter(EnergyMeter):
         record.cost_parts = parts
         record.cost = 0.0
         self._running[id(record)] = record
-        super().job_started(now, record, runs, dynamic_power)
+        super().job_started(now, record, runs, dynamic_power, row)
         if dynamic_power:
             self._add_dynamic(record, dynamic_power, counts)
 

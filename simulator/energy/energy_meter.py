@@ -20,10 +20,14 @@ from __future__ import annotations
 
 from collections import Counter
 from math import fsum
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Callable, TextIO
+
+from joulesim.protocol.interval_set import expand_runs
 
 from joulesim.simulator.energy.compensated_sum import CompensatedSum
 from joulesim.simulator.energy.host_energy import HostEnergy
+from joulesim.simulator.energy.long_double import difference, fixed, quotient, scaled, to_float
+from joulesim.simulator.energy.simgrid_host_energy import SimgridHostEnergy
 
 if TYPE_CHECKING:
     from joulesim.simulator.workload.job_record import JobRecord
@@ -79,6 +83,9 @@ class EnergyMeter:
         if len(self._counts) > _MAX_DISTINCT_WATTAGES:
             self._counts = None
         self._static = self._exact_static()
+        # A pstate change only marks it: thousands of machines reaching their pstate one by one
+        # at one time need one exact sum, when the power is next used.
+        self._static_stale = False
         self._dynamic = CompensatedSum()  # sum of the running jobs' dynamic power
         self._energy = CompensatedSum()
         self._power = self._static
@@ -86,6 +93,15 @@ class EnergyMeter:
         self._row_t = 0.0
         self._row_energy = 0.0
         self.hosts: HostEnergy | None = None  # each host's joules, once asked for (track_hosts)
+        # With Batsim's actors: the joules as SimGrid counts them, from which Batsim's figures
+        # are printed (the trace's rows, jobs' energy, consumed_joules, QUERY's answer).
+        self.simgrid: SimgridHostEnergy | None = None
+        self._row_date = 0  # long doubles (long_double.py): the last row's date and joules
+        self._row_joules = 0
+        self._window: list[int | None] = [None, None]  # joules at the first submission, at the last job end
+        self._wattmin_text: tuple[int, str] = (-1, "")  # the last wattmin and its text
+        # Where a row goes once the reads before it are done (Batsim's actors), else None: now.
+        self.row_sink: "Callable[[Callable[[], None]], None] | None" = None
         if out is not None:
             out.write(",".join(ENERGY_COLUMNS) + "\n")
 
@@ -99,6 +115,8 @@ class EnergyMeter:
     # ------------------------------------------------------------------ integration
     def _advance(self, now: float) -> None:
         if now != self._t:
+            if self._static_stale:
+                self._refresh_power()
             self._energy.add(self._power * (now - self._t))
             self._t = now
 
@@ -108,30 +126,90 @@ class EnergyMeter:
         return exact_total(self._counts)
 
     def _refresh_power(self) -> None:
+        if self._static_stale:
+            self._static = self._exact_static()
+            self._static_stale = False
         self._power = self._static + self._dynamic.value
+
+    def follow_simgrid(self, simgrid: SimgridHostEnergy) -> None:
+        """Print Batsim's figures from SimGrid's per-machine joules (see simgrid_host_energy.py);
+        the runner's jobs' dynamic power reaches it through the per-host ledger."""
+        self.simgrid = simgrid
+        simgrid.dynamic = self.track_hosts().dynamic_watts
+        simgrid.dynamic_active = lambda: self._dynamic.value != 0
 
     def energy_at(self, now: float) -> float:
         """Joules consumed by the compute hosts from t=0 to `now` (>= the last change)."""
+        if self.simgrid is not None:
+            return to_float(self.simgrid.read_all(now))
+        if self._static_stale:
+            self._refresh_power()
         return self._energy.value + self._power * (now - self._t)
 
     def window_start(self, now: float) -> float:
         """The joules consumed up to `now`, the start of consumed_joules' window (the first
         job submission)."""
+        if self.simgrid is not None and self._window[0] is None:
+            self._window[0] = self.simgrid.read_all(now)
         return self.energy_at(now)
+
+    def read_window_start(self, now: float) -> None:
+        """Batsim's energy_first_job_submission, read by the job submitter as it submits its
+        first job (with SimGrid's joules only; window_start is then too late)."""
+        if self.simgrid is not None and self._window[0] is None:
+            self._window[0] = self.simgrid.read_all(now)
+
+    def window_joules(self, first: float, last: float) -> float:
+        """consumed_joules from the window's two readings (first submission, last job end): in
+        Batsim, the long double difference, then a double."""
+        start, end = self._window
+        if self.simgrid is not None and start is not None and end is not None:
+            return to_float(difference(end, start))
+        return last - first
 
     @property
     def power(self) -> float:
+        if self._static_stale:
+            self._refresh_power()
         return self._power
 
     def write_row(self, now: float, kind: str) -> None:
+        if self.simgrid is not None:
+            if self.row_sink is not None:
+                self.row_sink(lambda: self._write_simgrid_row(now, kind))
+            else:
+                self._write_simgrid_row(now, kind)
+            return
         if self._out is None:
             return
+        if self._static_stale:
+            self._refresh_power()
         energy = self.energy_at(now)
         elapsed = now - self._row_t
         epower = f"{(energy - self._row_energy) / elapsed:.6f}" if elapsed > 0 else "NA"
         self._out.write(f"{now:.6f},{energy:.6f},{kind},{self._static:.6f},{epower}\n")
         self._row_t = now
         self._row_energy = energy
+
+    def _write_simgrid_row(self, now: float, kind: str) -> None:
+        """EnergyConsumptionTracer::add_entry: every machine's joules read and summed, the mean
+        power since the last row in long double (the dates' difference is sub-nanosecond when
+        rows share a time), printed as Batsim prints them. A job end's joules close the window
+        of consumed_joules (Batsim's energy_last_job_completion)."""
+        simgrid = self.simgrid
+        joules = simgrid.read_all(now)
+        if self._out is not None:
+            date = scaled(now)
+            elapsed = difference(date, self._row_date)
+            epower = "%f" % quotient(difference(joules, self._row_joules), elapsed) if elapsed > 0 else "NA"
+            wattmin = simgrid.wattmin()
+            if wattmin != self._wattmin_text[0]:
+                self._wattmin_text = (wattmin, fixed(wattmin))
+            self._out.write(f"{now:f},{fixed(joules)},{kind},{self._wattmin_text[1]},{epower}\n")
+            self._row_date = date
+        self._row_joules = joules
+        if kind == "e":
+            self._window[1] = joules
 
     # ------------------------------------------------------------------ changes
     def set_static_watts(self, now: float, hosts: list[int], watts: list[float],
@@ -159,25 +237,28 @@ class EnergyMeter:
                 record.power += new - old
         if counts is not None and len(counts) > _MAX_DISTINCT_WATTAGES:
             self._counts = None
-        self._static = self._exact_static()
-        self._refresh_power()
+        self._static_stale = True
         if row:
             self.write_row(now, "p")
 
     def job_started(self, now: float, record: "JobRecord", runs: list[tuple[int, int]],
-                    dynamic_power: float) -> None:
+                    dynamic_power: float, row: bool = True) -> None:
+        """`row=False`: the caller writes the job's `s` row (write_row) when Batsim would."""
         self._advance(now)
         static = self.static_watts
         record.power = sum(sum(static[a:b + 1]) for a, b in runs) + dynamic_power
         record.dynamic_power = dynamic_power
         record.energy = 0.0
         record.energy_t = now
+        if self.simgrid is not None:  # consumed_energy_on_machines at its start
+            record.exact_energy = self.simgrid.read(expand_runs(runs), now)
         if dynamic_power:
             self._dynamic.add(dynamic_power)
             self._refresh_power()
             if self.hosts is not None:
                 self.hosts.add_dynamic(now, runs, dynamic_power)
-        self.write_row(now, "s")
+        if row:
+            self.write_row(now, "s")
 
     def set_dynamic_power(self, now: float, record: "JobRecord", dynamic_power: float) -> None:
         """A running job's dynamic power changes (its tasks' rates were re-solved)."""
@@ -207,6 +288,10 @@ class EnergyMeter:
         """Settle and return the job's energy; its dynamic power leaves the platform."""
         self._advance(now)
         self._settle(record, now)
+        simgrid = self.simgrid
+        if simgrid is not None:  # its machines' joules now minus at its start, in long double
+            record.exact_energy = difference(simgrid.read(expand_runs(record.alloc), now), record.exact_energy)
+            record.energy = to_float(record.exact_energy)
         if record.dynamic_power:
             self._dynamic.add(-record.dynamic_power)
             self._refresh_power()

@@ -28,6 +28,11 @@ class HostEnergy:
         self._joules = [0.0] * count  # J consumed up to _since[host]
         self._since = [now] * count
 
+    @property
+    def dynamic_watts(self) -> list[float]:
+        """Each host's share of its running jobs' dynamic power now (a live list)."""
+        return self._dynamic
+
     def settle(self, host: int, now: float) -> None:
         """Account the host's energy up to `now` (call before its power changes)."""
         self._joules[host] += (self._static[host] + self._dynamic[host]) * (now - self._since[host])

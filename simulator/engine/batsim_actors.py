@@ -99,16 +99,26 @@ class BatsimActors:
 
     def after(self, delay: float, callback: Callable[[Any], None], value: Any, host: Any = MASTER,
               floor: float = 0.0, job: "JobRecord | None" = None, daemon: bool = False,
-              job_hosts: list[int] | None = None) -> None:
+              job_hosts: list[int] | None = None, start_row: Callable[[], None] | None = None) -> None:
         """`callback(value)` once `delay` seconds have passed, in an actor of its own on `host`
         whose events then go to the server (created by the actor running now). A daemon (joulesim's
         own bookkeeping, e.g. tariff boundaries) neither delays the end nor reports. A job's actor
         (`job_hosts`: its machines, ascending) reads their joules, then every machine's, before
-        and after its sleep, as Batsim's execute_job_process does with energy."""
+        and after its sleep, as Batsim's execute_job_process does with energy, and writes
+        `start_row` (its row of the energy trace) after the first reads."""
         reads = job_hosts if self.machines is not None else None
-        actor = self._new_actor(self._timed(delay, callback, value, host, floor, daemon, reads), host, "timer")
+        actor = self._new_actor(self._timed(delay, callback, value, host, floor, daemon, reads, start_row), host,
+                                "timer")
         if job is not None:
             self._job_actor[id(job)] = actor
+
+    def after_reads(self, code: Callable[[], None]) -> None:
+        """Run `code` in the running actor once the reads it asked for so far are done: a row of
+        Batsim's energy trace is written after its reads (its wattmin reads pstates then)."""
+        if self._in_model or self.kernel.current is None:  # (maestro's code: no reads to wait for)
+            code()
+        else:
+            self._spawned.append(("call", code))
 
     def read_energy(self, hosts: Any = None) -> None:
         """The running actor reads these machines' joules next (None: every machine), e.g. the
@@ -119,17 +129,14 @@ class BatsimActors:
     def set_pstate_now(self, host: int) -> None:
         """The running actor calls Host::set_pstate next: a simcall that updates the host's joules."""
         if self.machines is not None:
-            self._spawned.append(("set_pstate", host))
+            self._spawned.append(("set_pstate", host, self.sim.host_pstate[host]))
         else:
             self._spawned.append(("answered",))
 
     def _energy_reads(self, hosts: Any):
-        """sg_host_get_consumed_energy on each machine: a simcall unless it is up to date."""
-        kernel = self.kernel
-        stamp = kernel.energy_stamp
-        for host in hosts:
-            if stamp[host] < kernel.now:
-                yield ("energy", host)
+        """sg_host_get_consumed_energy on each machine: a simcall unless it is up to date (the
+        kernel's "reads")."""
+        yield ("reads", hosts, hosts is self.machines)
 
     def _job_energy_reads(self, hosts: list[int]):
         """What Batsim reads when a job starts or ends with energy: its machines' joules
@@ -137,20 +144,21 @@ class BatsimActors:
         yield from self._energy_reads(hosts)
         yield from self._energy_reads(self.machines)
 
-    def switch_machine(self, host: int, speed: float, arrive: Callable[[int], None],
+    def switch_machine(self, host: int, virtual: int, target: int, arrive: Callable[[int], None],
                        taken: Callable[[int], None]) -> None:
         """Batsim's switch_on/off_machine_process (src/pstate.cpp), an actor on the machine's host
-        created by the server: it computes 1 flop at the virtual pstate's `speed`, then
-        `arrive(host)` (the machine's new pstate and state), and reports to the server, where
-        `taken(host)` counts it towards its request."""
-        self._new_actor(self._switching(host, speed, arrive, taken), host, f"switch {host}")
+        created by the server: it computes 1 flop at the `virtual` pstate's speed, then
+        `arrive(host)` (the machine's `target` pstate and state), and reports to the server,
+        where `taken(host)` counts it towards its request."""
+        self._new_actor(self._switching(host, virtual, target, arrive, taken), host, f"switch {host}")
 
-    def _switching(self, host: int, speed: float, arrive: Callable[[int], None], taken: Callable[[int], None]):
-        set_pstate = ("answered",) if self.machines is None else ("energy", host)  # (the plugin's on_speed_change)
-        yield set_pstate  # Host::set_pstate: into the virtual pstate
+    def _switching(self, host: int, virtual: int, target: int, arrive: Callable[[int], None],
+                   taken: Callable[[int], None]):
+        energy = self.machines is not None  # (with energy, Host::set_pstate updates the host's joules)
+        yield ("set_pstate", host, virtual) if energy else ("answered",)  # Host::set_pstate: into the virtual pstate
         yield ("answered",)  # this_actor::execute: Exec::set_priority
-        yield ("execute", speed)  # ... its start, and wait until the flop is computed
-        yield set_pstate  # Host::set_pstate: the target pstate
+        yield ("execute", self.sim.hosts[host].speeds[virtual])  # ... its start, and wait until the flop is computed
+        yield ("set_pstate", host, target) if energy else ("answered",)  # Host::set_pstate: the target pstate
         events = self._capture(arrive, host)
         self.live += 1  # until the server takes it
         yield from self._put(("events", events, [lambda: taken(host)]))
@@ -177,6 +185,7 @@ class BatsimActors:
                 yield ("answered",)  # Actor::kill
                 if self.machines is not None:
                     yield from self._job_energy_reads(expand_runs(record.alloc))
+            yield from self._creations()  # (its row of the energy trace, after the reads)
         self.live += 1  # until the server takes it
         yield from self._put(("events", [], on_arrival + [lambda: done(records, progress)]))
 
@@ -218,7 +227,9 @@ class BatsimActors:
                 elif item[0] == "read":
                     yield from self._energy_reads(item[1])
                 elif item[0] == "set_pstate":
-                    yield ("energy", item[1])
+                    yield item
+                elif item[0] == "call":  # code that runs once the reads before it are done
+                    item[1]()
                 else:
                     yield item
 
@@ -374,6 +385,7 @@ class BatsimActors:
             if not self._first_job_read and self.machines is not None:  # energy_first_job_submission
                 self._first_job_read = True
                 yield from self._energy_reads(self.machines)
+                sim.energy.read_window_start(kernel.now)  # (in the submitter, before the server knows)
         if batch:
             yield from self._put(("jobs", batch))
         yield from self._put(("bye",))
@@ -419,11 +431,14 @@ class BatsimActors:
                 yield ("wait", comm)
 
     def _timed(self, delay: float, callback: Callable[[Any], None], value: Any, host: Any, floor: float,
-               daemon: bool, reads: list[int] | None = None):
+               daemon: bool, reads: list[int] | None = None, start_row: Callable[[], None] | None = None):
         if 0 < delay < floor:
             delay = floor
         if reads is not None:  # a job's actor, with energy
             yield from self._job_energy_reads(reads)
+            if start_row is not None:
+                start_row()
+                yield from self._creations()
         if daemon:
             if delay > 0:
                 yield ("sleep", delay, True)

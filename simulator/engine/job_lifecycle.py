@@ -23,6 +23,7 @@ from joulesim.simulator.models.job_execution import (
     profile_progress,
     profile_return_code,
 )
+from joulesim.simulator.energy.long_double import fixed
 from joulesim.simulator.output.schedule_trace import kill_is_traced
 from joulesim.simulator.workload.job_record import RUNNING, JobRecord
 
@@ -65,8 +66,10 @@ class JobLifecycle:
             duration = profile_duration(job.profile, record.profiles, record.speeds)
             if self.energy is not None and duration > 0:
                 dynamic_power = self._dynamic_power(record, executor_hosts, duration)
+        # With Batsim's actors and SimGrid's joules, the job's actor writes its row after its reads.
+        actor_row = self.actors is not None and self.energy is not None and self.energy.simgrid is not None
         if self.energy is not None:
-            self.energy.job_started(now, record, runs, dynamic_power)
+            self.energy.job_started(now, record, runs, dynamic_power, row=not actor_row)
         # Batsim sleeps a delay job's whole delay only when it is shorter than the walltime
         # (do_delay_task: `sleeptime < remaining_time`): a delay equal to the walltime is a walltime
         # reached. A parallel task that ends with its walltime ends first (its action is older
@@ -80,7 +83,9 @@ class JobLifecycle:
         self._set_end_state(record, walltime_reached)
         if self.actors is not None:  # the job's actor, on its first host, sleeps the duration
             job_hosts = expand_runs(runs) if self.actors.machines is not None else None
-            self.actors.after(duration, self._job_ends, record, runs[0][0], job=record, job_hosts=job_hosts)
+            start_row = (lambda: self.energy.write_row(self.env._now, "s")) if actor_row else None
+            self.actors.after(duration, self._job_ends, record, runs[0][0], job=record, job_hosts=job_hosts,
+                              start_row=start_row)
             return
         heappush(self._queue, (now + duration, NORMAL, next(self._event_ids), CalendarEntry(self._job_ends, record)))  # at()
 
@@ -181,6 +186,8 @@ class JobLifecycle:
         energy = 0.0
         if self.energy is not None:
             energy = self.energy.job_ended(now, record)
+            if record.exact_energy is not None:  # Batsim's long double, printed as it prints it
+                energy = fixed(record.exact_energy)
             self._energy_last_end = self.energy.energy_at(now)
             if self.host_running is not None:
                 self.host_running.share_static_power(now, record.alloc, self.energy)

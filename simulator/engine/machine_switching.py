@@ -161,7 +161,7 @@ class MachineSwitching:
             if kind == "instant":
                 actors.set_pstate_now(host)
             else:
-                actors.switch_machine(host, sim.hosts[host].speeds[sim.host_pstate[host]], self._host_arrives,
+                actors.switch_machine(host, sim.host_pstate[host], request.state, self._host_arrives,
                                       self._host_reported)
         if request.remaining == 0:
             actors.read_energy()
@@ -247,6 +247,10 @@ class MachineSwitching:
             host_pstate[host] = pstate
             host_speed[host] = speeds[host].speeds[pstate]
             states[host] = power_state
+        simgrid = sim.energy.simgrid if sim.energy is not None else None
+        if simgrid is not None:  # (Batsim's server sets a computation pstate at once, before its row)
+            for host in hosts:
+                simgrid.set_current(host, pstate)
         if before != power_state:  # the end of a switch-off or switch-on
             off = power_state != ON
             host_off = self.host_off
@@ -283,7 +287,13 @@ class MachineSwitching:
         if sim.energy is None:
             return
         platform_hosts = sim.hosts
-        sim.energy.set_static_watts(now, hosts, [platform_hosts[h].wattage_per_state[pstate][0] for h in hosts],
-                                    sim.host_job, row=False)
+        virtual = self._virtual
+        watts = []
+        for host in hosts:
+            idle, peak = platform_hosts[host].wattage_per_state[pstate]
+            if pstate in virtual[host]:  # it computes its switch's flop there: fully loaded (SimGrid's plugin)
+                idle += min(1.0, 1.0 / platform_hosts[host].cores) * (peak - idle)
+            watts.append(idle)
+        sim.energy.set_static_watts(now, hosts, watts, sim.host_job, row=False)
         if sim.host_running is not None:  # compute sharing: each job on them gets its share
             sim.host_running.share_static_power(now, [(h, h) for h in hosts], sim.energy)

@@ -35,7 +35,10 @@ from __future__ import annotations
 import math
 import sys
 from collections import deque
-from typing import Any, Callable, Generator
+from typing import TYPE_CHECKING, Any, Callable, Generator
+
+if TYPE_CHECKING:
+    from joulesim.simulator.energy.simgrid_host_energy import SimgridHostEnergy
 
 SURF_PRECISION = 1e-9  # SimGrid's surf/precision
 REMAINS_PRECISION = 1e-5 * 1e-9  # maxmin/precision x surf/precision (Action::update_remains)
@@ -60,9 +63,13 @@ class Transfer:
     """A started 1-byte transfer (no max duration): latency first, then its work at its rate; also
     an execution of one host (no latency, remains 1 at the host's speed: simcall "execute")."""
 
-    __slots__ = ("remains", "rate", "full_rate", "latency", "active", "comm")
+    __slots__ = ("remains", "rate", "full_rate", "latency", "active", "comm", "twins")
 
     def __init__(self, remains: float, rate: float, latency: float, comm: "Comm"):
+        # Executions started at the same time at the same speed stay equal at every update (a
+        # request switching thousands of machines): one action carries them all, each with its
+        # own creation key for the order of their ends.
+        self.twins: list[tuple[int, Comm]] | None = None
         self.remains = remains
         self.full_rate = rate  # the solver's value once the latency has elapsed
         self.latency = latency
@@ -96,7 +103,7 @@ class Comm:
 
 
 class Actor:
-    __slots__ = ("code", "host", "simcall", "answer", "name", "sleep", "alive")
+    __slots__ = ("code", "host", "simcall", "answer", "name", "sleep", "alive", "reading")
 
     def __init__(self, code: ActorCode, host: Any, name: str):
         self.code = code
@@ -106,6 +113,8 @@ class Actor:
         self.simcall: tuple | None = None
         self.answer: Any = None
         self.name = name
+        # While it reads machines' joules ("reads"): (machines in order, the next one, every machine?)
+        self.reading: tuple[Any, int, bool] | None = None
 
 
 class Mailbox:
@@ -118,10 +127,12 @@ class Mailbox:
         return not self.queue
 
     def take(self, kind: str) -> Comm | None:
-        for index, (posted, comm) in enumerate(self.queue):
-            if posted == kind:
-                del self.queue[index]
-                return comm
+        """The oldest post of this kind. (A post waits only while none of the other kind does,
+        so the queue holds one kind at a time: thousands of switching machines' reports pile
+        up for the server without a scan.)"""
+        queue = self.queue
+        if queue and queue[0][0] == kind:
+            return queue.popleft()[1]
         return None
 
 
@@ -151,6 +162,7 @@ class Kernel:
         self._comms: dict[int, Transfer] = {}
         self._daemon_sleeps: set[int] = set()  # sleeps of daemon actors: they keep no run going
         self._next_action = 0
+        self._fresh_executions: dict[float, Transfer] = {}  # speed -> an execution started since the last step
         self._ready: list[Actor] = []
         self.mailboxes: dict[str, Mailbox] = {}
         self.current: Actor | None = None  # the actor running now (None: maestro)
@@ -160,6 +172,9 @@ class Kernel:
         # date (HostEnergy::last_updated_), None without. Reading a machine's energy is a simcall
         # only when that is before now, so it decides how many simcalls Batsim's actors make.
         self.energy_stamp: list[float] | None = None
+        self._all_read_at = -1.0  # every machine was read at this time (their stamps are not set one by one)
+        # And the plugin's joules, brought up to date at those moments (None without energy).
+        self.energy_plugin: "SimgridHostEnergy | None" = None
 
     # ------------------------------------------------------------------ actors
     def start(self, code: ActorCode, host: Any, name: str) -> Actor:
@@ -188,10 +203,18 @@ class Kernel:
         while True:
             while self._ready:
                 ran, self._ready = self._ready, []
+                if len(ran) == 1 and ran[0].reading is not None:
+                    self._read_alone(ran[0])
                 for actor in ran:  # run_all_actors: each until its next simcall
                     self.current = actor
                     try:
-                        actor.simcall = actor.code.send(actor.answer)
+                        if actor.reading is None or not self._reads(actor):
+                            actor.simcall = actor.code.send(actor.answer)
+                            while actor.simcall[0] == "reads":
+                                actor.reading = (actor.simcall[1], 0, actor.simcall[2])
+                                if self._reads(actor):
+                                    break
+                                actor.simcall = actor.code.send(None)
                     except StopIteration:
                         actor.simcall = None
                         actor.alive = False
@@ -207,6 +230,45 @@ class Kernel:
                     self.model is None or self.model.next_event() == math.inf):  # SimGrid kills daemons left alone
                 return
             self._step(time_limit, beyond_limit)
+
+    # ------------------------------------------------------------------ energy reads
+    # An actor that yields ("reads", machines, every) reads these machines' joules in order
+    # (`every`: all the machines, in order); each read of a machine not up to date is a simcall
+    # (sg_host_get_consumed_energy), the others cost nothing. The kernel runs that loop itself,
+    # one simcall per sub-round as the actor would, without resuming the actor for each machine.
+    def _reads(self, actor: Actor) -> bool:
+        """Go on with the actor's reads: True if one is a simcall now (actor.simcall), False
+        when they are done (the actor's code goes on in this sub-round)."""
+        machines, index, every = actor.reading
+        now = self.now
+        if self._all_read_at != now:
+            stamp = self.energy_stamp
+            count = len(machines)
+            while index < count:
+                machine = machines[index]
+                index += 1
+                if stamp[machine] < now:
+                    actor.reading = (machines, index, every)
+                    actor.simcall = ("energy", machine)
+                    return True
+        actor.reading = None
+        return False
+
+    def _read_alone(self, actor: Actor) -> None:
+        """The only actor ready reads: its reads' simcalls follow each other with nothing between
+        them, so they are all made now (the sub-rounds they take change nothing else)."""
+        machines, index, every = actor.reading
+        now = self.now
+        if self._all_read_at != now:
+            stamp = self.energy_stamp
+            if every:  # (the ones before `index` were read at this time too)
+                self._all_read_at = now
+            else:
+                for position in range(index, len(machines)):
+                    stamp[machines[position]] = now
+            if self.energy_plugin is not None and self.energy_plugin.caught_up != now:
+                self.energy_plugin.catch_up(now)
+        actor.reading = (machines, len(machines), every)
 
     def stop(self) -> None:
         """End the run once the running sub-round is over, whatever still sleeps."""
@@ -235,6 +297,16 @@ class Kernel:
             self._ready.append(actor)
         elif kind == "energy":  # answered at once, bringing a machine's joules up to date
             self.energy_stamp[call[1]] = self.now
+            plugin = self.energy_plugin
+            if plugin is not None and plugin.caught_up != self.now:  # (Batsim reads every machine then: all at once)
+                plugin.catch_up(self.now)
+            self._ready.append(actor)
+        elif kind == "set_pstate":  # Host::set_pstate: the plugin's on_speed_change, answered at once
+            host, pstate = call[1], call[2]
+            if self.energy_stamp is not None:
+                self.energy_stamp[host] = self.now
+                if self.energy_plugin is not None:
+                    self.energy_plugin.set_pstate(host, self.now, pstate)
             self._ready.append(actor)
         elif kind == "wait":  # blocking: answered when the transfer ends
             comm = call[1]
@@ -271,7 +343,15 @@ class Kernel:
             comm.waiters.append(actor)
             if self.energy_stamp is not None:  # the plugin's Exec::on_start: the host's joules
                 self._stamp(actor.host)
-            self._comms[self._next_action] = Transfer(1.0, call[1], 0.0, comm)
+                if self.energy_plugin is not None:  # (its load counts from now on, until it ends)
+                    self.energy_plugin.executing[actor.host] += 1
+            twin = self._fresh_executions.get(call[1])
+            if twin is not None:
+                if twin.twins is None:
+                    twin.twins = []
+                twin.twins.append((self._next_action, comm))
+            else:
+                self._comms[self._next_action] = self._fresh_executions[call[1]] = Transfer(1.0, call[1], 0.0, comm)
             self._next_action += 1
         elif kind == "create":  # the new actor first, then its creator (ActorImpl::start)
             self._ready.append(call[1])
@@ -299,6 +379,7 @@ class Kernel:
         Sleeps and transfers are kept apart (the next step is the smallest of all the same, and
         each action's update is its own); the ended ones are handled in creation order."""
         sleeps, comms = self._sleeps, self._comms
+        self._fresh_executions.clear()  # (updated from now on: no more twins for them)
         delta = -1.0
         for sleep in sleeps.values():  # Model::next_occurring_event_full: max durations
             if delta < 0 or sleep.max_duration < delta:
@@ -358,8 +439,16 @@ class Kernel:
             if comm.remains <= 0 and comm.active:
                 ended_comms.append(key)
         # handle_ended_actions: in the order they ended, i.e. of their creation
-        if ended_comms and ended_sleeps:
-            ended = sorted(ended_sleeps + ended_comms)
+        ended_transfers: dict[int, Comm] = {}
+        twinned = False
+        for key in ended_comms:
+            action = comms.pop(key)
+            ended_transfers[key] = action.comm
+            if action.twins is not None:
+                ended_transfers.update(action.twins)
+                twinned = True
+        if (ended_sleeps and ended_transfers) or twinned:
+            ended = sorted(ended_sleeps + list(ended_transfers))
         else:
             ended = ended_sleeps or ended_comms
         ready = self._ready
@@ -374,15 +463,19 @@ class Kernel:
                 if stamps:  # the energy plugin updates the hosts of an action that ends
                     self._stamp(actor.host)
             else:
-                transfer = comms.pop(key).comm
+                transfer = ended_transfers[key]
                 transfer.done = True
                 if stamps:
                     self._stamp(transfer.sender.host)
                     if transfer.receiver is not None:
                         self._stamp(transfer.receiver.host)
+                    elif self.energy_plugin is not None and type(transfer.sender.host) is int:
+                        self.energy_plugin.executing[transfer.sender.host] -= 1  # an execution: its load ends
                 self._finish(transfer)
 
     def _stamp(self, host: Any) -> None:
         """The energy plugin brings a machine's joules up to date now (the master is no machine)."""
         if type(host) is int:
             self.energy_stamp[host] = self.now
+            if self.energy_plugin is not None:
+                self.energy_plugin.update(host, self.now)

@@ -30,6 +30,7 @@ from joulesim.protocol.simulation_begins import batsim_config
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
 from joulesim.simulator.energy.energy_cost import CostPlan, PricedEnergyMeter, cost_plan
 from joulesim.simulator.energy.energy_meter import EnergyMeter
+from joulesim.simulator.energy.simgrid_host_energy import SimgridHostEnergy
 from joulesim.simulator.engine.batsim_actors import BatsimActors
 from joulesim.simulator.engine.calendar_entry import CalendarEntry
 from joulesim.simulator.engine.decider_link import DeciderLink
@@ -43,6 +44,7 @@ from joulesim.simulator.engine.workflow_runs import WorkflowRun
 from joulesim.simulator.models.core_task_runner import CoreTaskRunner, initial_static_watts
 from joulesim.simulator.models.ptask_runner import ParallelTaskRunner
 from joulesim.simulator.platform.free_network import FreeNetwork
+from joulesim.simulator.platform.platform_checks import check_energy_properties
 from joulesim.simulator.workload.profile_traces import profile_traces
 from joulesim.simulator.workload.storage_labels import resolve_storages
 from joulesim.simulator.output.job_statistics import JobStatistics
@@ -190,6 +192,7 @@ class Simulation(EventSources, JobLifecycle):
             print(text, file=sys.stderr)
 
     def _check_power_model(self) -> None:
+        check_energy_properties(self.config.platform)  # (a property refused names itself first)
         for host in self.hosts:
             if host.wattage_per_state is None:
                 raise InputError(self.config.platform.source, f"host {host.name}",
@@ -285,6 +288,13 @@ class Simulation(EventSources, JobLifecycle):
             # (Batsim's first rows give every machine's pstate, the storage machines' too.)
             storage_pstates = [h.pstate for h in self.config.platform.storage_hosts]
             self.pstate_out = PstateChangesOutput(pstates_file, pstates + storage_pstates)
+            if self.actors is not None:  # Batsim's figures: SimGrid's joules, machine by machine
+                storages = self.config.platform.storage_hosts
+                self.energy.follow_simgrid(SimgridHostEnergy(
+                    [_power_ranges(h) for h in list(self.hosts) + list(storages)],
+                    self.host_pstate + [h.pstate for h in storages], [h.cores for h in self.hosts] + [h.cores for h in storages]))
+                self.actors.kernel.energy_plugin = self.energy.simgrid
+                self.energy.row_sink = self.actors.after_reads
             offer = getattr(self.link.transport, "offer_host_energy", None)
             if offer is not None:  # (a requester that reads hosts one by one: Batsim 5's energy probes)
                 ledger = self.energy.track_hosts()
@@ -327,7 +337,7 @@ class Simulation(EventSources, JobLifecycle):
         # Batsim's consumed_joules: the energy between the first job submission and the last
         # job end (not the energy of switches after it, nor of idling before the first job).
         first, last = self._energy_first_submission, self._energy_last_end
-        consumed = last - first if first is not None and last is not None else 0.0
+        consumed = self.energy.window_joules(first, last) if first is not None and last is not None else 0.0
         with self._open_output("schedule") as schedule_file:
             schedule = write_schedule(schedule_file, self.stats, self.machines,
                                       self.nb_hosts + len(self.config.platform.storage_hosts),
@@ -565,6 +575,14 @@ class Simulation(EventSources, JobLifecycle):
                 _RESOURCE_ENTRIES.clear()
             entries = _RESOURCE_ENTRIES[key] = (self.config.platform, built)
         return [entry.copy() for entry in entries[1]]
+
+
+def _power_ranges(host: Any) -> list[tuple[float, float, float]]:
+    """(idle, epsilon, max) watts per pstate, as SimGrid reads wattage_per_state ("idle:max" has
+    epsilon = idle); none given: 0 W."""
+    if host.wattage_per_state is None:
+        return [(0.0, 0.0, 0.0)] * len(host.speeds)
+    return [(idle, idle, peak) for idle, peak in host.wattage_per_state]
 
 
 def _with_role(properties: dict[str, str]) -> dict[str, str]:

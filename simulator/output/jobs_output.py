@@ -26,7 +26,7 @@ JOBS_COLUMNS = [
 ]
 
 # A finished job's row: one %-format (this runs once per job).
-_FINISHED_ROW = '%s,%s,%s,%f,%d,%f,%d,%s,%f,%f,%f,%f,%f,%f,%s,%f,"%s"\n'
+_FINISHED_ROW = '%s,%s,%s,%f,%d,%f,%d,%s,%f,%f,%f,%f,%f,%f,%s,%s,"%s"\n'
 # A rejected job's row: no times, allocation or energy.
 _REJECTED_ROW = '%s,%s,%s,%f,%d,%f,0,%s,,,,,,,,,"%s"\n'
 
@@ -42,7 +42,8 @@ class JobsOutput:
 
     def write_finished(self, local_id: str, workload: str, profile: str, subtime: float, res: int,
                        walltime: float, state: str, start: float, finish: float, alloc: str,
-                       energy: float, metadata: str) -> None:
+                       energy: float | str, metadata: str) -> None:
+        """`energy`: joules, or Batsim's %Lf text of them (a long double, printed by the caller)."""
         runtime, finish = batsim_runtime_and_finish(start, finish)
         turnaround = finish - subtime
         if _needs_quoting(local_id + workload + profile) or '"' in metadata:  # rare
@@ -51,7 +52,7 @@ class JobsOutput:
             local_id, workload, profile, subtime, res, walltime,
             1 if state == "COMPLETED_SUCCESSFULLY" else 0, state, start, runtime,
             finish, start - subtime, turnaround, turnaround / runtime, alloc,
-            energy if self._energy else NO_ENERGY, metadata))
+            (energy if type(energy) is str else "%f" % energy) if self._energy else "%f" % NO_ENERGY, metadata))
 
     def write_rejected(self, local_id: str, workload: str, profile: str, subtime: float, res: int,
                        walltime: float, metadata: str, state: str = "REJECTED") -> None:

@@ -19,7 +19,7 @@ class JobRecord:
     __slots__ = ("job", "state", "start", "finish", "alloc", "alloc_str", "speeds", "metadata",
                  "end_state", "return_code", "profiles", "power", "dynamic_power", "energy", "energy_t",
                  "cost", "cost_parts",  # these two: energy cost only (simulator/energy/energy_cost.py)
-                 "kill_requested", "end_sent")
+                 "kill_requested", "end_sent", "exact_energy")
 
     def __init__(self, job: Job, profiles: dict):
         self.job = job
@@ -43,6 +43,9 @@ class JobRecord:
         self.dynamic_power = 0.0
         self.energy = 0.0
         self.energy_t = 0.0
+        # With SimGrid's joules (energy_meter.follow_simgrid): its machines' joules at its start,
+        # then its energy, in long double (simulator/energy/long_double.py).
+        self.exact_energy: int | None = None
 
     def describe_state(self) -> str:
         if self.state == NOT_SUBMITTED:

@@ -1,0 +1,154 @@
+"""Each machine's joules as SimGrid 3.32's host_energy plugin counts them, for Batsim's outputs.
+
+The energy meter integrates the platform's power exactly. SimGrid does something else, and
+Batsim prints what SimGrid gives to the last digit: a host's joules are brought up to date
+only at some moments (an action on it ends or is cancelled, an execution starts on it, its
+pstate changes, or someone reads it), and then
+
+    joules += watts x (now - last update)
+
+in doubles, where `watts` is the power of the pstate the host was in at its last update and
+of its CPU load *now*: idle watts at load 0, else epsilon + load x (max - epsilon). Batsim's
+figures are sums of these doubles in long double (long_double.py): the energy trace's rows,
+each job's energy (its machines' joules at its end minus at its start) and consumed_joules.
+
+The kernel updates a machine at the moments that change what it will be charged (an action
+on it ends, an execution starts, its pstate is set). Reads come in bulk: wherever Batsim reads
+a machine (a job's start or end, a switch request or its end, QUERY, the first submission) it
+reads every machine at that time, and a machine's first update at a time gives the same joules
+whenever it comes within that time (its saved pstate and its load only change through updates).
+So the first read at a new time brings every machine up to date at once, in numpy (the same
+double operations, machine by machine), which keeps platforms of 80,000 machines cheap.
+
+The load comes from what runs on the host in the kernel: a switching machine's one-flop
+execution loads it fully (1 / cores of the host); a delay job's sleep does not load it. Jobs
+whose work the runner models (parallel tasks) add the meter's per-host share of their dynamic
+power instead (not SimGrid's instantaneous load: their actions are not replicated one by one).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+import numpy as np
+
+from joulesim.simulator.energy.long_double import long_double_sum, long_double_sum_array
+
+
+class SimgridHostEnergy:
+    def __init__(self, wattages: list[list[tuple[float, float, float]]], pstates: list[int], cores: list[int]):
+        """`wattages[machine][pstate]`: (idle, epsilon, max) watts; `pstates`: each machine's
+        pstate at the start."""
+        count = len(wattages)
+        width = max((len(w) for w in wattages), default=1)
+        # (idle, epsilon, slope) as the plugin's PowerRange keeps them: slope = max - epsilon
+        self._idle = np.zeros((count, width))
+        self._epsilon = np.zeros((count, width))
+        self._slope = np.zeros((count, width))
+        for machine, per_pstate in enumerate(wattages):
+            for pstate, (idle, epsilon, peak) in enumerate(per_pstate):
+                self._idle[machine, pstate] = idle
+                self._epsilon[machine, pstate] = epsilon
+                self._slope[machine, pstate] = peak - epsilon
+        # (and as lists, for one machine at a time: numpy's scalar access is slow)
+        self._ranges = [[(idle, epsilon, peak - epsilon) for idle, epsilon, peak in per_pstate]
+                        for per_pstate in wattages]
+        # SimGrid's Host::get_pstate: the simulation's pstate of a machine may change a few
+        # simcalls earlier or later at the same time (a switching machine's actor sets it).
+        self.pstate = np.array(pstates, dtype=np.int64)
+        self._saved = self.pstate.copy()  # HostEnergy::pstate_: at the last update
+        self._full_load = np.minimum(1.0, 1.0 / np.array(cores, dtype=float)) if count else np.zeros(0)
+        self.joules = np.zeros(count)  # HostEnergy::total_energy_
+        self._last = np.zeros(count)  # HostEnergy::last_updated_
+        self.executing = np.zeros(count, dtype=np.int64)  # single-host executions under way
+        self._all = np.arange(count)
+        self.caught_up = 0.0  # the time of the last bulk update
+        # Sums already made: (joules or pstates changed since?) -> long double
+        self._joules_version = 0
+        self._total: tuple[int, int] = (-1, 0)
+        self._pstate_version = 0
+        self._wattmin: tuple[int, int] = (-1, 0)
+        # The runner's jobs' dynamic watts per machine, and whether any runs now.
+        self.dynamic: list[float] | None = None
+        self.dynamic_active: Callable[[], bool] = lambda: False
+
+    def _watts(self, machines: np.ndarray) -> np.ndarray:
+        """HostEnergy::get_current_watts_value for these machines: their saved pstate, their
+        load now."""
+        saved = self._saved[machines]
+        watts = self._idle[machines, saved]
+        loaded = self.executing[machines] > 0
+        if loaded.any():
+            some, pstates = machines[loaded], saved[loaded]
+            watts[loaded] = self._epsilon[some, pstates] + self._full_load[some] * self._slope[some, pstates]
+        if self.dynamic is not None and self.dynamic_active():
+            dynamic = np.asarray(self.dynamic + [0.0] * (len(self.joules) - len(self.dynamic)))[machines]
+            running = ~loaded & (dynamic > 0)
+            watts[running] += dynamic[running]
+        return watts
+
+    def update(self, machine: int, now: float) -> None:
+        """HostEnergy::update: the joules since the last update at the saved pstate and the load
+        of now; then the pstate is saved for the next interval."""
+        last = float(self._last[machine])
+        if last < now:
+            idle, epsilon, slope = self._ranges[machine][int(self._saved[machine])]
+            if self.executing[machine]:
+                watts = epsilon + float(self._full_load[machine]) * slope
+            else:
+                watts = idle
+                if self.dynamic is not None and machine < len(self.dynamic) and self.dynamic[machine] > 0:
+                    watts += self.dynamic[machine]
+            self.joules[machine] = float(self.joules[machine]) + watts * (now - last)
+            self._last[machine] = now
+            self._joules_version += 1
+        self._saved[machine] = self.pstate[machine]
+
+    def set_current(self, machine: int, pstate: int) -> None:
+        """The machine's pstate is `pstate` from now on (its joules are updated separately)."""
+        self.pstate[machine] = pstate
+        self._pstate_version += 1
+
+    def set_pstate(self, machine: int, now: float, pstate: int) -> None:
+        """Host::set_pstate(pstate): the plugin's on_speed_change, after the change."""
+        self.set_current(machine, pstate)
+        self.update(machine, now)
+
+    def catch_up(self, now: float) -> None:
+        """Every machine read at `now` (an update of each one not up to date)."""
+        if self.caught_up == now:
+            return
+        self.caught_up = now
+        stale = np.flatnonzero(self._last < now)
+        if len(stale):
+            self.joules[stale] = self.joules[stale] + self._watts(stale) * (now - self._last[stale])
+            self._last[stale] = now
+            self._saved[stale] = self.pstate[stale]
+            self._joules_version += 1
+
+    def read(self, machines: Iterable[int], now: float) -> int:
+        """The long double sum of these machines' joules read now, in this order, as Batsim adds
+        them (a multiple of 2**-1074, see long_double.py)."""
+        self.catch_up(now)
+        joules = self.joules
+        return long_double_sum([float(joules[m]) for m in machines])
+
+    def read_all(self, now: float) -> int:
+        self.catch_up(now)
+        version, total = self._total
+        if version != self._joules_version:
+            total = long_double_sum_array(self.joules)
+            self._total = (self._joules_version, total)
+        return total
+
+    def wattmin(self) -> int:
+        """Machines::total_wattmin: the long double sum of each machine's epsilon watts at its
+        current pstate."""
+        version, total = self._wattmin
+        if version != self._pstate_version:
+            total = long_double_sum_array(self._epsilon[self._all, self.pstate])
+            self._wattmin = (self._pstate_version, total)
+        return total
+
+
+__all__ = ["SimgridHostEnergy"]

@@ -1,0 +1,183 @@
+"""Batsim's energy figures to the last digit: SimGrid's per-host joules (updated at the energy
+plugin's moments, at the pstate saved at the last update and the load of now), summed in x87
+long double and printed with %Lf. Analytic cases with exact values; the long double arithmetic
+against the CPU's own where numpy has it (x86's 80-bit format)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from joulesim.simulator.energy.long_double import difference, fixed, long_double_sum, quotient, scaled, to_float
+from joulesim.simulator.energy.simgrid_host_energy import SimgridHostEnergy
+
+X87 = np.finfo(np.longdouble).nmant == 63
+
+
+# ---------------------------------------------------------------------- long double
+def test_a_sum_keeps_64_bits_where_a_double_keeps_53():
+    # 2**60 + 1 + 1: a double loses both ones; long double keeps them (61 bits)
+    assert fixed(long_double_sum([2.0 ** 60, 1.0, 1.0])) == "1152921504606846978.000000"
+    assert 2.0 ** 60 + 1.0 + 1.0 == 2.0 ** 60
+    # 2**64 + 1 + 1: each one is half an ulp of the 64-bit sum, rounded to even (down) each time
+    assert fixed(long_double_sum([2.0 ** 64, 1.0, 1.0])) == "18446744073709551616.000000"
+    # ... but 1 + 1 first is a whole ulp
+    assert fixed(long_double_sum([1.0, 1.0, 2.0 ** 64])) == "18446744073709551618.000000"
+
+
+def test_printing_rounds_the_exact_binary_value():
+    assert fixed(scaled(0.1)) == "0.100000"
+    assert fixed(scaled(2.5e-7)) == "0.000000"  # 2.5e-7 is a little below 0.00000025
+    assert fixed(scaled(1e-6 * 0.5000001)) == "0.000001"
+    assert fixed(difference(scaled(1.0), scaled(1.0000000001))) == "-0.000000"  # glibc keeps the sign
+    assert fixed(long_double_sum([])) == "0.000000"
+
+
+def test_the_mean_power_is_rounded_twice():
+    # energy 3 J over 1e-9 s, both long doubles: 3e9 W
+    assert quotient(scaled(3.0), scaled(1.0)) == 3.0
+    assert quotient(long_double_sum([1.0, 2.0 ** -40]), scaled(3.0)) == (1 + 2 ** -40) / 3
+    assert quotient(scaled(-1.0), scaled(4.0)) == -0.25
+    # (3 + 3 x 2**-53 + 2**-62) / 3 = 1 + 2**-53 + 2**-62 / 3: to 64 bits it rounds up to
+    # 1 + 2**-53 + 2**-63, which a double rounds up to 1 + 2**-52; truncated to 64 bits it would be
+    # 1 + 2**-53, a tie a double rounds to 1.
+    assert quotient(long_double_sum([3.0, 3 * 2.0 ** -53, 2.0 ** -62]), scaled(3.0)) == 1 + 2.0 ** -52
+
+
+doubles = st.floats(min_value=0.0, max_value=1e12, allow_nan=False, allow_infinity=False)
+
+
+@pytest.mark.skipif(not X87, reason="numpy's longdouble is not x87's 80-bit format on this machine "
+                                    "(the integer arithmetic is checked by the analytic cases above)")
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(doubles, st.floats(min_value=0.0, max_value=1e-6)), max_size=40),
+       st.lists(doubles, min_size=1, max_size=10))
+@example(values=[1.0], others=[5e-324])  # a quotient beyond a double: the cast gives infinity
+def test_long_double_arithmetic_is_the_cpus(values, others):
+    cpu = np.longdouble(0)
+    for value in values:
+        cpu += np.longdouble(value)
+    mine = long_double_sum(values)
+    assert fixed(mine) == np.format_float_positional(cpu, precision=6, unique=False, fractional=True)
+    assert to_float(mine) == float(cpu)
+    cpu_other = np.longdouble(0)
+    for value in others:
+        cpu_other += np.longdouble(value)
+    other = long_double_sum(others)
+    assert fixed(difference(mine, other)) == np.format_float_positional(cpu - cpu_other, precision=6,
+                                                                        unique=False, fractional=True)
+    if float(cpu_other) > 0:
+        assert quotient(mine, other) == float(cpu / cpu_other)
+
+
+# ---------------------------------------------------------------------- the plugin
+def plugin(cores: int = 1) -> SimgridHostEnergy:
+    """Two machines; pstates: 0 computation (100 W idle, 120 epsilon, 200 max), 1 sleep (10 W),
+    2 a switching pstate (50 W idle, 150 max)."""
+    ranges = [(100.0, 120.0, 200.0), (10.0, 10.0, 10.0), (50.0, 50.0, 150.0)]
+    return SimgridHostEnergy([ranges, ranges], [0, 0], [cores, cores])
+
+
+def test_joules_are_brought_up_to_date_only_when_updated():
+    energy = plugin()
+    energy.update(0, 10.0)
+    assert list(energy.joules) == [1000.0, 0.0]  # machine 1 not updated yet
+    assert to_float(energy.read_all(10.0)) == 2000.0
+    assert list(energy.joules) == [1000.0, 1000.0]
+
+
+def test_an_interval_is_charged_at_the_pstate_saved_at_its_start():
+    energy = plugin()
+    energy.set_current(0, 1)  # set without an update (the server sets it before the actor's simcall) ...
+    energy.update(0, 5.0)  # ... the interval so far is still at pstate 0
+    assert energy.joules[0] == 500.0
+    energy.update(0, 15.0)  # then at pstate 1
+    assert energy.joules[0] == 600.0
+    energy.set_pstate(0, 20.0, 0)  # set_pstate updates first with the old one: 5 s at 10 W
+    energy.update(0, 30.0)
+    assert energy.joules[0] == 650.0 + 1000.0
+
+
+def test_an_execution_loads_its_host_fully_at_the_epsilon_plus_slope_power():
+    energy = plugin()
+    energy.set_pstate(0, 0.0, 2)
+    energy.executing[0] += 1
+    energy.update(0, 2.0)  # 2 s at 50 + 1 x (150 - 50)
+    assert energy.joules[0] == 300.0
+    energy.executing[0] -= 1
+    energy.set_pstate(0, 2.0, 0)
+    energy.executing[0] += 1
+    energy.update(0, 3.0)  # computation pstate, loaded: epsilon 120 + slope 80
+    assert energy.joules[0] == 500.0
+    halves = plugin(cores=2)
+    halves.executing[0] += 1
+    halves.update(0, 1.0)  # one flop stream on two cores: load 1/2
+    assert halves.joules[0] == 160.0
+
+
+def test_the_load_is_the_one_of_the_update_not_of_the_interval():
+    """SimGrid charges the whole interval since the last update at the load of now: an
+    execution that starts without an update makes the idle time before it loaded."""
+    energy = plugin()
+    energy.executing[0] += 1  # (Exec::on_start would have updated; here nothing did)
+    energy.update(0, 4.0)
+    assert energy.joules[0] == 4 * 200.0
+
+
+def test_wattmin_is_the_epsilon_of_each_machines_current_pstate():
+    energy = plugin()
+    assert fixed(energy.wattmin()) == "240.000000"
+    energy.set_current(1, 1)
+    assert fixed(energy.wattmin()) == "130.000000"
+
+
+# ---------------------------------------------------------------------- end to end
+SWITCHY = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="AS0" routing="Full">
+    <host id="n0" speed="1Gf, 1e-9Mf, 0.25f, 0.5f" core="CORES">
+      <prop id="wattage_per_state" value="100:200, 10:10, 50:150, 60:80"/>
+      <prop id="sleep_pstates" value="1:2:3"/>
+    </host>
+    <host id="master_host" speed="1Gf"/>
+  </zone>
+</platform>
+"""
+
+
+@pytest.mark.parametrize("grouping", ["batsim", "per-time"])
+@pytest.mark.parametrize("cores", [1, 2])
+def test_a_switching_machine_computes_its_flop_at_the_virtual_pstate(tmp_path, grouping, cores):
+    """Off at t=10 (1 flop at 0.25 flop/s: 4 s in pstate 2, 50 W idle, 150 W loaded), asleep at
+    10 W until t=20, on (1 flop at 0.5 flop/s: 2 s in pstate 3, 60-80 W), idle at 100 W until the
+    last job ends at t=30 + 5. A switch loads its host's one core of `cores`: 50 + 100 / cores W."""
+    from scripted_decider import ScriptedDecider
+
+    from conftest import run_in_process, write_workload
+
+    platform = tmp_path / "switchy.xml"
+    platform.write_text(SWITCHY.replace("CORES", str(cores)))
+    workload = write_workload(tmp_path, [{"id": 1, "subtime": 0, "res": 1, "delay": 5},
+                                         {"id": 2, "subtime": 30, "res": 1, "delay": 5}])
+
+    def script(d, message):
+        for event in message["events"]:
+            kind = event["type"]
+            if kind == "JOB_SUBMITTED":
+                d.execute_job(event["data"]["job_id"], "0")
+            elif kind == "JOB_COMPLETED" and event["data"]["job_id"] == "w0!1":
+                d.call_me_later(10)
+            elif kind == "REQUESTED_CALL" and message["now"] == 10:
+                d.set_resource_state("0", "1")
+                d.call_me_later(20)
+            elif kind == "REQUESTED_CALL":
+                d.set_resource_state("0", "0")
+
+    result = run_in_process(ScriptedDecider(script), str(platform), [workload], str(tmp_path / "out"), energy=True,
+                            event_grouping=grouping)
+    off, on = 50 + 100 / cores, 60 + 20 / cores
+    expected = 100 * 10 + off * 4 + 10 * 6 + on * 2 + 100 * 13
+    assert float(result.schedule["consumed_joules"]) == pytest.approx(expected, abs=2e-6)
