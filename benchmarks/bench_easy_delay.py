@@ -12,6 +12,14 @@ Prints jobs/s and decider calls/s per run, peak memory, and the ratio of the Zer
 time to (calls x floor).
 
     python benchmarks/bench_easy_delay.py [--jobs 20000] [--energy] [--repeat 3] [--event-grouping per-time]
+
+Two versions of the code compared in the same minutes (this machine's speed drifts): --compare
+runs the in-process measurement only, with each interpreter given (each with its own joulesim
+installed, e.g. the venv of another checkout), one after the other for --repeat rounds, prints
+each run and each code's best and median against the first, then checks that each code wrote the
+same output files as the one before it (all but out_schedule.csv's two wall-clock columns):
+
+    python benchmarks/bench_easy_delay.py --jobs 5000 --repeat 6 --compare /tmp/base-venv/bin/python .venv/bin/python
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import math
 import os
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -108,9 +117,58 @@ def child_floor(round_trips: int) -> dict:
     return {"floor_us": elapsed / round_trips * 1e6}
 
 
-def run_child(*args: str) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True, check=True)
+def run_child(*args: str, python: str = sys.executable) -> dict:
+    out = subprocess.run([python, __file__, "--child", *args], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+WALL_CLOCK_COLUMNS = ("scheduling_time", "simulation_time")  # out_schedule.csv's: differ between any two runs
+
+
+def output_differences(prefix: str, other: str) -> list[str]:
+    """The output files of two runs that differ (out_schedule.csv without its wall-clock columns)."""
+    directory = os.path.dirname(prefix)
+    names = sorted({name[len(os.path.basename(p)) + 1:] for p in (prefix, other) for name in os.listdir(directory)
+                    if name.startswith(os.path.basename(p) + "_")})
+    differ = []
+    for name in names:
+        texts = []
+        for p in (prefix, other):
+            try:
+                with open(f"{p}_{name}", "rb") as f:
+                    texts.append(f.read())
+            except FileNotFoundError:
+                texts.append(None)
+        if name == "schedule.csv" and None not in texts:
+            texts = [_without_wall_clock(text) for text in texts]
+        if texts[0] != texts[1]:
+            differ.append(name)
+    return differ
+
+
+def _without_wall_clock(text: bytes) -> list[list[bytes]]:
+    rows = [line.split(b",") for line in text.splitlines()]
+    keep = [i for i, column in enumerate(rows[0]) if column.decode() not in WALL_CLOCK_COLUMNS]
+    return [[row[i] for i in keep] for row in rows]
+
+
+def compare(pythons: list[str], workload: str, directory: str, energy: str, grouping: str, rounds: int) -> None:
+    """In-process runs of each interpreter's code, interleaved; then the outputs compared."""
+    seconds: list[list[float]] = [[] for _ in pythons]
+    for round_ in range(1, rounds + 1):
+        for i, python in enumerate(pythons):
+            run = run_child("inproc", workload, os.path.join(directory, f"code{i}"), energy, grouping, python=python)
+            seconds[i].append(run["seconds"])
+            print(f"round {round_}  code {i}  {run['seconds']:7.3f} s  ({python})", flush=True)
+    best0, median0 = min(seconds[0]), statistics.median(seconds[0])
+    for i, python in enumerate(pythons):
+        best, median = min(seconds[i]), statistics.median(seconds[i])
+        print(f"code {i}: best {best:.3f} s ({best / best0 - 1:+.1%} against code 0), median {median:.3f} s "
+              f"({median / median0 - 1:+.1%}), spread {min(seconds[i]):.3f}-{max(seconds[i]):.3f} s  ({python})")
+    for i in range(1, len(pythons)):  # (each against the one before it: e.g. base, before, after)
+        differ = output_differences(os.path.join(directory, f"code{i - 1}"), os.path.join(directory, f"code{i}"))
+        print(f"outputs of code {i} against code {i - 1}: "
+              + (f"DIFFERENT: {', '.join(differ)}" if differ else "the same"))
 
 
 def main() -> None:
@@ -122,6 +180,9 @@ def main() -> None:
                         help="runs of each measurement; the fastest is kept (the machine is shared)")
     parser.add_argument("--event-grouping", default="batsim", choices=("batsim", "per-time"),
                         help="Batsim's messages (default) or every event of one time in one message")
+    parser.add_argument("--compare", nargs="+", metavar="PYTHON",
+                        help="in-process runs only, with each interpreter's joulesim, interleaved for --repeat "
+                             "rounds; then checks that their output files are the same")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -136,6 +197,12 @@ def main() -> None:
     workload = os.path.join(directory, "workload.json")
     make_workload(workload, args.jobs, args.load)
     energy = "1" if args.energy else "0"
+    if args.compare:
+        print(f"input: {args.jobs} delay jobs, {args.load:.0%} offered load, {HOSTS} hosts, decider easy"
+              f"{', energy on' if args.energy else ''}, event grouping {args.event_grouping}; in-process, "
+              f"{args.repeat} rounds; outputs in {directory}")
+        compare(args.compare, workload, directory, energy, args.event_grouping, args.repeat)
+        return
     print(f"input: {args.jobs} delay jobs, Poisson arrivals, {args.load:.0%} offered load, {HOSTS} hosts, "
           f"decider easy{', energy on' if args.energy else ''}, event grouping {args.event_grouping}; "
           f"best of {args.repeat} runs each")
