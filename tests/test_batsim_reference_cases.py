@@ -73,15 +73,14 @@ def comparable(messages: list[tuple[str, dict]]) -> list[tuple[str, float, list]
 
 
 def same(a, b) -> bool:
-    """Equal, numbers to 1e-14 of themselves: an ANSWER's joules (2e8 J printed to the
-    microjoule) may differ in their last printed digit (Batsim sums machines' joules in long
-    double, joulesim with a compensated sum)."""
+    """Equal, numbers too (an ANSWER's joules to the last bit: SimGrid's per-machine joules
+    summed in long double, as Batsim sums them)."""
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     if isinstance(a, float) or isinstance(b, float):
-        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and abs(a - b) <= 1e-14 * max(abs(a), abs(b))
+        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and a == b
     return a == b
 
 
