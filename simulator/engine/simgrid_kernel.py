@@ -200,7 +200,23 @@ class Kernel:
     def run(self, time_limit: float, beyond_limit: Callable[[float], Exception]) -> None:
         """Run until no actor can run and no action is left (SimGrid's EngineImpl::run)."""
         handle = self._handle
+        reads = self.energy_stamp is not None  # (only with energy do actors read machines' joules)
         while True:
+            while self._ready and not reads:  # (the loop below, without reads: every run without energy)
+                ran, self._ready = self._ready, []
+                for actor in ran:
+                    self.current = actor
+                    try:
+                        actor.simcall = actor.code.send(actor.answer)
+                    except StopIteration:
+                        actor.simcall = None
+                        actor.alive = False
+                    finally:
+                        self.current = None
+                    actor.answer = None
+                for actor in ran:
+                    if actor.simcall is not None:
+                        handle(actor)
             while self._ready:
                 ran, self._ready = self._ready, []
                 if len(ran) == 1 and ran[0].reading is not None:
@@ -295,19 +311,6 @@ class Kernel:
         kind = call[0]
         if kind == "answered":  # a simcall answered at once (e.g. Mailbox::by_name)
             self._ready.append(actor)
-        elif kind == "energy":  # answered at once, bringing a machine's joules up to date
-            self.energy_stamp[call[1]] = self.now
-            plugin = self.energy_plugin
-            if plugin is not None and plugin.caught_up != self.now:  # (Batsim reads every machine then: all at once)
-                plugin.catch_up(self.now)
-            self._ready.append(actor)
-        elif kind == "set_pstate":  # Host::set_pstate: the plugin's on_speed_change, answered at once
-            host, pstate = call[1], call[2]
-            if self.energy_stamp is not None:
-                self.energy_stamp[host] = self.now
-                if self.energy_plugin is not None:
-                    self.energy_plugin.set_pstate(host, self.now, pstate)
-            self._ready.append(actor)
         elif kind == "wait":  # blocking: answered when the transfer ends
             comm = call[1]
             comm.waiters.append(actor)
@@ -355,6 +358,19 @@ class Kernel:
             self._next_action += 1
         elif kind == "create":  # the new actor first, then its creator (ActorImpl::start)
             self._ready.append(call[1])
+            self._ready.append(actor)
+        elif kind == "energy":  # answered at once, bringing a machine's joules up to date
+            self.energy_stamp[call[1]] = self.now
+            plugin = self.energy_plugin
+            if plugin is not None and plugin.caught_up != self.now:  # (Batsim reads every machine then: all at once)
+                plugin.catch_up(self.now)
+            self._ready.append(actor)
+        elif kind == "set_pstate":  # Host::set_pstate: the plugin's on_speed_change, answered at once
+            host, pstate = call[1], call[2]
+            if self.energy_stamp is not None:
+                self.energy_stamp[host] = self.now
+                if self.energy_plugin is not None:
+                    self.energy_plugin.set_pstate(host, self.now, pstate)
             self._ready.append(actor)
         else:
             raise AssertionError(f"unknown simcall {kind!r}")
