@@ -31,6 +31,7 @@ _FINISHED_ROW = '%s,%s,%s,%f,%d,%f,%d,%s,%f,%f,%f,%f,%f,%f,%s,%s,"%s"\n'
 _REJECTED_ROW = '%s,%s,%s,%f,%d,%f,0,%s,,,,,,,,,"%s"\n'
 
 NO_ENERGY = -1.0  # Batsim's consumed_energy of a job when energy is not simulated
+_NO_ENERGY_TEXT = "%f" % NO_ENERGY
 
 
 class JobsOutput:
@@ -44,7 +45,9 @@ class JobsOutput:
                        walltime: float, state: str, start: float, finish: float, alloc: str,
                        energy: float | str, metadata: str) -> None:
         """`energy`: joules, or Batsim's %Lf text of them (a long double, printed by the caller)."""
-        runtime, finish = batsim_runtime_and_finish(start, finish)
+        runtime = finish - start  # batsim_runtime_and_finish, inlined (this runs once per job)
+        if runtime == 0:
+            runtime, finish = batsim_runtime_and_finish(start, finish)
         turnaround = finish - subtime
         if _needs_quoting(local_id + workload + profile) or '"' in metadata:  # rare
             local_id, workload, profile, metadata = _quoted(local_id, workload, profile, metadata)
@@ -52,7 +55,7 @@ class JobsOutput:
             local_id, workload, profile, subtime, res, walltime,
             1 if state == "COMPLETED_SUCCESSFULLY" else 0, state, start, runtime,
             finish, start - subtime, turnaround, turnaround / runtime, alloc,
-            (energy if type(energy) is str else "%f" % energy) if self._energy else "%f" % NO_ENERGY, metadata))
+            (energy if type(energy) is str else "%f" % energy) if self._energy else _NO_ENERGY_TEXT, metadata))
 
     def write_rejected(self, local_id: str, workload: str, profile: str, subtime: float, res: int,
                        walltime: float, metadata: str, state: str = "REJECTED") -> None:
