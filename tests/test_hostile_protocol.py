@@ -162,6 +162,14 @@ def test_switching_no_machine_is_refused(tmp_path):
     def decide(d):
         d._emit("SET_RESOURCE_STATE", {"resources": "", "state": "0"})
     with pytest.raises(DecisionError, match=r"SET_RESOURCE_STATE at t=10\): resources is empty"):
+        _run_scripted(tmp_path, decide, energy_platform=True, energy=True)
+
+
+def test_switching_without_energy_is_refused_as_batsim_aborts(tmp_path):
+    def decide(d):
+        d._emit("SET_RESOURCE_STATE", {"resources": "0", "state": "0"})
+    with pytest.raises(DecisionError, match=r"SET_RESOURCE_STATE at t=10\): SET_RESOURCE_STATE needs energy "
+                                            r"accounting.*run with -E \(--energy\)"):
         _run_scripted(tmp_path, decide)
 
 

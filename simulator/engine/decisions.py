@@ -246,6 +246,10 @@ class DecisionApplier:
         if self.sim.hierarchy is not None:
             raise DecisionError(f"{context}: the platform is an IRMaSim node model, whose cores have no power "
                                 "states (processors draw min power when idle): do not send SET_RESOURCE_STATE")
+        if not self.sim.config.energy:  # Batsim 4.2.1 aborts (server_on_pstate_modification's assert)
+            raise DecisionError(f"{context}: SET_RESOURCE_STATE needs energy accounting, as in Batsim (which "
+                                "aborts: 'Batsim has not been launched with energy support'): run with -E "
+                                "(--energy), or drop the decider's power-state options (e.g. t_idle)")
         self.sim.switching.request(data, context)
 
     def _query(self, data: dict[str, Any], context: DecisionContext) -> None:
