@@ -139,7 +139,7 @@ SWITCHY = """<?xml version='1.0'?>
 <platform version="4.1">
   <zone id="AS0" routing="Full">
     <host id="n0" speed="1Gf, 1e-9Mf, 0.25f, 0.5f" core="CORES">
-      <prop id="wattage_per_state" value="100:200, 10:10, 50:150, 60:80"/>
+      <prop id="wattage_per_state" value="WATTS"/>
       <prop id="sleep_pstates" value="1:2:3"/>
     </host>
     <host id="master_host" speed="1Gf"/>
@@ -150,16 +150,20 @@ SWITCHY = """<?xml version='1.0'?>
 
 @pytest.mark.parametrize("grouping", ["batsim", "per-time"])
 @pytest.mark.parametrize("cores", [1, 2])
-def test_a_switching_machine_computes_its_flop_at_the_virtual_pstate(tmp_path, grouping, cores):
+@pytest.mark.parametrize("watts, epsilon_off, epsilon_on", [("100:200, 10:10, 50:150, 60:80", 50, 60),
+                                                            ("100:200, 10:10, 50:70:150, 60:64:80", 70, 64)])
+def test_a_switching_machine_computes_its_flop_at_the_virtual_pstate(tmp_path, grouping, cores, watts, epsilon_off,
+                                                                     epsilon_on):
     """Off at t=10 (1 flop at 0.25 flop/s: 4 s in pstate 2, 50 W idle, 150 W loaded), asleep at
     10 W until t=20, on (1 flop at 0.5 flop/s: 2 s in pstate 3, 60-80 W), idle at 100 W until the
-    last job ends at t=30 + 5. A switch loads its host's one core of `cores`: 50 + 100 / cores W."""
+    last job ends at t=30 + 5. A switch loads its host's one core of `cores`: SimGrid's epsilon +
+    (max - epsilon) / cores W, where epsilon is the idle watts unless given (idle:epsilon:max)."""
     from scripted_decider import ScriptedDecider
 
     from conftest import run_in_process, write_workload
 
     platform = tmp_path / "switchy.xml"
-    platform.write_text(SWITCHY.replace("CORES", str(cores)))
+    platform.write_text(SWITCHY.replace("CORES", str(cores)).replace("WATTS", watts))
     workload = write_workload(tmp_path, [{"id": 1, "subtime": 0, "res": 1, "delay": 5},
                                          {"id": 2, "subtime": 30, "res": 1, "delay": 5}])
 
@@ -178,6 +182,6 @@ def test_a_switching_machine_computes_its_flop_at_the_virtual_pstate(tmp_path, g
 
     result = run_in_process(ScriptedDecider(script), str(platform), [workload], str(tmp_path / "out"), energy=True,
                             event_grouping=grouping)
-    off, on = 50 + 100 / cores, 60 + 20 / cores
+    off, on = epsilon_off + (150 - epsilon_off) / cores, epsilon_on + (80 - epsilon_on) / cores
     expected = 100 * 10 + off * 4 + 10 * 6 + on * 2 + 100 * 13
     assert float(result.schedule["consumed_joules"]) == pytest.approx(expected, abs=2e-6)

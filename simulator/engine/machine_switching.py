@@ -290,9 +290,9 @@ class MachineSwitching:
         virtual = self._virtual
         watts = []
         for host in hosts:
-            idle, peak = platform_hosts[host].wattage_per_state[pstate]
-            if pstate in virtual[host]:  # it computes its switch's flop there: fully loaded (SimGrid's plugin)
-                idle += min(1.0, 1.0 / platform_hosts[host].cores) * (peak - idle)
+            idle, epsilon, peak = platform_hosts[host].power_range(pstate)
+            if pstate in virtual[host]:  # it computes its switch's flop there: one core loaded (SimGrid's plugin)
+                idle = epsilon + min(1.0, 1.0 / platform_hosts[host].cores) * (peak - epsilon)
             watts.append(idle)
         sim.energy.set_static_watts(now, hosts, watts, sim.host_job, row=False)
         if sim.host_running is not None:  # compute sharing: each job on them gets its share

@@ -91,7 +91,7 @@ class Simulation(EventSources, JobLifecycle):
     def __init__(self, config: SimulationConfig, link: DeciderLink):
         self.config = config
         self.link = link
-        self.env = simpy.Environment()
+        self.env = simpy.Environment(initial_time=0.0)  # (a float: Batsim writes the first timestamps 0.000000)
         self._queue = self.env._queue
         self._event_ids = self.env._eid
         hosts = config.platform.compute_hosts
@@ -312,7 +312,7 @@ class Simulation(EventSources, JobLifecycle):
             self.runner = ParallelTaskRunner(
                 network, self.nb_hosts, self.host_speed, [h.cores for h in self.hosts], lambda: self.env._now, self._tasks_done,
                 (lambda record, watts: energy.set_dynamic_power(self.env._now, record, watts)) if energy else None,
-                (lambda host: self.hosts[host].wattage_per_state[self.host_pstate[host]]) if energy else None,
+                (lambda host: self.hosts[host].power_range(self.host_pstate[host])) if energy else None,
                 self._profile_traces)
             if self.actors is None:  # (Batsim's kernel asks the runner for its next event itself)
                 self.runner.calendar_changed = self._wake_runner_then
@@ -582,7 +582,9 @@ def _power_ranges(host: Any) -> list[tuple[float, float, float]]:
     epsilon = idle); none given: 0 W."""
     if host.wattage_per_state is None:
         return [(0.0, 0.0, 0.0)] * len(host.speeds)
-    return [(idle, idle, peak) for idle, peak in host.wattage_per_state]
+    if host.wattage_epsilon is None:
+        return [(idle, idle, peak) for idle, peak in host.wattage_per_state]
+    return [host.power_range(pstate) for pstate in range(len(host.wattage_per_state))]
 
 
 def _with_role(properties: dict[str, str]) -> dict[str, str]:

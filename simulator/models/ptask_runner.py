@@ -172,7 +172,7 @@ class ParallelTaskRunner:
                  now: Callable[[], float],
                  job_done: Callable[["JobRecord"], None],
                  dynamic_power_changed: Callable[["JobRecord", float], None] | None,
-                 wattages: Callable[[int], tuple[float, float]] | None,
+                 wattages: Callable[[int], tuple[float, float, float]] | None,
                  traces_of: Callable[["JobRecord"], Any] | None = None):
         self.network = network
         self.nb_hosts = nb_hosts
@@ -182,7 +182,7 @@ class ParallelTaskRunner:
         self._now = now
         self._job_done = job_done  # called when a job's model finishes it
         self._dynamic_power_changed = dynamic_power_changed  # None without energy
-        self._wattages = wattages  # host -> (idle, max) W at its current pstate
+        self._wattages = wattages  # host -> (idle, epsilon, max) W at its current pstate
         self.jobs: dict[int, _RunningJob] = {}  # by id(record)
         self._traces_of = traces_of  # the parsed traces of a trace profile's job
         self.table = ActivityTable()
@@ -530,9 +530,10 @@ class ParallelTaskRunner:
             return 0.0
         watts = 0.0
         for host, flops in cpu:
-            idle, peak = self._wattages(host)
+            idle, epsilon, peak = self._wattages(host)
             load = flops / (self.host_speed[host] * self.host_cores[host] * period)
-            watts += (peak - idle) * min(load, 1.0)
+            if load > 0:  # SimGrid's plugin: epsilon + load x (max - epsilon) on a loaded host, idle otherwise
+                watts += (epsilon - idle) + (peak - epsilon) * min(load, 1.0)
         return watts
 
     def _launched_sharing(self, job: _RunningJob) -> np.ndarray:

@@ -285,8 +285,10 @@ def parse_radical(path: str, where: str, radical: str | list[int], before: int =
     return [n for lo, hi in ranges for n in range(lo, hi + 1)]
 
 
-def parse_wattage_per_state(path: str, where: str, text: str, nb_pstates: int | None = None) -> list[tuple[float, float]]:
-    """"idle:max, idle:max" (or SimGrid's "idle:epsilon:max") -> [(idle, max), ...].
+def parse_wattage_per_state(path: str, where: str, text: str,
+                            nb_pstates: int | None = None) -> list[tuple[float, float, float]]:
+    """"idle:max, idle:max" (or SimGrid's "idle:epsilon:max") -> [(idle, epsilon, max), ...],
+    epsilon = idle where a pstate gives idle:max (SimGrid's init_watts_range_list).
 
     With `nb_pstates`, a count other than one pair per pstate is refused before parsing."""
     fix = 'write one "idle:max" pair of watts per pstate, comma-separated, e.g. value="95:190.74, 9.75:9.75"'
@@ -305,7 +307,7 @@ def parse_wattage_per_state(path: str, where: str, text: str, nb_pstates: int | 
         numbers = [parse_number(path, where, v, f"wattage_per_state part {i} value", fix) for v in values]
         if any(n < 0 for n in numbers):
             raise InputError(path, where, f"wattage_per_state part {i} {shown(part.strip())} has a negative wattage", fix)
-        result.append((numbers[0], numbers[-1]))
+        result.append((numbers[0], numbers[1] if len(numbers) == 3 else numbers[0], numbers[-1]))
     return result
 
 
@@ -388,12 +390,16 @@ def _check_host(path: str, raw: RawHost, parsed: _ParsedProperties, power_refuse
     if role not in ROLES:
         raise InputError(path, f"{where}, property 'role'", f"unknown role {shown(role)}", "use one of: " + ", ".join(ROLES))
 
-    wattage = None
+    wattage = epsilon = None
     key = "wattage_per_state" if "wattage_per_state" in props else ("watt_per_state" if "watt_per_state" in props else None)
     if key:
         text, prop = props[key], key
-        wattage = _power_property(power_refused, lambda: list(parsed.get(
-            "wattage", text, nb, lambda: parse_wattage_per_state(path, f"{where}, property '{prop}'", text, nb))))
+        ranges = _power_property(power_refused, lambda: parsed.get(
+            "wattage", text, nb, lambda: parse_wattage_per_state(path, f"{where}, property '{prop}'", text, nb)))
+        if ranges is not None:
+            wattage = [(idle, peak) for idle, _, peak in ranges]
+            if any(eps != idle for idle, eps, _ in ranges):
+                epsilon = [eps for _, eps, _ in ranges]
 
     wattage_off = None
     key = "wattage_off" if "wattage_off" in props else ("watt_off" if "watt_off" in props else None)
@@ -424,6 +430,7 @@ def _check_host(path: str, raw: RawHost, parsed: _ParsedProperties, power_refuse
         properties=dict(props),
         zone_properties=dict(raw.zone_properties),
         wattage_per_state=wattage,
+        wattage_epsilon=epsilon,
         wattage_off=wattage_off,
         sleep_pstates=sleep,
         zone=raw.zone,

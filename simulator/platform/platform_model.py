@@ -35,6 +35,10 @@ class Host:
     zone_properties: dict[str, str] = field(default_factory=dict)
     # (idle watts, max watts) per pstate, or None when the platform gives no power model.
     wattage_per_state: list[tuple[float, float]] | None = None
+    # SimGrid's epsilon watts per pstate ("idle:epsilon:max": a host that computes at load L
+    # draws epsilon + L x (max - epsilon), an idle one idle), or None when every pstate gives
+    # idle:max (epsilon = idle).
+    wattage_epsilon: list[float] | None = None
     wattage_off: float | None = None
     sleep_pstates: list[SleepPstate] = field(default_factory=list)
     # Id of the host's cluster (a <cluster>, or a <zone routing="Cluster">); "" outside clusters.
@@ -46,6 +50,11 @@ class Host:
     @property
     def speed(self) -> float:
         return self.speeds[self.pstate]
+
+    def power_range(self, pstate: int) -> tuple[float, float, float]:
+        """(idle, epsilon, max) watts in `pstate`, as SimGrid's energy plugin keeps them."""
+        idle, peak = self.wattage_per_state[pstate]
+        return idle, (idle if self.wattage_epsilon is None else self.wattage_epsilon[pstate]), peak
 
 
 @dataclass
