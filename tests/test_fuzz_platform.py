@@ -112,7 +112,7 @@ def test_ascii_numbers_still_parse():
     ('<host id="a" speed="１.５Gf"/>', ["host 'a', speed", "'１.５Gf'"]),
     ('<host id="a" speed="1_0Gf"/>', ["host 'a', speed", "'1_0Gf'"]),
     ('<host id="a" speed="nanGf"/>', ["host 'a', speed", "'nanGf'"]),
-    ('<cluster id="c" prefix="n" radical="0-３" speed="1Gf"/>', ["cluster 'c', radical", "'３'"]),
+    ('<cluster id="c" prefix="n" suffix="" radical="0-３" speed="1Gf" bw="1GBps" lat="1us"/>', ["cluster 'c', radical", "'３'"]),
     ('<host id="a" speed="1Gf"/><link id="l" bandwidth="１GBps" latency="0"/>', ["<link id='l'>, bandwidth", "'１GBps'"]),
     ('<host id="a" speed="1Gf"/><link id="l" bandwidth="1GBps" latency="1_0us"/>', ["<link id='l'>, latency", "'1_0us'"]),
 ])
@@ -185,13 +185,13 @@ def test_json_nested_hundreds_deep_where_a_host_is_expected(tmp_path):
 
 @pytest.mark.parametrize("radical", ["0-100000000000", "0-999999999999999999", f"0-{MAX_HOSTS}", "0-600000,0-600000"])
 def test_huge_xml_radical_is_refused_before_allocating(tmp_path, radical):
-    refused(xml(tmp_path, f'<cluster id="c" prefix="n" radical="{radical}" speed="1Gf"/>'),
+    refused(xml(tmp_path, f'<cluster id="c" prefix="n" suffix="" radical="{radical}" speed="1Gf" bw="1GBps" lat="1us"/>'),
             "cluster 'c', radical", f"limit of {MAX_HOSTS:,} hosts")
 
 
 def test_hosts_of_several_clusters_and_lists_count_together(tmp_path, monkeypatch):
     monkeypatch.setattr(platform_checks, "MAX_HOSTS", 100)  # the real limit would make the test allocate 10^6 hosts
-    body = '<cluster id="a" prefix="a" radical="0-49" speed="1Gf"/><cluster id="b" prefix="b" radical="0-50" speed="1Gf"/>'
+    body = '<cluster id="a" prefix="a" suffix="" radical="0-49" speed="1Gf" bw="1GBps" lat="1us"/><cluster id="b" prefix="b" suffix="" radical="0-50" speed="1Gf" bw="1GBps" lat="1us"/>'
     refused(xml(tmp_path, body), "cluster 'b', radical", "51 host(s) (after 51 host(s) declared before)", "limit of 100 hosts")  # (the master first)
     data = {"master": {"name": "m"}, "hosts": [{"name": f"h{i}", "speed": 1} for i in range(60)],
             "clusters": [{"id": "c", "speed": "1Gf", "count": 40}]}
@@ -210,13 +210,13 @@ def test_huge_json_cluster_is_refused_before_allocating(tmp_path, cluster, where
 
 
 def test_a_long_prefix_is_refused_before_it_is_copied_into_every_host_name(tmp_path):
-    refused(xml(tmp_path, f'<cluster id="c" prefix="{"p" * 100_000}" radical="0-999" speed="1Gf"/>'), "cluster 'c', prefix", "1,000 characters")
+    refused(xml(tmp_path, f'<cluster id="c" prefix="{"p" * 100_000}" suffix="" radical="0-999" speed="1Gf" bw="1GBps" lat="1us"/>'), "cluster 'c', prefix", "1,000 characters")
     data = {"master": {"name": "m"}, "clusters": [{"id": "c" * 5000, "speed": "1Gf", "count": 3}]}
     refused(jsonfile(tmp_path, data), ".id", "1,000 characters")
 
 
 def test_too_many_pstates_are_refused(tmp_path):
-    refused(xml(tmp_path, f'<cluster id="c" prefix="n" radical="0-9" speed="{", ".join(["1Gf"] * 100_000)}"/>'),
+    refused(xml(tmp_path, f'<cluster id="c" prefix="n" suffix="" radical="0-9" speed="{", ".join(["1Gf"] * 100_000)}" bw="1GBps" lat="1us"/>'),
             "cluster 'c', speed", f"limit of {MAX_PSTATES}")
     refused(jsonfile(tmp_path, {"master": {"name": "m"}, "hosts": [{"name": "a", "speed": [1e9] * (MAX_PSTATES + 1)}]}),
             "$.hosts[0] ('a').speed", f"limit of {MAX_PSTATES}")
@@ -245,7 +245,7 @@ def test_storage_mappings_must_name_declared_hosts_and_storages(tmp_path, body, 
 def test_a_storage_on_a_cluster_host_loads(tmp_path):
     body = (f'<zone id="storages" routing="Full">{STORAGE_TYPE}<storage id="s" typeId="disk" attach="n1"/>'
             '<host id="a" speed="1Gf"><mount storageId="s" name="/scratch"/></host></zone>'
-            '<cluster id="c" prefix="n" radical="0-1" speed="1Gf"/>')
+            '<cluster id="c" prefix="n" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="1us"/>')
     assert load_platform(xml(tmp_path, body)).nb_compute == 3
 
 
@@ -327,7 +327,7 @@ def test_simgrid_doctype_is_accepted_and_not_fetched(tmp_path):
     ('<host id="" speed="1Gf"/>', ["<host>", "'id'"]),
     ('<host id="a" speed="1Gf"><prop id="role" value="compute_node"/><prop id="role" value="master"/></host>', ["host 'a', <prop id='role'>", "twice"]),
     ('<zone id="y" routing="Full"><host id="a" speed="1Gf"/></zone><zone id="y" routing="Full"/>', ["zone 'y'", "already used"]),
-    ('<cluster id="c" prefix="a" radical="0" speed="1Gf"/><cluster id="c" prefix="b" radical="0" speed="1Gf"/>', ["cluster 'c'", "already used"]),
+    ('<cluster id="c" prefix="a" suffix="" radical="0" speed="1Gf" bw="1GBps" lat="1us"/><cluster id="c" prefix="b" suffix="" radical="0" speed="1Gf" bw="1GBps" lat="1us"/>', ["cluster 'c'", "already used"]),
     ('<zone routing="Full"><host id="a" speed="1Gf"/></zone>', ["<zone>", "'id'"]),
     ('<hots id="a" speed="1Gf"/>', ["<hots>", "did you mean <host>?"]),
     ('<host id="a" speed="1Gf"/><include file="more.xml"/>', ["<include id='more.xml'>", "paste"]),
@@ -429,7 +429,7 @@ def test_zone_routes_whose_gateways_are_one_point_are_refused_as_simgrid_does(tm
 
 
 def test_the_cli_reports_a_bad_platform_in_one_line_and_exits_2(tmp_path):
-    path = xml(tmp_path, '<cluster id="c" prefix="n" radical="0-100000000000" speed="1Gf"/>', name="huge.xml")
+    path = xml(tmp_path, '<cluster id="c" prefix="n" suffix="" radical="0-100000000000" speed="1Gf" bw="1GBps" lat="1us"/>', name="huge.xml")
     run = subprocess.run([sys.executable, "-m", "joulesim.cli.main", "run", "--in-process", "-p", path, "-e", str(tmp_path / "out")],
                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert run.returncode == 2, run.stderr
@@ -487,7 +487,7 @@ def valid_platforms(draw):
         radical, numbers = draw(radicals())
         for n in numbers:
             expected[f"c{i}-{n}"] = (speeds, pstate, "compute_node")
-        xml_items.append(f'<cluster id="c{i}" prefix="c{i}-" radical="{radical}" speed="{", ".join(texts)}"/>')
+        xml_items.append(f'<cluster id="c{i}" prefix="c{i}-" suffix="" radical="{radical}" speed="{", ".join(texts)}" bw="1GBps" lat="1us"/>')
         numbering = {"radical": radical} if draw(st.booleans()) else {"radical": numbers}
         json_clusters.append({"id": f"c{i}", "prefix": f"c{i}-", "speed": ",".join(texts), "pstate": pstate, **numbering})
     assume(any(role == "compute_node" for _, _, role in expected.values()))
@@ -780,7 +780,7 @@ def test_cluster_sizes_load_or_are_refused_before_allocating(fuzz_dir, lo, size,
     if as_json:
         path = write(fuzz_dir, "size.json", json.dumps({"master": {"name": "m"}, "clusters": [{"id": "c", "radical": f"{lo}-{hi}", "speed": 1}]}))
     else:
-        path = write(fuzz_dir, "size.xml", nested_zones(1).replace("<host id=\"a\"", f'<cluster id="c" prefix="n" radical="{lo}-{hi}" speed="1Gf"/><zone id="h" routing="Full"><host id="a"').replace("</zone></platform>", "</zone></zone></platform>"))
+        path = write(fuzz_dir, "size.xml", nested_zones(1).replace("<host id=\"a\"", f'<cluster id="c" prefix="n" suffix="" radical="{lo}-{hi}" speed="1Gf" bw="1GBps" lat="1us"/><zone id="h" routing="Full"><host id="a"').replace("</zone></platform>", "</zone></zone></platform>"))
     if count <= 41:
         assert load_platform(path).nb_compute == count + (not as_json)
     else:

@@ -169,9 +169,11 @@ def test_cluster_props_zone_and_energy(tmp_path):
 def test_platforms_without_links_have_no_network(tmp_path):
     for name in ("small4", "energy2", "homogeneous240"):
         assert load_platform(name).network is None
+    # A <cluster> always has links: SimGrid's DTD requires its bw and lat.
     linkless = xml(tmp_path, '<cluster id="c" prefix="n" suffix="" radical="0-3" speed="1Gf"/>')
-    p = load_platform(linkless)
-    assert p.network is None and p.compute_hosts[0].zone == "c"
+    with pytest.raises(InputError, match=r"cluster 'c': <cluster> has no 'bw', 'lat' attributes, which simgrid.dtd "
+                                         r"requires .*Required attribute `bw' not set for `cluster' element"):
+        load_platform(linkless)
 
 
 # ---------------------------------------------------------------- zones and routes
@@ -322,16 +324,16 @@ def test_routes_scale_to_thousands_of_hosts(tmp_path):
 
 
 @pytest.mark.parametrize("body, needles", [
-    ('<cluster id="c" prefix="n" radical="0-1" speed="1Gf" lat="1us"/><link id="l" bandwidth="1GBps" latency="0"/>', ["cluster 'c'", "'bw'"]),
-    ('<cluster id="c" prefix="n" radical="0-1" speed="1Gf" bw="1GBps"/>', ["cluster 'c'", "'lat'"]),
-    ('<cluster id="c" prefix="n" radical="0-1" speed="1Gf" bw="10gbps" lat="1us"/>', ["cluster 'c', bw", "unknown unit 'gbps'", "case-sensitive"]),
-    ('<cluster id="c" prefix="n" radical="0-1" speed="1Gf" bw="1GBps" lat="5 sec"/>', ["cluster 'c', lat", "'sec'"]),
-    ('<cluster id="c" prefix="n" radical="0-1" speed="1Gf" bw="1GBps" lat="1us" sharing_policy="HALF"/>', ["cluster 'c', sharing_policy", "'HALF'", "SPLITDUPLEX"]),
-    ('<cluster id="c" prefix="n" radical="0-1" speed="1Gf" bw="1GBps" lat="1us" bb_bw="1GBps" bb_sharing_policy="SPLITDUPLEX"/>', ["bb_sharing_policy", "SHARED, FATPIPE"]),
-    ('<cluster id="c" prefix="n" radical="0-1" speed="1Gf" bw="1GBps" lat="1us" topology="TORUS" topo_parameters="2,2"/>', ["topology", "'TORUS'", "FLAT"]),
-    ('<cluster id="c" prefix="n" radical="0-1" speed="1Gf" bw="1GBps" lat="1us" bb_lat="1us"/>', ["bb_lat", "without bb_bw"]),
-    ('<cluster id="c" prefix="n" radical="0-1" speed="1Gf" bw="1GBps" lat="1us" router_id="n1"/>', ["'n1'", "used twice"]),
-    ('<cluster id="c" prefix="a" radical="0-1" speed="1Gf" bw="1GBps" lat="1us"/><cluster id="c" prefix="b" radical="0-1" speed="1Gf" bw="1GBps" lat="1us"/>',
+    ('<cluster id="c" prefix="n" suffix="" radical="0-1" speed="1Gf" lat="1us"/><link id="l" bandwidth="1GBps" latency="0"/>', ["cluster 'c'", "'bw'"]),
+    ('<cluster id="c" prefix="n" suffix="" radical="0-1" speed="1Gf" bw="1GBps"/>', ["cluster 'c'", "'lat'"]),
+    ('<cluster id="c" prefix="n" suffix="" radical="0-1" speed="1Gf" bw="10gbps" lat="1us"/>', ["cluster 'c', bw", "unknown unit 'gbps'", "case-sensitive"]),
+    ('<cluster id="c" prefix="n" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="5 sec"/>', ["cluster 'c', lat", "'sec'"]),
+    ('<cluster id="c" prefix="n" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="1us" sharing_policy="HALF"/>', ["cluster 'c', sharing_policy", "'HALF'", "SPLITDUPLEX"]),
+    ('<cluster id="c" prefix="n" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="1us" bb_bw="1GBps" bb_sharing_policy="SPLITDUPLEX"/>', ["bb_sharing_policy", "SHARED, FATPIPE"]),
+    ('<cluster id="c" prefix="n" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="1us" topology="TORUS" topo_parameters="2,2"/>', ["topology", "'TORUS'", "FLAT"]),
+    ('<cluster id="c" prefix="n" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="1us" bb_lat="1us"/>', ["bb_lat", "without bb_bw"]),
+    ('<cluster id="c" prefix="n" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="1us" router_id="n1"/>', ["'n1'", "used twice"]),
+    ('<cluster id="c" prefix="a" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="1us"/><cluster id="c" prefix="b" suffix="" radical="0-1" speed="1Gf" bw="1GBps" lat="1us"/>',
      ["cluster 'c'", "zone id 'c' is already used"]),
     ('<link id="l"/>' + SECTION_11, ["<link id='l'>", "'bandwidth'"]),
     ('<link id="l" bandwidth="1GBps" latency="1 day"/>' + SECTION_11, ["<link id='l'>, latency", "'day'"]),

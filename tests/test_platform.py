@@ -299,11 +299,11 @@ def test_old_version(tmp_path):
 
 @pytest.mark.parametrize("body, needles", [
     ('<host id="a" speed="1Gf"/><host id="a" speed="1Gf"/>', ["host 'a'", "already used"]),
-    ('<host id="a" speed="1Gf"/><cluster id="c" prefix="a" radical="" speed="1Gf"/>', ["cluster 'c'", "radical"]),
-    ('<cluster id="c" prefix="n" radical="1-3,2" speed="1Gf"/>', ["n2", "already used"]),
-    ('<cluster id="c" prefix="n" radical="5-3" speed="1Gf"/>', ["cluster 'c'", "radical", "5-3"]),
-    ('<cluster id="c" prefix="n" radical="1-2-3" speed="1Gf"/>', ["cluster 'c'", "radical"]),
-    ('<cluster id="c" prefix="n" radical="0-3"/>', ["cluster 'c'", "'speed'"]),
+    ('<host id="a" speed="1Gf"/><cluster id="c" prefix="a" suffix="" radical="" speed="1Gf" bw="1GBps" lat="1us"/>', ["cluster 'c'", "radical"]),
+    ('<cluster id="c" prefix="n" suffix="" radical="1-3,2" speed="1Gf" bw="1GBps" lat="1us"/>', ["n2", "already used"]),
+    ('<cluster id="c" prefix="n" suffix="" radical="5-3" speed="1Gf" bw="1GBps" lat="1us"/>', ["cluster 'c'", "radical", "5-3"]),
+    ('<cluster id="c" prefix="n" suffix="" radical="1-2-3" speed="1Gf" bw="1GBps" lat="1us"/>', ["cluster 'c'", "radical"]),
+    ('<cluster id="c" prefix="n" suffix="" radical="0-3"/>', ["cluster 'c'", "'speed'"]),
     ('<host id="a" speed="1Gx"/>', ["host 'a'", "speed", "unknown unit 'Gx'"]),
     ('<host id="a" speed="fast"/>', ["host 'a'", "speed", "'fast'"]),
     ('<host id="a" speed="1Gf,,2Gf"/>', ["host 'a'", "speed"]),

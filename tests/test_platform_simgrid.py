@@ -615,6 +615,13 @@ REFUSED = {
     "zone-route-through-one-gateway": (f'<zone id="z" routing="Full">{MASTER_F}<zone id="o" routing="Full"><host id="a" speed="1Gf"/></zone>{L}'
                                        '<zoneRoute src="mz" dst="o" gw_src="master_host" gw_dst="master_host"><link_ctn id="l"/></zoneRoute></zone>',
                                        "Cannot define a NetzoneRoute from 'master_host' to itself"),
+    "cluster-without-bw-and-lat": ('<zone id="z" routing="Full"><cluster id="c" prefix="n" suffix="" radical="0-1" speed="1Gf"/>'
+                                   f'{MASTER_F}</zone>', "<cluster> has no 'bw', 'lat' attributes"),
+    "cluster-without-suffix": ('<zone id="z" routing="Full"><cluster id="c" prefix="n" radical="0-1" speed="1Gf" bw="1GBps" '
+                               f'lat="1us"/>{MASTER_F}</zone>', "Required attribute `suffix' not set for `cluster' element"),
+    "cabinet-without-lat": (f'<zone id="z" routing="Full">{MASTER_F}<zone id="k" routing="Cluster"><router id="kr"/>'
+                            '<cabinet id="cab" prefix="h" suffix="" radical="3-5" speed="1Gf" bw="125MBps"/>'
+                            '<backbone id="kbb" bandwidth="2.25GBps" latency="500us"/></zone></zone>', "<cabinet> has no 'lat'"),
     "config-key-batsim-no-net": (CONFIG.format(key="network/coordinates", value="yes") + f'<zone id="v" routing="Vivaldi">{TWO}</zone>',
                                  "Bad config key: network/coordinates"),
     "config-key-old-spelling": (CONFIG.format(key="network/TCP_gamma", value="4194304") + f'<zone id="f" routing="Full">{TWO}</zone>',

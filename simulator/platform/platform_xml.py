@@ -85,6 +85,27 @@ def _required(path: str, elem: ET.Element, attr: str, where: str) -> str:
     return value
 
 
+# simgrid.dtd's #REQUIRED attributes of the elements that expand into hosts: SimGrid's parser
+# stops on a missing one ("Required attribute `bw' not set for `cluster' element."), even where
+# the value may be empty (prefix="" and suffix="" are common).
+_DTD_REQUIRED = {"cluster": ("id", "prefix", "suffix", "radical", "speed", "bw", "lat"),
+                 "cabinet": ("id", "prefix", "suffix", "radical", "speed", "bw", "lat")}
+
+
+def _dtd_required(path: str, elem: ET.Element, tag: str) -> None:
+    missing = [attr for attr in _DTD_REQUIRED[tag] if attr not in elem.attrib]
+    if missing:
+        name = elem.get("id")
+        where = f"<{tag}>" if name is None else f"{tag} {shown(name)}"
+        listed = ", ".join(f"'{attr}'" for attr in missing)
+        raise InputError(path, where, f"<{tag}> has no {listed} attribute{'s' if len(missing) > 1 else ''}, which "
+                         f"simgrid.dtd requires (SimGrid 3.32, and so Batsim, stop there: \"Required attribute "
+                         f"`{missing[0]}' not set for `{tag}' element.\")",
+                         "give " + " ".join(f'{attr}="..."' for attr in missing) + ' (prefix="" and suffix="" may be '
+                         'empty; bw and lat are the bandwidth and latency of the hosts\' links, e.g. bw="1.25GBps" '
+                         'lat="24us")')
+
+
 def _pstate_and_core(path: str, elem: ET.Element, where: str) -> tuple[int, int]:
     pstate = parse_int(path, f"{where}, pstate", elem.get("pstate", "0"), "pstate")
     cores = parse_int(path, f"{where}, core", elem.get("core", "1"), "core")
@@ -148,6 +169,7 @@ class _HostReader:
                 speed = parse_speed(path, f"{where}, speed", _required(path, child, "speed", where))
                 out.append(RawHost(name, where, [speed], 0, {}, dict(zone_props), cluster_id, 1))
             elif tag in ("cluster", "cabinet"):
+                _dtd_required(path, child, tag)
                 if tag == "cluster":
                     cid, cwhere = self.zone_id(child, f"<{tag}>")
                 else:  # a cabinet is a row of hosts inside a Cluster zone, not a zone

@@ -2,8 +2,9 @@
 
 Read once the hosts are known (:mod:`platform_xml`), into a :class:`NetworkDecl` that
 :class:`NetworkTopology` checks and routes. A file without any network element (no
-``<link>``, ``<backbone>``, ``<cabinet>``, ``<host_link>``, no ``<cluster>`` with ``bw``/``lat``)
-has no network: :func:`read_xml_network` returns None and jobs cost no communication.
+``<link>``, ``<backbone>``, ``<cabinet>``, ``<host_link>``, ``<cluster>``: simgrid.dtd requires a
+cluster's ``bw``/``lat``, checked in :mod:`platform_xml`) has no network: :func:`read_xml_network`
+returns None and jobs cost no communication.
 
 Supported, with SimGrid's defaults (simgrid.dtd):
 
@@ -289,10 +290,6 @@ class _NetworkReader:
     def read_cluster(self, elem: ET.Element) -> ZoneDecl:
         cid = self.required(elem, "id", "<cluster>")
         where = f"cluster '{cid}'"
-        if "bw" not in elem.attrib or "lat" not in elem.attrib:
-            missing = "bw" if "bw" not in elem.attrib else "lat"
-            self.fail(where, f"<cluster> has no '{missing}' attribute (the bandwidth and latency of its hosts' links)",
-                      'add bw="..." and lat="..." (e.g. bw="1.25GBps" lat="24ns"): the platform has a network, so every cluster needs them')
         bw = parse_bandwidth(self.path, f"{where}, bw", elem.get("bw"))
         lat = parse_latency(self.path, f"{where}, lat", elem.get("lat"))
         policy = self.policy(elem, "sharing_policy", "SPLITDUPLEX", ("SHARED", "SPLITDUPLEX", "FULLDUPLEX", "FATPIPE"), where)
