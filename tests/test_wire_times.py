@@ -148,3 +148,28 @@ def test_a_negative_time_from_the_simulator_is_refused_by_the_decider_side():
     message = {"now": 3, "events": [{"timestamp": -2, "type": "REQUESTED_CALL", "data": {}}]}
     with pytest.raises(ProtocolError, match=r"REQUESTED_CALL at t=-2\): timestamp -2 is negative"):
         validate_simulator_message(message)
+
+
+class Recording(Decider):
+    """Wraps a decider and keeps every message it is given."""
+
+    def __init__(self, inner: Decider):
+        super().__init__()
+        self.inner = inner
+        self.messages = []
+
+    def handle(self, message):
+        self.messages.append(message)
+        return self.inner.handle(message)
+
+
+@pytest.mark.parametrize("grouping", ["batsim", "per-time"])
+def test_every_time_sent_is_a_double_from_the_first_message_on(grouping):
+    # Batsim writes 0.000000 for the first message's now and SIMULATION_BEGINS' timestamp: a
+    # decider in a typed language reads a double, never the integer 0.
+    decider = Recording(load_decider("easy"))
+    joulesim.simulate("cluster32", jobs_with_awkward_times(20), decider, mmax=16, event_grouping=grouping)
+    first = decider.messages[0]
+    assert first["events"][0]["type"] == "SIMULATION_BEGINS"
+    times = [(m["now"], [e["timestamp"] for e in m["events"]]) for m in decider.messages]
+    assert all(type(now) is float and all(type(t) is float for t in stamps) for now, stamps in times), times[:2]
