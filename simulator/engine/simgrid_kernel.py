@@ -219,8 +219,10 @@ class Kernel:
                         handle(actor)
             while self._ready:
                 ran, self._ready = self._ready, []
-                if len(ran) == 1 and ran[0].reading is not None:
+                if ran[0].reading is not None and (len(ran) == 1 or self._in_lockstep(ran)):
                     self._read_alone(ran[0])
+                    for actor in ran[1:]:  # (they read the same machines from the same place)
+                        actor.reading = ran[0].reading
                 for actor in ran:  # run_all_actors: each until its next simcall
                     self.current = actor
                     try:
@@ -271,8 +273,9 @@ class Kernel:
         return False
 
     def _read_alone(self, actor: Actor) -> None:
-        """The only actor ready reads: its reads' simcalls follow each other with nothing between
-        them, so they are all made now (the sub-rounds they take change nothing else)."""
+        """The only actor ready reads (or all of them, in lockstep): its reads' simcalls follow
+        each other with nothing between them, so they are all made now (the sub-rounds they take
+        change nothing else)."""
         machines, index, every = actor.reading
         now = self.now
         if self._all_read_at != now:
@@ -285,6 +288,19 @@ class Kernel:
             if self.energy_plugin is not None and self.energy_plugin.caught_up != now:
                 self.energy_plugin.catch_up(now)
         actor.reading = (machines, len(machines), every)
+
+    @staticmethod
+    def _in_lockstep(ran: list[Actor]) -> bool:
+        """Whether every actor of this sub-round reads the same machines and is at the same one:
+        each sub-round they all make a simcall for the same stale machine, so they finish their
+        reads in the same sub-round, in this order, with nothing else running meanwhile: as one
+        actor alone does (the jobs that end together and read every machine, with energy)."""
+        machines, index, _ = ran[0].reading
+        for actor in ran:
+            reading = actor.reading
+            if reading is None or reading[0] is not machines or reading[1] != index:
+                return False
+        return True
 
     def stop(self) -> None:
         """End the run once the running sub-round is over, whatever still sleeps."""
