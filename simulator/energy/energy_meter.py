@@ -135,7 +135,9 @@ class EnergyMeter:
         """Print Batsim's figures from SimGrid's per-machine joules (see simgrid_host_energy.py);
         the runner's jobs' dynamic power reaches it through the per-host ledger."""
         self.simgrid = simgrid
-        simgrid.dynamic = self.track_hosts().dynamic_watts
+        ledger = self.track_hosts()
+        simgrid.dynamic = ledger.dynamic_watts
+        simgrid.dynamic_version = lambda: ledger.version
         simgrid.dynamic_active = lambda: self._dynamic.value != 0
 
     def energy_at(self, now: float) -> float:

@@ -27,6 +27,7 @@ class HostEnergy:
         self._dynamic = [0.0] * count  # W: this host's share of its running jobs' dynamic power
         self._joules = [0.0] * count  # J consumed up to _since[host]
         self._since = [now] * count
+        self.version = 0  # changes with the dynamic shares (a copy of them in numpy stays valid until then)
 
     @property
     def dynamic_watts(self) -> list[float]:
@@ -46,6 +47,7 @@ class HostEnergy:
         if not size or not change:
             return
         share = change / size
+        self.version += 1
         dynamic = self._dynamic
         for a, b in runs:
             for host in range(a, b + 1):
