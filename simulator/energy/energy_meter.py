@@ -22,6 +22,8 @@ from collections import Counter
 from math import fsum
 from typing import TYPE_CHECKING, Callable, TextIO
 
+import numpy as np
+
 from joulesim.protocol.interval_set import expand_runs
 
 from joulesim.simulator.energy.compensated_sum import CompensatedSum
@@ -137,7 +139,7 @@ class EnergyMeter:
         self.simgrid = simgrid
         ledger = self.track_hosts()
         simgrid.dynamic = ledger.dynamic_watts
-        simgrid.dynamic_version = lambda: ledger.version
+        ledger.dynamic_array = simgrid.dynamic_array = np.zeros(len(simgrid.joules))  # (storage machines: 0)
         simgrid.dynamic_active = lambda: self._dynamic.value != 0
 
     def energy_at(self, now: float) -> float:

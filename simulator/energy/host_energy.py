@@ -16,7 +16,10 @@ so a reading costs one multiply-add per host asked for.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class HostEnergy:
@@ -27,7 +30,9 @@ class HostEnergy:
         self._dynamic = [0.0] * count  # W: this host's share of its running jobs' dynamic power
         self._joules = [0.0] * count  # J consumed up to _since[host]
         self._since = [now] * count
-        self.version = 0  # changes with the dynamic shares (a copy of them in numpy stays valid until then)
+        # A numpy copy of the dynamic shares, kept up to date with the same additions (so the same
+        # doubles) when a bulk reader asks for it (SimGrid's joules, simgrid_host_energy.py).
+        self.dynamic_array: "np.ndarray | None" = None
 
     @property
     def dynamic_watts(self) -> list[float]:
@@ -47,12 +52,13 @@ class HostEnergy:
         if not size or not change:
             return
         share = change / size
-        self.version += 1
         dynamic = self._dynamic
         for a, b in runs:
             for host in range(a, b + 1):
                 self.settle(host, now)
                 dynamic[host] += share
+            if self.dynamic_array is not None:
+                self.dynamic_array[a:b + 1] += share
 
     def joules(self, hosts: Iterable[int], now: float) -> list[float]:
         """Each of `hosts`' energy from t=0 to `now` (>= its last change), in joules."""

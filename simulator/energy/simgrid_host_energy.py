@@ -68,11 +68,11 @@ class SimgridHostEnergy:
         self._total: tuple[int, int] = (-1, 0)
         self._pstate_version = 0
         self._wattmin: tuple[int, int] = (-1, 0)
-        # The runner's jobs' dynamic watts per machine, and whether any runs now.
-        self.dynamic: list[float] | None = None
+        # The runner's jobs' dynamic watts per machine (kept by the meter's ledger), and whether
+        # any runs now.
+        self.dynamic: list[float] | None = None  # (compute machines, for one machine at a time)
+        self.dynamic_array: np.ndarray | None = None  # (every machine, for the bulk updates)
         self.dynamic_active: Callable[[], bool] = lambda: False
-        self.dynamic_version: Callable[[], int] = lambda: 0  # changes whenever `dynamic` does
-        self._dynamic_array: tuple[int, np.ndarray] = (-1, np.zeros(0))  # (version, dynamic as an array)
 
     def _watts(self, machines: np.ndarray) -> np.ndarray:
         """HostEnergy::get_current_watts_value for these machines: their saved pstate, their
@@ -84,12 +84,7 @@ class SimgridHostEnergy:
             some, pstates = machines[loaded], saved[loaded]
             watts[loaded] = self._epsilon[some, pstates] + self._full_load[some] * self._slope[some, pstates]
         if self.dynamic is not None and self.dynamic_active():
-            version = self.dynamic_version()
-            if self._dynamic_array[0] != version:  # (converted once per change, not once per time)
-                array = np.zeros(len(self.joules))
-                array[:len(self.dynamic)] = self.dynamic
-                self._dynamic_array = (version, array)
-            dynamic = self._dynamic_array[1][machines]
+            dynamic = self.dynamic_array[machines]
             running = ~loaded & (dynamic > 0)
             watts[running] += dynamic[running]
         return watts
