@@ -201,9 +201,11 @@ TWO_HOSTS = """<?xml version='1.0'?>
 
 @pytest.mark.parametrize("grouping", ["batsim", "per-time"])
 def test_each_job_is_charged_the_dynamic_power_on_its_own_machines(tmp_path, grouping):
-    """Job a computes 10 s on n0 from t=0, job b 10 s on n1 from t=20: each draws 200 W on its
-    machine, the other one idles at 100 W. Each job's energy is its machine's: 2,000 J; the run's
-    is 2 x 100 W x 30 s + 2 x 100 W x 10 s (the dynamic power moved from n0 to n1)."""
+    """Job a computes 10 s on n0 from t=0, job b 10 s on n0 and n1 from t=20: a computing
+    machine draws 200 W, an idle one 100 W. Each job's energy is its machines': 2,000 J and
+    4,000 J; the run's is 2 x 100 W x 30 s + 100 W x 10 s + 2 x 100 W x 10 s. (Job b's second
+    machine is brought up to date by the bulk update of every machine, the first one by its
+    actor's end.)"""
     from scripted_decider import ScriptedDecider
 
     from conftest import read_csv, run_in_process, write_workload
@@ -212,16 +214,16 @@ def test_each_job_is_charged_the_dynamic_power_on_its_own_machines(tmp_path, gro
         for event in message["events"]:
             if event["type"] == "JOB_SUBMITTED":
                 job = event["data"]["job_id"]
-                d.execute_job(job, "0" if job == "w0!a" else "1")
+                d.execute_job(job, "0" if job == "w0!a" else "0-1")
 
     platform = tmp_path / "two.xml"
     platform.write_text(TWO_HOSTS)
     compute = {"c": {"type": "parallel_homogeneous", "cpu": 1e10, "com": 0}}
     workload = write_workload(tmp_path, [{"id": "a", "subtime": 0, "res": 1, "profile": "c"},
-                                         {"id": "b", "subtime": 20, "res": 1, "profile": "c"}], compute)
+                                         {"id": "b", "subtime": 20, "res": 2, "profile": "c"}], compute)
     result = run_in_process(ScriptedDecider(script), str(platform), [workload], str(tmp_path / "out"), energy=True,
                             event_grouping=grouping)
     jobs = sorted(read_csv(str(tmp_path / "out_jobs.csv")), key=lambda row: row["job_id"])
-    assert [row["allocated_resources"] for row in jobs] == ["0", "1"]
-    assert [float(row["consumed_energy"]) for row in jobs] == pytest.approx([2000.0, 2000.0], rel=1e-9)
-    assert float(result.schedule["consumed_joules"]) == pytest.approx(8000.0, rel=1e-9)
+    assert [row["allocated_resources"] for row in jobs] == ["0", "0-1"]
+    assert [float(row["consumed_energy"]) for row in jobs] == pytest.approx([2000.0, 4000.0], rel=1e-9)
+    assert float(result.schedule["consumed_joules"]) == pytest.approx(9000.0, rel=1e-9)
