@@ -622,6 +622,8 @@ REFUSED = {
     "cabinet-without-lat": (f'<zone id="z" routing="Full">{MASTER_F}<zone id="k" routing="Cluster"><router id="kr"/>'
                             '<cabinet id="cab" prefix="h" suffix="" radical="3-5" speed="1Gf" bw="125MBps"/>'
                             '<backbone id="kbb" bandwidth="2.25GBps" latency="500us"/></zone></zone>', "<cabinet> has no 'lat'"),
+    "zone-without-routing": ('<zone id="z"><host id="a" speed="1Gf"/><host id="master_host" speed="1Gf"/></zone>',
+                             "has no 'routing' attribute"),
     "config-key-batsim-no-net": (CONFIG.format(key="network/coordinates", value="yes") + f'<zone id="v" routing="Vivaldi">{TWO}</zone>',
                                  "Bad config key: network/coordinates"),
     "config-key-old-spelling": (CONFIG.format(key="network/TCP_gamma", value="4194304") + f'<zone id="f" routing="Full">{TWO}</zone>',
@@ -718,6 +720,47 @@ def test_routes_simgrid_refuses_are_refused_and_named(tmp_path):
     assert "no link UP from source node" in refusal("vivaldi-loopback-route", "a", "master_host")
     assert "Please specify the Vivaldi coordinates of Zone c" in refusal("vivaldi-with-child-zones", "a", "master_host")
     assert "Bad gateways" in refusal("cluster-zone-with-child-zones", "a", "master_host")
+
+
+# Files without links but of several zones: SimGrid loads them and routes a host to another
+# only inside one zone (empty routes); between zones there is no route (no zoneRoute can be
+# declared without links), and Batsim aborts at the first message there.
+LINKLESS = {
+    "full-top-two-zones": ('<zone id="top" routing="Full"><zone id="a" routing="Full"><host id="h0" speed="1Gf"/>'
+                           '<host id="h1" speed="1Gf"/></zone>' + MASTER_F + '</zone>'),
+    "floyd-top-two-zones": ('<zone id="top" routing="Floyd"><zone id="a" routing="Full"><host id="h0" speed="1Gf"/>'
+                            '</zone>' + MASTER_F + '</zone>'),
+    "hosts-and-master-in-one-zone-beside-another": ('<zone id="top" routing="Full"><zone id="za" routing="Full">'
+                                                    f'{TWO}</zone><zone id="b" routing="Full"><host id="h9" speed="1Gf"/>'
+                                                    '</zone></zone>'),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LINKLESS))
+def test_a_file_of_zones_without_links_routes_only_what_simgrid_routes(simgrid_loader, tmp_path, name):
+    path = zone_file(tmp_path, name, LINKLESS[name])
+    platform = load_platform(path)
+    assert platform.network is None and platform.zone_routes is not None
+    _, routes = simgrid_routes(simgrid_loader, path)
+    refused = 0
+    for (a, b), expected in routes.items():
+        if a == b:
+            continue
+        if expected is None:
+            refused += 1
+            with pytest.raises(InputError, match=r"declares no route from|has no chain of routes from"):
+                platform.zone_routes.message_route(a, b)
+        else:
+            assert expected[0] == 0 and platform.zone_routes.message_route(a, b) == ((), 0.0)
+    assert refused == {"hosts-and-master-in-one-zone-beside-another": 4}.get(name, 2 * (len(routes) ** 0.5 - 1))
+
+
+def test_a_job_on_a_host_with_no_route_to_the_master_stops_the_run_as_batsim_aborts(tmp_path):
+    path = zone_file(tmp_path, "two", LINKLESS["full-top-two-zones"])
+    done = subprocess.run([sys.executable, "-m", "joulesim.cli.main", "run", "-p", path, "--in-process",
+                           "-e", str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "zone 'top' (routing Full) declares no route from 'a' to 'mz'" in done.stderr
 
 
 # ---------------------------------------------------------------- Floyd and Dijkstra, as SimGrid chooses

@@ -43,6 +43,9 @@ class IpcRoutes:
     def _solve(self, src: Any, dst: Any) -> Route:
         network = self._network
         if network is None:  # no links described: transfers are free, but to itself
+            zones = self._platform.zone_routes
+            if zones is not None and src != dst:  # (an InputError where SimGrid has no route between two zones)
+                zones.message_route(self._name(src), self._name(dst))
             return LOOPBACK if src == dst else FREE
         found = network.message_route(self._name(src), self._name(dst))
         if found is None:

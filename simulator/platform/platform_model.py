@@ -67,6 +67,10 @@ class Platform:
     storage_hosts: list[Host] = field(default_factory=list)
     # Links and routes between compute hosts; None when the file describes no network.
     network: NetworkTopology | None = None
+    # Without a network, the zone tree of a file of several zones: every route is empty, but
+    # SimGrid has none between hosts of two zones that no zoneRoute joins (and no zoneRoute can
+    # be declared without links), so a message between them is refused as Batsim aborts on it.
+    zone_routes: NetworkTopology | None = None
     # IRMaSim's node model: compute hosts are cores of these processors and nodes; None otherwise.
     nodes: NodeHierarchy | None = None
     # What joulesim runs but another reader of the file refuses (Batsim 4.2.1): one line each,

@@ -46,7 +46,7 @@ from joulesim.simulator.platform.platform_checks import (
 )
 from joulesim.simulator.platform.network_declaration import Routing
 from joulesim.simulator.platform.platform_model import Platform
-from joulesim.simulator.platform.platform_xml_network import read_xml_network, zone_routing
+from joulesim.simulator.platform.platform_xml_network import read_xml_network, read_xml_zone_routes, zone_routing
 from joulesim.simulator.platform.platform_xml_structure import check_structure
 from joulesim.simulator.platform.simgrid_config_keys import check_config_keys
 from joulesim.simulator.platform.vivaldi_coordinates import parse_coordinates
@@ -147,8 +147,11 @@ class _HostReader:
                 if depth >= MAX_ZONE_DEPTH:
                     raise InputError(path, where, f"zones are nested more than {MAX_ZONE_DEPTH} deep (joulesim's limit)",
                                      "flatten the zone hierarchy: real platforms need a few levels")
-                if child.get("routing") is not None:  # required, and read, by read_xml_network when there are links
-                    zone_routing(path, where, child.get("routing"))
+                if child.get("routing") is None:  # simgrid.dtd: #REQUIRED, links or not
+                    raise InputError(path, where, f"<{tag}> has no 'routing' attribute, which simgrid.dtd requires "
+                                     f"(SimGrid 3.32, and so Batsim, stop there: \"Required attribute `routing' not set "
+                                     f"for `{tag}' element.\")", 'give it one, e.g. routing="Full"')
+                zone_routing(path, where, child.get("routing"))
                 inner = dict(zone_props)
                 inner.update(_props(path, child, where))
                 # Hosts of a hand-built cluster (routing="Cluster") belong to it as to a <cluster>.
@@ -320,7 +323,9 @@ def load_xml_platform(path: str, master_host: str | None = None, added_roles: Ma
     platform.warnings += batsim_master_warnings(path, raw, master_host)
     _refuse_master_in_empty_zone(path, root, platform.master.name)
     _check_storages(path, root, {h.name for h in raw})
-    platform.network = read_xml_network(path, root, [h.name for h in platform.compute_hosts + platform.storage_hosts])
+    names = [h.name for h in platform.compute_hosts + platform.storage_hosts]
+    platform.network = read_xml_network(path, root, names)
+    platform.zone_routes = read_xml_zone_routes(path, root, names)
     # Last, so that a file with several mistakes is told the one about its content first.
     check_structure(path, root)
     return platform

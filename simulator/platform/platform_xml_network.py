@@ -132,6 +132,15 @@ def read_xml_network(path: str, root: ET.Element, host_names: list[str]) -> Netw
     return NetworkTopology(NetworkDecl(reader.links, reader.read_root(root)), host_names, path)
 
 
+def read_xml_zone_routes(path: str, root: ET.Element, host_names: list[str]) -> NetworkTopology | None:
+    """A file without network but with several zones: its zone tree, without links (every route
+    it gives is empty; it refuses those SimGrid has not); None for one zone or none."""
+    if declares_network(root) or sum(1 for tag in _ZONE_TAGS for _ in root.iter(tag)) < 2:
+        return None
+    reader = _NetworkReader(path)
+    return NetworkTopology(NetworkDecl([], reader.read_root(root)), host_names, path)
+
+
 class _NetworkReader:
     def __init__(self, path: str):
         self.path = path
