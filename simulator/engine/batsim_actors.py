@@ -475,6 +475,32 @@ class BatsimActors:
             self.live += 1  # until the server takes it
             self.kernel.start(self._put(("events", events, on_arrival)), MASTER, "runner_report")
 
+    def model_job_ends(self, job_ends: Callable[["JobRecord"], None]) -> Callable[["JobRecord"], None]:
+        """`job_ends` for the jobs the runner models: as Batsim's execute_job_process does once
+        its parallel task is over, the job's actor, on its first host, reads its machines' and
+        every machine's joules (with energy), then sends the job's end to the server, a transfer
+        on the route from that host (its latency delays the end's arrival)."""
+        def ends(record: "JobRecord") -> None:
+            sim = self.sim
+            saved = sim.pending, self._on_arrival
+            sim.pending, self._on_arrival = [], []
+            try:
+                job_ends(record)
+                events, on_arrival = sim.pending, self._on_arrival
+            finally:
+                sim.pending, self._on_arrival = saved
+            if events or on_arrival:
+                self.live += 1  # until the server takes it
+                reads = expand_runs(record.alloc) if self.machines is not None else None
+                self.kernel.start(self._job_report(events, on_arrival, reads), record.alloc[0][0], "job_report")
+        return ends
+
+    def _job_report(self, events: list[dict[str, Any]], on_arrival: list[Callable[[], None]],
+                    reads: list[int] | None):
+        if reads is not None:
+            yield from self._job_energy_reads(reads)
+        yield from self._put(("events", events, on_arrival))
+
     def _beyond_time_range(self, when: float) -> Exception:
         return JoulesimError(f"at t={self.kernel.now:g} the next event is due at t={when:g}: {TIME_RANGE_TEXT}; "
                              "shorten the workload's times (submission times, walltimes, delays) or the decider's "

@@ -15,9 +15,9 @@ from typing import Any
 
 from joulesim.simulator.engine.simgrid_kernel import UNBOUNDED_RATE, Route
 from joulesim.simulator.platform.platform_model import Platform
+from joulesim.simulator.platform.simgrid_config_keys import TCP_GAMMA
 
 MASTER = "master"  # the host of Batsim's server, submitters and REQ-REP actors
-TCP_GAMMA = 4194304.0  # SimGrid's network/TCP-gamma default
 FREE = Route(0.0, UNBOUNDED_RATE)
 LOOPBACK = Route(0.0, 10e9)
 

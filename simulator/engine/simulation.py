@@ -309,8 +309,10 @@ class Simulation(EventSources, JobLifecycle):
             if network is None:  # sharing CPUs, or replaying traces, without links: transfers are free
                 network = FreeNetwork()
             energy = self.energy
+            # With Batsim's actors a job's end goes to the server from its own actor, on its first host.
+            tasks_done = self._tasks_done if self.actors is None else self.actors.model_job_ends(self._tasks_done)
             self.runner = ParallelTaskRunner(
-                network, self.nb_hosts, self.host_speed, [h.cores for h in self.hosts], lambda: self.env._now, self._tasks_done,
+                network, self.nb_hosts, self.host_speed, [h.cores for h in self.hosts], lambda: self.env._now, tasks_done,
                 (lambda record, watts: energy.set_dynamic_power(self.env._now, record, watts)) if energy else None,
                 (lambda host: self.hosts[host].power_range(self.host_pstate[host])) if energy else None,
                 self._profile_traces)

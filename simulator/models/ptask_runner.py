@@ -43,6 +43,7 @@ from joulesim.simulator.models.activity_table import ActivityTable
 from joulesim.simulator.models.job_activity import BatchedCompletion
 from joulesim.simulator.models.job_models import job_model_for
 from joulesim.simulator.models.route_plans import RoutePlans
+from joulesim.simulator.platform.simgrid_config_keys import TCP_GAMMA
 
 if TYPE_CHECKING:
     from joulesim.simulator.models.job_activity import JobModel
@@ -54,6 +55,13 @@ _TRANSFERS = (kernel.TRANSFER, kernel.TRANSFER_TOO)
 # Activities predicted to end within this of a completion event end with it (absorbs float
 # noise in the progress of activities whose rate changed many times).
 _DONE_S = 1e-9
+
+
+def _window_period(window: float) -> float:
+    """The seconds a task takes at ptask_L07's TCP-window bound, TCP-gamma / (2 x the largest
+    latency x bytes of its flows) (L07Action::calculate_network_bound), as SimGrid divides its
+    remains (1) by that rate; 0 (no bound) without latency."""
+    return 1.0 / (TCP_GAMMA / (2.0 * window)) if window > 0 else 0.0
 
 
 class _Activity:
@@ -618,17 +626,23 @@ class ParallelTaskRunner:
             if distinct:
                 for capacity in fat:
                     own_period = max(own_period, amount / capacity)
+                if shared or fat:  # (on no link at all SimGrid has nothing to move: the latency only)
+                    own_period = max(own_period, _window_period(latency * amount))
                 activity = self._new_activity(shared, [amount] * len(shared), own_period, then)
                 activity.latency = latency
                 return activity
         usage: dict[int, float] = {}
         latency = 0.0
+        window = 0.0  # the largest latency x bytes of a flow (ptask_L07's network bound)
+        on_links = False
         for src, dst, amount in flows:
             if amount <= 0:
                 continue
             shared, fat, route_latency, _ = plan(src, dst)
             if route_latency > latency:
                 latency = route_latency
+            window = max(window, route_latency * amount)
+            on_links = on_links or bool(shared) or bool(fat)
             for key in shared:
                 usage[key] = usage.get(key, 0.0) + amount
             # No sharing on a FATPIPE link: each flow has the whole link (SimGrid counts the
@@ -636,6 +650,8 @@ class ParallelTaskRunner:
             # rounded division never reverses an order).
             for capacity in fat:
                 own_period = max(own_period, amount / capacity)
+        if resources or on_links:  # (a task of no CPU and no link has nothing to do but its latency)
+            own_period = max(own_period, _window_period(window))
         activity = self._new_activity(resources + list(usage), amounts + list(usage.values()), own_period, then)
         activity.latency = latency
         activity.cpu_hosts, activity.cpu_flops = resources, amounts  # (the CPU elements only)

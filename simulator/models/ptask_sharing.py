@@ -44,7 +44,10 @@ What differs from SimGrid here, on purpose:
   can let a task through faster than the link (SimGrid 3.32: 3e9 B in 3.33 s through a
   100 MB/s FATPIPE backbone beside a task held at 20 MB/s by its own links).
 - ptask_L07's TCP-window bound (network/TCP-gamma / (2 x max over flows of latency x bytes))
-  is not applied: it only binds when a route's latency exceeds about 2 ms per GB/s.
+  is not computed here: the runner gives it as the task's own period (ptask_runner.py). It binds
+  when a route's latency exceeds about 2 ms per GB/s, and on a Vivaldi zone, whose hosts have no
+  links, it is a transfer's only limit. (The compiled launches of usage traces and SMPI
+  replays, activity_table_kernel.py, do not apply it.)
 - A bound given by the caller counts as reached within 1e-12 of it (SimGrid tests equality
   of floats); one from a single-element resource when its remaining is below 1e-5, as SimGrid
   sees that resource.

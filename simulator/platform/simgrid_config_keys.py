@@ -16,6 +16,10 @@ import xml.etree.ElementTree as ET
 from joulesim.inputs.input_error import InputError
 from joulesim.simulator.platform.platform_checks import shown
 
+# network/TCP-gamma's default (SimGrid 3.32, and Batsim sets no other): the TCP window, in bytes,
+# that bounds a transfer's throughput to TCP_GAMMA / (2 x latency) (ptask_L07's network bound).
+TCP_GAMMA = 4194304.0
+
 SIMGRID_CONFIG_KEYS = frozenset("""
 bmf/max-iterations bmf/precision cmonkey/host cmonkey/link cmonkey/tell cmonkey/time
 contexts/factory contexts/guard-size contexts/nthreads contexts/stack-size contexts/synchro
