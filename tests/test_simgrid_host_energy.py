@@ -227,3 +227,131 @@ def test_each_job_is_charged_the_dynamic_power_on_its_own_machines(tmp_path, gro
     assert [row["allocated_resources"] for row in jobs] == ["0", "0-1"]
     assert [float(row["consumed_energy"]) for row in jobs] == pytest.approx([2000.0, 4000.0], rel=1e-9)
     assert float(result.schedule["consumed_joules"]) == pytest.approx(9000.0, rel=1e-9)
+
+
+
+LATENCY_LINK = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="AS0" routing="Full">
+    <host id="n0" speed="1Gf"><prop id="wattage_per_state" value="100:200"/></host>
+    <host id="n1" speed="1Gf"><prop id="wattage_per_state" value="100:200"/></host>
+    <host id="master_host" speed="1Gf"/>
+    <link id="l" bandwidth="100MBps" latency="1s"/>
+    <link id="m" bandwidth="1GBps" latency="0"/>
+    <route src="n0" dst="n1"><link_ctn id="l"/></route>
+    <route src="n0" dst="master_host"><link_ctn id="m"/></route>
+    <route src="n1" dst="master_host"><link_ctn id="m"/></route>
+  </zone>
+</platform>
+"""
+
+
+@pytest.mark.parametrize("grouping, joules", [("batsim", 800.0), ("per-time", 600.0)])
+def test_a_parallel_task_is_charged_at_its_load_when_its_hosts_are_updated(tmp_path, grouping, joules):
+    """A task of 1 Gflop on n0 and n1 and 100 kB from n0 to n1 over a link of 1 s latency: it
+    waits the latency (no CPU load), then computes 1 s at full load, from t=1 to t=2. A host draws
+    idle + load x (max - idle): 100 W, then 200 W. SimGrid's energy plugin charges an interval at
+    the load of its end, when the host is updated: n0 and n1 are read at the job's start (t=0)
+    and updated when its task ends, at load 1: 2 x 2 s x 200 W. The exact integral (per-time) is
+    2 x (1 s x 100 W + 1 s x 200 W)."""
+    from conftest import read_csv, write_workload
+
+    import joulesim
+
+    platform = tmp_path / "latency.xml"
+    platform.write_text(LATENCY_LINK)
+    profiles = {"a": {"type": "parallel", "cpu": [1e9, 1e9], "com": [0, 1e5, 0, 0]}}
+    workload = write_workload(tmp_path, [{"id": "a", "subtime": 0, "res": 2, "profile": "a"}], profiles)
+    joulesim.simulate(str(platform), workload, "fcfs", energy=True, event_grouping=grouping,
+                      export=str(tmp_path / "out"))
+    job = read_csv(str(tmp_path / "out_jobs.csv"))[0]
+    assert float(job["execution_time"]) == pytest.approx(2.0, abs=1e-6)
+    assert float(job["consumed_energy"]) == pytest.approx(joules, rel=1e-6)
+
+
+SHARED_LINK = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="AS0" routing="Full">
+    <host id="n0" speed="1Gf"><prop id="wattage_per_state" value="100:200"/></host>
+    <host id="n1" speed="1Gf"><prop id="wattage_per_state" value="100:200"/></host>
+    <host id="n2" speed="1Gf"><prop id="wattage_per_state" value="100:200"/></host>
+    <host id="n3" speed="1Gf"><prop id="wattage_per_state" value="100:200"/></host>
+    <host id="master_host" speed="1Gf"/>
+    <link id="l" bandwidth="100MBps" latency="0"/>
+    <link id="m" bandwidth="1GBps" latency="0"/>
+    <route src="n0" dst="n1"><link_ctn id="l"/></route>
+    <route src="n2" dst="n3"><link_ctn id="l"/></route>
+    <route src="n0" dst="master_host"><link_ctn id="m"/></route>
+    <route src="n1" dst="master_host"><link_ctn id="m"/></route>
+    <route src="n2" dst="master_host"><link_ctn id="m"/></route>
+    <route src="n3" dst="master_host"><link_ctn id="m"/></route>
+  </zone>
+</platform>
+"""
+
+
+@pytest.mark.parametrize("grouping", ["batsim", "per-time"])
+def test_a_task_that_ends_is_charged_at_its_own_load(tmp_path, grouping):
+    """Tasks a (n0-n1: 4 Gflop each, 400 MB over link l) and b (n2-n3: 0.1 Gflop each, 100 MB
+    over l) start at t=0 and share l: a runs at 1/8 of its task per second (CPU load 0.5), b at
+    1/2 (load 0.05) until b ends at t=2; alone, a runs at 1/4 (load 1) and ends at t=5. A host
+    draws idle + load x (max - idle). b's hosts are updated as its task ends, which still counts
+    it: 2 x 2 s x 105 W; a's: 2 x (2 s x 150 W + 3 s x 200 W)."""
+    from conftest import read_csv, write_workload
+
+    import joulesim
+
+    platform = tmp_path / "shared.xml"
+    platform.write_text(SHARED_LINK)
+    profiles = {"a": {"type": "parallel", "cpu": [4e9, 4e9], "com": [0, 4e8, 0, 0]},
+                "b": {"type": "parallel", "cpu": [1e8, 1e8], "com": [0, 1e8, 0, 0]}}
+    workload = write_workload(tmp_path, [{"id": "a", "subtime": 0, "res": 2, "profile": "a"},
+                                         {"id": "b", "subtime": 0, "res": 2, "profile": "b"}], profiles)
+    joulesim.simulate(str(platform), workload, "fcfs", energy=True, event_grouping=grouping,
+                      export=str(tmp_path / "out"))
+    jobs = {row["job_id"]: row for row in read_csv(str(tmp_path / "out_jobs.csv"))}
+    assert (jobs["a"]["allocated_resources"], jobs["b"]["allocated_resources"]) == ("0-1", "2-3")
+    assert float(jobs["a"]["finish_time"]) == pytest.approx(5.0, abs=1e-6)
+    assert float(jobs["b"]["finish_time"]) == pytest.approx(2.0, abs=1e-6)
+    assert float(jobs["a"]["consumed_energy"]) == pytest.approx(1800.0, rel=1e-6)
+    assert float(jobs["b"]["consumed_energy"]) == pytest.approx(420.0, rel=1e-6)
+
+
+LATENCY_AND_DELAY = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="AS0" routing="Full">
+    <host id="n0" speed="1Gf"><prop id="wattage_per_state" value="100:200"/></host>
+    <host id="n1" speed="1Gf"><prop id="wattage_per_state" value="100:200"/></host>
+    <host id="n2" speed="1Gf"><prop id="wattage_per_state" value="100:200"/></host>
+    <host id="master_host" speed="1Gf"/>
+    <link id="l" bandwidth="100MBps" latency="1s"/>
+    <route src="n0" dst="n1"><link_ctn id="l"/></route>
+  </zone>
+</platform>
+"""
+
+
+@pytest.mark.parametrize("grouping", ["batsim", "per-time"])
+def test_a_task_past_its_latency_loads_its_hosts_from_the_next_solve(tmp_path, grouping):
+    """The task above on n0-n1, and a 1 s delay job on n2 whose end, at t=1, reads every machine
+    just as the task's latency is over: in SimGrid the task's variable is enabled then but keeps
+    the value 0 until the next solve, so n0 and n1 are charged [0, 1] at idle power (not at the
+    rate the runner has already given it): 2 x (1 s x 100 W + 1 s x 200 W), as the exact integral."""
+    from conftest import read_csv, write_workload
+
+    import joulesim
+
+    platform = tmp_path / "latency_delay.xml"
+    platform.write_text(LATENCY_AND_DELAY)
+    profiles = {"a": {"type": "parallel", "cpu": [1e9, 1e9], "com": [0, 1e5, 0, 0]}}
+    workload = write_workload(tmp_path, [{"id": "a", "subtime": 0, "res": 2, "profile": "a"},
+                                         {"id": "d", "subtime": 0, "res": 1, "delay": 1}], profiles)
+    joulesim.simulate(str(platform), workload, "fcfs", energy=True, event_grouping=grouping,
+                      export=str(tmp_path / "out"))
+    jobs = {row["job_id"]: row for row in read_csv(str(tmp_path / "out_jobs.csv"))}
+    assert (jobs["a"]["allocated_resources"], jobs["d"]["allocated_resources"]) == ("0-1", "2")
+    assert (float(jobs["a"]["finish_time"]), float(jobs["d"]["finish_time"])) == (2.0, 1.0)
+    assert float(jobs["a"]["consumed_energy"]) == pytest.approx(600.0, rel=1e-9)

@@ -36,11 +36,17 @@ from joulesim.simulator.energy.long_double import long_double_sum, long_double_s
 
 
 class SimgridHostEnergy:
-    def __init__(self, wattages: list[list[tuple[float, float, float]]], pstates: list[int], cores: list[int]):
+    def __init__(self, wattages: list[list[tuple[float, float, float]]], pstates: list[int], cores: list[int],
+                 speeds: list[list[float]] | None = None):
         """`wattages[machine][pstate]`: (idle, epsilon, max) watts; `pstates`: each machine's
-        pstate at the start."""
+        pstate at the start; `speeds[machine][pstate]`: flop/s (the load of a runner's task is
+        its usage / (speed x cores))."""
         count = len(wattages)
         width = max((len(w) for w in wattages), default=1)
+        self._cores = np.array(cores, dtype=float)
+        self._speed = np.ones((count, width))
+        for machine, per_pstate in enumerate(speeds or []):
+            self._speed[machine, :len(per_pstate)] = [speed if speed > 0 else 1.0 for speed in per_pstate]
         # (idle, epsilon, slope) as the plugin's PowerRange keeps them: slope = max - epsilon
         self._idle = np.zeros((count, width))
         self._epsilon = np.zeros((count, width))
@@ -73,6 +79,13 @@ class SimgridHostEnergy:
         self.dynamic: list[float] | None = None  # (compute machines, for one machine at a time)
         self.dynamic_array: np.ndarray | None = None  # (every machine, for the bulk updates)
         self.dynamic_active: Callable[[], bool] = lambda: False
+        # The runner of parallel tasks (ParallelTaskRunner: host_jobs, cpu_usage), None without:
+        # a machine that one of its jobs holds draws SimGrid's power at its CPU usage now.
+        self.runner = None
+        # SimGrid's loads are the variables' values of the last solve (at the start of each
+        # step): a task started since counts 0 until the next one, an ended one until its
+        # variable is freed (right after the updates its end makes). None: ask the runner.
+        self.usage_solved: np.ndarray | None = None
 
     def _watts(self, machines: np.ndarray) -> np.ndarray:
         """HostEnergy::get_current_watts_value for these machines: their saved pstate, their
@@ -87,20 +100,54 @@ class SimgridHostEnergy:
             dynamic = self.dynamic_array[machines]
             running = ~loaded & (dynamic > 0)
             watts[running] += dynamic[running]
+        runner = self.runner
+        if runner is not None and runner.jobs:
+            tasks = np.zeros(len(self.joules), dtype=bool)
+            tasks[:len(runner.host_jobs)] = runner.host_jobs > 0
+            tasks = tasks[machines] & ~loaded
+            if tasks.any():  # (their dynamic share above is replaced: SimGrid's load is the tasks' usage)
+                some, pstates = machines[tasks], saved[tasks]
+                usage = self._usage()
+                load = np.minimum(1.0, usage[some] / self._speed[some, pstates] / self._cores[some])
+                watts[tasks] = np.where(load > 0, self._epsilon[some, pstates] + load * self._slope[some, pstates],
+                                        self._idle[some, pstates])
         return watts
+
+    def _usage(self) -> np.ndarray:
+        """Each compute machine's CPU usage by the runner's tasks now, in flop/s."""
+        return self.usage_solved if self.usage_solved is not None else self.runner.cpu_usage()
+
+    def solved(self) -> None:
+        """A solve: the loads are the runner's rates from now on."""
+        if self.runner is not None:
+            self.usage_solved = self.runner.cpu_usage()
+
+    def _task_watts(self, machine: int, pstate: int) -> float | None:
+        """SimGrid's power of a machine that a runner's job holds (None: no job holds it)."""
+        runner = self.runner
+        if runner is None or machine >= len(runner.host_jobs) or not runner.host_jobs[machine]:
+            return None
+        idle, epsilon, slope = self._ranges[machine][pstate]
+        load = float(self._usage()[machine]) / float(self._speed[machine, pstate]) / float(self._cores[machine])
+        if load > 1:
+            load = 1.0
+        return epsilon + load * slope if load > 0 else idle
 
     def update(self, machine: int, now: float) -> None:
         """HostEnergy::update: the joules since the last update at the saved pstate and the load
         of now; then the pstate is saved for the next interval."""
         last = float(self._last[machine])
         if last < now:
-            idle, epsilon, slope = self._ranges[machine][int(self._saved[machine])]
+            pstate = int(self._saved[machine])
+            idle, epsilon, slope = self._ranges[machine][pstate]
             if self.executing[machine]:
                 watts = epsilon + float(self._full_load[machine]) * slope
             else:
-                watts = idle
-                if self.dynamic is not None and machine < len(self.dynamic) and self.dynamic[machine] > 0:
-                    watts += self.dynamic[machine]
+                watts = self._task_watts(machine, pstate) if self.runner is not None else None
+                if watts is None:
+                    watts = idle
+                    if self.dynamic is not None and machine < len(self.dynamic) and self.dynamic[machine] > 0:
+                        watts += self.dynamic[machine]
             self.joules[machine] = float(self.joules[machine]) + watts * (now - last)
             self._last[machine] = now
             self._joules_version += 1

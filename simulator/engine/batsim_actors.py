@@ -475,6 +475,20 @@ class BatsimActors:
             self.live += 1  # until the server takes it
             self.kernel.start(self._put(("events", events, on_arrival)), MASTER, "runner_report")
 
+    def cpu_actions_end(self, hosts: list[int], usage_after: Any) -> None:
+        """The runner's tasks on `hosts` end now: SimGrid's energy plugin brings each host's joules
+        up to date (on_action_state_change), at the load of the last solve, which still counts
+        them; then their variables are freed (`usage_after`: the usage without them)."""
+        for host in hosts:
+            self.kernel.stamp(host)
+        self.kernel.energy_plugin.usage_solved = usage_after
+
+    def exec_starts_on(self, host: int) -> None:
+        """An execution of one host starts: the plugin's Exec::on_start brings its joules up to
+        date first (only with energy)."""
+        if self.machines is not None:
+            self.kernel.stamp(host)
+
     def model_job_ends(self, job_ends: Callable[["JobRecord"], None]) -> Callable[["JobRecord"], None]:
         """`job_ends` for the jobs the runner models: as Batsim's execute_job_process does once
         its parallel task is over, the job's actor, on its first host, reads its machines' and

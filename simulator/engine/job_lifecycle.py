@@ -25,6 +25,9 @@ from joulesim.simulator.models.job_execution import (
 )
 from joulesim.simulator.energy.long_double import fixed
 from joulesim.simulator.output.schedule_trace import kill_is_traced
+
+# Profiles Batsim runs as one SimGrid parallel task (an Exec on the job's hosts).
+_PARALLEL_TASKS = ("parallel", "parallel_homogeneous", "parallel_homogeneous_total")
 from joulesim.simulator.workload.job_record import RUNNING, JobRecord
 
 
@@ -102,6 +105,9 @@ class JobLifecycle:
         walltime = record.job.walltime
         if walltime > 0:
             self.at(now + walltime, self._walltime_reached, record)
+        if self.actors is not None and len(set(executor_hosts)) == 1 and \
+                record.profiles[record.job.profile]["type"] in _PARALLEL_TASKS:  # (an Exec of one host, in SimGrid)
+            self.actors.exec_starts_on(executor_hosts[0])
         if storages:  # resource ids -> network host numbers (--mmax may leave compute hosts out)
             shift = len(self.config.platform.compute_hosts) - self.nb_hosts
             self.runner.start(record, executor_hosts, {label: resource + shift for label, resource in storages.items()})

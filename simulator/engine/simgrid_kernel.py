@@ -175,6 +175,7 @@ class Kernel:
         self._all_read_at = -1.0  # every machine was read at this time (their stamps are not set one by one)
         # And the plugin's joules, brought up to date at those moments (None without energy).
         self.energy_plugin: "SimgridHostEnergy | None" = None
+        self.on_solve: Callable[[], None] | None = None  # told at each solve (each step's start)
 
     # ------------------------------------------------------------------ actors
     def start(self, code: ActorCode, host: Any, name: str) -> Actor:
@@ -411,6 +412,8 @@ class Kernel:
         Sleeps and transfers are kept apart (the next step is the smallest of all the same, and
         each action's update is its own); the ended ones are handled in creation order."""
         sleeps, comms = self._sleeps, self._comms
+        if self.on_solve is not None:
+            self.on_solve()
         self._fresh_executions.clear()  # (updated from now on: no more twins for them)
         delta = -1.0
         for sleep in sleeps.values():  # Model::next_occurring_event_full: max durations
@@ -504,6 +507,11 @@ class Kernel:
                     elif self.energy_plugin is not None and type(transfer.sender.host) is int:
                         self.energy_plugin.executing[transfer.sender.host] -= 1  # an execution: its load ends
                 self._finish(transfer)
+
+    def stamp(self, host: Any) -> None:
+        """The energy plugin brings a machine's joules up to date now (a model's action on it ended)."""
+        if self.energy_stamp is not None:
+            self._stamp(host)
 
     def _stamp(self, host: Any) -> None:
         """The energy plugin brings a machine's joules up to date now (the master is no machine)."""

@@ -292,7 +292,8 @@ class Simulation(EventSources, JobLifecycle):
                 storages = self.config.platform.storage_hosts
                 self.energy.follow_simgrid(SimgridHostEnergy(
                     [_power_ranges(h) for h in list(self.hosts) + list(storages)],
-                    self.host_pstate + [h.pstate for h in storages], [h.cores for h in self.hosts] + [h.cores for h in storages]))
+                    self.host_pstate + [h.pstate for h in storages], [h.cores for h in self.hosts] + [h.cores for h in storages],
+                    [h.speeds for h in list(self.hosts) + list(storages)]))
                 self.actors.kernel.energy_plugin = self.energy.simgrid
                 self.energy.row_sink = self.actors.after_reads
             offer = getattr(self.link.transport, "offer_host_energy", None)
@@ -318,6 +319,10 @@ class Simulation(EventSources, JobLifecycle):
                 self._profile_traces)
             if self.actors is None:  # (Batsim's kernel asks the runner for its next event itself)
                 self.runner.calendar_changed = self._wake_runner_then
+            elif energy is not None and energy.simgrid is not None:  # SimGrid's joules follow the tasks' load
+                energy.simgrid.runner = self.runner
+                self.runner.on_cpu_end = self.actors.cpu_actions_end
+                self.runner.on_instant = self.actors.kernel.on_solve = energy.simgrid.solved
         if self.config.progress:
             from joulesim.console.progress_bar import progress_bar
             total = sum(len(w.jobs) for w in self.config.workloads)

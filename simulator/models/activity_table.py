@@ -53,6 +53,7 @@ class ActivityTable:
         self.order = np.zeros(_INITIAL_SLOTS, dtype=np.int64)  # sharing slots, by key
         self.size = 0  # how many of `order` are sharing
         self.changed = np.zeros(_INITIAL_SLOTS, dtype=bool)  # period changed at the last re-solve
+        self.version = 0  # changes when the sharing or its periods change (cpu_usage's copies stay valid until then)
 
     @staticmethod
     def compiled() -> bool:
@@ -101,6 +102,7 @@ class ActivityTable:
     def drop(self, slots: np.ndarray) -> None:
         """The activities at `slots` are over before their end (their job killed): out of the
         sharing, their slots freed."""
+        self.version += 1
         if self.size:
             sharing = self.order[:self.size]
             staying = sharing[~np.isin(sharing, slots)]
@@ -111,6 +113,7 @@ class ActivityTable:
 
     def join(self, slot: int) -> None:
         """The activity starts progressing (past its latency), placed by its key (set before)."""
+        self.version += 1
         self.sharing[slot] = True
         if self.compiled():
             self.size = kernel.insert(self.order, self.size, self.key, slot)
@@ -123,6 +126,7 @@ class ActivityTable:
 
     def leave(self, slot: int) -> None:
         """The activity stops progressing before its end (cancelled, its job killed)."""
+        self.version += 1
         sharing = self.order[:self.size]
         position = int(np.flatnonzero(sharing == slot)[0])
         self.order[position:self.size - 1] = self.order[position + 1:self.size]
@@ -148,6 +152,7 @@ class ActivityTable:
     def finished(self, limit: float) -> np.ndarray:
         """The sharing activities predicted to end by `limit`, in order, taken out of the
         sharing with their cursor at 0."""
+        self.version += 1
         if self.compiled():
             done = np.empty(self.size, dtype=np.int64)
             count, self.size = kernel.finished(self.order, self.size, self.end, self.remaining, limit, done)
@@ -166,6 +171,7 @@ class ActivityTable:
     def resolve(self, now: float, capacity: np.ndarray) -> float:
         """New periods and predicted ends of the sharing activities (fair bottleneck); the
         earliest end. `changed` flags the slots whose period changed."""
+        self.version += 1
         if self.compiled():
             return kernel.resolve(self.order, self.size, self.elem_start, self.elem_count, self.resource, self.amount,
                                   self.own, capacity, self.remaining, self.period, self.end, self.changed, now,
@@ -182,6 +188,22 @@ class ActivityTable:
         self.end[slots] = ends
         ends = ends[~np.isnan(ends)]  # (0 left x an infinite period: never the next end, as before)
         return float(ends.min()) if ends.size else np.inf
+
+    def cpu_usage(self, nb_hosts: int, also: np.ndarray | None = None) -> np.ndarray:
+        """The flops per second each of the `nb_hosts` CPUs gives the sharing activities (and
+        `also`, activities just finished, at their last rate): SimGrid's Host::get_load, its CPU
+        constraint's usage (each element's weight x its variable's value, summed)."""
+        slots = self.order[:self.size]
+        if also is not None and also.size:
+            slots = np.concatenate([slots, also])
+        usage = np.zeros(nb_hosts)
+        if slots.size:
+            counts, _, offsets = self._elements_of(slots)
+            periods = np.repeat(self.period[slots], counts)
+            resources = self.resource[offsets]
+            on_cpu = (resources < nb_hosts) & (periods > 0) & (periods < np.inf)
+            np.add.at(usage, resources[on_cpu], self.amount[offsets][on_cpu] / periods[on_cpu])
+        return usage
 
     # ------------------------------------------------------------------ storage
     def _grow_slots(self, needed: int) -> None:

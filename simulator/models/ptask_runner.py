@@ -122,6 +122,7 @@ class _RunningJob:
         runner = self.runner
         if runner.jobs.get(id(self.record)) is self:
             del runner.jobs[id(self.record)]
+            runner._leave_hosts(self)
             runner._forget_if_idle(self)
             runner._job_done(self.record)
 
@@ -198,6 +199,14 @@ class ParallelTaskRunner:
         self._capacity = np.empty(0)  # per resource: CPUs (cores x speed), then links
         self._owner: dict[int, _Activity] = {}  # slot -> its activity (not for launched ones)
         self.plans = RoutePlans(network, nb_hosts)
+        # For SimGrid's host energy plugin (with Batsim's actors and -E): how many running jobs
+        # hold each host, the CPUs' usage now (cached per change of the sharing), and a hook
+        # told the CPU hosts of the tasks that end, in order, with the usage that still counts
+        # them (the plugin updates a host's joules when an action on it ends).
+        self.host_jobs = np.zeros(nb_hosts, dtype=np.int64)
+        self._usage: tuple[int, np.ndarray] = (-1, np.zeros(nb_hosts))
+        self.on_cpu_end: Callable[[list[int], np.ndarray], None] | None = None
+        self.on_instant: Callable[[], None] | None = None  # told when the clock is at a new instant
         self._by_sequence: dict[int, _RunningJob] = {}  # jobs that launched activities in batches
         # launch scratch: (slot, key) past their latency's start, and their ends
         self._latent = np.zeros((0, 2), dtype=np.int64)
@@ -234,6 +243,7 @@ class ParallelTaskRunner:
         self._jobs_started += 1
         job = _RunningJob(self, record, executors, self._jobs_started)
         self.jobs[id(record)] = job
+        self.host_jobs[np.unique(np.asarray(executors, dtype=np.int64))] += 1
         job.model = job_model_for(record, storages or {}, self._traces_of, self.host_cores)
         job.model.start(job)
         self._resolve_if_dirty()
@@ -243,6 +253,7 @@ class ParallelTaskRunner:
         """Stop the job now; its Batsim `job_progress` entry."""
         self._advance()
         job = self.jobs.pop(id(record))
+        self._leave_hosts(job)
         progress = job.model.progress()
         was_sharing = self._drop_launched(job)
         for activity in job.activities:
@@ -253,6 +264,16 @@ class ParallelTaskRunner:
             self._resolve()
         self._tell_calendar()
         return progress
+
+    def _leave_hosts(self, job: _RunningJob) -> None:
+        self.host_jobs[np.unique(np.asarray(job.hosts, dtype=np.int64))] -= 1
+
+    def cpu_usage(self) -> np.ndarray:
+        """Each host's CPU usage now, in flops per second (ActivityTable.cpu_usage)."""
+        version = self.table.version
+        if self._usage[0] != version:
+            self._usage = (version, self.table.cpu_usage(self.nb_hosts))
+        return self._usage[1]
 
     # ------------------------------------------------------------------ the runner's calendar
     def next_event(self) -> float:
@@ -284,6 +305,8 @@ class ParallelTaskRunner:
                     break
                 now = max(when, now)
                 clock(now)
+                if self.on_instant is not None:
+                    self.on_instant()
             handled = True
             job = self._compiled_job()
             if job is None:
@@ -474,6 +497,8 @@ class ParallelTaskRunner:
         now = self._now()
         table = self.table
         slots = table.finished(now + _DONE_S)
+        if self.on_cpu_end is not None and slots.size:
+            self._cpu_ends(slots)
         launched = table.batch_job[slots]  # a launched activity's job, -1 for the runner's objects
         launched_by = launched.tolist()
         tokens = table.token[slots].tolist()
@@ -507,6 +532,16 @@ class ParallelTaskRunner:
                 then()
         self._call_batch(batch_job, batch)
         self._resolve()  # once for every activity that ended or joined now
+
+    def _cpu_ends(self, slots: np.ndarray) -> None:
+        """on_cpu_end for the tasks at `slots`, ending now (out of the sharing, not re-solved
+        yet): their CPU hosts in order, and the usage without them at the rates of now."""
+        table, nb_hosts = self.table, self.nb_hosts
+        hosts: list[int] = []
+        for slot in slots.tolist():
+            start = int(table.elem_start[slot])
+            hosts += [r for r in table.resource[start:start + int(table.elem_count[slot])].tolist() if r < nb_hosts]
+        self.on_cpu_end(hosts, table.cpu_usage(nb_hosts))
 
     def _call_batch(self, job: "_RunningJob | None", tokens: list[int]) -> None:
         if tokens and self.jobs.get(id(job.record)) is job:  # (the model ignores those after its end)
