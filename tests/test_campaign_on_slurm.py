@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from marked_processes import MARK_VARIABLE, live_marked_processes, new_mark
-from test_campaign import BASIC
+from test_campaign import RUNS
 from test_readme_examples import python_blocks
 
 from joulesim.adapters.slurm.local_cluster import LocalSlurm, slurm_available
@@ -26,7 +26,8 @@ WORKLOAD = {"nb_res": 4,
                      for i in range(10)],
             "profiles": {f"p{k}": {"type": "delay", "delay": 60 * (k + 1)} for k in range(3)}}
 
-STUDY = BASIC.replace('name = "basic"', 'name = "on-slurm"')  # two deciders, a grid, energy on and off
+# Two deciders, a grid, energy on (shutdown needs it, as in Batsim)
+STUDY = RUNS.replace('name = "basic"', 'name = "on-slurm"')
 
 
 # The README's SLURMCluster settings, and what this machine needs instead: two one-CPU jobs, loopback
@@ -72,7 +73,7 @@ def test_the_readme_s_slurmcluster_script_runs_a_campaign_equal_to_the_local_poo
         script_run = subprocess.run([sys.executable, "campaign_on_slurm.py", "study.toml"], cwd=tmp_path, env=env,
                                     capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
         assert script_run.returncode == 0, script_run.stdout + script_run.stderr
-        assert "6 run now" in script_run.stdout and "0 failed" in script_run.stdout
+        assert "3 run now" in script_run.stdout and "0 failed" in script_run.stdout
         # The workers were two Slurm jobs, one on each fake node.
         assert slurm_jobs(slurm) == [("dask-worker", "n1"), ("dask-worker", "n2")]
     pool = pd.read_csv(tmp_path / "pool" / "results.csv").drop(columns="wall_time")
