@@ -16,7 +16,6 @@ from typing import Any, Callable  # noqa: E402
 
 import click  # noqa: E402
 
-from joulesim.cli.build_simulation import build_config  # noqa: E402
 from joulesim.cli.error_reporting import reports_errors  # noqa: E402
 from joulesim.cli.lazy_group import LazyGroup  # noqa: E402
 from joulesim.cli.number_options import DecimalRange  # noqa: E402
@@ -28,12 +27,25 @@ from joulesim.cli.simulate_options import (  # noqa: E402
     simulate_options,
     split_simulate_kwargs,
 )
-from joulesim.cli.summary import print_summary  # noqa: E402
 from joulesim.decider_process import DeciderProcess, free_ipc_endpoint, joulesim_decide_command  # noqa: E402
 from joulesim.protocol.errors import JoulesimError  # noqa: E402
 from joulesim.protocol.transport_zmq import DEFAULT_ENDPOINT  # noqa: E402
 from joulesim.run_interrupted import RunInterrupted  # noqa: E402
 from joulesim.start_handshake import reports_failure, reports_start  # noqa: E402
+
+# The simulator's modules (numpy, numba's kernels...) are imported by the commands that run it,
+# not by `joulesim --help` or `joulesim decide`.
+def build_config(options: dict[str, Any]) -> Any:
+    from joulesim.cli.build_simulation import build_config as build
+
+    return build(options)
+
+
+def print_summary(result: Any, prefix: str | None) -> None:
+    from joulesim.cli.summary import print_summary as summary
+
+    summary(result, prefix)
+
 
 DEFAULT_PLATFORM = "cluster32"
 DEFAULT_WORKLOAD = ("default",)

@@ -10,6 +10,7 @@ from the policy as the thesis's test runs do, reproducibly for a given `seed`.
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 import numpy as np
@@ -18,8 +19,12 @@ from joulesim.deciders.common.decider_options import choice_option, int_option
 from joulesim.deciders.learned.pair_decider import PairDecider
 from joulesim.deciders.learned.pair_observation import NORMALISATIONS, check_features
 from joulesim.protocol.errors import JoulesimError
-from joulesim.rl.model_file import ModelFileError, load_agent
-from joulesim.rl.ppo import PPOSettings
+
+# torch is the rl extra's: its absence makes this module fail to import (the decider registry then
+# says which extra to install), but it is imported only when a model is loaded, so that listing
+# the deciders does not load it.
+if importlib.util.find_spec("torch") is None:
+    raise ImportError("No module named 'torch'", name="torch")
 
 __all__ = ["RLPolicy"]
 
@@ -45,6 +50,9 @@ class RLPolicy(PairDecider):
                                 "`joulesim rl train CONFIG`, e.g. OUT/model.pt)")
         self.mode = choice_option(self.NAME, self.options, "mode", ("greedy", "sample"), "greedy")
         seed = int_option(self.NAME, self.options, "seed", 0, minimum=0)
+        from joulesim.rl.model_file import ModelFileError, load_agent
+        from joulesim.rl.ppo import PPOSettings
+
         self.agent, self.metadata = loaded or load_agent(path, settings=PPOSettings(seed=seed or 0))
         self.model_path = path
         meta = self.metadata

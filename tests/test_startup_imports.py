@@ -1,0 +1,34 @@
+"""What the command line loads before it has work to do (issue 45: `joulesim --help` under 0.3 s).
+
+Timing is left to the benchmarks; these tests count the work instead: the heavy modules that a
+command imports. `joulesim --help` needs click only (numpy, numba's kernels and the simulator
+cost 0.65 s of its 0.85 s before they were imported lazily); listing the deciders needs no torch
+(2.2 s of its 3.4 s).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+HEAVY = ("numpy", "numba", "pandas", "simpy", "torch", "joulesim.simulator.engine.simulation")
+
+
+def modules_loaded_by(*argv: str) -> list[str]:
+    script = ("import atexit, sys\n"
+              f"atexit.register(lambda: print('LOADED', sorted(m for m in {HEAVY!r} if m in sys.modules)))\n"
+              "from joulesim.cli.main import main\n"
+              f"sys.argv = ['joulesim', *{list(argv)!r}]\n"
+              "main()\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    line = next(line for line in done.stdout.splitlines() if line.startswith("LOADED"))
+    return eval(line[len("LOADED "):])  # noqa: S307 (our own print of a list of names)
+
+
+def test_help_loads_none_of_the_simulator():
+    assert modules_loaded_by("--help") == []
+    assert modules_loaded_by("run", "--help") == []
+
+
+def test_listing_the_deciders_loads_no_torch():
+    assert "torch" not in modules_loaded_by("decide", "--list")
