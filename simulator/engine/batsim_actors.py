@@ -92,10 +92,14 @@ class BatsimActors:
         self._initial_events = self._capture(lambda _: sim.start_event_sources(with_workloads=False), None)
         self._server = self.kernel.start(self._serve(), MASTER, SERVER)
         if sim.runner is not None:
-            self.kernel.model = RunnerModel(self, sim.runner)
+            self.runner_started(sim.runner)
         self.kernel.run(MAX_SIMULATED_TIME, self._beyond_time_range)
         if not self.end_ack:
             raise JoulesimError(sim._stuck_reason())
+
+    def runner_started(self, runner: Any) -> None:
+        """The network runner is the kernel's model from now on (its events are due from now)."""
+        self.kernel.model = RunnerModel(self, runner)
 
     def after(self, delay: float, callback: Callable[[Any], None], value: Any, host: Any = MASTER,
               floor: float = 0.0, job: "JobRecord | None" = None, daemon: bool = False,

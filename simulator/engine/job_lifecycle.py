@@ -57,7 +57,9 @@ class JobLifecycle:
                 self.storage_job[storage] = record
         profile = record.profiles[job.profile]
         dynamic_power = 0.0
-        if self.runner is not None and (profile["type"] != "delay" or self.host_running is not None):
+        if (self.runner is not None or self.runner_wanted) and (profile["type"] != "delay" or self.host_running is not None):
+            if self.runner is None:
+                self.start_runner()
             self._start_on_runner(record, runs, executors or expand_runs(runs), storages or {})
             return
         if profile["type"] == "delay":  # the common case: no speeds involved

@@ -19,7 +19,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from heapq import heappush
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import simpy
 from simpy.events import NORMAL
@@ -42,8 +42,6 @@ from joulesim.simulator.engine.shared_hosts import SharedHosts
 from joulesim.simulator.engine.simulation_config import SimulationConfig
 from joulesim.simulator.engine.workflow_runs import WorkflowRun
 from joulesim.simulator.models.core_task_runner import CoreTaskRunner, initial_static_watts
-from joulesim.simulator.models.ptask_runner import ParallelTaskRunner
-from joulesim.simulator.platform.free_network import FreeNetwork
 from joulesim.simulator.platform.platform_checks import check_energy_properties
 from joulesim.simulator.workload.profile_traces import profile_traces
 from joulesim.simulator.workload.storage_labels import resolve_storages
@@ -53,6 +51,9 @@ from joulesim.simulator.output.machine_states import MachineStates
 from joulesim.simulator.output.output_files import DiscardedOutput, output_error, output_paths, start_output_files
 from joulesim.simulator.output.pstate_changes_output import PstateChangesOutput
 from joulesim.simulator.output.schedule_output import write_schedule
+
+if TYPE_CHECKING:  # (imported when a job needs it: it loads numba's kernels)
+    from joulesim.simulator.models.ptask_runner import ParallelTaskRunner
 from joulesim.simulator.output.schedule_trace import ScheduleTrace
 from joulesim.simulator.workload.job_record import SUBMITTED, JobRecord
 from joulesim.simulator.workload.workload_platform_checks import check_workload_fits_platform
@@ -133,6 +134,7 @@ class Simulation(EventSources, JobLifecycle):
         self.pstate_out: PstateChangesOutput | None = None
         # Parallel tasks share CPUs and links when the platform describes a network.
         self.runner: ParallelTaskRunner | None = None
+        self.runner_wanted = False  # a job that shares the platform would need it (start_runner)
         self._runner_wake_at = math.inf  # the network runner's calendar entry (without Batsim's actors)
         self._runner_wakes = 0
 
@@ -215,6 +217,33 @@ class Simulation(EventSources, JobLifecycle):
             self.actors.after(when - self.env._now, callback, value, floor=floor, daemon=daemon)
             return
         heappush(self._queue, (when, NORMAL, next(self._event_ids), CalendarEntry(callback, value)))
+
+    def start_runner(self) -> "ParallelTaskRunner":
+        """The runner of jobs that share the platform (a network's links, CPUs shared, usage
+        traces), made when a job first needs it: a run of delay jobs loads none of it."""
+        from joulesim.simulator.models.ptask_runner import ParallelTaskRunner
+        from joulesim.simulator.platform.free_network import FreeNetwork
+
+        network = self.config.platform.network
+        if network is None:  # sharing CPUs, or replaying traces, without links: transfers are free
+            network = FreeNetwork()
+        energy = self.energy
+        # With Batsim's actors a job's end goes to the server from its own actor, on its first host.
+        tasks_done = self._tasks_done if self.actors is None else self.actors.model_job_ends(self._tasks_done)
+        runner = self.runner = ParallelTaskRunner(
+            network, self.nb_hosts, self.host_speed, [h.cores for h in self.hosts], lambda: self.env._now, tasks_done,
+            (lambda record, watts: energy.set_dynamic_power(self.env._now, record, watts)) if energy else None,
+            (lambda host: self.hosts[host].power_range(self.host_pstate[host])) if energy else None,
+            self._profile_traces)
+        if self.actors is None:  # (Batsim's kernel asks the runner for its next event itself)
+            runner.calendar_changed = self._wake_runner_then
+        else:
+            self.actors.runner_started(runner)
+            if energy is not None and energy.simgrid is not None:  # SimGrid's joules follow the tasks' load
+                energy.simgrid.runner = runner
+                runner.on_cpu_end = self.actors.cpu_actions_end
+                runner.on_instant = self.actors.kernel.on_solve = energy.simgrid.solved
+        return runner
 
     def _wake_runner_then(self) -> None:
         """One calendar entry for the network runner's next event (a later entry replaces it)."""
@@ -306,23 +335,9 @@ class Simulation(EventSources, JobLifecycle):
         if self.hierarchy is not None:
             self.runner = CoreTaskRunner(self.hierarchy, self.at, lambda: self.env._now, self._tasks_done,
                                          self.energy, self.host_job)
-        elif network is not None or self.host_running is not None or any(w.traces for w in self.config.workloads):
-            if network is None:  # sharing CPUs, or replaying traces, without links: transfers are free
-                network = FreeNetwork()
-            energy = self.energy
-            # With Batsim's actors a job's end goes to the server from its own actor, on its first host.
-            tasks_done = self._tasks_done if self.actors is None else self.actors.model_job_ends(self._tasks_done)
-            self.runner = ParallelTaskRunner(
-                network, self.nb_hosts, self.host_speed, [h.cores for h in self.hosts], lambda: self.env._now, tasks_done,
-                (lambda record, watts: energy.set_dynamic_power(self.env._now, record, watts)) if energy else None,
-                (lambda host: self.hosts[host].power_range(self.host_pstate[host])) if energy else None,
-                self._profile_traces)
-            if self.actors is None:  # (Batsim's kernel asks the runner for its next event itself)
-                self.runner.calendar_changed = self._wake_runner_then
-            elif energy is not None and energy.simgrid is not None:  # SimGrid's joules follow the tasks' load
-                energy.simgrid.runner = self.runner
-                self.runner.on_cpu_end = self.actors.cpu_actions_end
-                self.runner.on_instant = self.actors.kernel.on_solve = energy.simgrid.solved
+        else:  # the runner of parallel tasks is made for the first job it runs (see start_runner)
+            self.runner_wanted = (network is not None or self.host_running is not None
+                                  or any(w.traces for w in self.config.workloads))
         if self.config.progress:
             from joulesim.console.progress_bar import progress_bar
             total = sum(len(w.jobs) for w in self.config.workloads)
