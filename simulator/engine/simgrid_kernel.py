@@ -176,12 +176,18 @@ class Kernel:
         # And the plugin's joules, brought up to date at those moments (None without energy).
         self.energy_plugin: "SimgridHostEnergy | None" = None
         self.on_solve: Callable[[], None] | None = None  # told at each solve (each step's start)
+        # The work done, for tests that bound it per job (speed is measured in benchmarks/):
+        # steps of the clock (solves), sub-rounds (rounds of ready actors), actors started.
+        self.steps = 0
+        self.sub_rounds = 0
+        self.actors_started = 0
 
     # ------------------------------------------------------------------ actors
     def start(self, code: ActorCode, host: Any, name: str) -> Actor:
         """A new actor, ready to run in the next sub-round (Actor::create done by maestro)."""
         actor = Actor(code, host, name)
         self._ready.append(actor)
+        self.actors_started += 1
         return actor
 
     def set_clock(self, now: float) -> None:
@@ -205,6 +211,7 @@ class Kernel:
         while True:
             while self._ready and not reads:  # (the loop below, without reads: every run without energy)
                 ran, self._ready = self._ready, []
+                self.sub_rounds += 1
                 for actor in ran:
                     self.current = actor
                     try:
@@ -220,6 +227,7 @@ class Kernel:
                         handle(actor)
             while self._ready:
                 ran, self._ready = self._ready, []
+                self.sub_rounds += 1
                 if ran[0].reading is not None and (len(ran) == 1 or self._in_lockstep(ran)):
                     self._read_alone(ran[0])
                     for actor in ran[1:]:  # (they read the same machines from the same place)
@@ -374,6 +382,7 @@ class Kernel:
                 self._comms[self._next_action] = self._fresh_executions[call[1]] = Transfer(1.0, call[1], 0.0, comm)
             self._next_action += 1
         elif kind == "create":  # the new actor first, then its creator (ActorImpl::start)
+            self.actors_started += 1
             self._ready.append(call[1])
             self._ready.append(actor)
         elif kind == "energy":  # answered at once, bringing a machine's joules up to date
@@ -412,6 +421,7 @@ class Kernel:
         Sleeps and transfers are kept apart (the next step is the smallest of all the same, and
         each action's update is its own); the ended ones are handled in creation order."""
         sleeps, comms = self._sleeps, self._comms
+        self.steps += 1
         if self.on_solve is not None:
             self.on_solve()
         self._fresh_executions.clear()  # (updated from now on: no more twins for them)
