@@ -111,10 +111,11 @@ class BatsimActors:
         and after its sleep, as Batsim's execute_job_process does with energy, and writes
         `start_row` (its row of the energy trace) after the first reads."""
         reads = job_hosts if self.machines is not None else None
-        actor = self._new_actor(self._timed(delay, callback, value, host, floor, daemon, reads, start_row), host,
-                                "timer")
-        if job is not None:
-            self._job_actor[id(job)] = actor
+        job_key = id(job) if job is not None else None
+        actor = self._new_actor(self._timed(delay, callback, value, host, floor, daemon, reads, start_row, job_key),
+                                host, "timer")
+        if job_key is not None:
+            self._job_actor[job_key] = actor
 
     def after_reads(self, code: Callable[[], None]) -> None:
         """Run `code` in the running actor once the reads it asked for so far are done: a row of
@@ -435,7 +436,8 @@ class BatsimActors:
                 yield ("wait", comm)
 
     def _timed(self, delay: float, callback: Callable[[Any], None], value: Any, host: Any, floor: float,
-               daemon: bool, reads: list[int] | None = None, start_row: Callable[[], None] | None = None):
+               daemon: bool, reads: list[int] | None = None, start_row: Callable[[], None] | None = None,
+               job_key: int | None = None):
         if 0 < delay < floor:
             delay = floor
         if reads is not None:  # a job's actor, with energy
@@ -450,6 +452,8 @@ class BatsimActors:
             yield from self._creations()
             return
         yield from self._sleep(delay)
+        if job_key is not None:  # (its sleep is over: nothing left to kill, and 20,000 of them weigh 9 MB)
+            del self._job_actor[job_key]
         events = self._capture(callback, value)
         on_arrival, self._on_arrival = self._on_arrival, []
         if reads is not None:  # (after the job has left its machines, as execute_job_process does)
