@@ -187,16 +187,17 @@ def test_a_switching_machine_computes_its_flop_at_the_virtual_pstate(tmp_path, g
     assert float(result.schedule["consumed_joules"]) == pytest.approx(expected, abs=2e-6)
 
 
-TWO_HOSTS = """<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-  <zone id="AS0" routing="Full">
-    <host id="n0" speed="1Gf"><prop id="wattage_per_state" value="100:200"/></host>
-    <host id="n1" speed="1Gf"><prop id="wattage_per_state" value="100:200"/></host>
-    <host id="master_host" speed="1Gf"/>
-  </zone>
-</platform>
-"""
+def full_zone(hosts: int, network: str = "") -> str:
+    """A Full zone of `hosts` 1-Gflop hosts n0, n1... drawing 100 W idle and 200 W computing,
+    a master host, and `network` (links and routes)."""
+    machines = "".join(f'<host id="n{i}" speed="1Gf"><prop id="wattage_per_state" value="100:200"/></host>'
+                       for i in range(hosts))
+    return ('<?xml version="1.0"?>\n<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+            f'<platform version="4.1"><zone id="AS0" routing="Full">{machines}'
+            f'<host id="master_host" speed="1Gf"/>{network}</zone></platform>\n')
+
+
+TWO_HOSTS = full_zone(2)
 
 
 @pytest.mark.parametrize("grouping", ["batsim", "per-time"])
@@ -230,21 +231,10 @@ def test_each_job_is_charged_the_dynamic_power_on_its_own_machines(tmp_path, gro
 
 
 
-LATENCY_LINK = """<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-  <zone id="AS0" routing="Full">
-    <host id="n0" speed="1Gf"><prop id="wattage_per_state" value="100:200"/></host>
-    <host id="n1" speed="1Gf"><prop id="wattage_per_state" value="100:200"/></host>
-    <host id="master_host" speed="1Gf"/>
-    <link id="l" bandwidth="100MBps" latency="1s"/>
-    <link id="m" bandwidth="1GBps" latency="0"/>
-    <route src="n0" dst="n1"><link_ctn id="l"/></route>
-    <route src="n0" dst="master_host"><link_ctn id="m"/></route>
-    <route src="n1" dst="master_host"><link_ctn id="m"/></route>
-  </zone>
-</platform>
-"""
+LATENCY_LINK = full_zone(2, '<link id="l" bandwidth="100MBps" latency="1s"/><link id="m" bandwidth="1GBps" latency="0"/>'
+                              '<route src="n0" dst="n1"><link_ctn id="l"/></route>'
+                              '<route src="n0" dst="master_host"><link_ctn id="m"/></route>'
+                              '<route src="n1" dst="master_host"><link_ctn id="m"/></route>')
 
 
 @pytest.mark.parametrize("grouping, joules", [("batsim", 800.0), ("per-time", 600.0)])
@@ -270,26 +260,10 @@ def test_a_parallel_task_is_charged_at_its_load_when_its_hosts_are_updated(tmp_p
     assert float(job["consumed_energy"]) == pytest.approx(joules, rel=1e-6)
 
 
-SHARED_LINK = """<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-  <zone id="AS0" routing="Full">
-    <host id="n0" speed="1Gf"><prop id="wattage_per_state" value="100:200"/></host>
-    <host id="n1" speed="1Gf"><prop id="wattage_per_state" value="100:200"/></host>
-    <host id="n2" speed="1Gf"><prop id="wattage_per_state" value="100:200"/></host>
-    <host id="n3" speed="1Gf"><prop id="wattage_per_state" value="100:200"/></host>
-    <host id="master_host" speed="1Gf"/>
-    <link id="l" bandwidth="100MBps" latency="0"/>
-    <link id="m" bandwidth="1GBps" latency="0"/>
-    <route src="n0" dst="n1"><link_ctn id="l"/></route>
-    <route src="n2" dst="n3"><link_ctn id="l"/></route>
-    <route src="n0" dst="master_host"><link_ctn id="m"/></route>
-    <route src="n1" dst="master_host"><link_ctn id="m"/></route>
-    <route src="n2" dst="master_host"><link_ctn id="m"/></route>
-    <route src="n3" dst="master_host"><link_ctn id="m"/></route>
-  </zone>
-</platform>
-"""
+SHARED_LINK = full_zone(4, '<link id="l" bandwidth="100MBps" latency="0"/><link id="m" bandwidth="1GBps" latency="0"/>'
+                             '<route src="n0" dst="n1"><link_ctn id="l"/></route>'
+                             '<route src="n2" dst="n3"><link_ctn id="l"/></route>'
+                             + "".join(f'<route src="n{i}" dst="master_host"><link_ctn id="m"/></route>' for i in range(4)))
 
 
 @pytest.mark.parametrize("grouping", ["batsim", "per-time"])
@@ -319,19 +293,8 @@ def test_a_task_that_ends_is_charged_at_its_own_load(tmp_path, grouping):
     assert float(jobs["b"]["consumed_energy"]) == pytest.approx(420.0, rel=1e-6)
 
 
-LATENCY_AND_DELAY = """<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-  <zone id="AS0" routing="Full">
-    <host id="n0" speed="1Gf"><prop id="wattage_per_state" value="100:200"/></host>
-    <host id="n1" speed="1Gf"><prop id="wattage_per_state" value="100:200"/></host>
-    <host id="n2" speed="1Gf"><prop id="wattage_per_state" value="100:200"/></host>
-    <host id="master_host" speed="1Gf"/>
-    <link id="l" bandwidth="100MBps" latency="1s"/>
-    <route src="n0" dst="n1"><link_ctn id="l"/></route>
-  </zone>
-</platform>
-"""
+LATENCY_AND_DELAY = full_zone(3, '<link id="l" bandwidth="100MBps" latency="1s"/>'
+                                   '<route src="n0" dst="n1"><link_ctn id="l"/></route>')
 
 
 @pytest.mark.parametrize("grouping", ["batsim", "per-time"])
