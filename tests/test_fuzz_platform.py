@@ -937,3 +937,27 @@ def test_mutated_json_platforms_load_or_raise_input_error(fuzz_dir, text):
 @given(json_values)
 def test_any_json_document_loads_or_raises_input_error(fuzz_dir, value):
     loads_or_refuses(write(fuzz_dir, "any.json", json.dumps(value)))
+
+
+def test_a_platform_is_read_without_setting_the_whole_size_limit_aside(tmp_path):
+    """read(limit + 1) reserved the 1 GiB limit for every platform file: a process whose address
+    space is bounded (ulimit -v, as on shared login nodes) could not load cluster128. A pipe, with
+    no size to check beforehand, is read in pieces up to the limit."""
+    import subprocess
+    import sys
+
+    script = ("import resource\n"
+              "resource.setrlimit(resource.RLIMIT_AS, (600 * 2**20, 600 * 2**20))\n"
+              "from joulesim.simulator.platform.platform_loader import load_platform\n"
+              "print(load_platform('cluster128').nb_compute)\n"
+              "import os, threading\n"
+              f"fifo = {str(tmp_path / 'fifo.xml')!r}\n"
+              "os.mkfifo(fifo)\n"
+              "text = open(load_platform('small4').source, 'rb').read()\n"
+              "def write():\n"
+              "    with open(fifo, 'wb') as out:\n"
+              "        out.write(text)\n"
+              "threading.Thread(target=write).start()\n"
+              "print(load_platform(fifo).nb_compute)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["128", "4"], done.stderr[-2000:]

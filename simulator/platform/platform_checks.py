@@ -112,7 +112,17 @@ def read_platform_file(path: str) -> bytes:
         if info.st_size > MAX_PLATFORM_FILE_BYTES:
             raise InputError(path, "platform", *too_big)
         with open(path, "rb") as f:
-            data = f.read(MAX_PLATFORM_FILE_BYTES + 1)  # a pipe has no size to check beforehand
+            if stat.S_ISREG(info.st_mode):  # (read(n) sets n bytes aside first: not the whole limit)
+                data = f.read(info.st_size + 1)
+            else:  # a pipe has no size to check beforehand: in pieces, up to the limit
+                pieces, total = [], 0
+                while total <= MAX_PLATFORM_FILE_BYTES:
+                    piece = f.read(1 << 20)
+                    if not piece:
+                        break
+                    pieces.append(piece)
+                    total += len(piece)
+                data = b"".join(pieces)
     except (OSError, ValueError) as e:  # ValueError: a NUL byte in the path
         raise InputError(path, "file", f"cannot read: {getattr(e, 'strerror', None) or e}", fix) from None
     if len(data) > MAX_PLATFORM_FILE_BYTES:
