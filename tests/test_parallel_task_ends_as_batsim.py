@@ -19,8 +19,10 @@ import json
 import pytest
 
 import joulesim
+from joulesim.deciders import load_decider
+from joulesim.protocol.decider import Decider
 
-from conftest import read_csv, shared_reference
+from conftest import read_csv
 
 WAN = """<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
@@ -107,3 +109,37 @@ def test_a_task_with_nothing_on_a_link_pays_only_its_latency(tmp_path, grouping)
     joulesim.simulate(str(platform), workload(tmp_path, profiles, [("q", 2, 0)], 2), "fcfs", master_host="master",
                       export=str(tmp_path / "out"), event_grouping=grouping)
     assert float(times(tmp_path / "out")[0][1]) == pytest.approx(0.015142135623730952, abs=1e-6)
+
+
+class Recording(Decider):
+    """fcfs, keeping the messages it is given."""
+
+    def __init__(self):
+        super().__init__()
+        self.inner = load_decider("fcfs")
+        self.messages = []
+
+    def handle(self, message):
+        self.messages.append(message)
+        return self.inner.handle(message)
+
+
+def test_a_task_stopped_at_its_walltime_reports_from_its_first_host_as_in_batsim(tmp_path):
+    """Job 3 (3 Gflop on each of n0-n2) reaches its walltime of 2 s at t=29: Batsim's job actor,
+    on n0, stops waiting for the task and reports across n0's 50 us route to the master, so the
+    decider hears of it at 29.00005 (Batsim 4.2.1's message). Jobs that end before their walltime
+    leave no wait behind (no clock step at it)."""
+    platform = tmp_path / "wan.xml"
+    platform.write_text(WAN)
+    jobs = [(profile, res, subtime) for profile, res, subtime in WAN_JOBS]
+    path = workload(tmp_path, WAN_PROFILES, jobs, 3)
+    data = json.loads(open(path).read())
+    for job in data["jobs"]:
+        job["walltime"] = {"b": 1.5, "d": 2}.get(job["profile"], 10000)
+    open(path, "w").write(json.dumps(data))
+    decider = Recording()
+    joulesim.simulate(str(platform), path, decider, master_host="master", export=str(tmp_path / "out"))
+    assert times(tmp_path / "out") == WAN_BATSIM[:3] + [("27.000000", "2.000000", "29.000000")] + WAN_BATSIM[4:]
+    ends = [m["now"] for m in decider.messages for e in m["events"]
+            if e["type"] == "JOB_COMPLETED" and e["data"]["job_id"] == "w0!3"]
+    assert ends == [pytest.approx(29.00005, abs=1e-9)]

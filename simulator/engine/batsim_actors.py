@@ -504,6 +504,7 @@ class BatsimActors:
         on the route from that host (its latency delays the end's arrival)."""
         def ends(record: "JobRecord") -> None:
             sim = self.sim
+            self.kill_job_actor(record)  # its wait for the walltime is cancelled
             saved = sim.pending, self._on_arrival
             sim.pending, self._on_arrival = [], []
             try:

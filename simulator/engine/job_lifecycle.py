@@ -106,7 +106,11 @@ class JobLifecycle:
                 self.host_running.share_static_power(now, runs, self.energy)
         walltime = record.job.walltime
         if walltime > 0:
-            self.at(now + walltime, self._walltime_reached, record)
+            if self.actors is not None:  # Batsim's job actor waits for its task at most the walltime, on
+                # the job's first host; an end before cancels that wait (no clock step at the walltime)
+                self.actors.after(walltime, self._walltime_reached, record, runs[0][0], job=record)
+            else:
+                self.at(now + walltime, self._walltime_reached, record)
         if self.actors is not None and len(set(executor_hosts)) == 1 and \
                 record.profiles[record.job.profile]["type"] in _PARALLEL_TASKS:  # (an Exec of one host, in SimGrid)
             self.actors.exec_starts_on(executor_hosts[0])
