@@ -55,6 +55,15 @@ _ENDED = False  # the last item of a logged job end (that of a start is the job'
 _FILLED = [bytes([state]) for state in range(len(CATEGORY_NAMES))]  # x n: n machines in that state
 
 
+
+def _neumaier(total: float, compensation: float, value: float) -> tuple[float, float]:
+    """One step of a Neumaier sum (compensated_sum.py, without its object, for the hot paths
+    below): (total + value, the compensation with this step's rounding error)."""
+    new = total + value
+    if abs(total) >= abs(value):
+        return new, compensation + ((total - new) + value)
+    return new, compensation + ((value - new) + total)
+
 class MachineStates:
     def __init__(self, out: TextIO, host_job: list[Any], sharing: bool = False,
                  trace: "ScheduleTrace | None" = None):
@@ -256,51 +265,16 @@ class MachineStates:
                 if not n:
                     continue  # (a job on no machine moves nothing)
                 term = n * now
-                if job is not _ENDED:
-                    total = idle_exits + term
-                    if abs(idle_exits) >= term:
-                        idle_compensation += (idle_exits - total) + term
-                    else:
-                        idle_compensation += (term - total) + idle_exits
-                else:
-                    total = idle_exits - term
-                    if abs(idle_exits) >= term:
-                        idle_compensation += (idle_exits - total) - term
-                    else:
-                        idle_compensation += (-term - total) + idle_exits
-                idle_exits = total
+                idle_exits, idle_compensation = _neumaier(idle_exits, idle_compensation,
+                                                          term if job is not _ENDED else -term)
             computing_exits, computing_compensation = -idle_exits, -idle_compensation
         else:
             for now, n, job in zip(times, sizes, jobs):
                 if not n:
                     continue
-                term = n * now
-                if job is not _ENDED:  # idle -> computing
-                    total = idle_exits + term
-                    if abs(idle_exits) >= term:
-                        idle_compensation += (idle_exits - total) + term
-                    else:
-                        idle_compensation += (term - total) + idle_exits
-                    idle_exits = total
-                    total = computing_exits - term
-                    if abs(computing_exits) >= term:
-                        computing_compensation += (computing_exits - total) - term
-                    else:
-                        computing_compensation += (-term - total) + computing_exits
-                    computing_exits = total
-                else:  # computing -> idle
-                    total = computing_exits + term
-                    if abs(computing_exits) >= term:
-                        computing_compensation += (computing_exits - total) + term
-                    else:
-                        computing_compensation += (term - total) + computing_exits
-                    computing_exits = total
-                    total = idle_exits - term
-                    if abs(idle_exits) >= term:
-                        idle_compensation += (idle_exits - total) - term
-                    else:
-                        idle_compensation += (-term - total) + idle_exits
-                    idle_exits = total
+                term = n * now if job is not _ENDED else -(n * now)  # idle -> computing, or back
+                idle_exits, idle_compensation = _neumaier(idle_exits, idle_compensation, term)
+                computing_exits, computing_compensation = _neumaier(computing_exits, computing_compensation, -term)
         exits[IDLE], compensations[IDLE] = idle_exits, idle_compensation
         exits[COMPUTING], compensations[COMPUTING] = computing_exits, computing_compensation
         state, since = self._state, self._since
@@ -337,25 +311,13 @@ class MachineStates:
 
     def _moved(self, now: float, source: int, target: int, n: int) -> None:
         """n machines went from `source` to `target` now: the counts, and +n x now on the exits
-        of `source`, -n x now on those of `target` (Neumaier sums, inlined)."""
+        of `source`, -n x now on those of `target` (Neumaier sums)."""
         counts, exits, compensations = self.counts, self._exits, self._compensations
         counts[source] -= n
         counts[target] += n
         term = n * now
-        old = exits[source]
-        total = old + term
-        if abs(old) >= term:
-            compensations[source] += (old - total) + term
-        else:
-            compensations[source] += (term - total) + old
-        exits[source] = total
-        old = exits[target]
-        total = old - term
-        if abs(old) >= term:
-            compensations[target] += (old - total) - term
-        else:
-            compensations[target] += (-term - total) + old
-        exits[target] = total
+        exits[source], compensations[source] = _neumaier(exits[source], compensations[source], term)
+        exits[target], compensations[target] = _neumaier(exits[target], compensations[target], -term)
 
     def _show_tops(self, now: float, runs: list[tuple[int, int]]) -> None:
         """With sharing, the trace shows each machine's oldest running job (Batsim shows the
