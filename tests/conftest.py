@@ -85,6 +85,23 @@ def write_platform(tmp_path: Path, speeds: list[str] | int, name: str = "platfor
     return str(path)
 
 
+def build_simgrid_program(tmp_path_factory, source: str, name: str,
+                          header: str = "/usr/include/simgrid/s4u.hpp") -> str:
+    """`source` (C++) compiled against the installed libsimgrid: the path of the program. Skips,
+    saying what to install, without g++ or libsimgrid-dev (.ci/run installs them)."""
+    import subprocess
+
+    compiler = shutil.which("g++")
+    if compiler is None or not Path(header).exists():
+        pytest.skip("SimGrid 3.32 is not installed here (Debian: apt-get install g++ libsimgrid-dev; .ci/run does it)")
+    directory = tmp_path_factory.mktemp(name)
+    (directory / "program.cpp").write_text(source)
+    built = subprocess.run([compiler, "-O1", "-std=c++17", "-o", str(directory / "program"), str(directory / "program.cpp"),
+                            "-lsimgrid"], capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr[-2000:]
+    return str(directory / "program")
+
+
 def write_workload(tmp_path: Path, jobs: list[dict[str, Any]], profiles: dict[str, Any] | None = None,
                    name: str = "workload.json") -> str:
     """Jobs given as dicts; a job with 'delay' and no 'profile' gets a delay profile of its own."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,7 +26,7 @@ from joulesim.inputs.input_error import InputError
 from joulesim.simulator.platform.platform_loader import list_shipped_platforms, load_platform, shipped_platform_path
 from joulesim.simulator.platform.platform_xml_export import export_xml
 
-from conftest import write_json
+from conftest import build_simgrid_program, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -78,15 +77,7 @@ int main(int argc, char** argv)
 
 @pytest.fixture(scope="module")
 def simgrid_loader(tmp_path_factory) -> str:
-    compiler = shutil.which("g++")
-    if compiler is None or not Path("/usr/include/simgrid/s4u.hpp").exists():
-        pytest.skip("SimGrid 3.32 is not installed here (Debian: apt-get install g++ libsimgrid-dev; .ci/run does it)")
-    directory = tmp_path_factory.mktemp("simgrid-loader")
-    (directory / "loader.cpp").write_text(LOADER)
-    built = subprocess.run([compiler, "-O1", "-std=c++17", "-o", str(directory / "loader"), str(directory / "loader.cpp"), "-lsimgrid"],
-                           capture_output=True, text=True, timeout=300)
-    assert built.returncode == 0, built.stderr[-2000:]
-    return str(directory / "loader")
+    return build_simgrid_program(tmp_path_factory, LOADER, "simgrid-loader")
 
 
 def simgrid_loads(loader: str, path: str) -> tuple[list[str] | None, str]:

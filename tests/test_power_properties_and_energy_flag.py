@@ -22,7 +22,6 @@ where joulesim refuses the platform, naming the host, the property and the fix.
 from __future__ import annotations
 
 import csv
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -33,7 +32,7 @@ from joulesim.inputs.input_error import InputError
 from joulesim.simulator.platform.platform_checks import check_energy_properties
 from joulesim.simulator.platform.platform_loader import load_platform
 
-from conftest import write_json
+from conftest import build_simgrid_program, write_json
 from test_machine_numbering import message_digest, sent_and_received
 
 
@@ -226,15 +225,8 @@ int main(int argc, char** argv)
 
 @pytest.fixture(scope="module")
 def energy_loader(tmp_path_factory) -> str:
-    compiler = shutil.which("g++")
-    if compiler is None or not Path("/usr/include/simgrid/plugins/energy.h").exists():
-        pytest.skip("SimGrid 3.32 is not installed here (Debian: apt-get install g++ libsimgrid-dev; .ci/run does it)")
-    directory = tmp_path_factory.mktemp("simgrid-energy-loader")
-    (directory / "loader.cpp").write_text(ENERGY_LOADER)
-    built = subprocess.run([compiler, "-O1", "-std=c++17", "-o", str(directory / "loader"), str(directory / "loader.cpp"), "-lsimgrid"],
-                           capture_output=True, text=True, timeout=300)
-    assert built.returncode == 0, built.stderr[-2000:]
-    return str(directory / "loader")
+    return build_simgrid_program(tmp_path_factory, ENERGY_LOADER, "simgrid-energy-loader",
+                                 header="/usr/include/simgrid/plugins/energy.h")
 
 
 @pytest.mark.parametrize("name", sorted(PLATFORMS))
