@@ -135,7 +135,8 @@ class EnergyMeter:
 
     def follow_simgrid(self, simgrid: SimgridHostEnergy) -> None:
         """Print Batsim's figures from SimGrid's per-machine joules (see simgrid_host_energy.py);
-        the runner's jobs' dynamic power reaches it through the per-host ledger."""
+        the dynamic power of compute jobs that no runner models reaches it through the per-host
+        ledger (the runner's tasks, through their CPU usage)."""
         self.simgrid = simgrid
         ledger = self.track_hosts()
         simgrid.dynamic = ledger.dynamic_watts

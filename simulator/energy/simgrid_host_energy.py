@@ -20,10 +20,11 @@ whenever it comes within that time (its saved pstate and its load only change th
 So the first read at a new time brings every machine up to date at once, in numpy (the same
 double operations, machine by machine), which keeps platforms of 80,000 machines cheap.
 
-The load comes from what runs on the host in the kernel: a switching machine's one-flop
-execution loads it fully (1 / cores of the host); a delay job's sleep does not load it. Jobs
-whose work the runner models (parallel tasks) add the meter's per-host share of their dynamic
-power instead (not SimGrid's instantaneous load: their actions are not replicated one by one).
+The load comes from what runs on the host: a switching machine's one-flop execution in the
+kernel loads it fully (1 / cores of the host); a delay job's sleep does not load it; the
+runner's parallel tasks load it by their CPU usage (flops per second at their rates) as of the
+last solve, as SimGrid's Host::get_load reads its variables' values. A compute job that no
+runner models adds the meter's per-host share of its dynamic power (it loads its hosts fully).
 """
 
 from __future__ import annotations
@@ -74,8 +75,8 @@ class SimgridHostEnergy:
         self._total: tuple[int, int] = (-1, 0)
         self._pstate_version = 0
         self._wattmin: tuple[int, int] = (-1, 0)
-        # The runner's jobs' dynamic watts per machine (kept by the meter's ledger), and whether
-        # any runs now.
+        # The dynamic watts per machine of the compute jobs no runner models (kept by the meter's
+        # ledger), and whether any runs now.
         self.dynamic: list[float] | None = None  # (compute machines, for one machine at a time)
         self.dynamic_array: np.ndarray | None = None  # (every machine, for the bulk updates)
         self.dynamic_active: Callable[[], bool] = lambda: False

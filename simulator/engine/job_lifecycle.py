@@ -25,10 +25,11 @@ from joulesim.simulator.models.job_execution import (
 )
 from joulesim.simulator.energy.long_double import fixed
 from joulesim.simulator.output.schedule_trace import kill_is_traced
-
-# Profiles Batsim runs as one SimGrid parallel task (an Exec on the job's hosts).
-_PARALLEL_TASKS = ("parallel", "parallel_homogeneous", "parallel_homogeneous_total")
 from joulesim.simulator.workload.job_record import RUNNING, JobRecord
+
+# Profiles Batsim runs as one SimGrid parallel task on the job's hosts only (pfs and staging
+# tasks add a storage host: never an Exec of one host).
+_PARALLEL_TASKS = ("parallel", "parallel_homogeneous", "parallel_homogeneous_total")
 
 
 class JobLifecycle:

@@ -51,12 +51,12 @@ from joulesim.simulator.output.machine_states import MachineStates
 from joulesim.simulator.output.output_files import DiscardedOutput, output_error, output_paths, start_output_files
 from joulesim.simulator.output.pstate_changes_output import PstateChangesOutput
 from joulesim.simulator.output.schedule_output import write_schedule
-
-if TYPE_CHECKING:  # (imported when a job needs it: it loads numba's kernels)
-    from joulesim.simulator.models.ptask_runner import ParallelTaskRunner
 from joulesim.simulator.output.schedule_trace import ScheduleTrace
 from joulesim.simulator.workload.job_record import SUBMITTED, JobRecord
 from joulesim.simulator.workload.workload_platform_checks import check_workload_fits_platform
+
+if TYPE_CHECKING:  # (imported when a job needs it: it loads numba's kernels)
+    from joulesim.simulator.models.ptask_runner import ParallelTaskRunner
 
 
 def _clock_stays(now: float) -> None:

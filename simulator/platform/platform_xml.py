@@ -88,12 +88,11 @@ def _required(path: str, elem: ET.Element, attr: str, where: str) -> str:
 # simgrid.dtd's #REQUIRED attributes of the elements that expand into hosts: SimGrid's parser
 # stops on a missing one ("Required attribute `bw' not set for `cluster' element."), even where
 # the value may be empty (prefix="" and suffix="" are common).
-_DTD_REQUIRED = {"cluster": ("id", "prefix", "suffix", "radical", "speed", "bw", "lat"),
-                 "cabinet": ("id", "prefix", "suffix", "radical", "speed", "bw", "lat")}
+_DTD_REQUIRED = ("id", "prefix", "suffix", "radical", "speed", "bw", "lat")  # (the same for both)
 
 
 def _dtd_required(path: str, elem: ET.Element, tag: str) -> None:
-    missing = [attr for attr in _DTD_REQUIRED[tag] if attr not in elem.attrib]
+    missing = [attr for attr in _DTD_REQUIRED if attr not in elem.attrib]
     if missing:
         name = elem.get("id")
         where = f"<{tag}>" if name is None else f"{tag} {shown(name)}"

@@ -60,8 +60,8 @@ from joulesim.simulator.platform.platform_checks import parse_bandwidth, parse_l
 from joulesim.simulator.platform.vivaldi_coordinates import parse_coordinates
 
 _ZONE_TAGS = ("zone", "AS")
-_NETWORK_TAGS = ("link", "backbone", "cabinet", "host_link")
-_CLUSTER_NETWORK_ATTRS = ("bw", "lat", "bb_bw", "bb_lat", "limiter_link", "loopback_bw", "loopback_lat")
+# (a <cluster> has its hosts' links: simgrid.dtd requires its bw and lat, checked in platform_xml)
+_NETWORK_TAGS = ("link", "backbone", "cabinet", "cluster", "host_link")
 _ROUTINGS = {  # (SimGrid compares them ignoring case)
     "full": Routing.FULL,
     "floyd": Routing.FLOYD,
@@ -99,9 +99,7 @@ def declares_network(root: ET.Element) -> bool:
     for tag in _NETWORK_TAGS + ("peer",):
         if next(root.iter(tag), None) is not None:
             return True
-    if any(zone.get("routing", "").strip().lower() == "vivaldi" for tag in _ZONE_TAGS for zone in root.iter(tag)):
-        return True
-    return any(a in elem.attrib for elem in root.iter("cluster") for a in _CLUSTER_NETWORK_ATTRS)
+    return any(zone.get("routing", "").strip().lower() == "vivaldi" for tag in _ZONE_TAGS for zone in root.iter(tag))
 
 
 _ROUTE_TAGS = ("route", "zoneRoute", "ASroute", "bypassRoute", "bypassZoneRoute", "bypassASroute")
