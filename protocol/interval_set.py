@@ -127,8 +127,16 @@ def canonical_runs(text: str, max_intervals: int | None = None) -> tuple[list[tu
         size += b - a + 1
     if not canonical:
         runs = [(itv.inf, itv.sup) for itv in ProcSet(*runs).intervals()]
-        size = sum(b - a + 1 for a, b in runs)
+        size = runs_size(runs)
     return runs, format_runs(runs), size
+
+
+def runs_size(runs: list[tuple[int, int]]) -> int:
+    """How many ids the closed intervals hold (disjoint ones, as canonical runs are)."""
+    if len(runs) == 1:  # (the common case, on every job's start and end)
+        a, b = runs[0]
+        return b - a + 1
+    return sum(b - a + 1 for a, b in runs)
 
 
 def expand_runs(runs: list[tuple[int, int]]) -> list[int]:

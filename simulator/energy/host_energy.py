@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
+from joulesim.protocol.interval_set import runs_size
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -48,7 +50,7 @@ class HostEnergy:
         """A job on the hosts of `runs` (inclusive ranges) changes its dynamic watts by `change`:
         each host's share changes by change / number of hosts."""
         runs = list(runs)
-        size = sum(b - a + 1 for a, b in runs)
+        size = runs_size(runs)
         if not size or not change:
             return
         share = change / size

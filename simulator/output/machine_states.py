@@ -39,6 +39,8 @@ from __future__ import annotations
 from math import fsum
 from typing import TYPE_CHECKING, Any, TextIO
 
+from joulesim.protocol.interval_set import runs_size
+
 if TYPE_CHECKING:
     from joulesim.simulator.output.schedule_trace import ScheduleTrace
 
@@ -101,13 +103,7 @@ class MachineStates:
     def job_started(self, now: float, record: Any, runs: list[tuple[int, int]]) -> None:
         """Job `record` starts on the machines of `runs` (canonical intervals)."""
         if self._plain:  # its machines are idle (module docstring): the counts now, the rest logged
-            if len(runs) == 1:
-                a, b = runs[0]
-                n = b - a + 1
-            else:
-                n = 0
-                for a, b in runs:
-                    n += b - a + 1
+            n = runs_size(runs)
             counts = self.counts
             computing = counts[COMPUTING] + n
             counts[COMPUTING] = computing
@@ -147,13 +143,7 @@ class MachineStates:
             self._trace_log()  # (the trace's lines of the logged moves come first)
             trace.killed(now, record.job.id, runs)
         if self._plain:  # its machines were computing it, and are idle now (as in job_started)
-            if len(runs) == 1:
-                a, b = runs[0]
-                n = b - a + 1
-            else:
-                n = 0
-                for a, b in runs:
-                    n += b - a + 1
+            n = runs_size(runs)
             counts = self.counts
             computing = counts[COMPUTING] - n
             counts[COMPUTING] = computing
