@@ -37,7 +37,7 @@ from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
 from joulesim.simulator.engine.decisions import DecisionContext
 from joulesim.simulator.engine.ipc_routes import MASTER, IpcRoutes
 from joulesim.simulator.engine.simgrid_kernel import Actor, Kernel, Model
-from joulesim.simulator.workload.job_record import RUNNING, SUBMITTED
+from joulesim.simulator.workload.job_record import RUNNING
 
 if TYPE_CHECKING:
     from joulesim.simulator.engine.simulation import Simulation
@@ -269,11 +269,12 @@ class BatsimActors:
             message = yield ("wait", comm)
             if message[0] == "events":  # server_on_job_completed calls the workflow back first
                 yield from self._workflow_callbacks(message[1])
+            ends_before = len(sim.ends_handled)
             self.writer += self._capture(self._handle, message)
             if self.stop_asked and not self.end_sent:  # (Batsim 5 clears what it was to send)
                 self.writer = []
-            if message[0] == "decision":  # a kill or a rejection may end a workflow's job too
-                yield from self._workflow_callbacks(None)
+            if sim.workflow_runs and len(sim.ends_handled) > ends_before:  # a kill or a rejection ends a job too
+                yield from self._workflow_callbacks(None, sim.ends_handled[ends_before:])
             yield from self._creations()
             if not (self.sched_ready and not self.end_ack):
                 continue
@@ -412,28 +413,31 @@ class BatsimActors:
         run.over = True
         yield from self._put(("bye",))
 
-    def _workflow_callbacks(self, events: list[dict[str, Any]] | None):
+    def _workflow_callbacks(self, events: list[dict[str, Any]] | None, ended_records: list["JobRecord"] = ()):
         """The server's SUBMITTER_CALLBACK (send_message to the workflow's submitter) for each
         workflow job whose end these events report (JOB_COMPLETED), or with `events` None for
-        each that ended otherwise (a kill or a rejection by the decision just handled: Batsim
-        calls back for completions only, leaving such a workflow waiting forever; joulesim
-        calls back so that it ends)."""
+        each of `ended_records` (the jobs whose end the server just handled) not called back yet:
+        a kill or a rejection. Batsim calls back for completions only, leaving such a workflow
+        waiting forever; joulesim calls back so that it ends.
+
+        Batsim's callback is a blocking put, and so is each submission of its workflow
+        submitter: a job of the workflow ending while the submitter submits several ready tasks
+        leaves each waiting for the other for ever (SimGrid's deadlock; e.g. one task whose
+        children each have a child). joulesim's callback is detached (SimGrid's put_async): the
+        server goes on and the submitter finds it in its mailbox once it has submitted."""
         runs = self.sim.workflow_runs
         if not runs:
             return
         if events is not None:
             ended = [e["data"]["job_id"] for e in events if e["type"] == "JOB_COMPLETED"]
         else:
-            records = self.sim.records
-            ended = [job_id for run in runs.values() for job_id in run.in_flight
-                     if records[job_id].state not in (RUNNING, SUBMITTED)]
+            ended = [record.job.id for record in ended_records]
         for job_id in ended:
             run = runs.get(job_id.partition("!")[0])
             if run is not None and job_id in run.in_flight and job_id not in run.called_back:
                 run.called_back.add(job_id)
                 yield ("answered",)
-                comm = yield ("isend", f"{run.name}_submitter", job_id)
-                yield ("wait", comm)
+                yield ("isend", f"{run.name}_submitter", job_id)  # (not waited for: see above)
 
     def _timed(self, delay: float, callback: Callable[[Any], None], value: Any, host: Any, floor: float,
                daemon: bool, reads: list[int] | None = None, start_row: Callable[[], None] | None = None,
