@@ -99,7 +99,10 @@ def simulate(platform: PlatformSource = "cluster32",
     edc_library / edc_socket: a Batsim 5 External Decision Component (batprotocol) instead of a
         decider: a shared library loaded in this process (in a child process with
         `edc_isolated=True`), or a process EDC serving at a ZeroMQ endpoint; `edc_init` is its
-        init data. Its hello sets what the dynamic-job, profile-forwarding and sharing flags set.
+        init data (bytes, or a string: UTF-8). Its hello sets what the dynamic-job, profile-forwarding
+        and sharing flags set. A library in this process that crashes ends this process, and one
+        whose call never returns hangs this call (`timeout` cannot apply to it): with
+        `edc_isolated=True` both are a DeciderUnavailableError.
     no_sched: Batsim's --no-sched: no decider; every job starts at t=0 on hosts 0..res-1.
     workflows: DAX files (Batsim's -W), workflow_starts: (DAX file, start time) pairs (--WS).
     The other keywords are the flags of `joulesim simulate` (`timeout`: seconds to wait for each
@@ -155,7 +158,7 @@ def simulate(platform: PlatformSource = "cluster32",
 
 def _with_edc(arguments: dict[str, Any], time_limit: float | None) -> RunResult:
     """A run whose decisions come from a Batsim 5 EDC (protocol.batprotocol)."""
-    from joulesim.protocol.batprotocol.edc_connection import EdcFeatures, errors_naming, open_edc
+    from joulesim.protocol.batprotocol.edc_connection import EdcFeatures, errors_naming, init_data_bytes, open_edc
 
     for other in ("decider", "socket_endpoint"):
         if arguments[other] is not None:
@@ -166,10 +169,12 @@ def _with_edc(arguments: dict[str, Any], time_limit: float | None) -> RunResult:
     if given:
         raise JoulesimError(f"with an EDC, its hello (requested_simulation_features, scheduling_constraints) sets "
                             f"what {', '.join(given)} set for a Batsim 4 decider: drop {', '.join(given)}")
-    init = arguments["edc_init"]
+    # (a library in this process that never returns hangs this call: Python cannot take a call
+    # into C back without ending the caller's process, which the command line does; with
+    # edc_isolated=True the library is a process, stopped after `timeout` like any decider)
     edc = open_edc(os.fspath(arguments["edc_library"]) if arguments["edc_library"] is not None else None,
-                   arguments["edc_socket"], arguments["edc_isolated"],
-                   init.encode() if isinstance(init, str) else bytes(init), arguments["timeout"])
+                   arguments["edc_socket"], arguments["edc_isolated"], init_data_bytes(arguments["edc_init"]),
+                   arguments["timeout"])
     keywords = {name: arguments[name] for name in (
         "master_host", "add_role_to_hosts", "platform_name", "idle_power", "event_grouping", "mmax",
         "mmax_workload", "sched_config", "sched_config_file", "events", "disable_machine_state_tracing",
@@ -206,6 +211,9 @@ def run_configured(config: SimulationConfig, transport: Any, time_limit: float |
     simulation = None
     try:
         simulation = Simulation(config, link)
+        watch = getattr(transport, "watch_outputs", None)
+        if watch is not None:  # (an EDC library's watchdog flushes these outputs if it ends the run)
+            watch(simulation)
         return simulation.run()
     except JoulesimError as exc:
         kept = ", ".join(simulation.opened_outputs) if simulation is not None else ""

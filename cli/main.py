@@ -16,7 +16,7 @@ from typing import Any, Callable  # noqa: E402
 
 import click  # noqa: E402
 
-from joulesim.cli.error_reporting import reports_errors  # noqa: E402
+from joulesim.cli.error_reporting import after_the_report, report_and_exit_now, reports_errors  # noqa: E402
 from joulesim.cli.lazy_group import LazyGroup  # noqa: E402
 from joulesim.cli.number_options import DecimalRange  # noqa: E402
 from joulesim.cli.simulate_options import (  # noqa: E402
@@ -123,9 +123,10 @@ def _check_load_method(ctx: click.Context, param: click.Parameter, value: str | 
                    "batsim_edc_deinit), loaded in this process and called as Batsim 5 calls it.")
 @click.option("--edc-socket", default=None, metavar="ENDPOINT", callback=check_endpoint,
               help="A Batsim 5 process EDC serving batprotocol on this ZeroMQ endpoint (it binds, we connect).")
-@click.option("--edc-init", default=None, metavar="STRING", help="The EDC's initialisation data (default: empty).")
-@click.option("--edc-init-file", default=None, metavar="FILE", type=click.Path(dir_okay=False),
-              help="Read the EDC's initialisation data from FILE.")
+@click.option("--edc-init", default=None, metavar="STRING",
+              help="The EDC's initialisation data (default: empty), its bytes passed as they are, as Batsim 5 does.")
+@click.option("--edc-init-file", default=None, metavar="FILE",
+              help="Read the EDC's initialisation data from FILE (a regular file of at most 64 MiB).")
 @click.option("--edc-library-str", nargs=2, default=None, metavar="PATH STRING",
               help="Batsim 5's spelling: --edc-library PATH --edc-init STRING.")
 @click.option("--edc-library-file", nargs=2, default=None, metavar="PATH FILE",
@@ -176,6 +177,9 @@ def simulate(endpoint: str, curve_keys: str | None, dump_execution_context: bool
         raise click.UsageError("--edc-init, --edc-init-file and --edc-isolated go with --edc-library or --edc-socket")
     if edc_init is not None and edc_init_file is not None:
         raise click.UsageError("give --edc-init or --edc-init-file, not both")
+    if edc and kwargs.get("no_sched"):
+        raise click.UsageError("--no-sched runs without any decider (every job starts at t=0 on hosts 0..res-1, as "
+                               "Batsim's --no-sched): drop --no-sched, or the EDC")
     try:
         keys = _curve_keys(curve_keys)
         options, _ = split_simulate_kwargs(kwargs)
@@ -195,26 +199,45 @@ def simulate(endpoint: str, curve_keys: str | None, dump_execution_context: bool
 
 
 def _edc_init_data(text: str | None, path: str | None) -> bytes:
-    if path is None:
-        return (text or "").encode()
-    try:
-        with open(path, "rb") as file:
-            return file.read()
-    except OSError as exc:
-        raise click.BadParameter(f"{path}: {exc.strerror}", param_hint="--edc-init-file") from None
+    """The EDC's init data. --edc-init's bytes are passed as the command line holds them, UTF-8 or
+    not (Batsim 5 passes its argument's bytes to batsim_edc_init); a file is checked first."""
+    from joulesim.protocol.batprotocol.edc_connection import init_data_bytes, read_init_file
+
+    if path is not None:
+        return read_init_file(path)
+    return init_data_bytes(text or "", "--edc-init")
 
 
 def _simulate_with_edc(options: dict[str, Any], library: str | None, socket: str | None, init: bytes,
                        isolated: bool) -> None:
-    """A run decided by a Batsim 5 EDC: its hello first (it sets what Batsim 4's flags set)."""
+    """A run decided by a Batsim 5 EDC: its hello first (it sets what Batsim 4's flags set).
+
+    An EDC library in this process: a watchdog ends the run (exit 5, outputs kept) when one of
+    its calls lasts --timeout; Python's fault handler names the call a crash happened in (the
+    crash still ends the process, as in Batsim 5); batsim_edc_deinit comes last, after the
+    summary or the error line, when every output is complete."""
     from joulesim.protocol.batprotocol.edc_connection import EdcFeatures, errors_naming, open_edc
+    from joulesim.protocol.errors import DeciderUnavailableError
     from joulesim.run_simulation import configured_edc_run
 
     given = [name for name in EdcFeatures.flag_names() if options[name]]
     if given:
         flags = ", ".join("--" + name.replace("_", "-") for name in given)
         raise click.UsageError(f"with an EDC, its hello sets what {flags} set for a Batsim 4 decider: drop {flags}")
-    edc = open_edc(library, socket, isolated, init, options["timeout_s"])
+    in_process = library is not None and not isolated
+    if in_process:
+        import faulthandler
+
+        faulthandler.enable(all_threads=False)
+    edc = open_edc(library, socket, isolated, init, options["timeout_s"],
+                   on_hang=(lambda text: report_and_exit_now(DeciderUnavailableError(text))) if in_process else None)
+    edc.keep_open = True  # (not closed at the run's end: last, below)
+
+    def close_edc() -> None:
+        with errors_naming(edc):
+            edc.close_now()
+
+    after_the_report(close_edc)
     config = configured_edc_run(edc, lambda flags: build_config({**options, **flags}))
     with errors_naming(edc):
         _simulate(config, edc)

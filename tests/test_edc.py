@@ -115,7 +115,8 @@ def test_batsim_5_s_other_options_run_as_batsim_5_s_command_lines_give_them(c_bu
     """--energy-host (-E), --ee/--external-events (--events), the tracing switches (joulesim
     writes those files anyway; Batsim 5.0.0-rc2 never applies --trace-probe-data) and
     --edc-library-load-method dlopen: the same outputs as joulesim's own spellings."""
-    (tmp_path / "events.txt").write_text("")
+    # (one event that changes nothing: an events file without any is refused)
+    (tmp_path / "events.txt").write_text('{"type": "machine_available", "resources": "0", "timestamp": 0}\n')
     library = str(c_build / "libeasy_edc.so")
     ours = cli("-p", "energy2", "-w", "mixed", "-E", "--events", str(tmp_path / "events.txt"), "--edc-library", library,
                "-e", str(tmp_path / "ours" / "out"))
@@ -540,7 +541,10 @@ def bad_edcs(tmp_path_factory) -> dict[int, Path]:
     (3, False, "{lib}: its reply at t=0 is not a valid batprotocol message in JSON: message: is not JSON"),
     (4, False, "{lib}: its hello speaks batprotocol version '9.1.0', which joulesim does not know"),
     (5, False, "{lib}: event 0 (RejectJobEvent, t=0): names job 'w0!nope', which was never submitted"),
-    (6, True, "{lib}: the EDC library crashed (SIGSEGV) in its child process (--edc-isolated)"),
+    (6, True, "{lib}: the isolated process (--edc-isolated) died of SIGSEGV in batsim_edc_take_decisions"),
+    # (loaded, then initialised, in the child only: its refusals reach the simulator, said once)
+    (1, True, "{lib}: is not an EDC library: it does not export batsim_edc_init, batsim_edc_take_decisions, batsim_edc_deinit"),
+    (2, True, "{lib}: batsim_edc_init returned 3 (not 0: the library could not initialise itself"),
     (7, False, "{lib}: batsim_edc_init set flags 0x3; they must be exactly one format"),
     (3, True, "{lib}: its reply at t=0 is not a valid batprotocol message in JSON"),
     # (the job's call comes at 3e-10 s: Batsim's actors on the master pass it on in 1-byte messages
@@ -556,6 +560,9 @@ def test_a_bad_edc_is_one_line_naming_the_library(bad_edcs, tmp_path, mode, isol
     assert expected.format(lib=library) in done.stderr, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.startswith("joulesim: error")]
     assert len(lines) == 1, done.stderr
+    # input and command-line values, the library and its init data included, exit 2 (before any
+    # output); a reply that is not batprotocol 3, a decision that cannot apply 4, a crash 5
+    assert done.returncode == {1: 2, 2: 2, 3: 3, 4: 3, 5: 4, 6: 5, 7: 3, 8: 4}[mode], done.stderr
     if mode == 6:  # the run had started: what was written so far is kept
         assert "outputs written so far are kept" in done.stderr and (tmp_path / "out_jobs.csv").exists()
 
@@ -576,7 +583,7 @@ def test_a_good_edc_library_that_decides_nothing_leaves_jobs_waiting(bad_edcs, t
     (["--edc-library", "x.so", "--enable-dynamic-jobs"], "its hello sets what --enable-dynamic-jobs set"),
     (["--edc-library-str", "x.so", "", "--edc-init", "a"], "give one EDC: one of --edc-library-str"),
     (["--edc-library-str", "x.so", "", "--edc-socket-file", "ipc:///tmp/x", "f"], "give one EDC"),
-    (["--edc-library-file", "x.so", "missing.init"], "missing.init: No such file or directory"),
+    (["--edc-library-file", "x.so", "missing.init"], "missing.init: cannot read the EDC's init data file: No such file or directory"),
 ])
 def test_edc_options_that_do_not_go_together_are_told(tmp_path, args, expected):
     (tmp_path / "x.so").write_text("not a library")

@@ -13,11 +13,18 @@ from joulesim.protocol.errors import ProtocolError
 
 
 class LibraryChannel:
-    """A library loaded in this process."""
+    """A library loaded in this process; with a `watchdog` (edc_watchdog.CallWatchdog), each of
+    its calls is watched, from its loading to its deinit."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, watchdog: Any = None):
         self.name = path
-        self.library = EdcLibrary(path)
+        self.watchdog = watchdog
+        try:
+            self.library = EdcLibrary(path, watchdog)
+        except BaseException:
+            if watchdog is not None:
+                watchdog.stop()
+            raise
 
     def init(self, data: bytes) -> tuple[int, bytes]:
         return self.library.init(data)
@@ -26,7 +33,11 @@ class LibraryChannel:
         return self.library.take_decisions(message)
 
     def close(self) -> None:
-        self.library.close()
+        try:
+            self.library.close()
+        finally:
+            if self.watchdog is not None:
+                self.watchdog.stop()
 
 
 def _edc_requester(endpoint: str, timeout_s: float, is_alive: Callable[[], Any] | None):

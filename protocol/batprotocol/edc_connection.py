@@ -15,6 +15,8 @@ message and returns Batsim 4 decisions (batsim4_bridge.py), through the EDC's fo
 
 from __future__ import annotations
 
+import os
+import stat
 from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,7 +26,7 @@ from joulesim.protocol.batprotocol import batsim4_bridge
 from joulesim.protocol.batprotocol.batsim4_bridge import BridgeState, HostFacts
 from joulesim.protocol.batprotocol.binary_format import BatprotocolError, decode_message, encode_message
 from joulesim.protocol.batprotocol.edc_channels import LibraryChannel, SocketChannel
-from joulesim.protocol.batprotocol.edc_library import FORMAT_BINARY, FORMAT_JSON, EdcError
+from joulesim.protocol.batprotocol.edc_library import FORMAT_BINARY, FORMAT_JSON, EdcError, EdcInputError
 from joulesim.protocol.batprotocol.json_format import as_flatbuffers_prints, encode_json, flatbuffers_double, read_json
 from joulesim.protocol.errors import DeciderUnavailableError, DecisionError, JoulesimError, ProtocolError
 
@@ -35,6 +37,50 @@ KNOWN_MAJORS = ("0", "1")
 #: pybatsim's batprotocol API sends this until told a version ("#TODO" there); Batsim 5 checks no
 #: version, so such EDCs run on it, and here.
 UNSET_VERSION = "undefined"
+#: The most init data joulesim passes an EDC (--edc-init, --edc-init-file, the API's edc_init):
+#: Batsim 5 reads the init file whole; a larger file is refused before it is read.
+INIT_DATA_MAX_BYTES = 64 * 1024 * 1024
+
+
+def init_data_bytes(value: str | bytes, what: str = "edc_init") -> bytes:
+    """The bytes an EDC gets for `value`. Batsim 5 passes the bytes of its command line's init
+    string as they are, so joulesim does too: a string goes back to the bytes it was read from
+    (os.fsencode: UTF-8, with the undecodable bytes Python keeps as surrogate escapes); bytes
+    are taken as they are."""
+    if isinstance(value, str):
+        try:
+            data = value.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError as exc:  # (only from Python: a lone surrogate no byte gave)
+            raise EdcInputError(f"{what}: character {exc.start} ({value[exc.start]!r}) is a lone surrogate, which "
+                                "stands for no bytes (give the init data as bytes)") from None
+    else:
+        data = bytes(value)
+    if len(data) > INIT_DATA_MAX_BYTES:
+        raise EdcInputError(f"{what}: holds {len(data)} bytes, more than joulesim passes an EDC "
+                            f"({INIT_DATA_MAX_BYTES // (1024 * 1024)} MiB)")
+    return data
+
+
+def read_init_file(path: str) -> bytes:
+    """The EDC's init data from the file `path` (--edc-init-file, --edc-library-file's FILE...):
+    a regular file of at most INIT_DATA_MAX_BYTES, checked before it is opened (a FIFO would
+    block the open, /dev/zero would never end)."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise EdcInputError(f"{path}: is not a regular file (a directory, a device or a FIFO); the EDC's init "
+                                "data is read from a regular file")
+        if info.st_size > INIT_DATA_MAX_BYTES:
+            raise EdcInputError(f"{path}: holds {info.st_size} bytes, more than joulesim passes an EDC as its init "
+                                f"data ({INIT_DATA_MAX_BYTES // (1024 * 1024)} MiB)")
+        with open(path, "rb") as file:
+            data = file.read(INIT_DATA_MAX_BYTES + 1)  # (it may have grown since)
+    except OSError as exc:
+        raise EdcInputError(f"{path}: cannot read the EDC's init data file: {exc.strerror}") from None
+    if len(data) > INIT_DATA_MAX_BYTES:
+        raise EdcInputError(f"{path}: holds more than the {INIT_DATA_MAX_BYTES // (1024 * 1024)} MiB joulesim passes "
+                            "an EDC as its init data")
+    return data
 
 
 @dataclass(frozen=True)
@@ -77,6 +123,9 @@ class EdcRequester:
         self.channel = channel
         self.endpoint = channel.name
         self.state = BridgeState()
+        #: True: close() (the end of the run) leaves the EDC open, and close_now() closes it (the
+        #: command line calls batsim_edc_deinit after it has printed the summary or the error).
+        self.keep_open = False
         try:
             flags, hello = channel.init(init_data)
             self.json = self._format(flags)
@@ -164,7 +213,20 @@ class EdcRequester:
         the current time) for its `hosts` compute hosts: what energy probes emit."""
         self.state.triggers.host_energy, self.state.triggers.energy_hosts = joules, hosts
 
+    def watch_outputs(self, simulation: Any) -> None:
+        """The run (a Simulation) whose output files a library's watchdog flushes before it
+        ends a run whose library never returns (edc_watchdog.py)."""
+        watchdog = getattr(self.channel, "watchdog", None)
+        if watchdog is not None:
+            watchdog.outputs = simulation
+
     def close(self) -> None:
+        if not self.keep_open:
+            self.channel.close()
+
+    def close_now(self) -> None:
+        """batsim_edc_deinit (a library), the child process stopped (--edc-isolated), the socket
+        closed."""
         self.channel.close()
 
 
@@ -202,8 +264,14 @@ def _prefix(exc: Exception, name: str) -> None:
 
 
 def open_edc(library: str | None = None, socket: str | None = None, isolated: bool = False,
-             init_data: bytes = b"", timeout_s: float = 60.0) -> EdcRequester:
-    """Connect to the EDC and do its handshake."""
+             init_data: bytes = b"", timeout_s: float = 60.0,
+             on_hang: Callable[[str], Any] | None = None) -> EdcRequester:
+    """Connect to the EDC and do its handshake. `on_hang`: for a library in this process, a
+    watchdog (edc_watchdog.py) calls it with one line when a call into the library lasts
+    `timeout_s`; it must end the process (the command line's does; without it, such a library
+    hangs the run, which --edc-isolated avoids)."""
+    if len(init_data) > INIT_DATA_MAX_BYTES:
+        init_data_bytes(init_data)  # (raises)
     if (library is None) == (socket is None):
         raise JoulesimError("give an EDC library (--edc-library PATH) or an EDC socket (--edc-socket ENDPOINT), "
                             "one of them")
@@ -216,7 +284,13 @@ def open_edc(library: str | None = None, socket: str | None = None, isolated: bo
         from joulesim.protocol.batprotocol.edc_isolated import isolated_channel
 
         return EdcRequester(isolated_channel(library, timeout_s), init_data)
-    return EdcRequester(LibraryChannel(library), init_data)
+    watchdog = None
+    if on_hang is not None:
+        from joulesim.protocol.batprotocol.edc_watchdog import CallWatchdog
+
+        watchdog = CallWatchdog(library, timeout_s, on_hang)
+    return EdcRequester(LibraryChannel(library, watchdog), init_data)
 
 
-__all__ = ["EdcError", "EdcFeatures", "EdcRequester", "HostFacts", "configured", "errors_naming", "open_edc"]
+__all__ = ["INIT_DATA_MAX_BYTES", "EdcError", "EdcFeatures", "EdcInputError", "EdcRequester", "HostFacts", "configured",
+           "errors_naming", "init_data_bytes", "open_edc", "read_init_file"]
