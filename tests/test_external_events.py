@@ -31,8 +31,11 @@ def test_load_sorted_stable_and_blank_lines_skipped(tmp_path):
     ]
 
 
-def test_empty_file(tmp_path):
-    assert load_external_events(write(tmp_path, ""), 4) == []
+def test_an_empty_file_is_refused(tmp_path):
+    """Batsim reads no events from it; joulesim says so (issue 46: it was accepted without a word)."""
+    for text in ("", "\n  \n"):
+        with pytest.raises(InputError, match="file: holds no event"):
+            load_external_events(write(tmp_path, text), 4)
 
 
 def test_missing_file(tmp_path):

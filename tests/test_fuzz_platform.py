@@ -951,13 +951,14 @@ def test_a_platform_is_read_without_setting_the_whole_size_limit_aside(tmp_path)
               "from joulesim.simulator.platform.platform_loader import load_platform\n"
               "print(load_platform('cluster128').nb_compute)\n"
               "import os, threading\n"
-              f"fifo = {str(tmp_path / 'fifo.xml')!r}\n"
-              "os.mkfifo(fifo)\n"
+              "read_end, write_end = os.pipe()  # an anonymous pipe (a named one is refused: it may never open)\n"
+              f"piped = {str(tmp_path / 'piped.xml')!r}\n"
+              "os.symlink(f'/dev/fd/{read_end}', piped)\n"
               "text = open(load_platform('small4').source, 'rb').read()\n"
               "def write():\n"
-              "    with open(fifo, 'wb') as out:\n"
+              "    with open(write_end, 'wb') as out:\n"
               "        out.write(text)\n"
               "threading.Thread(target=write).start()\n"
-              "print(load_platform(fifo).nb_compute)\n")
+              "print(load_platform(piped).nb_compute)\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == ["128", "4"], done.stderr[-2000:]

@@ -68,7 +68,8 @@ def choice_option(decider: str, options: dict[str, str], name: str, choices: tup
 
 
 def label_ids_option(decider: str, options: dict[str, str], name: str) -> dict[str, int] | None:
-    """LABEL:ID pairs separated by commas (e.g. pfs:128,bb:129), as a dict; None when absent."""
+    """LABEL:ID pairs separated by commas (e.g. pfs:128,bb:129), each label once, as a dict; None
+    when absent."""
     if name not in options:
         return None
     text = str(options[name]).strip()
@@ -82,6 +83,9 @@ def label_ids_option(decider: str, options: dict[str, str], name: str) -> dict[s
             raise _invalid(decider, name, text, accepted) from None
         if not colon or not label or value < 0:
             raise _invalid(decider, name, text, accepted)
+        if label in pairs:  # (a dict would keep the last one without a word)
+            raise _invalid(decider, name, text, f"{accepted}, each label once (here {label!r} is mapped to "
+                                                f"{pairs[label]} and to {value})")
         pairs[label] = value
     return pairs
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from joulesim.inputs.input_error import InputError
+from joulesim.inputs.input_file import check_file_type
 from joulesim.protocol.number_text import (
     DECIMAL_PATTERN,
     MAX_INTEGER_DIGITS,
@@ -98,17 +99,15 @@ _LATENCY_FIX = 'write a number with a SimGrid unit, e.g. "24ns", "5us", "1ms" or
 
 
 def read_platform_file(path: str) -> bytes:
-    """The bytes of a platform file or pipe, at most MAX_PLATFORM_FILE_BYTES; InputError for a
-    directory, a device (/dev/zero would be read forever) or an unreadable path."""
+    """The bytes of a platform file or a shell's pipe, at most MAX_PLATFORM_FILE_BYTES;
+    InputError for a directory, a device (/dev/zero would be read forever), a named pipe (opening
+    it waits for a writer), as every input file (inputs/input_file.py), or an unreadable path."""
     fix = "check the path and the file's permissions"
     too_big = (f"is more than joulesim's limit of {MAX_PLATFORM_FILE_BYTES:,} bytes for a platform",
                'describe identical hosts with <cluster> (or "clusters" in JSON) instead of one element each')
     try:
         info = os.stat(path)
-        if stat.S_ISDIR(info.st_mode):
-            raise InputError(path, "platform", "is a directory, not a platform file", "give a .xml or .json platform file")
-        if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode):
-            raise InputError(path, "platform", "is a device, not a file (it may never end)", "give a .xml or .json platform file")
+        check_file_type(path, info, "a .xml or .json platform file", "platform")
         if info.st_size > MAX_PLATFORM_FILE_BYTES:
             raise InputError(path, "platform", *too_big)
         with open(path, "rb") as f:

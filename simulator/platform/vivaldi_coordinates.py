@@ -24,11 +24,18 @@ Coordinates = tuple[float, float, float]
 # Each coordinate's absolute value is at most this (ms): every Vivaldi latency then stays below
 # 5e9 s, inside joulesim's time range (2^33 s). Real coordinates are tens or hundreds of ms.
 MAX_COORDINATE = 1e12
+# The attribute's length: SimGrid reads each part with std::stod, whatever its length, but three
+# doubles take at most 3 x 24 characters (-1.2345678901234567e-308) and two spaces; a megabyte
+# of digits ("0.000...01") is a broken file, refused before it is split or read.
+MAX_COORDINATES_TEXT = 256
 _FIX = 'write three numbers (ms) separated by single spaces, e.g. coordinates="12.5 -3 0.5" (x, y, height)'
 
 
 def parse_coordinates(path: str, where: str, text: str) -> Coordinates:
     """The (x, y, height) of a `coordinates` attribute, or InputError naming `where`."""
+    if len(text) > MAX_COORDINATES_TEXT:
+        raise InputError(path, f"{where}, coordinates", f"is {len(text):,} characters long, more than joulesim's limit of "
+                         f"{MAX_COORDINATES_TEXT} for three numbers", _FIX)
     parts = text.split(" ")  # SimGrid splits at each single space: "1  2 3" has four parts
     if len(parts) != 3:
         raise InputError(path, f"{where}, coordinates", f"coordinates {shown(text)} have {len(parts)} part(s) between single "

@@ -4,8 +4,8 @@ Batsim 4.2.1 (src/workflow.cpp, Workflow::load_from_xml) reads `<adag>`'s `<job 
 num_procs>` elements (num_procs missing or below 1: 1) and its `<child ref><parent ref/></child>`
 dependencies, and ignores everything else (files, uses, arguments). Stricter than Batsim, which
 would stop on an assertion, read a missing runtime as 0, or wait forever: a job without id or
-runtime, a negative or non-numeric runtime, a duplicate id, a dependency naming no job, and a
-cycle are errors naming the file and the element.
+runtime, a negative or non-numeric runtime, a duplicate id, a dependency naming no job, a
+cycle, and an <adag> without any <job> are errors naming the file and the element.
 """
 
 from __future__ import annotations
@@ -61,6 +61,9 @@ def load_workflow(path: str, name: str, start_time: float = 0.0) -> Workflow:
             raise InputError(path, f"{where}, runtime", f"invalid value {shown(text)}",
                              "give the task's duration in seconds, a number >= 0 below 2^33")
         tasks[task_id] = WorkflowTask(task_id, runtime, _num_procs(element.get("num_procs")))
+    if not tasks:  # (Batsim submits nothing and says goodbye: a workflow that does nothing)
+        raise InputError(path, "<adag>", "has no <job>: the workflow has no task",
+                         'give the tasks as <job id="..." runtime="..."/> elements of <adag> (a namespace prefix is fine)')
     for element in _children(root, "child"):
         child = element.get("ref")
         if child not in tasks:

@@ -37,11 +37,17 @@ class ExternalEvent:
 def load_external_events(path: str, nb_compute_hosts: int, forward_unknown: bool = False) -> list[ExternalEvent]:
     """Read and validate an external events file; events are sorted by timestamp (stable).
 
-    Blank lines are skipped. Raises InputError naming the line and field of any problem.
+    Blank lines are skipped. Raises InputError naming the line and field of any problem. A file
+    without any event (empty, or blank lines only) is refused: Batsim 4.2.1 reads it as no
+    events, but a run given an events file that holds none is a mistake (a generator that
+    failed, a wrong path) better told than run.
     """
     path = str(path)
-    return events_from_bytes(path, read_input_file(path, "an external events file (one JSON object per line)"),
-                             nb_compute_hosts, forward_unknown)
+    raw = read_input_file(path, "an external events file (one JSON object per line)")
+    if not raw.strip():
+        raise InputError(path, "file", "holds no event (it is empty" + (", or blank lines only)" if raw else ")"),
+                         f"write one JSON object per line, like {_EXAMPLE}, or run without this events file")
+    return events_from_bytes(path, raw, nb_compute_hosts, forward_unknown)
 
 
 def events_from_bytes(path: str, raw: bytes, nb_compute_hosts: int, forward_unknown: bool = False) -> list[ExternalEvent]:

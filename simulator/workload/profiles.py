@@ -6,6 +6,7 @@ decider registers a profile; `check_profile_references` checks what needs the wh
 (composed profiles naming existing profiles, no cycles, bounded unrolled size, one executor count).
 """
 
+import math
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -52,6 +53,10 @@ MAX_COMPOSED_DEPTH = 100
 # and mem_vol at 1e24 keeps every count, run time and bandwidth finite (ipc 1e-300 made
 # req_ops / ipc infinite, an OverflowError mid-run).
 MAX_CPU_OPS = 1e24
+# A `parallel` task of n executors has an n x n communication matrix (`com`), which Batsim 5
+# fills with zeros when only `cpu` is given: 200,000 executors made 4e10 values (MemoryError).
+# At most 10,000,000 values (3,162 executors), checked before any matrix is built.
+MAX_COM_VALUES = 10_000_000
 
 _SUPPORTED_TEXT = ", ".join(SUPPORTED_TYPES)
 _PROFILE_FIELDS = frozenset({"type", "delay", "cpu", "com", "seq", "repeat", "ret", "req_ops", "ipc", "mem_vol",
@@ -91,6 +96,18 @@ def check_cpu_ops_size(path: str, where: str, req_ops: float, ipc: float, mem_vo
                          f"req_ops / ipc = {req_ops:g} / {ipc:g} = {ops:g} operations per task, more than joulesim's limit "
                          f"of {MAX_CPU_OPS:g} (they would not end within the simulated time range)",
                          "check req_ops and ipc: ipc is typically between 0.1 and 10")
+
+
+def check_matrix_size(executors: int, where: str, path: str) -> None:
+    """InputError when a `parallel` task of this many executors (len(cpu)) has a communication
+    matrix of more than MAX_COM_VALUES values."""
+    if executors * executors > MAX_COM_VALUES:
+        raise InputError(path, f"{where}: field 'cpu'",
+                         f"lists {executors:,} executors, so its communication matrix (com) has {executors:,}^2 = "
+                         f"{executors * executors:.3g} values, more than joulesim's limit of {MAX_COM_VALUES:,} "
+                         f"({math.isqrt(MAX_COM_VALUES):,} executors)",
+                         "split the task, or describe an even load with parallel_homogeneous, Batsim 5's "
+                         "ParallelTaskHomogeneousProfile")
 
 
 def validate_profile(name: str, profile: Any, where: str, path: str) -> dict:
@@ -145,6 +162,7 @@ def validate_profile(name: str, profile: Any, where: str, path: str) -> dict:
                 raise InputError(path, f"{where}: field 'cpu'",
                                  f"element {i} is {shown(value)}", "every cpu value must be a number >= 0")
         n = len(cpu)
+        check_matrix_size(n, where, path)
         if "com" not in profile:
             raise InputError(path, f"{where}: field 'com'", "is missing",
                              f"com must be a list of {n}*{n} = {n * n} numbers >= 0")

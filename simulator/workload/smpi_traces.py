@@ -12,8 +12,8 @@ What a rank's file holds (SimGrid 3.32, src/xbt/xbt_replay.cpp, ReplayReader and
 replay_runner): lines split on blanks; empty lines and lines whose first character is `#` are
 skipped; the first field is a rank, the second the action, the rest its arguments. A line
 whose rank field is another rank of the job is skipped (SimGrid warns "Ignore trace element not
-for me"); a rank field that is no rank of the job, or a file with action lines but none for its
-rank (a listing in the wrong order), is an error here. SimGrid stops at the end of the file
+for me"); a rank field that is no rank of the job, a file with action lines but none for its
+rank (a listing in the wrong order), or a file without any action line (empty), is an error here. SimGrid stops at the end of the file
 before acting on a last line that no newline ends: that line is dropped here too.
 
 The actions and their arguments (src/smpi/internals/smpi_replay.cpp, the *Parser::parse
@@ -182,7 +182,11 @@ def parse_rank_file(path: str, nb_ranks: int, wanted: list[int], listing: str = 
             continue
         parser.parse(trace, fields, number)
     for rank, trace in traces.items():
-        if not trace.ops and not parser.dropped.get(rank) and foreign:
+        if not trace.ops and not parser.dropped.get(rank):
+            if not foreign:  # (SimGrid replays nothing for it; Batsim would run it as a rank that does nothing)
+                raise InputError(path, f"the trace of rank {rank}" + (f" (listed in {listing})" if listing else ""),
+                                 "has no action line (the file is empty, or holds only blank lines and '#' comments)",
+                                 f"write rank {rank}'s actions, e.g. '{rank} init' and '{rank} compute 1e9', one per line")
             token, number = next(iter(foreign.items()))
             raise InputError(path, f"line {number}", f"this file is rank {rank}'s trace in the listing, but none "
                              f"of its lines is for rank {rank} (they are for rank {token}...)",

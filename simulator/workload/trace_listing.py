@@ -17,6 +17,7 @@ import os
 from typing import Iterator
 
 from joulesim.inputs.input_error import InputError
+from joulesim.inputs.input_file import check_file_type
 
 _WHERE_FIX = ("check the path: Batsim reads the listing relative to the workload file's directory and each "
               "rank trace relative to the listing's directory, even a path that starts with '/'")
@@ -35,16 +36,18 @@ def listing_path(workload_path: str, trace_field: str) -> str:
 
 
 def read_lines(path: str, where: str) -> list[str]:
-    """The file's lines (split on newlines only); InputError naming `where` when unreadable."""
+    """The file's lines (split on newlines only); InputError naming `where` when unreadable, or
+    when it is a directory, a device, a named pipe or a socket (checked before opening it: a
+    FIFO would wait for a writer for ever, /dev/zero never end)."""
     try:
+        check_file_type(path, os.stat(path), "a trace file", where)
         with open(path, encoding="utf-8", errors="surrogateescape", newline="") as handle:
             return handle.read().split("\n")
     except FileNotFoundError:
         raise InputError(path, where, "no such file", _WHERE_FIX) from None
-    except IsADirectoryError:
-        raise InputError(path, where, "is a directory, not a file", "name a trace file") from None
-    except OSError as e:
-        raise InputError(path, where, f"cannot be read ({e.strerror})", "check the file's permissions") from None
+    except (OSError, ValueError) as e:  # ValueError: a NUL byte in the path
+        raise InputError(path, where, f"cannot be read ({getattr(e, 'strerror', None) or e})",
+                         "check the file's permissions") from None
 
 
 def rank_files(listing: str, where: str) -> list[str]:

@@ -2,7 +2,8 @@
 
 Batsim replays them with SimGrid's replay reader (jobs_execution.cpp, usage_trace_replayer):
 USAGE in [0, 1] and FLOPS >= 0, both finite (Batsim asserts so); the files are found as
-trace_listing.py says. A line for another rank of the job is skipped, as SimGrid does.
+trace_listing.py says. A line for another rank of the job is skipped, as SimGrid does; a rank
+without any line of its own (an empty file) is an error, as for smpi traces.
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ def load_usage_traces(listing: str, where: str) -> UsageTraces:
             if usage > 1:
                 raise InputError(path, f"line {number} (rank {rank})", f"USAGE {fields[2]} is more than 1", _FORM)
             pairs.extend((usage, flops))
+        if not pairs:  # (as for smpi traces: SimGrid would replay nothing for this rank)
+            raise InputError(path, f"{where}: the trace of rank {rank} (listed in {listing})",
+                             f"has no line for rank {rank} (the file is empty, holds only blank lines and '#' "
+                             "comments, or only other ranks' lines)", _FORM.replace("write", f"write rank {rank}'s lines", 1))
         ranks.append(pairs)
     return UsageTraces(listing, ranks)
 

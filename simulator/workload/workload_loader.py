@@ -19,7 +19,7 @@ from joulesim.inputs.json_input import (
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME, check_time
 from joulesim.simulator.workload.profile_traces import load_profile_traces
 from joulesim.protocol.batprotocol.profile_forms import ProfileFormError, batsim4_form
-from joulesim.simulator.workload.profiles import leaf_executor_count, summarize_profiles, validate_profile
+from joulesim.simulator.workload.profiles import check_matrix_size, leaf_executor_count, summarize_profiles, validate_profile
 from joulesim.simulator.workload.workload_irmasim import batsim_document, is_irmasim_workload
 from joulesim.simulator.workload.workload_model import Job, Workload
 
@@ -96,6 +96,9 @@ def workload_from_bytes(path: str, raw: bytes, name: str) -> Workload:
     profiles: dict[str, dict] = {}
     for pname, profile in doc["profiles"].items():
         where = f"profile '{clip(pname)}'"
+        if isinstance(profile, dict) and profile.get("type") == "ParallelTaskProfile" and "com" not in profile \
+                and isinstance(profile.get("cpu"), list):
+            check_matrix_size(len(profile["cpu"]), where, path)  # (before batsim4_form fills the matrix)
         try:
             profile = batsim4_form(profile)  # (a Batsim 5 profile: its Batsim 4 equal)
         except ProfileFormError as exc:
