@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from typing import Any
 
 import numpy as np
@@ -40,6 +39,8 @@ from joulesim.analysis import report_series
 from joulesim.analysis.machine_groups import MachineGroups, check_platform_fits
 from joulesim.analysis.metrics import DEFAULT_TAU, compute_metrics, metric_label
 from joulesim.analysis.run_outputs import AnalysisError, RunOutputs
+from joulesim.inputs.input_error import InputError
+from joulesim.inputs.output_file import refuse_non_regular_file, write_whole
 
 # Renderers found by name in the page (tests): GANTT_NAME_i is run i's Gantt, DIFFERENCE_NAME_i
 # run i's start differences against run 0.
@@ -60,6 +61,7 @@ SUMMARY_KEYS = ["nb_jobs", "nb_jobs_finished", "nb_jobs_success", "nb_jobs_kille
                 "mean_waiting_time", "max_waiting_time", "mean_bounded_slowdown", "utilization", "consumed_joules",
                 "nb_machine_switches"]
 WIDTH = 1100
+_PAGE_FIX = "give the path of the page's file, e.g. FOLDER/report.html"
 
 
 def bokeh_version() -> str:
@@ -85,11 +87,13 @@ def write_report(runs: list[RunOutputs], path: str, tau: float = DEFAULT_TAU, ti
 
     if not runs:
         raise AnalysisError("no run to report")
+    _check_page_path(path)
     if not path.lower().endswith((".html", ".htm")):
         path += ".html"
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory) or not os.access(directory, os.W_OK):
         raise AnalysisError(f"{path}: the folder {directory} does not exist or is not writable")
+    refuse_non_regular_file(path, "report page", _PAGE_FIX)
     _check_runs(runs)
     if groups is not None:
         for run in runs:
@@ -110,19 +114,24 @@ def write_report(runs: list[RunOutputs], path: str, tau: float = DEFAULT_TAU, ti
 
 
 def write_page(path: str, text: str) -> None:
-    """Write `text` to a temporary file beside `path`, then rename it over `path`: a failure
-    never leaves half a page."""
-    handle, temporary = tempfile.mkstemp(prefix=".report-", suffix=".html", dir=os.path.dirname(os.path.abspath(path)))
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
+    """Write `text` to a new file beside `path`, then rename it over `path`: a failure never
+    leaves half a page; an existing `path` that is not a regular file (a folder, a device, a FIFO)
+    is refused, never replaced (inputs/output_file.py)."""
+
+    def write(temporary: str) -> None:
+        with open(temporary, "w", encoding="utf-8") as file:
             file.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)  # (mkstemp makes it private)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+
+    write_whole(path, "report page", write, "give the path of the page in a folder you can write to")
+
+
+def _check_page_path(path: str) -> None:
+    """Refuse a page path, as given, that names a folder (`-o pages/`, `-o pages`: the page would
+    have been the hidden file pages/.html, or pages.html beside it, with the command saying all was
+    well) or a device or FIFO (`-o /dev/full` would have made /dev/full.html)."""
+    if path.endswith(("/", os.sep)):
+        raise InputError(path, "report page", "is a folder, not a file", _PAGE_FIX)
+    refuse_non_regular_file(path, "report page", _PAGE_FIX)
 
 
 # ---------------------------------------------------------------------- checks

@@ -21,14 +21,19 @@ def pyplot() -> Any:
 
 
 def save(fig: Any, path: str) -> str:
+    """Write the figure to `path` whole (a new file renamed over it: inputs/output_file.py); an
+    existing `path` that is a folder, device or FIFO is refused."""
     import os
+
+    from joulesim.inputs.output_file import write_whole
 
     plt = pyplot()
     directory = os.path.dirname(path)
+    image_format = os.path.splitext(path)[1][1:].lower() or "png"
     try:
         if directory:
             os.makedirs(directory, exist_ok=True)
-        fig.savefig(path, dpi=120)
+        write_whole(path, "image", lambda temporary: fig.savefig(temporary, dpi=120, format=image_format))
     except OSError as exc:
         raise JoulesimError(f"{path}: cannot write the image: {exc.strerror or exc}") from None
     finally:

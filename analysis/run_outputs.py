@@ -11,12 +11,16 @@ way from the texts of those files.
 from __future__ import annotations
 
 import io
+import math
 import os
+import re
+import stat
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from joulesim.inputs.input_error import InputError
 from joulesim.protocol.errors import JoulesimError
 
 # Columns analysis needs (Batsim writes more; extra columns are fine).
@@ -44,6 +48,20 @@ class AnalysisError(JoulesimError):
     """An output file to analyze is missing or malformed."""
 
 
+class DamagedOutputError(InputError, AnalysisError):
+    """An output file that is not a regular file, is cut short or holds impossible values (an
+    infinite or negative time, hosts beyond the platform): `PATH: WHERE: PROBLEM (FIX)`, exit
+    status 2 as every bad input file. Still an AnalysisError for the callers that catch those."""
+
+
+_DAMAGED_FIX = "the file is damaged: run the simulation again to rewrite it"
+# Batsim's interval sets: ASCII ids and low-high ranges separated by single spaces.
+_INTERVAL = re.compile(r"([0-9]{1,18})(?:-([0-9]{1,18}))?", re.ASCII)
+# Values every row that has them must hold: finite, >= 0 (requested_number_of_resources also whole).
+JOBS_NON_NEGATIVE = ["submission_time", "requested_number_of_resources", "starting_time", "execution_time",
+                     "finish_time", "waiting_time", "turnaround_time"]
+
+
 def normalize_prefix(prefix: str) -> str:
     """Accept `a/out`, and also a path to one of its files (`a/out_jobs.csv`)."""
     for suffix in _FILE_SUFFIXES:
@@ -61,6 +79,8 @@ def read_csv_checked(path: str, required: list[str], numeric: list[str] | None =
     file's text (an output kept in memory); `path` then only names it in messages."""
     if content is None and not os.path.exists(path):
         raise AnalysisError(f"{path}: no such file{what}")
+    if content is None:
+        _check_regular_file(path)
     dtype = {c: str for c in text or []}
     try:
         frame = pd.read_csv(path if content is None else io.StringIO(content), dtype=dtype, keep_default_na=False, na_values=list(missing_markers))
@@ -69,6 +89,10 @@ def read_csv_checked(path: str, required: list[str], numeric: list[str] | None =
                             f"{', '.join(required)})") from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         raise AnalysisError(f"{path}: not a readable CSV file: {str(exc).strip()}") from None
+    except OSError as exc:
+        raise DamagedOutputError(path, "file", f"cannot be read: {exc.strerror or exc}",
+                                 "give the export prefix of a run whose files you can read") from None
+    _check_whole_lines(path, content, len(frame))
     missing = [c for c in required if c not in frame.columns]
     if missing:
         raise AnalysisError(f"{path}: missing column(s) {', '.join(missing)} (found: "
@@ -85,14 +109,80 @@ def read_csv_checked(path: str, required: list[str], numeric: list[str] | None =
     return frame
 
 
+def _check_regular_file(path: str) -> None:
+    """A folder, device or FIFO named like an output file is refused before it is opened (a FIFO
+    without a writer would block the read)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise DamagedOutputError(path, "file", f"cannot be read: {exc.strerror or exc}",
+                                 "give the export prefix of a run whose files you can read") from None
+    if not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "a device, FIFO or socket"
+        raise DamagedOutputError(path, "file", f"is {kind}, not a regular file",
+                                 "give the export prefix -e of a run: its outputs are files named PREFIX_jobs.csv, "
+                                 "PREFIX_machine_states.csv...")
+
+
+def _check_whole_lines(path: str, content: str | None, nb_rows: int) -> None:
+    """Every line Batsim and joulesim write ends with a newline: a file whose last line does not
+    was cut short (a disk that filled, a copy interrupted), even when that line still parses."""
+    if content is not None:
+        last = content[-1:]
+    else:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            if handle.tell() == 0:
+                return
+            handle.seek(-1, os.SEEK_END)
+            last = handle.read(1).decode("latin-1")
+    if last not in ("", "\n", "\r"):
+        where = f"data row {nb_rows}" if nb_rows else "header line"
+        raise DamagedOutputError(path, where, "ends in the middle of a line: the file looks cut short",
+                                 "use the whole file: run the simulation again if it was cut")
+
+
+def _bad_row(frame: pd.DataFrame, bad: np.ndarray) -> int:
+    return int(np.flatnonzero(bad)[0])
+
+
+def check_jobs_values(path: str, frame: pd.DataFrame) -> None:
+    """Raise DamagedOutputError at the first value no run can write: a time or a count that is
+    infinite or negative, a fractional number of resources, a finish before the start."""
+    job_ids = frame["job_id"].to_numpy()
+    for column in JOBS_NON_NEGATIVE:
+        values = frame[column].to_numpy(dtype=float)
+        bad = ~np.isnan(values) & ~(np.isfinite(values) & (values >= 0))
+        if column == "requested_number_of_resources":
+            bad |= np.isfinite(values) & (values != np.floor(values))
+        if bad.any():
+            row = _bad_row(frame, bad)
+            raise DamagedOutputError(path, f"data row {row + 1} (job {job_ids[row]}), column {column}",
+                                     f"{frame[column].iloc[row]} is not "
+                                     + ("a whole number >= 0" if column == "requested_number_of_resources"
+                                        else "a finite number >= 0"), _DAMAGED_FIX)
+    start, finish = frame["starting_time"].to_numpy(dtype=float), frame["finish_time"].to_numpy(dtype=float)
+    bad = finish < start  # (NaN compares False: jobs that never started)
+    if bad.any():
+        row = _bad_row(frame, bad)
+        raise DamagedOutputError(path, f"data row {row + 1} (job {job_ids[row]}), column finish_time",
+                                 f"{finish[row]} is before its starting_time {start[row]}", _DAMAGED_FIX)
+
+
 def parse_interval_set(text: Any) -> list[tuple[int, int]]:
     """`'0-3 5 8-9'` -> [(0, 3), (5, 5), (8, 9)] (inclusive bounds); empty/NaN -> []."""
     if not isinstance(text, str) or not text.strip():
         return []
     runs = []
-    for part in text.split():
-        lo, sep, hi = part.partition("-")
-        runs.append((int(lo), int(hi)) if sep else (int(lo), int(lo)))
+    for part in text.strip().split(" "):
+        match = _INTERVAL.fullmatch(part)
+        if match is None:
+            raise ValueError(f"{part!r} is not an id or a range low-high of ASCII digits")
+        lo = int(match[1])
+        hi = lo if match[2] is None else int(match[2])
+        if hi < lo:
+            raise ValueError(f"the range {part!r} goes backwards")
+        runs.append((lo, hi))
     return runs
 
 
@@ -149,6 +239,7 @@ class RunOutputs:
                 row = int(np.flatnonzero(incomplete.to_numpy())[0])
                 raise AnalysisError(f"{path}: job {frame['job_id'].iloc[row]} has a starting_time but no "
                                     "execution_time or finish_time")
+            check_jobs_values(path, frame)
             self._cache["jobs"] = frame
         return self._cache["jobs"]
 
@@ -166,16 +257,27 @@ class RunOutputs:
     @property
     def nb_machines(self) -> int:
         value = self.schedule["nb_computing_machines"]
-        if pd.isna(value) or value < 0:
-            raise AnalysisError(f"{self.path('schedule')}: nb_computing_machines is {value!r}")
+        if pd.isna(value) or not math.isfinite(value) or value < 0 or value != int(value):
+            raise DamagedOutputError(self.path("schedule"), "data row 1, column nb_computing_machines",
+                                     f"{value} is not a whole number >= 0", _DAMAGED_FIX)
         return int(value)
 
     @property
     def machine_states(self) -> pd.DataFrame:
         if "machine_states" not in self._cache:
-            self._cache["machine_states"] = self._read(
-                "machine_states", MACHINE_STATES_REQUIRED, MACHINE_STATES_REQUIRED,
-                what=self._hint())
+            frame = self._read("machine_states", MACHINE_STATES_REQUIRED, MACHINE_STATES_REQUIRED,
+                               what=self._hint())
+            for column in MACHINE_STATES_REQUIRED:  # every row has every count: an empty cell is a cut row
+                values = frame[column].to_numpy(dtype=float)
+                bad = ~(np.isfinite(values) & (values >= 0))
+                if bad.any():
+                    row = _bad_row(frame, bad)
+                    value = frame[column].iloc[row]
+                    problem = ("is empty: the file looks cut short" if pd.isna(value)
+                               else f"{value} is not a finite number >= 0")
+                    raise DamagedOutputError(self.path("machine_states"), f"data row {row + 1}, column {column}",
+                                             problem, _DAMAGED_FIX)
+            self._cache["machine_states"] = frame
         return self._cache["machine_states"]
 
     def _optional(self, kind: str, required: list[str], numeric: list[str],
@@ -215,15 +317,21 @@ class RunOutputs:
             return self._cache["allocation_runs"]
         jobs = self.jobs
         path = self.path("jobs")
+        nb_machines = self.nb_machines
         positions = np.flatnonzero(jobs["starting_time"].notna().to_numpy())
         allocs = jobs["allocated_resources"].to_numpy()[positions]
         rows, lows, highs = [], [], []
         for position, alloc in zip(positions.tolist(), allocs):
+            where = f"data row {position + 1} (job {jobs['job_id'].iloc[position]}), column allocated_resources"
             try:
                 runs = parse_interval_set(alloc)
-            except ValueError:
-                raise AnalysisError(f"{path}: job {jobs['job_id'].iloc[position]}: allocated_resources "
-                                    f"{alloc!r} is not an interval set like '0-3 5'") from None
+            except ValueError as exc:
+                raise DamagedOutputError(path, where, f"{alloc!r} is not an interval set like '0-3 5': {exc}",
+                                         _DAMAGED_FIX) from None
+            if not runs:
+                raise DamagedOutputError(path, where, "is empty, but the job has a starting_time: a job that "
+                                         "ran had machines", _DAMAGED_FIX)
+            _check_allocation(path, where, alloc, runs, nb_machines)
             for lo, hi in runs:
                 rows.append(position)
                 lows.append(lo)
@@ -239,3 +347,17 @@ class RunOutputs:
         counts = np.zeros(len(self.jobs), dtype=np.int64)
         np.add.at(counts, rows, highs - lows + 1)
         return counts
+
+
+def _check_allocation(path: str, where: str, alloc: str, runs: list[tuple[int, int]], nb_machines: int) -> None:
+    """A job's machines are ids of the run's machines (0 to nb_computing_machines - 1 of the
+    schedule file), each at most once."""
+    highest = max(hi for _, hi in runs)
+    if highest >= nb_machines:
+        raise DamagedOutputError(path, where, f"{alloc!r} names machine {highest}, but the run had {nb_machines} "
+                                 f"(ids 0 to {nb_machines - 1}, nb_computing_machines of the schedule file)",
+                                 _DAMAGED_FIX)
+    ordered = sorted(runs)
+    for (_, previous_hi), (lo, _) in zip(ordered, ordered[1:]):
+        if lo <= previous_hi:
+            raise DamagedOutputError(path, where, f"{alloc!r} names machine {lo} twice", _DAMAGED_FIX)

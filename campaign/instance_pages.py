@@ -3,8 +3,10 @@
 Each instance whose Batsim files the campaign kept (`outputs = true` in its [campaign] table:
 RESULTS/runs/ID/out_*) gets the page `joulesim report` writes (analysis/html_report.py) in
 OUT/instances/ID.html; OUT/index.html lists the instances, a row each (its decider, the
-parameters that vary, the main metrics), each linking to its page. Failed instances and those
-without files are listed without a link, saying why. A page's Gantt groups the machines as the
+parameters that vary, the main metrics), each linking to its page. Failed instances are listed
+without a link. A campaign folder damaged since the run (a succeeded instance's run folder, jobs
+file or record gone, a record that is not one, a results table cut short) stops the report with
+one line naming the file, before any page is written. A page's Gantt groups the machines as the
 instance's platform does (by node and processor, or by cluster) when its record names the
 platform file and the file is still there.
 """
@@ -19,6 +21,8 @@ import pandas as pd
 from joulesim.analysis.html_report import write_page, write_report
 from joulesim.analysis.machine_groups import MachineGroups, machine_groups
 from joulesim.analysis.run_outputs import RunOutputs
+from joulesim.inputs.input_error import InputError
+from joulesim.inputs.output_file import make_output_folder, refuse_non_regular_file
 from joulesim.simulation_inputs import platform_from
 from joulesim.campaign.report import DEFAULT_METRICS, _label, varying_parameters
 from joulesim.campaign.results_store import ResultsStore, read_table
@@ -28,33 +32,56 @@ from joulesim.simulator.platform.platform_model import Platform
 
 def write_instance_pages(results: str, out_dir: str) -> list[str]:
     """Write the pages and the index; their paths, the index first."""
+    pages_dir = os.path.join(out_dir, "instances")
+    index = os.path.join(out_dir, "index.html")
+    make_output_folder(out_dir, "output folder (-o)")  # (-o a file: refused before any reading)
+    refuse_non_regular_file(index, "campaign index page")
     frame = read_table(results)
     folder = results if os.path.isdir(results) else os.path.dirname(os.path.abspath(results))
+    if "instance_id" not in frame.columns or frame["instance_id"].isna().any():
+        raise InputError(results, "results table, column instance_id", "is missing or has an empty cell: the "
+                         "table is damaged", "rerun `joulesim campaign run` to rewrite it")
     prefixes = {row: os.path.join(folder, "runs", str(instance), "out")
                 for row, instance in zip(frame.index, frame["instance_id"])}
-    kept = {row: prefix for row, prefix in prefixes.items()
-            if os.path.exists(prefix + "_jobs.csv") and _succeeded(frame.loc[row])}
-    if not kept:
-        raise JoulesimError(f"{folder}: no instance kept its output files, so there is no run to draw: set "
-                            "'outputs = true' in the study's [campaign] table and run it again")
-    pages_dir = os.path.join(out_dir, "instances")
-    os.makedirs(pages_dir, exist_ok=True)
+    kept = _kept_outputs(frame, prefixes, folder)
+    make_output_folder(pages_dir, "page folder (in -o)")
     ok = frame.loc[list(kept)]
     parameters = ["decider"] * ("decider" in frame.columns) + varying_parameters(ok)
     pages = {}
     store = ResultsStore(folder)
+    # Every record read before any page is made: a damaged one stops the report at once.
+    sources = {row: store.load_for_report(str(frame.at[row, "instance_id"])).get("platform_source") for row in kept}
     platforms: dict[str, Platform | None] = {}  # by source: instances share a few
     for row, prefix in kept.items():
         instance = str(frame.at[row, "instance_id"])
         described = ", ".join(f"{name} {frame.at[row, name]}" for name in parameters)
         run = RunOutputs(prefix)
-        source = (store.load(instance) or {}).get("platform_source")
+        source = sources[row]
         pages[row] = write_report([run], os.path.join(pages_dir, f"{instance}.html"),
                                   title=f"{instance}: {described}", groups=_groups(source, run, platforms))
-    index = os.path.join(out_dir, "index.html")
     write_page(index, _index_page(frame, parameters, {row: os.path.relpath(page, out_dir)
-                                                            for row, page in pages.items()}, prefixes))
+                                                            for row, page in pages.items()}))
     return [index, *pages.values()]
+
+
+def _kept_outputs(frame: pd.DataFrame, prefixes: dict, folder: str) -> dict:
+    """The succeeded instances' run prefixes. None kept: the campaign did not keep outputs (a
+    JoulesimError saying how to). Some kept: a succeeded instance whose folder or jobs file is
+    missing is an InputError naming it (a folder damaged since), not a row without a link."""
+    succeeded = {row: prefix for row, prefix in prefixes.items() if _succeeded(frame.loc[row])}
+    if not any(os.path.exists(prefix + "_jobs.csv") for prefix in succeeded.values()):
+        raise JoulesimError(f"{folder}: no instance kept its output files, so there is no run to draw: set "
+                            "'outputs = true' in the study's [campaign] table and run it again")
+    for row, prefix in succeeded.items():
+        instance = frame.at[row, "instance_id"]
+        run_folder = os.path.dirname(prefix)
+        missing = run_folder if not os.path.isdir(run_folder) else prefix + "_jobs.csv"
+        if not os.path.exists(prefix + "_jobs.csv"):
+            raise InputError(missing, f"output files of instance {instance}", "are missing, but the instance "
+                             "succeeded and the campaign kept the other instances' files",
+                             f"remove {os.path.join(folder, 'instances', f'{instance}.json')} and run the "
+                             "campaign again to rewrite them")
+    return succeeded
 
 
 def _groups(source: str | None, run: RunOutputs, platforms: dict[str, Platform | None]) -> MachineGroups | None:
@@ -77,7 +104,7 @@ def _succeeded(row: pd.Series) -> bool:
     return "status" not in row.index or row["status"] == "ok"
 
 
-def _index_page(frame: pd.DataFrame, parameters: list[str], links: dict, prefixes: dict) -> str:
+def _index_page(frame: pd.DataFrame, parameters: list[str], links: dict) -> str:
     metrics = [m for m in DEFAULT_METRICS if m in frame.columns and frame[m].notna().any()]
     head = "".join(f"<th>{html.escape(_label(c))}</th>" for c in ["instance", *parameters, *metrics])
     rows = []
@@ -85,10 +112,8 @@ def _index_page(frame: pd.DataFrame, parameters: list[str], links: dict, prefixe
         instance = html.escape(str(frame.at[row, "instance_id"]))
         if row in links:
             first = f'<a href="{html.escape(links[row])}">{instance}</a>'
-        elif not _succeeded(frame.loc[row]):
-            first = f"{instance} (failed: no page)"
         else:
-            first = f"{instance} (no files kept in {html.escape(os.path.dirname(prefixes[row]))})"
+            first = f"{instance} (failed: no page)"
         cells = [first, *(html.escape(_cell(frame.at[row, c])) for c in parameters + metrics)]
         rows.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
     return ("<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>joulesim campaign</title><style>"

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import tempfile
 from typing import Any, Iterable
@@ -19,6 +20,7 @@ import orjson
 import pandas as pd
 
 from joulesim.campaign.instances import Instance
+from joulesim.inputs.output_file import write_whole
 
 #: Metric columns, in table order (those of `RunResult.metrics`).
 METRIC_COLUMNS = [
@@ -82,14 +84,42 @@ class ResultsStore:
             return None
         return record if isinstance(record, dict) and record.get("id") == instance_id else None
 
+    def load_for_report(self, instance_id: str) -> dict[str, Any]:
+        """The record of an instance the results table lists, for a report: unlike `load` (which
+        lets the runner run an instance again), a record that is missing, unreadable or not this
+        instance's is an InputError naming the file."""
+        from joulesim.inputs.input_error import InputError
+
+        path = self.record_path(instance_id)
+        fix = f"remove {path} and run the campaign again to rewrite it"
+        if not os.path.isdir(self.instances_dir):
+            raise InputError(self.instances_dir, "records folder", "is missing, but the results table lists "
+                             "instances: the campaign folder is incomplete", "run the campaign again to rewrite it")
+        if not os.path.isfile(path):
+            problem = "does not exist" if not os.path.exists(path) else "is not a regular file"
+            raise InputError(path, f"record of instance {instance_id}", f"{problem}, but the results table lists it",
+                             "run the campaign again to rewrite it")
+        try:
+            with open(path, "rb") as handle:
+                record = orjson.loads(handle.read())
+        except OSError as exc:
+            raise InputError(path, f"record of instance {instance_id}", f"cannot be read: {exc.strerror or exc}",
+                             fix) from None
+        except orjson.JSONDecodeError as exc:
+            raise InputError(path, f"record of instance {instance_id}", f"is not JSON: {exc}", fix) from None
+        if not isinstance(record, dict):
+            raise InputError(path, f"record of instance {instance_id}",
+                             f"is a JSON {type(record).__name__}, not an object", fix)
+        if record.get("id") != instance_id:
+            raise InputError(path, f"record of instance {instance_id}", f"names instance {record.get('id')!r}", fix)
+        return record
+
     def save(self, instance: Instance, record: dict[str, Any]) -> None:
         os.makedirs(self.instances_dir, exist_ok=True)
         record = {**record, "parameters": instance.parameters()}
-        path = self.record_path(instance.id)
-        partial = f"{path}.partial"
-        with open(partial, "wb") as handle:
-            handle.write(orjson.dumps(record, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
-        os.replace(partial, path)
+        text = orjson.dumps(record, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+        write_whole(self.record_path(instance.id), "instance record", lambda path: _write_bytes(path, text),
+                    "give the campaign another --out, or remove what is there")
 
     def table(self, instances: Iterable[Instance]) -> pd.DataFrame:
         """One row per instance (in the campaign's order); instances not run yet have status
@@ -135,9 +165,12 @@ class ResultsStore:
 
 
 def _atomic(path: str, write: Any) -> None:
-    partial = f"{path}.partial"
-    write(partial)
-    os.replace(partial, path)
+    write_whole(path, "results table", write, "give the campaign another --out, or remove what is there")
+
+
+def _write_bytes(path: str, data: bytes) -> None:
+    with open(path, "wb") as handle:
+        handle.write(data)
 
 
 def read_table(path: str) -> pd.DataFrame:
@@ -150,10 +183,23 @@ def read_table(path: str) -> pd.DataFrame:
     if not os.path.exists(path):
         raise InputError(path, "file", "does not exist",
                          "give a campaign results folder (the --out of `joulesim campaign run`) or its results.csv")
+    fix = "rerun `joulesim campaign run` to rewrite it"
+    if not os.path.isfile(path):
+        raise InputError(path, "file", "is not a regular file", "give a campaign results folder or its results.csv")
     try:
         if path.endswith(".parquet"):
             return pd.read_parquet(path)
-        return pd.read_csv(path)
+        with open(path, "rb") as handle:
+            data = handle.read()
+        frame = pd.read_csv(io.BytesIO(data))
     except Exception as exc:  # pandas/pyarrow raise many kinds for a malformed file
-        raise InputError(path, "file", f"is not a readable results table: {exc}",
-                         "rerun `joulesim campaign run` to rewrite it") from None
+        raise InputError(path, "file", f"is not a readable results table: {exc}", fix) from None
+    # The table ends with a newline (pandas writes one after each row): a file that does not, or a
+    # row without its status (a table of an older joulesim may have none), was cut short.
+    if data and not data.endswith(b"\n"):
+        last_line = data.count(b"\n") + 1
+        raise InputError(path, f"line {last_line}", "ends in the middle of a line: the table looks cut short", fix)
+    if "status" in frame.columns and frame["status"].isna().any():
+        row = int(frame.index[frame["status"].isna()][0])
+        raise InputError(path, f"data row {row + 1}", "has no status: the table looks cut short", fix)
+    return frame

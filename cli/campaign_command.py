@@ -119,7 +119,9 @@ def report(results: str, out_dir: str, x_columns: tuple[str, ...], y_columns: tu
            tradeoffs: tuple[str, ...], pages: bool) -> None:
     """Draw metric-vs-parameter and trade-off plots of a campaign's RESULTS (folder or table)."""
     from joulesim.campaign.report import draw_report
+    from joulesim.inputs.output_file import make_output_folder
 
+    make_output_folder(out_dir, "output folder (-o)")  # -o a file, /proc...: refused before any reading
     if pages:  # (checked first: a campaign without kept outputs fails before any drawing)
         from joulesim.campaign.instance_pages import write_instance_pages
 

@@ -22,7 +22,7 @@ def platform() -> None:
 def export_xml_command(json_file: str, output: str | None, force: bool) -> None:
     """Write FILE.json (a platform of hosts and clusters) as the SimGrid XML that describes the
     same platform: joulesim runs both alike, and SimGrid and Batsim 4.2.1 load the XML."""
-    from joulesim.learn.output_paths import write_via_temporary
+    from joulesim.inputs.output_file import refuse_non_regular_file, write_whole
     from joulesim.protocol.errors import JoulesimError
     from joulesim.simulator.platform.platform_xml_export import export_xml
 
@@ -30,6 +30,9 @@ def export_xml_command(json_file: str, output: str | None, force: bool) -> None:
     if output is None:
         click.echo(text, nl=False)
         return
+    # A device or FIFO is refused, with or without --force (the rename would replace it).
+    refuse_non_regular_file(output, "output (-o)", special_fix="give the path of a regular file, or leave out -o "
+                            "to print the XML on standard output")
     if os.path.exists(output) and not force:
         raise JoulesimError(f"{output}: exists already; give --force to replace it, or another -o")
 
@@ -37,5 +40,5 @@ def export_xml_command(json_file: str, output: str | None, force: bool) -> None:
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(text)
 
-    write_via_temporary(output, "export-xml output", write)  # never a half-written XML file
+    write_whole(output, "output (-o)", write)  # never a half-written XML file
     click.echo(f"wrote {output}", err=True)

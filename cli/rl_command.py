@@ -97,9 +97,10 @@ def evaluate(model: str, platform: str, workload: str, platform_name: str | None
 def _check_writable_file(path: str, option: str) -> None:
     """Refuse an output file that could not be written, without touching an existing one: its
     folder must take a new file (the runs are written beside it, then renamed over it)."""
+    from joulesim.inputs.output_file import refuse_non_regular_file
+
     folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise InputError(path, option, "is a folder", "give the path of a CSV file")
+    refuse_non_regular_file(path, option, "give the path of a CSV file")  # a folder, device, FIFO
     try:
         with tempfile.TemporaryFile(dir=folder):
             pass
@@ -109,18 +110,15 @@ def _check_writable_file(path: str, option: str) -> None:
 
 
 def _write_runs(path: str, runs: list[dict[str, float]]) -> None:
-    """The CSV of the runs, written whole or not at all (through a temporary file beside it)."""
+    """The CSV of the runs, written whole or not at all (a new file renamed over it)."""
     import csv
 
-    handle = tempfile.NamedTemporaryFile("w", newline="", dir=os.path.dirname(os.path.abspath(path)),
-                                         prefix=os.path.basename(path) + ".", suffix=".partial", delete=False)
-    try:
-        with handle:
+    from joulesim.inputs.output_file import write_whole
+
+    def write(temporary: str) -> None:
+        with open(temporary, "w", newline="") as handle:
             writer = csv.DictWriter(handle, fieldnames=["run", "energy", "makespan", "edp"])
             writer.writeheader()
             writer.writerows(runs)
-        os.replace(handle.name, path)
-    except OSError as exc:
-        os.unlink(handle.name)
-        raise InputError(path, "-o/--out", f"cannot be written: {exc.strerror or exc}",
-                         "give a path in an existing, writable folder") from None
+
+    write_whole(path, "-o/--out", write, "give a path in an existing, writable folder")

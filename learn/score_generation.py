@@ -145,9 +145,10 @@ def generate_scores(out: str, pairs: int, permutations: int, seed: int = 0, work
                          for k in todo[first:first + BATCH_PAIRS]]
                 for task, record in executor.run(tasks, score_one_pair):
                     if record["status"] == "ok":
-                        path = _part_path(parts, task["pair"])
-                        pd.DataFrame(record["rows"], columns=COLUMNS).to_csv(path + ".tmp", index=False)
-                        os.replace(path + ".tmp", path)  # a part is there whole or not at all
+                        part = pd.DataFrame(record["rows"], columns=COLUMNS)
+                        # A part is there whole or not at all.
+                        write_via_temporary(_part_path(parts, task["pair"]), "parts folder (from -o)",
+                                            lambda path, part=part: part.to_csv(path, index=False))
                     else:
                         failures.append(f"pair {task['pair']}: {record.get('error', record['status'])}")
                     if bar is not None:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from joulesim.inputs.output_file import write_whole
 from joulesim.protocol.errors import JoulesimError
 from joulesim.rl.ppo import PPOAgent, PPOSettings
 
@@ -83,14 +84,16 @@ def save_agent(path: str | os.PathLike[str], agent: PPOAgent, metadata: dict[str
         "critic": agent.critic.state_dict(),
         "settings": agent.settings.to_dict(),
     }
-    # Through a temporary file, so that an interrupted save never leaves half a model behind.
-    temporary = path.with_name(path.name + ".partial")
+    # Through a new file renamed over `path` (inputs/output_file.py), so that an interrupted save
+    # never leaves half a model behind; a `path` that is a folder, device or FIFO is refused.
+    if not path.parent.is_dir():
+        raise JoulesimError(f"cannot write model file {path}: its folder {path.parent} does not exist (create it, "
+                            "or give a path in a folder you can write to)")
     try:
-        torch.save(payload, temporary)
-        os.replace(temporary, path)
-    except (OSError, RuntimeError) as exc:  # torch.save reports a missing folder as a RuntimeError
-        temporary.unlink(missing_ok=True)
-        reason = getattr(exc, "strerror", None) or str(exc).strip().splitlines()[0]
+        write_whole(str(path), "model file", lambda temporary: torch.save(payload, temporary),
+                    "give a path in a folder you can write to")
+    except RuntimeError as exc:  # torch.save reports some failures as a RuntimeError
+        reason = str(exc).strip().splitlines()[0]
         raise JoulesimError(f"cannot write model file {path}: {reason} (does its folder exist, is it "
                             "writable?)") from None
 
