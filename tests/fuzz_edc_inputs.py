@@ -19,10 +19,8 @@ harness on a pipe). FIFOs are made with os.mkfifo and never opened by the harnes
 from __future__ import annotations
 
 import os
-import pickle
 import random
 import resource
-import select
 import shutil
 import signal
 import subprocess
@@ -59,87 +57,80 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-def _child_run(args: list[str], cwd: str, write_fd: int) -> None:
-    """In the forked child: run `joulesim ARGS` through CliRunner, send (status, stderr, stdout)."""
-    status, stderr, stdout = 1, "", ""
+def _child_run(args: list[str], cwd: str, stdout_fd: int, stderr_fd: int) -> None:
+    """In the forked child: `joulesim ARGS` through the command's own entry point, its standard
+    streams the real file descriptors 1 and 2 (sent to files), ending with its exit status."""
+    status = 1
     try:
         os.setpgid(0, 0)
-        null = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):  # C-level writes (a library's, SimGrid's) go nowhere
-            os.dup2(null, fd)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(stdout_fd, 1)
+        os.dup2(stderr_fd, 2)
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         limit_case_memory()
         os.chdir(cwd)
-        from click.testing import CliRunner
-
         from joulesim.cli.main import main
 
-        outcome = CliRunner().invoke(main, args)
-        status, stderr, stdout = outcome.exit_code, outcome.stderr, outcome.stdout[-2000:]
-        if outcome.exception is not None and not isinstance(outcome.exception, SystemExit):
-            status = 1
-            stderr += "".join(traceback.format_exception(*outcome.exc_info))
-    except BaseException:  # noqa: BLE001 - whatever happens is reported to the parent
-        status, stderr = 1, stderr + traceback.format_exc()
-    try:
-        data = pickle.dumps((status, stderr[-20000:], stdout))
-        view = memoryview(data)
-        while view:
-            view = view[os.write(write_fd, view):]
+        try:
+            main.main(args, prog_name="joulesim", standalone_mode=True)
+            status = 0
+        except SystemExit as exit_:
+            code = exit_.code
+            status = code if isinstance(code, int) else (0 if code is None else 1)
+    except BaseException:  # noqa: BLE001 - an exception out of the command: its traceback
+        traceback.print_exc()
+        status = 1
     finally:
-        os._exit(0)
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(status & 0xFF)
 
 
 def in_fork(result, args: list[str], cwd: str, exits: tuple[int, ...] = EDC_EXITS, check=None,
             bound_s: float = CASE_BOUND_S):
-    """`joulesim ARGS` in a fork of this process (CliRunner), classified as through_cli does; a
-    child over `bound_s` is a hang (killed with its process group), a child killed by a signal a
-    crash (counted as a traceback)."""
+    """`joulesim ARGS` in a fork of this process (the command's entry point, no interpreter
+    start-up), classified as through_cli does; over `bound_s` it is a hang (the child is killed
+    with its process group), a child killed by a signal a crash (counted as a traceback)."""
     result.detail = "joulesim " + " ".join(args)
     command = result.detail
     sys.stdout.flush()
     sys.stderr.flush()
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_fd)
-        _child_run(args, cwd, write_fd)
-    os.close(write_fd)
-    try:
-        os.setpgid(pid, pid)
-    except (ProcessLookupError, PermissionError):
-        pass
-    chunks, deadline, timed_out = [], time.monotonic() + bound_s, False
-    try:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        pid = os.fork()
+        if pid == 0:
+            _child_run(args, cwd, out.fileno(), err.fileno())
+        try:
+            os.setpgid(pid, pid)
+        except (ProcessLookupError, PermissionError):
+            pass
+        deadline, wait_status = time.monotonic() + bound_s, None
         while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                timed_out = True
+            done, wait_status = os.waitpid(pid, os.WNOHANG)
+            if done:
                 break
-            ready, _, _ = select.select([read_fd], [], [], min(left, 1.0))
-            if ready:
-                chunk = os.read(read_fd, 1 << 16)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-    finally:
-        os.close(read_fd)
-        if timed_out:
-            _kill_group(pid)
-        _, wait_status = os.waitpid(pid, 0)
+            if time.monotonic() > deadline:
+                _kill_group(pid)
+                os.waitpid(pid, 0)
+                wait_status = None
+                break
+            time.sleep(0.02)
         _kill_group(pid)  # what the run left behind (an isolated EDC's child, a decider)
-    if timed_out:
+        err.seek(0)
+        out.seek(0)
+        stderr = err.read()[-20000:].decode("utf-8", "replace")
+        result.stdout = out.read()[-2000:].decode("utf-8", "replace")
+    if wait_status is None:
         result.outcome, result.detail = HANG, f"over {bound_s:g} s (in a fork): {command}"
         return result
-    if os.WIFSIGNALED(wait_status) or not chunks:
-        how = (f"killed by signal {os.WTERMSIG(wait_status)}" if os.WIFSIGNALED(wait_status)
-               else f"exited with status {os.WEXITSTATUS(wait_status)} before reporting")
-        result.outcome, result.detail = TRACEBACK, f"{command}\nthe process running it was {how}"
+    if os.WIFSIGNALED(wait_status):
+        result.outcome = TRACEBACK
+        result.detail = f"{command}\nthe process running it was killed by signal {os.WTERMSIG(wait_status)}\n{stderr[-1500:]}"
         return result
-    status, stderr, stdout = pickle.loads(b"".join(chunks))
-    result.stdout = stdout
-    return classify_exit(result, status, stderr, exits, check)
+    return classify_exit(result, os.WEXITSTATUS(wait_status), stderr, exits, check)
 
 
 def through_cli_group(result, args: list[str], cwd: str, exits: tuple[int, ...] = EDC_EXITS, check=None,
