@@ -69,6 +69,11 @@ SURFACE_SEEDS = {
     "fuzz_decider_options": range(0, 6),
     "fuzz_curve_keys": range(0, 4),
     "fuzz_output_paths": range(0, 3),
+    # issue 46's surfaces (seeds picked to cover hostile libraries, init files, rank files, DAX,
+    # events and damaged outputs, and to stay fast: about 15 s together, the reports base outputs included)
+    "fuzz_edc_inputs": [1, 2, 3, 5, 6, 7, 10, 11],
+    "fuzz_job_models": [0, 1, 2, 4, 7, 8, 11, 12, 13],
+    "fuzz_reports": [4],
 }
 
 
