@@ -54,12 +54,31 @@ class DamagedOutputError(InputError, AnalysisError):
     status 2 as every bad input file. Still an AnalysisError for the callers that catch those."""
 
 
+class ReportInputError(AnalysisError):
+    """An AnalysisError (a missing file or column, a non-number) as `joulesim report` and
+    `joulesim campaign report --html` end on it: a bad input file, exit status 2 as the README
+    says. (`joulesim analyze` and `plot` still end such errors with status 1.)"""
+
+    exit_code = 2
+
+
+def as_report_input_error(exc: AnalysisError) -> AnalysisError:
+    """`exc` with exit status 2 (ReportInputError), unless it has it already."""
+    return exc if exc.exit_code == 2 else ReportInputError(str(exc))
+
+
 _DAMAGED_FIX = "the file is damaged: run the simulation again to rewrite it"
 # Batsim's interval sets: ASCII ids and low-high ranges separated by single spaces.
 _INTERVAL = re.compile(r"([0-9]{1,18})(?:-([0-9]{1,18}))?", re.ASCII)
-# Values every row that has them must hold: finite, >= 0 (requested_number_of_resources also whole).
+# Values every row that has them must hold: finite, >= 0 and below a bound: times below 2^33 s
+# (the simulator refuses any time beyond), requested_number_of_resources whole and below 2^31
+# (Batsim's 32-bit integers).
 JOBS_NON_NEGATIVE = ["submission_time", "requested_number_of_resources", "starting_time", "execution_time",
                      "finish_time", "waiting_time", "turnaround_time"]
+TIME_LIMIT = 2.0 ** 33
+RESOURCES_LIMIT = 2 ** 31
+# A job that started has all of these; one that did not (rejected) has none.
+_RUN_COLUMNS = ["starting_time", "execution_time", "finish_time", "waiting_time", "turnaround_time"]
 
 
 def normalize_prefix(prefix: str) -> str:
@@ -152,15 +171,26 @@ def check_jobs_values(path: str, frame: pd.DataFrame) -> None:
     job_ids = frame["job_id"].to_numpy()
     for column in JOBS_NON_NEGATIVE:
         values = frame[column].to_numpy(dtype=float)
-        bad = ~np.isnan(values) & ~(np.isfinite(values) & (values >= 0))
-        if column == "requested_number_of_resources":
+        whole = column == "requested_number_of_resources"
+        limit = RESOURCES_LIMIT if whole else TIME_LIMIT
+        bad = (np.isnan(values) if whole else np.zeros(len(values), dtype=bool)) | ~np.isnan(values) & ~(
+            np.isfinite(values) & (values >= 0) & (values < limit))
+        if whole:
             bad |= np.isfinite(values) & (values != np.floor(values))
         if bad.any():
             row = _bad_row(frame, bad)
+            kind = ("a whole number from 0 to 2^31 - 1" if whole
+                    else "a number of seconds >= 0 and below 2^33 (8,589,934,592)")
             raise DamagedOutputError(path, f"data row {row + 1} (job {job_ids[row]}), column {column}",
-                                     f"{frame[column].iloc[row]} is not "
-                                     + ("a whole number >= 0" if column == "requested_number_of_resources"
-                                        else "a finite number >= 0"), _DAMAGED_FIX)
+                                     f"{frame[column].iloc[row]} is not {kind}", _DAMAGED_FIX)
+    present = frame[_RUN_COLUMNS].notna().to_numpy()
+    partial = present.any(axis=1) & ~present.all(axis=1)
+    if partial.any():
+        row = _bad_row(frame, partial)
+        column = _RUN_COLUMNS[int(np.flatnonzero(~present[row])[0])]
+        raise DamagedOutputError(path, f"data row {row + 1} (job {job_ids[row]}), column {column}",
+                                 "is empty while the job's other times are given (a job that started has "
+                                 f"all of {', '.join(_RUN_COLUMNS)}; a rejected one none)", _DAMAGED_FIX)
     start, finish = frame["starting_time"].to_numpy(dtype=float), frame["finish_time"].to_numpy(dtype=float)
     bad = finish < start  # (NaN compares False: jobs that never started)
     if bad.any():

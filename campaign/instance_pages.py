@@ -65,13 +65,13 @@ def write_instance_pages(results: str, out_dir: str) -> list[str]:
 
 
 def _kept_outputs(frame: pd.DataFrame, prefixes: dict, folder: str) -> dict:
-    """The succeeded instances' run prefixes. None kept: the campaign did not keep outputs (a
-    JoulesimError saying how to). Some kept: a succeeded instance whose folder or jobs file is
+    """The succeeded instances' run prefixes. None kept: the campaign did not keep outputs (an
+    InputError saying how to). Some kept: a succeeded instance whose folder or jobs file is
     missing is an InputError naming it (a folder damaged since), not a row without a link."""
     succeeded = {row: prefix for row, prefix in prefixes.items() if _succeeded(frame.loc[row])}
     if not any(os.path.exists(prefix + "_jobs.csv") for prefix in succeeded.values()):
-        raise JoulesimError(f"{folder}: no instance kept its output files, so there is no run to draw: set "
-                            "'outputs = true' in the study's [campaign] table and run it again")
+        raise InputError(folder, "results folder", "no instance kept its output files, so there is no run to draw",
+                         "set 'outputs = true' in the study's [campaign] table and run it again")
     for row, prefix in succeeded.items():
         instance = frame.at[row, "instance_id"]
         run_folder = os.path.dirname(prefix)

@@ -16,6 +16,7 @@ import os
 import tempfile
 from typing import Any, Iterable
 
+import numpy as np
 import orjson
 import pandas as pd
 
@@ -33,6 +34,8 @@ COST_COLUMNS = ["energy_cost_cents"]
 #: With `window = [t0, t1]` in [campaign]: metrics over that window (analysis/window_metrics.py).
 WINDOW_COLUMNS = ["window_utilization", "window_energy", "window_jobs_started"]
 STATUS_COLUMNS = ["status", "error", "wall_time", "decider_calls"]
+#: An instance's status in its record and the table (instance_worker.py; "missing": not run yet).
+STATUSES = ("ok", "failed", "timeout", "missing")
 
 
 class ResultsStore:
@@ -191,7 +194,8 @@ def read_table(path: str) -> pd.DataFrame:
             return pd.read_parquet(path)
         with open(path, "rb") as handle:
             data = handle.read()
-        frame = pd.read_csv(io.BytesIO(data))
+        # Only an empty cell is missing (pandas writes NaN so): a "nan" or "inf" is a damaged value.
+        frame = pd.read_csv(io.BytesIO(data), keep_default_na=False, na_values=[""])
     except Exception as exc:  # pandas/pyarrow raise many kinds for a malformed file
         raise InputError(path, "file", f"is not a readable results table: {exc}", fix) from None
     # The table ends with a newline (pandas writes one after each row): a file that does not, or a
@@ -199,7 +203,31 @@ def read_table(path: str) -> pd.DataFrame:
     if data and not data.endswith(b"\n"):
         last_line = data.count(b"\n") + 1
         raise InputError(path, f"line {last_line}", "ends in the middle of a line: the table looks cut short", fix)
-    if "status" in frame.columns and frame["status"].isna().any():
-        row = int(frame.index[frame["status"].isna()][0])
-        raise InputError(path, f"data row {row + 1}", "has no status: the table looks cut short", fix)
+    _check_metrics(path, frame, fix)
+    if "status" in frame.columns:
+        unknown = ~frame["status"].isin(STATUSES)
+        if unknown.any():
+            row = int(frame.index[unknown][0])
+            value = frame["status"].iloc[row]
+            problem = ("has no status: the table looks cut short" if pd.isna(value) else
+                       f"status {value!r} is none of {', '.join(STATUSES)}: the table is damaged")
+            raise InputError(path, f"data row {row + 1}, column status", problem, fix)
     return frame
+
+
+def _check_metrics(path: str, frame: pd.DataFrame, fix: str) -> None:
+    """Metrics are numbers, finite, and >= 0 but for a cost (prices may be negative); empty cells
+    (failed or missing instances, energy off) are fine."""
+    from joulesim.inputs.input_error import InputError
+
+    for column in [c for c in METRIC_COLUMNS + COST_COLUMNS + WINDOW_COLUMNS if c in frame.columns]:
+        values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
+        given = frame[column].notna().to_numpy()
+        bad = given & ~np.isfinite(values)
+        if column not in COST_COLUMNS:
+            bad |= given & np.isfinite(values) & (values < 0)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise InputError(path, f"data row {row + 1}, column {column}",
+                             f"{frame[column].iloc[row]!r} is not a finite number"
+                             + ("" if column in COST_COLUMNS else " >= 0"), fix)

@@ -123,9 +123,15 @@ def report(results: str, out_dir: str, x_columns: tuple[str, ...], y_columns: tu
 
     make_output_folder(out_dir, "output folder (-o)")  # -o a file, /proc...: refused before any reading
     if pages:  # (checked first: a campaign without kept outputs fails before any drawing)
+        from joulesim.analysis.html_report import bokeh_version
+        from joulesim.analysis.run_outputs import AnalysisError, as_report_input_error
         from joulesim.campaign.instance_pages import write_instance_pages
 
-        written = write_instance_pages(results, out_dir)
+        bokeh_version()  # a missing extra: exit status 1, not a bad file
+        try:
+            written = write_instance_pages(results, out_dir)
+        except AnalysisError as exc:  # an instance's output file missing or damaged: bad input, 2
+            raise as_report_input_error(exc) from None
     else:
         written = []
     for path in draw_report(results, out_dir, list(x_columns), list(y_columns), list(tradeoffs)) + written:

@@ -27,12 +27,23 @@ def report(prefixes: tuple[str, ...], output: str, title: str | None, tau: float
     against the first run's. Opens from disk in a browser, without a server or a network.
     Needs Bokeh: pip install 'joulesim[report]'.
     """
-    from joulesim.analysis.html_report import bokeh_version, write_report
+    from joulesim.analysis.html_report import bokeh_version
+    from joulesim.analysis.run_outputs import AnalysisError, as_report_input_error
+
+    bokeh_version()  # a missing extra is reported before any reading (exit status 1, not a bad file)
+    try:
+        _report(prefixes, output, title, tau, platform, platform_name)
+    except AnalysisError as exc:  # a missing, damaged or unreadable output file: bad input, 2
+        raise as_report_input_error(exc) from None
+
+
+def _report(prefixes: tuple[str, ...], output: str, title: str | None, tau: float, platform: str | None,
+            platform_name: str | None) -> None:
+    from joulesim.analysis.html_report import write_report
     from joulesim.analysis.machine_groups import check_platform_fits, machine_groups
     from joulesim.analysis.run_outputs import RunOutputs
     from joulesim.simulator.platform.platform_loader import load_platform
 
-    bokeh_version()  # a missing extra is reported before any reading
     if platform_name is not None and platform is None:
         raise click.UsageError("--platform-name chooses a platform of the file --platform gives: give --platform")
     runs = [RunOutputs(p) for p in prefixes]

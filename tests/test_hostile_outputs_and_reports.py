@@ -290,6 +290,27 @@ def test_report_refuses_impossible_job_numbers(damaged, tmp_path, column, value)
     assert not (tmp_path / "page.html").exists()
 
 
+@pytest.mark.parametrize("column, value, problem", [
+    ("finish_time", "1e20", "below 2^33"),  # beyond any time the simulator accepts
+    ("turnaround_time", "", "is empty while the job's other times are given"),
+    ("waiting_time", "", "is empty while the job's other times are given"),
+])
+def test_report_refuses_huge_and_missing_times(damaged, tmp_path, column, value, problem):
+    _set_jobs_cell(damaged, 2, column, value)
+    result = _report(str(damaged), "-o", str(tmp_path / "page.html"))
+    assert result.exit_code == 2, result.output
+    _one_error_line(result.output, f"{damaged}_jobs.csv: data row 2 (job 1), column {column}: ", problem)
+
+
+def test_report_on_a_jobs_file_without_a_column_exits_2(damaged, tmp_path):
+    jobs = Path(f"{damaged}_jobs.csv")
+    lines = jobs.read_text().splitlines()
+    jobs.write_text("\n".join(",".join(line.split(",")[:-3]) for line in lines) + "\n")  # no allocated_resources...
+    result = _report(str(damaged), "-o", str(tmp_path / "page.html"))
+    assert result.exit_code == 2, result.output
+    _one_error_line(result.output, f"{jobs}: missing column(s) allocated_resources")
+
+
 @pytest.mark.parametrize("value, problem", [
     ("0-999", "names machine 999, but the run had 2"),
     ("3-1", "goes backwards"),
@@ -379,8 +400,28 @@ def _cut_results_table_in_its_first_row(res):
     return f"{table}: line 2: ends in the middle of a line"
 
 
+def _table_cell(res, column, value):
+    import pandas as pd
+
+    (res / "results.parquet").unlink(missing_ok=True)
+    table = pd.read_csv(res / "results.csv", keep_default_na=False)
+    table[column] = table[column].astype(object)
+    table.loc[1, column] = value
+    table.to_csv(res / "results.csv", index=False)
+    return f"{res / 'results.csv'}: data row 2, column {column}: "
+
+
+def _infinite_makespan(res):
+    return _table_cell(res, "makespan", "inf")
+
+
+def _junk_status(res):
+    return _table_cell(res, "status", "okay")
+
+
 @pytest.mark.parametrize("damage", [_remove_run_folder, _remove_records, _remove_jobs_file, _garbage_record,
-                                    _list_record, _cut_results_table, _cut_results_table_in_its_first_row],
+                                    _list_record, _cut_results_table, _cut_results_table_in_its_first_row,
+                                    _infinite_makespan, _junk_status],
                          ids=lambda damage: damage.__name__.lstrip("_"))
 def test_campaign_report_html_refuses_a_damaged_campaign_folder(campaign_copy, tmp_path, damage):
     needle = damage(campaign_copy)
