@@ -307,7 +307,7 @@ def _library(kind: str, libraries: dict[str, str], folder: str, rng: random.Rand
 
 
 # ---------------------------------------------------------------- init data
-NON_UTF8 = ["\udcff\udcfe", "{\"a\": \"\udce9\"}", "\udcc3\udc28", "abc\udc80", "\udced\udca0\udc80"]
+NON_UTF8 = ["\udcff\udcfe", "{\"a\": \"\udce9\"}", "\udcc3(", "abc\udc80", "\udced\udca0\udc80"]
 
 
 def _init_string(rng: random.Random) -> tuple[str, str]:
