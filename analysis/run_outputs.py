@@ -74,7 +74,10 @@ _INTERVAL = re.compile(r"([0-9]{1,18})(?:-([0-9]{1,18}))?", re.ASCII)
 # (the simulator refuses any time beyond), requested_number_of_resources whole and below 2^31
 # (Batsim's 32-bit integers).
 JOBS_NON_NEGATIVE = ["submission_time", "requested_number_of_resources", "starting_time", "execution_time",
-                     "finish_time", "waiting_time", "turnaround_time"]
+                     "finish_time"]
+# Differences with the submission time: negative where a job starts before it is submitted
+# (Batsim's --no-sched starts every job at t=0), but finite and within the time range.
+JOBS_SIGNED = ["waiting_time", "turnaround_time"]
 TIME_LIMIT = 2.0 ** 33
 RESOURCES_LIMIT = 2 ** 31
 # A job that started has all of these; one that did not (rejected) has none.
@@ -183,6 +186,14 @@ def check_jobs_values(path: str, frame: pd.DataFrame) -> None:
                     else "a number of seconds >= 0 and below 2^33 (8,589,934,592)")
             raise DamagedOutputError(path, f"data row {row + 1} (job {job_ids[row]}), column {column}",
                                      f"{frame[column].iloc[row]} is not {kind}", _DAMAGED_FIX)
+    for column in JOBS_SIGNED:
+        values = frame[column].to_numpy(dtype=float)
+        bad = ~np.isnan(values) & ~(np.isfinite(values) & (np.abs(values) < TIME_LIMIT))
+        if bad.any():
+            row = _bad_row(frame, bad)
+            raise DamagedOutputError(path, f"data row {row + 1} (job {job_ids[row]}), column {column}",
+                                     f"{frame[column].iloc[row]} is not a number of seconds between -2^33 and 2^33",
+                                     _DAMAGED_FIX)
     present = frame[_RUN_COLUMNS].notna().to_numpy()
     partial = present.any(axis=1) & ~present.all(axis=1)
     if partial.any():
