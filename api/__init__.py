@@ -14,7 +14,7 @@ This package's folder is `api/` (pyproject.toml installs it as the root `joulesi
 API, one layer above the simulator and the deciders and below campaigns, learners and the
 command line (README, "Architecture"). Its modules: run_simulation (`simulate`), run_result
 (`RunResult`), simulation_inputs (platforms and workloads given as names, paths or dicts),
-decider_process and start_handshake (a decider in its own process), run_interrupted.
+decider_process (a decider in its own process; protocol/start_handshake.py its start report), run_interrupted.
 """
 
 from __future__ import annotations

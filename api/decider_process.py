@@ -11,7 +11,7 @@ import tempfile
 from typing import Any
 
 from joulesim.protocol.errors import JoulesimError
-from joulesim.start_handshake import final_report, wait_until_started
+from joulesim.protocol.start_handshake import final_report, wait_until_started
 
 _PREFIX = "joulesim-"
 _OWNER_FILE = "owner.pid"  # the pid of the `joulesim run` that made the folder
@@ -150,3 +150,9 @@ class DeciderProcess:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+def start_reporting_process(command: list[str], description: str) -> DeciderProcess:
+    """A child that reports how it started (protocol/start_handshake.py), e.g. the process that
+    loads an --edc-isolated library (open_edc's start_process)."""
+    return DeciderProcess(command, description, reports_start=True)

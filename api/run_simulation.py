@@ -158,6 +158,7 @@ def simulate(platform: PlatformSource = "cluster32",
 
 def _with_edc(arguments: dict[str, Any], time_limit: float | None) -> RunResult:
     """A run whose decisions come from a Batsim 5 EDC (protocol.batprotocol)."""
+    from joulesim.decider_process import start_reporting_process
     from joulesim.protocol.batprotocol.edc_connection import EdcFeatures, errors_naming, init_data_bytes, open_edc
 
     for other in ("decider", "socket_endpoint"):
@@ -174,7 +175,7 @@ def _with_edc(arguments: dict[str, Any], time_limit: float | None) -> RunResult:
     # edc_isolated=True the library is a process, stopped after `timeout` like any decider)
     edc = open_edc(os.fspath(arguments["edc_library"]) if arguments["edc_library"] is not None else None,
                    arguments["edc_socket"], arguments["edc_isolated"], init_data_bytes(arguments["edc_init"]),
-                   arguments["timeout"])
+                   arguments["timeout"], start_process=start_reporting_process)
     keywords = {name: arguments[name] for name in (
         "master_host", "add_role_to_hosts", "platform_name", "idle_power", "event_grouping", "mmax",
         "mmax_workload", "sched_config", "sched_config_file", "events", "disable_machine_state_tracing",

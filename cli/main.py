@@ -27,11 +27,12 @@ from joulesim.cli.simulate_options import (  # noqa: E402
     simulate_options,
     split_simulate_kwargs,
 )
-from joulesim.decider_process import DeciderProcess, free_ipc_endpoint, joulesim_decide_command  # noqa: E402
+from joulesim.decider_process import (  # noqa: E402
+    DeciderProcess, free_ipc_endpoint, joulesim_decide_command, start_reporting_process)
 from joulesim.protocol.errors import JoulesimError  # noqa: E402
 from joulesim.protocol.transport_zmq import DEFAULT_ENDPOINT  # noqa: E402
 from joulesim.run_interrupted import RunInterrupted  # noqa: E402
-from joulesim.start_handshake import reports_failure, reports_start  # noqa: E402
+from joulesim.protocol.start_handshake import reports_failure, reports_start  # noqa: E402
 
 # The simulator's modules (numpy, numba's kernels...) are imported by the commands that run it,
 # not by `joulesim --help` or `joulesim decide`.
@@ -230,7 +231,8 @@ def _simulate_with_edc(options: dict[str, Any], library: str | None, socket: str
 
         faulthandler.enable(all_threads=False)
     edc = open_edc(library, socket, isolated, init, options["timeout_s"],
-                   on_hang=(lambda text: report_and_exit_now(DeciderUnavailableError(text))) if in_process else None)
+                   on_hang=(lambda text: report_and_exit_now(DeciderUnavailableError(text))) if in_process else None,
+                   start_process=start_reporting_process)
     edc.keep_open = True  # (not closed at the run's end: last, below)
 
     def close_edc() -> None:
@@ -341,7 +343,7 @@ def _report_decider_bug(name: str, decider: Any) -> None:
 @click.option("--parent-pid", type=int, default=None, hidden=True,
               help="Set by `joulesim run`: exit when that process is gone.")
 @click.option("--ready-fd", type=int, default=None, hidden=True,
-              help="Set by `joulesim run`: a pipe to report on once built (api/start_handshake.py).")
+              help="Set by `joulesim run`: a pipe to report on once built (protocol/start_handshake.py).")
 @reports_errors
 def decide(name: str | None, endpoint: str, decider_options: tuple[str, ...], timeout_s: float,
            list_deciders: bool, curve_keys: str | None, parent_pid: int | None, ready_fd: int | None) -> None:

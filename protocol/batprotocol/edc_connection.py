@@ -265,11 +265,14 @@ def _prefix(exc: Exception, name: str) -> None:
 
 def open_edc(library: str | None = None, socket: str | None = None, isolated: bool = False,
              init_data: bytes = b"", timeout_s: float = 60.0,
-             on_hang: Callable[[str], Any] | None = None) -> EdcRequester:
+             on_hang: Callable[[str], Any] | None = None,
+             start_process: Callable[[list[str], str], Any] | None = None) -> EdcRequester:
     """Connect to the EDC and do its handshake. `on_hang`: for a library in this process, a
     watchdog (edc_watchdog.py) calls it with one line when a call into the library lasts
     `timeout_s`; it must end the process (the command line's does; without it, such a library
-    hangs the run, which --edc-isolated avoids)."""
+    hangs the run, which --edc-isolated avoids). `start_process(command, name)`: with
+    `isolated`, starts the child that loads the library (the API's DeciderProcess, which reports
+    how it started: protocol/start_handshake.py)."""
     if len(init_data) > INIT_DATA_MAX_BYTES:
         init_data_bytes(init_data)  # (raises)
     if (library is None) == (socket is None):
@@ -283,7 +286,9 @@ def open_edc(library: str | None = None, socket: str | None = None, isolated: bo
     if isolated:
         from joulesim.protocol.batprotocol.edc_isolated import isolated_channel
 
-        return EdcRequester(isolated_channel(library, timeout_s), init_data)
+        if start_process is None:
+            raise JoulesimError("--edc-isolated needs a way to start its child process (open_edc's start_process)")
+        return EdcRequester(isolated_channel(library, timeout_s, start_process), init_data)
     watchdog = None
     if on_hang is not None:
         from joulesim.protocol.batprotocol.edc_watchdog import CallWatchdog

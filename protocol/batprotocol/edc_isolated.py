@@ -3,7 +3,7 @@ error instead of the simulator's death.
 
 The library is loaded only in the child: the simulator checks the file (edc_library.
 check_library_file: a regular file, an ELF file not cut short) and runs none of its code, not
-even its constructors. The child loads it and reports through a pipe (api/start_handshake.py,
+even its constructors. The child loads it and reports through a pipe (protocol/start_handshake.py,
 as `joulesim decide` does) that it is ready, or why it refuses the library (one error, the exit
 status of the same refusal in-process); then it serves the library as a Batsim 5 process EDC on
 a private ipc:// endpoint (a REP socket: the init message is the init data's size as a native
@@ -27,7 +27,7 @@ import signal
 import struct
 import sys
 import tempfile
-from typing import Any
+from typing import Any, Callable
 
 from joulesim.protocol.batprotocol.edc_channels import SocketChannel
 from joulesim.protocol.errors import DeciderUnavailableError, JoulesimError
@@ -48,16 +48,16 @@ def signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def isolated_channel(library: str, timeout_s: float) -> Any:
-    """A channel to `library` served by a child process, once the child has loaded it."""
-    from joulesim.decider_process import DeciderProcess
+def isolated_channel(library: str, timeout_s: float, start_process: Callable[[list[str], str], Any]) -> Any:
+    """A channel to `library` served by a child process, once the child has loaded it.
+    `start_process(command, name)` starts it and waits for its start report (DeciderProcess)."""
     from joulesim.protocol.batprotocol.edc_library import check_library_file
 
     check_library_file(library)  # (a file that cannot be a library is told here; none of its code runs)
     folder = tempfile.mkdtemp(prefix="joulesim-edc-")
     endpoint = f"ipc://{folder}/edc"
-    process = DeciderProcess([sys.executable, "-m", "joulesim.protocol.batprotocol.edc_isolated", library, endpoint,
-                              str(os.getpid())], f"{library} (--edc-isolated)", reports_start=True)
+    process = start_process([sys.executable, "-m", "joulesim.protocol.batprotocol.edc_isolated", library, endpoint,
+                             str(os.getpid())], f"{library} (--edc-isolated)")
     try:
         try:
             process.wait_started(timeout_s)
@@ -142,7 +142,7 @@ def serve(library: str, endpoint: str, parent: int, ready_fd: int | None) -> int
 
     from joulesim.protocol.batprotocol.edc_library import EdcLibrary
     from joulesim.protocol.parent_death import die_with_parent
-    from joulesim.start_handshake import reports_failure, reports_start
+    from joulesim.protocol.start_handshake import reports_failure, reports_start
 
     die_with_parent(parent)
     with reports_start(ready_fd):  # the library's refusal is the simulator's to tell
