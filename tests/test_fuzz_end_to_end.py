@@ -16,8 +16,11 @@ BAD = (TRACEBACK, HANG, ACCEPTED_INVALID)
 
 
 def _report(results) -> str:
-    return "\n\n".join(f"seed {r.seed} scenario {r.scenario} operator {r.operator} ({r.label}): {r.outcome}\n"
+    text = "\n\n".join(f"seed {r.seed} scenario {r.scenario} operator {r.operator} ({r.label}): {r.outcome}\n"
                        f"mutated: {r.mutated!r}\n{r.detail}" for r in results)
+    # (a case's output may hold lone surrogates, from bytes that are not UTF-8: escaped, so that
+    # pytest-xdist can send the failure report back rather than stopping the session)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def test_hundreds_of_mutated_replies_in_process(tmp_path):
