@@ -155,8 +155,11 @@ def _dax(how: str):
         elif how == "bad_runtime":
             case.files["w.dax"] = DAX.replace('runtime="2"', f'runtime="{rng.choice(["nan", "inf", "-inf", "-2", "1e400", "1e20", "", "x", "١"])}"')
         elif how == "bad_num_procs":
-            case.files["w.dax"] = DAX.replace('num_procs="2"', f'num_procs="{rng.choice(["-1", "x", "1e400", "2.5", "١", "99999999999999999999"])}"')
-            return MAYBE_VALID  # Batsim reads it with strtol: missing, junk or below 1 is 1
+            value = rng.choice(["-1", "0", "x", "1e400", "2.5", "١", "99999999999999999999", ""])
+            case.files["w.dax"] = DAX.replace('num_procs="2"', f'num_procs="{value}"')
+            # As in Batsim, an integer below 1 is 1; anything but an ASCII integer is refused
+            # (Batsim's strtol would read "2.5" as 2 and junk as 0, then 1: see dax_workflow.py).
+            return MAYBE_VALID if value in ("-1", "0") else ALWAYS_INVALID
         elif how == "special":
             kind = rng.choice(["fifo", "dev_zero", "folder", "empty", "missing", "dev_null"])
             case.specials["w.dax"] = kind
