@@ -38,7 +38,7 @@ import pandas as pd
 from joulesim.analysis import report_series
 from joulesim.analysis.machine_groups import MachineGroups, check_platform_fits
 from joulesim.analysis.metrics import DEFAULT_TAU, compute_metrics, metric_label
-from joulesim.analysis.run_outputs import AnalysisError, RunOutputs
+from joulesim.analysis.run_outputs import AnalysisError, MissingExtraError, RunOutputs
 from joulesim.inputs.input_error import InputError
 from joulesim.inputs.output_file import refuse_non_regular_file, write_whole
 
@@ -69,7 +69,7 @@ def bokeh_version() -> str:
     try:
         import bokeh
     except ImportError:
-        raise AnalysisError("the HTML report needs Bokeh: pip install 'joulesim[report]'") from None
+        raise MissingExtraError("the HTML report needs Bokeh: pip install 'joulesim[report]'") from None
     return bokeh.__version__
 
 

@@ -45,7 +45,17 @@ _FILE_SUFFIXES = ("_jobs.csv", "_schedule.csv", "_machine_states.csv", "_consume
 
 
 class AnalysisError(JoulesimError):
-    """An output file to analyze is missing or malformed."""
+    """An output file to analyze is missing or malformed: a bad input file, exit status 2 (README),
+    in `joulesim analyze`, `plot`, `report` and `campaign report` alike."""
+
+    exit_code = 2
+
+
+class MissingExtraError(AnalysisError):
+    """An optional package the command needs is not installed (Bokeh for the HTML report): not a
+    bad input file, exit status 1."""
+
+    exit_code = 1
 
 
 class DamagedOutputError(InputError, AnalysisError):
@@ -57,7 +67,7 @@ class DamagedOutputError(InputError, AnalysisError):
 class ReportInputError(AnalysisError):
     """An AnalysisError (a missing file or column, a non-number) as `joulesim report` and
     `joulesim campaign report --html` end on it: a bad input file, exit status 2 as the README
-    says. (`joulesim analyze` and `plot` still end such errors with status 1.)"""
+    says (every AnalysisError has it now but MissingExtraError; kept for those callers)."""
 
     exit_code = 2
 

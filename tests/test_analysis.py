@@ -91,20 +91,36 @@ def test_side_by_side_and_json(tmp_path):
 
 def test_missing_and_malformed_files(tmp_path, small):
     result = CliRunner().invoke(analyze, [str(tmp_path / "nothing" / "out")])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "nothing/out_jobs.csv: no such file" in result.output
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "out_jobs.csv").write_text("job_id,foo\n1,2\n")
     result = CliRunner().invoke(analyze, [str(bad / "out")])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "out_jobs.csv: missing column(s)" in result.output and "submission_time" in result.output
     with open(small + "_schedule.csv") as f:
         header = f.readline()
     with open(small + "_schedule.csv", "w") as f:
         f.write(header)
     result = CliRunner().invoke(analyze, [small])
-    assert result.exit_code == 1 and "out_schedule.csv: expected exactly one data row" in result.output
+    assert result.exit_code == 2 and "out_schedule.csv: expected exactly one data row" in result.output
+    # (`plot` reads the same files: a bad input file, exit 2 too, as the README says)
+    result = CliRunner().invoke(plot, [str(tmp_path / "nothing" / "out"), "-o", str(tmp_path / "plots")])
+    assert result.exit_code == 2 and "nothing/out_jobs.csv: no such file" in result.output
+    result = CliRunner().invoke(plot, [str(bad / "out"), "-o", str(tmp_path / "plots")])
+    assert result.exit_code == 2 and "out_jobs.csv: missing column(s)" in result.output
+
+
+def test_a_missing_bokeh_is_not_a_bad_input_file(monkeypatch):
+    """AnalysisError is a bad file (2); the report's missing extra stays status 1."""
+    from joulesim.analysis.html_report import bokeh_version
+    from joulesim.analysis.run_outputs import AnalysisError
+
+    monkeypatch.setitem(sys.modules, "bokeh", None)  # (import bokeh then raises ImportError)
+    with pytest.raises(AnalysisError, match="needs Bokeh") as raised:
+        bokeh_version()
+    assert raised.value.exit_code == 1
 
 
 def _check_png(path, min_side=300):
