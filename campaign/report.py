@@ -10,6 +10,7 @@ the title.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -17,6 +18,7 @@ import pandas as pd
 from joulesim.analysis.metrics import metric_label
 from joulesim.analysis.plotting import pyplot, save
 from joulesim.campaign.results_store import COST_COLUMNS, METRIC_COLUMNS, WINDOW_COLUMNS, read_table
+from joulesim.inputs.input_error import InputError
 from joulesim.protocol.errors import JoulesimError
 
 DEFAULT_METRICS = ["mean_waiting_time", "mean_bounded_slowdown", "makespan", "utilization", "consumed_joules",
@@ -38,33 +40,87 @@ def varying_parameters(frame: pd.DataFrame) -> list[str]:
             and frame[c].nunique(dropna=True) > 1]
 
 
+def table_path(results: str) -> str:
+    """The file read_table reads for `results` (a campaign folder: its results.parquet, else its
+    results.csv), to name it in errors."""
+    if os.path.isdir(results):
+        parquet = os.path.join(results, "results.parquet")
+        return parquet if os.path.exists(parquet) else os.path.join(results, "results.csv")
+    return results
+
+
+_DAMAGED_FIX = "the table is damaged: rerun `joulesim campaign run` to rewrite it"
+
+
 def _check_columns(frame: pd.DataFrame, columns: list[str], what: str) -> None:
+    """Columns the user named (--x, --y, --tradeoff)."""
     for column in columns:
         if column not in frame.columns:
             raise JoulesimError(f"the results table has no column {column!r} for {what}; its columns: "
-                                + ", ".join(frame.columns))
+                                + _columns(frame))
 
 
-def draw_report(results: str, out_dir: str, xs: list[str], ys: list[str], tradeoffs: list[str]) -> list[str]:
-    """Draw the plots; returns the paths of the PNG files written."""
+def _check_table_columns(path: str, frame: pd.DataFrame, columns: list[str], what: str) -> None:
+    """Columns every campaign's table has (the decider, the default trade-off's metrics): one
+    missing is a damaged table, an input error naming the file (exit status 2)."""
+    for column in columns:
+        if column not in frame.columns:
+            raise InputError(path, "header", f"has no column {column!r} ({what}); its columns: {_columns(frame)}",
+                             _DAMAGED_FIX)
+
+
+def _columns(frame: pd.DataFrame) -> str:
+    names = [str(c) if len(str(c)) <= 40 else str(c)[:40] + "..." for c in frame.columns[:60]]
+    return ", ".join(names) + (f", ... ({len(frame.columns)} columns)" if len(frame.columns) > 60 else "")
+
+
+@dataclass
+class ReportPlan:
+    """What draw_report draws, checked before anything is drawn or written."""
+    results: str
+    ok: pd.DataFrame  # the succeeded instances
+    xs: list[str]
+    ys: list[str]
+    pairs: list[tuple[str, str]]
+    note: str
+
+
+def plan_report(results: str, xs: list[str], ys: list[str], tradeoffs: list[str]) -> ReportPlan:
+    """Read and check the results table and the columns asked for (or the defaults)."""
     frame = read_table(results)
+    path = table_path(results)
+    _check_table_columns(path, frame, ["decider"], "one line or colour per decider")
     ok = frame[frame["status"] == "ok"] if "status" in frame.columns else frame
     nb_failed = len(frame) - len(ok)
-    if ok.empty:
-        raise JoulesimError(f"{results}: no instance succeeded; nothing to draw")
     xs = xs or varying_parameters(ok)
     ys = ys or [m for m in DEFAULT_METRICS if m in ok.columns and ok[m].notna().any()]
     _check_columns(ok, xs, "--x")
     _check_columns(ok, ys, "--y")
-    pairs = [_pair(text) for text in tradeoffs] or _default_tradeoffs(ok)
-    for pair in pairs:
-        _check_columns(ok, list(pair), "--tradeoff")
+    if tradeoffs:
+        pairs = [_pair(text) for text in tradeoffs]
+        for pair in pairs:
+            _check_columns(ok, list(pair), "--tradeoff")
+    else:
+        pairs = _default_tradeoffs(ok)
+        for x, y in pairs:
+            _check_table_columns(path, ok, [x, y], f"a metric of every campaign, drawn in the default trade-off {y} vs {x}")
     note = f" ({nb_failed} failed instances left out)" if nb_failed else ""
+    return ReportPlan(results, ok, xs, ys, pairs, note)
+
+
+def draw_report(results: str, out_dir: str, xs: list[str], ys: list[str], tradeoffs: list[str],
+                plan: ReportPlan | None = None) -> list[str]:
+    """Draw the plots (of `plan`, when already made by plan_report); returns the paths of the PNG
+    files written."""
+    plan = plan or plan_report(results, xs, ys, tradeoffs)
+    ok, note = plan.ok, plan.note
+    if ok.empty:
+        raise JoulesimError(f"{plan.results}: no instance succeeded; nothing to draw")
     written = []
-    for x in xs:
-        for y in ys:
+    for x in plan.xs:
+        for y in plan.ys:
             written.append(_metric_vs_parameter(ok, x, y, os.path.join(out_dir, f"{y}_vs_{x}.png"), note))
-    for x, y in pairs:
+    for x, y in plan.pairs:
         written.append(_tradeoff(ok, x, y, os.path.join(out_dir, f"tradeoff_{y}_vs_{x}.png"), note))
     if not written:
         raise JoulesimError("no parameter varies in this campaign and no trade-off was asked: give --x or --tradeoff")

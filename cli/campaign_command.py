@@ -118,10 +118,13 @@ def list_instances(study: str, where: dict[str, list[str]]) -> None:
 def report(results: str, out_dir: str, x_columns: tuple[str, ...], y_columns: tuple[str, ...],
            tradeoffs: tuple[str, ...], pages: bool) -> None:
     """Draw metric-vs-parameter and trade-off plots of a campaign's RESULTS (folder or table)."""
-    from joulesim.campaign.report import draw_report
+    from joulesim.campaign.report import draw_report, plan_report
     from joulesim.inputs.output_file import make_output_folder
 
     make_output_folder(out_dir, "output folder (-o)")  # -o a file, /proc...: refused before any reading
+    # The table and its columns checked before any page or plot is written (a damaged header:
+    # one line naming the file, exit status 2).
+    plan = plan_report(results, list(x_columns), list(y_columns), list(tradeoffs))
     if pages:  # (checked first: a campaign without kept outputs fails before any drawing)
         from joulesim.analysis.html_report import bokeh_version
         from joulesim.analysis.run_outputs import AnalysisError, as_report_input_error
@@ -134,5 +137,5 @@ def report(results: str, out_dir: str, x_columns: tuple[str, ...], y_columns: tu
             raise as_report_input_error(exc) from None
     else:
         written = []
-    for path in draw_report(results, out_dir, list(x_columns), list(y_columns), list(tradeoffs)) + written:
+    for path in draw_report(results, out_dir, list(x_columns), list(y_columns), list(tradeoffs), plan) + written:
         click.echo(path)

@@ -78,3 +78,74 @@ def test_a_bad_dax_number_on_the_command_line_exits_2(tmp_path):
     assert "w.dax: <job id='b'>, runtime: invalid value '١'" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "out_jobs.csv").exists()
+
+
+# --- campaign report on a damaged results table ----------------------------------------------
+
+STUDY = """\
+[campaign]
+name = "damaged"
+outputs = true
+[[platforms]]
+path = "small4"
+[[workloads]]
+path = "tiny"
+[[deciders]]
+decider = "fcfs"
+[[deciders]]
+decider = "easy"
+"""
+
+
+@pytest.fixture(scope="module")
+def campaign_folder(tmp_path_factory):
+    from joulesim.campaign.runner import run_campaign
+
+    pytest.importorskip("matplotlib")
+    base = tmp_path_factory.mktemp("campaign")
+    (base / "study.toml").write_text(STUDY)
+    run_campaign(str(base / "study.toml"), str(base / "campaign"), workers=1, progress=False)
+    return base / "campaign"
+
+
+def _damaged_copy(campaign_folder, tmp_path, old: str, new: str):
+    import shutil
+
+    campaign = tmp_path / "campaign"
+    shutil.copytree(campaign_folder, campaign)
+    (campaign / "results.parquet").unlink(missing_ok=True)
+    results = campaign / "results.csv"
+    header, rest = results.read_text().split("\n", 1)
+    assert old in header.split(",")
+    results.write_text(",".join(new if name == old else name for name in header.split(",")) + "\n" + rest)
+    return campaign
+
+
+@pytest.mark.parametrize("html", [True, False])
+def test_campaign_report_on_a_table_without_its_decider_column_exits_2(campaign_folder, tmp_path, html):
+    """reports:2500197: a mangled 'decider' header ended in KeyError: 'decider' (after the pages)."""
+    campaign = _damaged_copy(campaign_folder, tmp_path, "decider", "de")
+    done = joulesim_command("campaign", "report", str(campaign), *(["--html"] if html else []), "-o",
+                            str(tmp_path / "plots"))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "KeyError" not in done.stderr
+    assert f"{campaign / 'results.csv'}: header: has no column 'decider'" in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1
+    assert not (tmp_path / "plots" / "index.html").exists()  # checked before any page is written
+
+
+def test_campaign_report_on_a_table_without_the_default_tradeoffs_metric_exits_2(campaign_folder, tmp_path):
+    """reports:2500143: one clean line, but exit status 1."""
+    campaign = _damaged_copy(campaign_folder, tmp_path, "mean_waiting_time", "mean>_waiting_time")
+    done = joulesim_command("campaign", "report", str(campaign), "--html", "-o", str(tmp_path / "plots"))
+    assert done.returncode == 2, done.stderr
+    assert f"{campaign / 'results.csv'}: header: has no column 'mean_waiting_time'" in done.stderr, done.stderr
+    assert "default trade-off" in done.stderr and "--tradeoff" not in done.stderr
+    assert done.stderr.count("\n") == 1
+
+
+def test_campaign_report_still_draws_an_intact_table(campaign_folder, tmp_path):
+    done = joulesim_command("campaign", "report", str(campaign_folder), "--html", "-o", str(tmp_path / "plots"))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "plots" / "index.html").is_file()
+    assert any(name.startswith("tradeoff_") for name in os.listdir(tmp_path / "plots"))
