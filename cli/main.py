@@ -29,7 +29,7 @@ from joulesim.cli.simulate_options import (  # noqa: E402
 )
 from joulesim.decider_process import (  # noqa: E402
     DeciderProcess, free_ipc_endpoint, joulesim_decide_command, start_reporting_process)
-from joulesim.protocol.errors import JoulesimError  # noqa: E402
+from joulesim.protocol.errors import DeciderUnavailableError, JoulesimError  # noqa: E402
 from joulesim.protocol.transport_zmq import DEFAULT_ENDPOINT  # noqa: E402
 from joulesim.run_interrupted import RunInterrupted  # noqa: E402
 from joulesim.protocol.start_handshake import reports_failure, reports_start  # noqa: E402
@@ -218,7 +218,6 @@ def _simulate_with_edc(options: dict[str, Any], library: str | None, socket: str
     crash still ends the process, as in Batsim 5); batsim_edc_deinit comes last, after the
     summary or the error line, when every output is complete."""
     from joulesim.protocol.batprotocol.edc_connection import EdcFeatures, errors_naming, open_edc
-    from joulesim.protocol.errors import DeciderUnavailableError
     from joulesim.run_simulation import configured_edc_run
 
     given = [name for name in EdcFeatures.flag_names() if options[name]]
@@ -227,9 +226,7 @@ def _simulate_with_edc(options: dict[str, Any], library: str | None, socket: str
         raise click.UsageError(f"with an EDC, its hello sets what {flags} set for a Batsim 4 decider: drop {flags}")
     in_process = library is not None and not isolated
     if in_process:
-        import faulthandler
-
-        faulthandler.enable(all_threads=False)
+        _enable_fault_handler()
     edc = open_edc(library, socket, isolated, init, options["timeout_s"],
                    on_hang=(lambda text: report_and_exit_now(DeciderUnavailableError(text))) if in_process else None,
                    start_process=start_reporting_process)
@@ -306,12 +303,28 @@ def _run(decider: str, decider_kv: dict[str, str], in_process: bool, curve_keys:
         def decider_exit() -> None:
             status = process.wait()
             if status not in (0, None):
-                raise JoulesimError(f"the decider process ({process.description}) exited with status {status}")
+                # (it ended with an error once the run was over: a decider crashing, exit status 5)
+                raise DeciderUnavailableError(f"the decider process ({process.description}) exited with status {status}")
 
         _simulate(config, ZmqRequester(endpoint, config.timeout_s, process.why_gone, keys), decider_exit)
     finally:
         process.stop()
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def _enable_fault_handler() -> None:
+    """Python's fault handler, so that a library crashing this process says where (README): on
+    sys.stderr, or on the process's own stderr when sys.stderr has no file descriptor (click's
+    CliRunner, an application embedding joulesim: faulthandler.enable then raises
+    io.UnsupportedOperation); without either, the run goes on without it."""
+    import faulthandler
+
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            faulthandler.enable(file=stream, all_threads=False)
+            return
+        except (AttributeError, OSError, RuntimeError, ValueError):  # (no fileno(), or None)
+            continue
 
 
 def _simulate_without_decider(config: Any) -> None:

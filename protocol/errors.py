@@ -1,4 +1,11 @@
-"""Errors that end a run with a readable message and a non-zero exit status."""
+"""Errors that end a run with a readable message and a non-zero exit status.
+
+The statuses (README, "What joulesim refuses, and how"): 1 any other error, 2 an input file or
+command-line value refused before any output is written, 3 a protocol violation, 4 a decision that
+cannot be applied, 5 a decider unavailable, 6 an exception in a decider's own code (cli/main.py),
+7 a run past its wall-clock limit, 8 a Slurm command that failed (adapters/slurm), 9 an input
+found wrong during the run (RUN_INPUT_EXIT), 130 Ctrl-C.
+"""
 
 
 class JoulesimError(Exception):
@@ -40,3 +47,10 @@ class RunTimeLimitError(JoulesimError):
     """A run went past the wall-clock time limit it was given (e.g. a campaign's `timeout`)."""
 
     exit_code = 7
+
+
+#: The exit status of an input found wrong while the run goes on, once its outputs are open (an
+#: SMPI rank trace that deadlocks, no route between two zones, found when a message first goes
+#: there): an InputError, given this status by Simulation.run; the outputs written so far are kept.
+#: Not 2, which says that nothing was written.
+RUN_INPUT_EXIT = 9

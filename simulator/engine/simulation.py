@@ -25,7 +25,7 @@ import simpy
 from simpy.events import NORMAL
 
 from joulesim.inputs.input_error import InputError
-from joulesim.protocol.errors import DecisionError, JoulesimError
+from joulesim.protocol.errors import RUN_INPUT_EXIT, DecisionError, JoulesimError
 from joulesim.protocol.simulation_begins import batsim_config
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
 from joulesim.simulator.energy.energy_cost import CostPlan, PricedEnergyMeter, cost_plan
@@ -182,6 +182,8 @@ class Simulation(EventSources, JobLifecycle):
         self._files: list[Any] = []
         #: Paths of the output files opened so far (kept when the run stops early).
         self.opened_outputs: list[str] = []
+        self._outputs_open = False  # (from then on an InputError is found during the run: see run)
+        self._stuck_text: str | None = None  # (the error _stuck_reason wrote, see run)
         if config.verbosity in ("network-only", "debug"):
             link.trace_messages(sys.stderr)
         self.paths = output_paths(config.export_prefix, config.energy, self.cost_plan is not None,
@@ -287,6 +289,25 @@ class Simulation(EventSources, JobLifecycle):
 
     # ------------------------------------------------------------------ run
     def run(self) -> SimulationResult:
+        """Simulate and write the outputs. The errors that end a run keep their exit status,
+        but two get theirs here, at the run's boundary: an InputError found once the outputs are
+        open (an SMPI trace that deadlocks, no route between two zones, met when a job first
+        sends a message there) ends with RUN_INPUT_EXIT (9: the input is wrong, the outputs
+        written so far are kept), not 2 (refused before any output); and the decider leaving
+        jobs waiting with nothing else to happen is a DecisionError (4), in both event groupings."""
+        try:
+            return self._run()
+        except InputError as exc:
+            if self._outputs_open:
+                exc.exit_code = RUN_INPUT_EXIT  # (the same error, its class kept for the API's callers)
+            raise
+        except JoulesimError as exc:
+            # (Batsim's actors raise a plain JoulesimError of _stuck_reason's text)
+            if type(exc) is JoulesimError and self._stuck_text is not None and str(exc) == self._stuck_text:
+                raise DecisionError(str(exc)) from None
+            raise
+
+    def _run(self) -> SimulationResult:
         started = time.perf_counter()
         for warning in self.config.platform.warnings:
             self._warn(warning)
@@ -331,6 +352,7 @@ class Simulation(EventSources, JobLifecycle):
                 offer(lambda hosts: ledger.joules(hosts, self.env._now), self.nb_hosts)
         for handle in self._files:  # headers on disk at once: a run killed now leaves headed CSVs
             handle.flush()
+        self._outputs_open = True
         network = self.config.platform.network
         if self.hierarchy is not None:
             self.runner = CoreTaskRunner(self.hierarchy, self.at, lambda: self.env._now, self._tasks_done,
@@ -413,7 +435,7 @@ class Simulation(EventSources, JobLifecycle):
                 self._end()
                 return
             if not queue:
-                raise JoulesimError(self._stuck_reason())
+                raise DecisionError(self._stuck_reason())
             if queue[0][0] >= MAX_SIMULATED_TIME:
                 raise JoulesimError(self._beyond_time_range(queue[0]))
             env.step()
@@ -424,6 +446,12 @@ class Simulation(EventSources, JobLifecycle):
                 and self.scheduled_decisions == 0 and self.switching.in_progress == 0)
 
     def _stuck_reason(self) -> str:
+        """Why the run cannot go on: the decider left jobs waiting (or registration open) and
+        nothing else can happen. Kept in _stuck_text: run() makes it a DecisionError."""
+        self._stuck_text = self._stuck_text_now()
+        return self._stuck_text
+
+    def _stuck_text_now(self) -> str:
         now = self.env._now
         if self.registration_open:
             return (f"at t={now:g} nothing is left to simulate, but dynamic job registration is still "
