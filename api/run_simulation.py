@@ -39,7 +39,7 @@ ENDPOINT_PLACEHOLDER = "{endpoint}"
 
 
 def simulate(platform: PlatformSource = "cluster32",
-             workload: WorkloadSource | Sequence[WorkloadSource] = "default",
+             workload: WorkloadSource | Sequence[WorkloadSource] | None = None,
              decider: str | Decider | type | Sequence[str] | None = None,
              *,
              options: Mapping[str, Any] | None = None,
@@ -87,7 +87,8 @@ def simulate(platform: PlatformSource = "cluster32",
         name, a JSON platform dict, or a loaded Platform. `platform_name` picks one platform of an
         IRMaSim file that holds several; `idle_power` is `--idle-power` (IRMaSim node platforms).
     workload: a Batsim workload file, a shipped workload name, a workload dict, or a list of
-        those (workloads w0, w1, ...).
+        those (workloads w0, w1, ...). Default: the shipped "default" workload, or none when
+        `workflows` or `workflow_starts` are given (Batsim's -w is optional with -W).
     decider: a shipped decider name, "package.module:Class", a Decider subclass or instance, or
         a command line (list of strings) with "{endpoint}" where the endpoint goes. Default:
         "easy", or none with `socket_endpoint`.

@@ -153,7 +153,11 @@ def _check_choice(keyword: str, value: Any, allowed: Sequence[str]) -> None:
         raise JoulesimError(f"{keyword}={value!r}: use one of {', '.join(allowed)}")
 
 
-def simulation_config(platform: PlatformSource, workload: WorkloadSource | Sequence[WorkloadSource], *,
+#: The workload of a run given none: the shipped default workload, unless it runs workflows.
+DEFAULT_WORKLOAD = "default"
+
+
+def simulation_config(platform: PlatformSource, workload: WorkloadSource | Sequence[WorkloadSource] | None, *,
                       export_prefix: str | None, energy: bool, master_host: str | None,
                       add_role_to_hosts: Mapping[str, str] | Sequence[str] | None, platform_name: str | None,
                       idle_power: str, event_grouping: str, mmax: int, mmax_workload: bool,
@@ -168,7 +172,9 @@ def simulation_config(platform: PlatformSource, workload: WorkloadSource | Seque
                       acknowledge_dynamic_jobs: bool, forward_profiles_on_submission: bool, timeout: float,
                       progress: bool, disable_schedule_tracing: bool = False) -> SimulationConfig:
     """Every input loaded and checked, the output prefix first (it costs nothing; loading may),
-    before anything is written. The keywords are `joulesim.simulate`'s."""
+    before anything is written. The keywords are `joulesim.simulate`'s. `workload` None: the
+    shipped default workload, or none with `workflows` or `workflow_starts` (as Batsim's -w is
+    optional with -W/--WS: the workflows alone)."""
     _check_choice("event_grouping", event_grouping, EVENT_GROUPINGS)
     _check_choice("verbosity", verbosity, VERBOSITY_LEVELS)
     _check_choice("idle_power", idle_power, IDLE_POWER_RULES)
@@ -184,6 +190,8 @@ def simulation_config(platform: PlatformSource, workload: WorkloadSource | Seque
     if export_prefix is not None:
         check_output_prefix(export_prefix)  # see simulator/output/output_files.py
     platform_model = platform_from(platform, master_host, platform_name, host_roles(add_role_to_hosts), energy)
+    if workload is None:
+        workload = [] if workflows or workflow_starts else DEFAULT_WORKLOAD
     workloads = workloads_from(workload)
     forwarded = sched_config_from(sched_config, sched_config_file)
     if mmax_workload:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Callable
 
@@ -26,10 +27,12 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
                          show_default=True,
                          help="IRMaSim node platforms: when an idle processor draws min power: "
                               "'irmasim' from its first task on (IRMaSim's accounting), 'always' from t=0."),
+            # (no click default: the command's default workload applies only without -W/--WS)
             click.option("-w", "--workload", "workloads", multiple=True,
-                         default=workload_default or (), show_default=bool(workload_default),
                          help="Workload file (Batsim JSON or IRMaSim JSON), or a shipped workload name. Repeatable: "
-                              "workload i is named w<i>."),
+                              "workload i is named w<i>."
+                              + (f" [default: {', '.join(workload_default)}, unless -W or --WS gives a workflow]"
+                                 if workload_default else "")),
             click.option("-e", "--export", "export_prefix", default="out", show_default=True,
                          help="Output prefix: writes PREFIX_jobs.csv, PREFIX_schedule.csv, ..."),
             click.option("-m", "--master-host", default=None,
@@ -118,10 +121,24 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
                          help="Show progress on stderr (default: a bar on a terminal, otherwise a line "
                               "every 5 s once a run has lasted 5 s)."),
         ]
+        if workload_default:
+            command = _default_workload_without_workflows(command, workload_default)
         for option in reversed(options):
             command = option(command)
         return command
     return decorate
+
+
+def _default_workload_without_workflows(command: Callable, default: tuple[str, ...]) -> Callable:
+    """`command` given `default` as its workloads when neither -w, -W nor --WS is given: with a
+    workflow, as with Batsim's -W, no static workload is added beside it."""
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not (kwargs["workloads"] or kwargs["workflows"] or kwargs["workflow_starts"]):
+            kwargs["workloads"] = default
+        return command(*args, **kwargs)
+
+    return wrapper
 
 
 def _refuse_energy_link(ctx: click.Context, param: click.Parameter, value: bool) -> None:

@@ -1,8 +1,8 @@
 """Exit statuses of errors found while a run goes on (README, "What joulesim refuses, and how"):
 an input found wrong during the run (9, its outputs kept, not 2: refused before any output), a
 decider leaving jobs waiting (4), a decider process ending with an error after the run (5); and
-an EDC library run under a stderr without a file descriptor (click's CliRunner) reaching its own
-error."""
+two command-line fixes of issue 46: -W without -w runs the workflow alone, and an EDC library
+run under a stderr without a file descriptor (click's CliRunner) reaches its own error."""
 
 from __future__ import annotations
 
@@ -145,6 +145,37 @@ def test_a_decider_process_exiting_with_an_error_after_the_run_exits_5(tmp_path,
     assert done.returncode == 5, done.stderr
     assert done.stderr == "joulesim: error: the decider process (joulesim decide misbehaving:ExitsWith3) exited with status 3\n"
     assert len((tmp_path / "x_jobs.csv").read_text().splitlines()) == 5  # (the run itself completed)
+
+
+# ---------------------------------------------------------------- -W without -w
+DAX = ("<adag><job id='a' runtime='1' num_procs='1'/><job id='b' runtime='2' num_procs='1'/>"
+       "<child ref='b'><parent ref='a'/></child></adag>")
+
+
+@pytest.mark.parametrize("flags", [["-W", "{dax}"], ["--WS", "{dax}", "5"]])
+def test_a_workflow_without_w_runs_alone_without_the_default_workload(tmp_path, flags):
+    """As Batsim's -w is optional with -W: `run -W f.dax` loaded the default workload's 400 jobs
+    beside the workflow."""
+    (tmp_path / "f.dax").write_text(DAX)
+    args = [flag.format(dax=tmp_path / "f.dax") for flag in flags]
+    done = cli("run", "-p", "small4", *args, "-e", str(tmp_path / "x"), "-q", "--in-process")
+    assert done.returncode == 0, done.stderr
+    rows = (tmp_path / "x_jobs.csv").read_text().splitlines()[1:]
+    expected = ["wf0", "wf0"] if flags[0] == "-W" else ["wfc0", "wfc0"]
+    assert sorted(row.split(",")[1] for row in rows) == expected
+
+
+def test_without_w_nor_a_workflow_run_keeps_the_default_workload(tmp_path):
+    result = CliRunner().invoke(main, ["run", "-p", "small4", "--mmax", "2", "-d", "fcfs", "--in-process",
+                                       "-e", str(tmp_path / "x"), "-q"])
+    assert result.exit_code == 0, result.output
+    assert len((tmp_path / "x_jobs.csv").read_text().splitlines()) == 401
+
+
+def test_the_api_s_workflows_run_without_the_default_workload(tmp_path):
+    (tmp_path / "f.dax").write_text(DAX)
+    result = joulesim.simulate("small4", decider="fcfs", workflows=[str(tmp_path / "f.dax")])
+    assert sorted(result.jobs["workload_name"]) == ["wf0", "wf0"]
 
 
 # ---------------------------------------------------------------- faulthandler under CliRunner
