@@ -89,7 +89,8 @@ def test_slots_and_elements_are_reused_and_grown_without_mixing_activities():
 
 # Weighted towards what makes cursors move: activities joining, time passing, re-solves.
 operations = st.lists(st.tuples(st.sampled_from(["add", "add", "join", "join", "advance", "advance", "resolve",
-                                                 "resolve", "finish", "leave", "release"]),
+                                                 "resolve", "finish", "leave", "release", "step", "step",
+                                                 "external"]),
                                 st.integers(0, 10 ** 6)), min_size=25, max_size=80)
 
 
@@ -133,6 +134,22 @@ def replay(ops, seed: int, compiled: bool) -> list:
                     sharing.remove(slot)
                     held.remove(slot)
                     table.release(slot)
+            elif name == "step":  # as a stepped runner: the next step's length, every cursor moved by it
+                delta = table.next_step()
+                seen.append(delta)
+                delta = amount / 10 if delta < 0 else min(delta, amount / 10)
+                now += delta
+                seen.append(table.step(delta, 1e-14))
+                done = table.finished(-np.inf, 1e-14).tolist()
+                seen.append(done)
+                for slot in done:
+                    sharing.remove(slot)
+                    held.remove(slot)
+                    table.release(slot)
+            elif name == "external":  # a message's slot: its progress is kept elsewhere
+                waiting = [s for s in held if s not in sharing]
+                if waiting:
+                    table.external[waiting[pick % len(waiting)]] = True
             elif name == "leave" and sharing:
                 slot = sharing.pop(pick % len(sharing))
                 table.leave(slot)

@@ -31,12 +31,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from joulesim.protocol.batsim_number_format import as_batsim_writes
-from joulesim.protocol.errors import JoulesimError
+from joulesim.protocol.errors import DecisionError, JoulesimError
 from joulesim.protocol.interval_set import expand_runs
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
 from joulesim.simulator.engine.decisions import DecisionContext
 from joulesim.simulator.engine.ipc_routes import MASTER, IpcRoutes
-from joulesim.simulator.engine.simgrid_kernel import Actor, Kernel, Model
+from joulesim.simulator.engine.simgrid_kernel import Actor, Kernel, LinkSharing, Model
 from joulesim.simulator.workload.job_record import RUNNING
 
 if TYPE_CHECKING:
@@ -95,11 +95,13 @@ class BatsimActors:
             self.runner_started(sim.runner)
         self.kernel.run(MAX_SIMULATED_TIME, self._beyond_time_range)
         if not self.end_ack:
-            raise JoulesimError(sim._stuck_reason())
+            raise DecisionError(sim._stuck_reason())
 
     def runner_started(self, runner: Any) -> None:
         """The network runner is the kernel's model from now on (its events are due from now)."""
         self.kernel.model = RunnerModel(self, runner)
+        if getattr(runner, "network", None) is not None:
+            self.kernel.link_sharing = RunnerLinks(runner)
 
     def after(self, delay: float, callback: Callable[[Any], None], value: Any, host: Any = MASTER,
               floor: float = 0.0, job: "JobRecord | None" = None, daemon: bool = False,
@@ -467,9 +469,11 @@ class BatsimActors:
             self.live += 1  # until the server takes it
             yield from self._put(("events", events, on_arrival))
 
-    def runner_events(self, runner: Any, start: float, horizon: float, limit: float) -> None:
-        """The network runner's events (handled by maestro, Model.process); what they emit goes to
-        the server from an actor of its own on the master host, as a timer's report does."""
+    def runner_events(self, runner: Any, start: float = 0.0, horizon: float = 0.0, limit: float = 0.0,
+                      stepped: bool = False) -> None:
+        """The network runner's events (handled by maestro, Model.process, or Model.step when
+        `stepped`); what they emit goes to the server from an actor of its own on the master
+        host, as a timer's report does."""
         kernel, sim = self.kernel, self.sim
 
         def nothing_to_report() -> bool:
@@ -478,7 +482,10 @@ class BatsimActors:
         self._in_model = True
         sim.pending = []
         try:
-            runner.process(start, horizon, limit, kernel.set_clock, nothing_to_report)
+            if stepped:
+                runner.step()
+            else:
+                runner.process(start, horizon, limit, kernel.set_clock, nothing_to_report)
         finally:
             self._in_model = False
         events, sim.pending = sim.pending, []
@@ -541,6 +548,35 @@ class RunnerModel(Model):
         self.actors = actors
         self.runner = runner
         self.next_event = runner.next_event  # (bound once: the kernel asks at every step)
+        # A runner that can be stepped is (ptask_L07's actions are updated at every step),
+        # while it says so (RunnerModel.stepped).
+        runner.stepped = hasattr(runner, "next_step")
+        if runner.stepped:
+            self.next_step = runner.next_step
+            self.move = runner.move
+
+    @property
+    def stepped(self) -> bool:  # type: ignore[override]
+        return self.runner.stepping()
 
     def process(self, start: float, horizon: float, limit: float) -> None:
         self.actors.runner_events(self.runner, start, horizon, limit)
+
+    def step(self) -> None:
+        self.actors.runner_events(self.runner, stepped=True)
+
+
+class RunnerLinks(LinkSharing):
+    """The network runner's parallel tasks as what the kernel's transfers share links with."""
+
+    def __init__(self, runner: Any):
+        self._runner = runner
+        self._table = runner.table
+        self.join = lambda route: runner.join_transfer(route.links, route.latency)
+        self.leave = runner.leave_transfer
+        self.rate = runner.transfer_rate
+        self.refresh = runner.refresh
+
+    @property
+    def version(self) -> int:  # type: ignore[override]
+        return self._table.version

@@ -56,4 +56,4 @@ class IpcRoutes:
         rate = min(float(network.capacity[r]) for r in resources)
         if latency > 0:
             rate = min(rate, TCP_GAMMA / (2.0 * latency))
-        return Route(latency, rate)
+        return Route(latency, rate, tuple(resources))

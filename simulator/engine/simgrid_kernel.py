@@ -19,15 +19,20 @@ src/kernel/activity/CommImpl.cpp, src/kernel/resource/Model.cpp):
   they started waiting.
 - A send and a receive on one mailbox match in posting order; the transfer starts once both
   are there. `Mailbox::empty()` looks at the queue of unmatched posts.
-- The network runner (jobs' parallel tasks) is a model of its own, as SimGrid's host and network
-  models are: a step is no longer than the time to its next event. Its events are handled by
-  maestro, before the actors whose actions ended are woken; several of its instants make one
-  step while no other action ends before them and nothing is to be reported (an MPI replay has
-  an event every few microseconds), so the actions' remaining times are updated once for them.
+- The network runner (jobs' parallel tasks) is a model of its own; its events are handled by
+  maestro, before the actors whose actions ended are woken. A `stepped` runner (the parallel
+  task runner) is updated as ptask_L07 updates every action, at each step: its tasks' time to
+  completion counts in the step's length, each step moves every task's progress by its rate x
+  the step, and a task ends when its remaining progress falls below 1e-14. Messages whose links
+  its tasks use join its solve (LinkSharing): one linear system, as in ptask_L07, where a
+  1-byte message takes its fair share of a busy link and slows the tasks held back by it.
+  Another model gives the time of its next event, and several of its instants make one step
+  while no other action ends before them.
 
 The arithmetic is the same IEEE double arithmetic, in the same order, so the clock values are
-SimGrid's to the last bit (for what is modelled here: sleeps, executions of one host, and
-messages alone on their links). Actors are Python generators that yield simcalls.
+SimGrid's to the last bit for sleeps, executions of one host and messages; a parallel task's
+rate is 1 / its period (ptask_sharing), which can differ from SimGrid's value by an ulp.
+Actors are Python generators that yield simcalls.
 """
 
 from __future__ import annotations
@@ -63,9 +68,9 @@ class Transfer:
     """A started 1-byte transfer (no max duration): latency first, then its work at its rate; also
     an execution of one host (no latency, remains 1 at the host's speed: simcall "execute")."""
 
-    __slots__ = ("remains", "rate", "full_rate", "latency", "active", "comm", "twins")
+    __slots__ = ("remains", "rate", "full_rate", "latency", "active", "comm", "twins", "route", "slot")
 
-    def __init__(self, remains: float, rate: float, latency: float, comm: "Comm"):
+    def __init__(self, remains: float, rate: float, latency: float, comm: "Comm", route: Route | None = None):
         # Executions started at the same time at the same speed stay equal at every update (a
         # request switching thousands of machines): one action carries them all, each with its
         # own creation key for the order of their ends.
@@ -77,16 +82,41 @@ class Transfer:
         self.active = rate > 0 and latency <= 0
         self.rate = rate if self.active else 0.0
         self.comm = comm
+        self.route = route  # (a transfer's, None for an execution)
+        self.slot = -1  # where it shares links with other work (LinkSharing), -1: nowhere
 
 
 class Route:
-    """What a 1-byte message crosses: its latency, and the rate the solver gives it alone."""
+    """What a 1-byte message crosses: its latency, the rate the solver gives it alone, and its
+    links (indices in the platform's network description, in route order)."""
 
-    __slots__ = ("latency", "rate")
+    __slots__ = ("latency", "rate", "links")
 
-    def __init__(self, latency: float, rate: float):
+    def __init__(self, latency: float, rate: float, links: tuple[int, ...] = ()):
         self.latency = latency
         self.rate = rate
+        self.links = links
+
+
+class LinkSharing:
+    """Where the transfers share links with other work (the network runner's parallel tasks,
+    on ptask_L07's one linear system): a transfer past its latency joins it (a slot, -1 when it
+    shares nothing) and leaves it when it ends; its rate is the last solve's, re-solved at each
+    step's start (`refresh`), and `version` changes whenever the rates may have."""
+
+    version = 0
+
+    def join(self, route: Route) -> int:
+        raise NotImplementedError
+
+    def leave(self, slot: int) -> None:
+        raise NotImplementedError
+
+    def rate(self, slot: int) -> float:
+        raise NotImplementedError
+
+    def refresh(self) -> None:
+        raise NotImplementedError
 
 
 class Comm:
@@ -137,7 +167,25 @@ class Mailbox:
 
 
 class Model:
-    """A model with a calendar of its own (the network runner, through Batsim's actors)."""
+    """A model with a calendar of its own (the network runner, through Batsim's actors).
+
+    A `stepped` one has its actions updated at every step of the kernel, as SimGrid's full
+    update does: it tells the length of the step it needs (`next_step`), is told each step
+    (`move`) and handles what is due then (`step`); the others tell when their next event is due and handle their events (`process`)."""
+
+    stepped = False
+
+    def next_step(self) -> float:
+        """The seconds until its next event (-1: none)."""
+        raise NotImplementedError
+
+    def move(self, delta: float) -> bool:
+        """The clock moved by `delta`: update its actions; whether something is due now."""
+        raise NotImplementedError
+
+    def step(self) -> None:
+        """Handle what is due now (after `move` said so)."""
+        raise NotImplementedError
 
     def next_event(self) -> float:
         """When its next event is due (inf: none)."""
@@ -176,6 +224,10 @@ class Kernel:
         # And the plugin's joules, brought up to date at those moments (None without energy).
         self.energy_plugin: "SimgridHostEnergy | None" = None
         self.on_solve: Callable[[], None] | None = None  # told at each solve (each step's start)
+        # Set once parallel tasks may share links with the transfers; then the rates of the
+        # active transfers on links follow its version (they were solved at `_shared_version`).
+        self.link_sharing: LinkSharing | None = None
+        self._shared_version = -1
         # The work done, for tests that bound it per job (speed is measured in benchmarks/):
         # steps of the clock (solves), sub-rounds (rounds of ready actors), actors started.
         self.steps = 0
@@ -405,8 +457,17 @@ class Kernel:
     def _transfer(self, comm: Comm) -> None:
         route = self._route_of(comm.sender.host, comm.receiver.host)
         remains = 0.0 if route.rate == UNBOUNDED_RATE else 1.0  # nothing to move: L07Action sets 0
-        self._comms[self._next_action] = Transfer(remains, route.rate, route.latency, comm)
+        transfer = self._comms[self._next_action] = Transfer(remains, route.rate, route.latency, comm, route)
         self._next_action += 1
+        if transfer.active and route.links and self.link_sharing is not None:
+            self._share_links(transfer)
+
+    def _share_links(self, transfer: Transfer) -> None:
+        """The transfer's variable takes part in the solves from now on (its rate comes from
+        the next step's solve)."""
+        transfer.slot = self.link_sharing.join(transfer.route)
+        if transfer.slot >= 0:
+            self._shared_version = -1
 
     def _finish(self, comm: Comm) -> None:
         waiters, comm.waiters = comm.waiters, []
@@ -415,6 +476,14 @@ class Kernel:
                 actor.answer = comm.payload
             self._ready.append(actor)
 
+    def _advance_clock(self, delta: float, time_limit: float, beyond_limit: Callable[[float], Exception]) -> None:
+        if delta < 0:  # only actions that never end: nothing can happen any more
+            raise beyond_limit(float("inf"))
+        if self.now + delta >= time_limit:
+            raise beyond_limit(self.now + delta)
+        self.now += delta
+        self._on_time(self.now)
+
     def _step(self, time_limit: float, beyond_limit: Callable[[float], Exception]) -> None:
         """One solve(): the next step's length, the clock, every action's update.
 
@@ -422,6 +491,14 @@ class Kernel:
         each action's update is its own); the ended ones are handled in creation order."""
         sleeps, comms = self._sleeps, self._comms
         self.steps += 1
+        sharing = self.link_sharing
+        if sharing is not None:  # one solve for the tasks and the transfers that share links
+            sharing.refresh()
+            if sharing.version != self._shared_version:
+                self._shared_version = sharing.version
+                for comm in comms.values():
+                    if comm.slot >= 0:
+                        comm.rate = sharing.rate(comm.slot)
         if self.on_solve is not None:
             self.on_solve()
         self._fresh_executions.clear()  # (updated from now on: no more twins for them)
@@ -437,20 +514,29 @@ class Kernel:
                     delta = value
             if comm.latency > 0 and (delta < 0 or comm.latency < delta):
                 delta = comm.latency
-        model_time = math.inf if self.model is None else self.model.next_event()
-        if model_time < math.inf and (delta < 0 or model_time - self.now <= delta):
-            if model_time >= time_limit:
-                raise beyond_limit(model_time)
-            start = self.now  # the model moves the clock to its events, up to the others' next end
-            self.model.process(start, delta, time_limit)
-            delta = self.now - start
-        else:
+        model = self.model
+        if model is not None and model.stepped:  # its actions' next end counts as the others'
+            model_delta = model.next_step()
+            if model_delta >= 0 and (delta < 0 or model_delta < delta):
+                delta = model_delta
             if delta < 0:  # only actions that never end: nothing can happen any more
                 raise beyond_limit(float("inf"))
             if self.now + delta >= time_limit:
                 raise beyond_limit(self.now + delta)
             self.now += delta
             self._on_time(self.now)
+            if model.move(delta):  # (most steps end nothing of the model's)
+                model.step()
+        else:
+            model_time = math.inf if model is None else model.next_event()
+            if model_time < math.inf and (delta < 0 or model_time - self.now <= delta):
+                if model_time >= time_limit:
+                    raise beyond_limit(model_time)
+                start = self.now  # the model moves the clock to its events, up to the others' next end
+                model.process(start, delta, time_limit)
+                delta = self.now - start
+            else:
+                self._advance_clock(delta, time_limit, beyond_limit)
         ended_sleeps: list[int] = []
         for key, sleep in sleeps.items():  # HostL07Model::update_actions_state
             rest = sleep.max_duration - delta
@@ -471,6 +557,8 @@ class Kernel:
                     # The penalty goes to 1 now; the rate it gets comes from the next solve.
                     comm.active = True
                     pending_rate = comm.full_rate
+                    if sharing is not None and comm.route is not None and comm.route.links:
+                        self._share_links(comm)
                 else:
                     pending_rate = 0.0
                 comm.remains -= comm.rate * delta
@@ -488,6 +576,8 @@ class Kernel:
         twinned = False
         for key in ended_comms:
             action = comms.pop(key)
+            if action.slot >= 0:
+                sharing.leave(action.slot)
             ended_transfers[key] = action.comm
             if action.twins is not None:
                 ended_transfers.update(action.twins)

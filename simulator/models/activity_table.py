@@ -45,6 +45,9 @@ class ActivityTable:
         # start sequence) and the token its model gave them; -1 for the runner's own objects.
         self.batch_job = np.full(_INITIAL_SLOTS, -1, dtype=np.int64)
         self.token = np.zeros(_INITIAL_SLOTS, dtype=np.int64)
+        # Slots of transfers whose progress is kept elsewhere (Batsim's messages, stepped by the
+        # kernel): they share the resources, the steps leave them alone.
+        self.external = np.zeros(_INITIAL_SLOTS, dtype=bool)
         self.resource = np.zeros(_INITIAL_ELEMENTS, dtype=np.int64)
         self.amount = np.zeros(_INITIAL_ELEMENTS)
         self.top = 0  # elements pool: next free element
@@ -90,12 +93,14 @@ class ActivityTable:
     def release(self, slot: int) -> None:
         """The activity is over (not sharing): its slot may serve another."""
         self.held[slot] = False
+        self.external[slot] = False
         self.free[self.free_top] = slot
         self.free_top += 1
 
     def release_many(self, slots: np.ndarray) -> None:
         """release() of each of `slots`, in order."""
         self.held[slots] = False
+        self.external[slots] = False
         self.free[self.free_top:self.free_top + slots.size] = slots
         self.free_top += slots.size
 
@@ -149,17 +154,64 @@ class ActivityTable:
         moving = slots[periods > 0]
         self.remaining[moving] -= elapsed / self.period[moving]
 
-    def finished(self, limit: float) -> np.ndarray:
-        """The sharing activities predicted to end by `limit`, in order, taken out of the
-        sharing with their cursor at 0."""
+    def next_step(self) -> float:
+        """The seconds until the first sharing activity ends at its rate, as ptask_L07's full
+        update finds it (Model::next_occurring_event_full: remains / rate, the rate being
+        1 / period); -1 when none progresses."""
+        if self.compiled():
+            return kernel.next_step(self.order, self.size, self.remaining, self.period, self.external)
+        slots = self.order[:self.size]
+        slots = slots[~self.external[slots]]
+        periods = self.period[slots]
+        moving = periods < np.inf
+        if not moving.any():
+            return -1.0
+        left = self.remaining[slots][moving]
+        periods = periods[moving]
+        with np.errstate(divide="ignore"):
+            values = np.where(periods == 0, 0.0, np.where(left > 0, left / (1.0 / np.where(periods > 0, periods, 1.0)), 0.0))
+        return float(values.min())
+
+    def step(self, delta: float, precision: float) -> tuple[int, float]:
+        """Every sharing cursor moves by its rate x `delta` (HostL07Model::update_actions_state:
+        Action::update_remains, a cursor left below `precision` is 0): how many reached 0, and
+        what next_step gives now (computed in the same pass)."""
+        if self.compiled():
+            return kernel.step(self.order, self.size, self.remaining, self.period, self.external, delta, precision)
+        ended = 0
+        best = -1.0
+        for slot in self.order[:self.size].tolist():  # (the same operations as the compiled loop)
+            if self.external[slot]:
+                continue
+            period = float(self.period[slot])
+            if 0 < period < np.inf:
+                rate = 1.0 / period
+                left = float(self.remaining[slot]) - rate * delta
+            elif period == 0:
+                rate = np.inf
+                left = 0.0
+            else:
+                continue
+            if left < precision:
+                left = 0.0
+                ended += 1
+            self.remaining[slot] = left
+            value = left / rate if left > 0 else 0.0
+            if best < 0 or value < best:
+                best = value
+        return ended, best
+
+    def finished(self, limit: float, precision: float = 0.0) -> np.ndarray:
+        """The sharing activities predicted to end by `limit` or with less than `precision`
+        of their cursor left, in order, taken out of the sharing with their cursor at 0."""
         self.version += 1
         if self.compiled():
             done = np.empty(self.size, dtype=np.int64)
-            count, self.size = kernel.finished(self.order, self.size, self.end, self.remaining, limit, done)
+            count, self.size = kernel.finished(self.order, self.size, self.end, self.remaining, limit, done, precision)
             done = done[:count]
         else:
             slots = self.order[:self.size]
-            ending = self.end[slots] <= limit
+            ending = (self.end[slots] <= limit) | (self.remaining[slots] < precision)
             done = slots[ending]
             staying = slots[~ending]
             self.order[:staying.size] = staying
@@ -213,7 +265,7 @@ class ActivityTable:
             new *= 2
         for name, fill in (("remaining", 1.0), ("period", 0.0), ("end", np.inf), ("own", 0.0), ("key", 0),
                            ("elem_start", 0), ("elem_count", 0), ("held", False), ("order", 0), ("changed", False),
-                           ("sharing", False), ("batch_job", -1), ("token", 0)):
+                           ("sharing", False), ("batch_job", -1), ("token", 0), ("external", False)):
             array = getattr(self, name)
             grown = np.full(new, fill, dtype=array.dtype)
             grown[:old] = array

@@ -13,7 +13,7 @@ import numpy as np
 from joulesim.simulator.models import fair_bottleneck_kernel, int_index_kernel
 from joulesim.simulator.models.fair_bottleneck_kernel import AVAILABLE, njit
 
-__all__ = ["AVAILABLE", "advance", "finished", "insert", "launch", "resolve"]
+__all__ = ["AVAILABLE", "advance", "finished", "insert", "launch", "next_step", "resolve", "step"]
 
 # Kinds of launch commands (job_activity.BATCH_COMMANDS); any other kind stops a launch.
 COMPUTE, SLEEP, TRANSFER, TRANSFER_TOO = 0, 1, 2, 3
@@ -33,6 +33,52 @@ def insert(order: np.ndarray, size: int, key: np.ndarray, slot: int) -> int:
 
 
 @njit(cache=True, nogil=True)
+def next_step(order: np.ndarray, size: int, remaining: np.ndarray, period: np.ndarray, external: np.ndarray) -> float:
+    best = -1.0
+    for i in range(size):
+        slot = order[i]
+        if external[slot]:
+            continue
+        if period[slot] > 0 and period[slot] < math.inf:
+            value = remaining[slot] / (1.0 / period[slot]) if remaining[slot] > 0 else 0.0
+        elif period[slot] == 0:
+            value = 0.0
+        else:
+            continue
+        if best < 0 or value < best:
+            best = value
+    return best
+
+
+@njit(cache=True, nogil=True)
+def step(order: np.ndarray, size: int, remaining: np.ndarray, period: np.ndarray, external: np.ndarray,
+         delta: float, precision: float) -> tuple[int, float]:
+    """(how many reached 0, next_step's value for the cursors as they are now)."""
+    ended = 0
+    best = -1.0
+    for i in range(size):
+        slot = order[i]
+        if external[slot]:
+            continue
+        if period[slot] > 0 and period[slot] < math.inf:
+            rate = 1.0 / period[slot]
+            left = remaining[slot] - rate * delta
+        elif period[slot] == 0:
+            rate = math.inf
+            left = 0.0
+        else:
+            continue
+        if left < precision:
+            left = 0.0
+            ended += 1
+        remaining[slot] = left
+        value = left / rate if left > 0 else 0.0
+        if best < 0 or value < best:
+            best = value
+    return ended, best
+
+
+@njit(cache=True, nogil=True)
 def advance(order: np.ndarray, size: int, remaining: np.ndarray, period: np.ndarray, elapsed: float) -> None:
     for i in range(size):
         slot = order[i]
@@ -42,13 +88,13 @@ def advance(order: np.ndarray, size: int, remaining: np.ndarray, period: np.ndar
 
 @njit(cache=True, nogil=True)
 def finished(order: np.ndarray, size: int, end: np.ndarray, remaining: np.ndarray, limit: float,
-             done: np.ndarray) -> tuple[int, int]:
+             done: np.ndarray, precision: float) -> tuple[int, int]:
     """(how many ended, the new size); the ended ones in `done`, in order."""
     count = 0
     kept = 0
     for i in range(size):
         slot = order[i]
-        if end[slot] <= limit:
+        if end[slot] <= limit or remaining[slot] < precision:
             done[count] = slot
             count += 1
             remaining[slot] = 0.0

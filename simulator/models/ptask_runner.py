@@ -19,7 +19,10 @@ the callbacks of one instant join in one re-solve. The runner keeps its own cale
 SimGrid model does: the next completion (from the last re-solve) and the instants latencies end
 at. The simulation's event loop asks it for its next event (`next_event`) and has it handle
 every event due at a time (`process`): with Batsim's actors the SimGrid-like kernel counts it
-among its actions when it chooses its next step, instead of an actor per timer. A host's load, for
+among its actions when it chooses its next step, instead of an actor per timer; there the runner
+is *stepped* as ptask_L07's full update steps its actions (every cursor moves by its rate x each
+of the kernel's steps, an activity ends when less than 1e-14 of it is left), and Batsim's
+messages whose links its activities use join its sharing (`join_transfer`). A host's load, for
 energy, is its flops x rate / its speed (the cursor's CPU share); a job's dynamic power is the
 sum over its running activities. The cursors, rates and elements live in an ActivityTable
 (arrays, stepped by compiled code when numba is there); the objects here keep what the job
@@ -55,6 +58,12 @@ _TRANSFERS = (kernel.TRANSFER, kernel.TRANSFER_TOO)
 # Activities predicted to end within this of a completion event end with it (absorbs float
 # noise in the progress of activities whose rate changed many times).
 _DONE_S = 1e-9
+# SimGrid's precisions: a cursor left below maxmin/precision x surf/precision is 0 (Action::
+# update_remains); a latency left below surf/precision is over (L07Action::update_latency).
+_REMAINS_PRECISION = 1e-5 * 1e-9
+_LATENCY_PRECISION = 1e-9
+# Sharing keys of joined transfers: above every job's tasks' ((job sequence << 32) | launch).
+_TRANSFER_KEYS = 1 << 62
 
 
 def _window_period(window: float) -> float:
@@ -222,6 +231,20 @@ class ParallelTaskRunner:
         self._tokens = np.zeros(0, dtype=np.int64)
         self._speed_array = np.zeros(0)  # host_speed as an array, for launches on multicore hosts
         self.resolves = 0  # re-solves so far (benchmarks count them)
+        # Set by a kernel that steps the runner as SimGrid's full update steps ptask_L07's
+        # actions (Batsim's actors): every cursor moves at each of the kernel's steps, by its
+        # rate x the step, and ends when it falls below maxmin x surf precision. Then `_stepping`
+        # says whether it does now: a compiled SMPI replay running alone keeps its own instants
+        # (closed-form ends, many per call: its speed), see `stepping`.
+        self.stepped = False
+        self._stepping = False
+        self._compiled_steps = self.table.compiled()
+        self._joined_transfers = 0  # Batsim's messages in the sharing now (join_transfer)
+        self._transfers = 0  # Batsim's messages that joined the sharing (join_transfer)
+        self._ended = 0  # activities that `move` brought to their end
+        self._next_step = (-1, -1.0)  # (table version, the next step's length) as the last move left them
+        self._in_use = (-1, np.zeros(0, dtype=bool))  # (table version, resources the sharing uses)
+        self._transfer_plans: dict[tuple[tuple[int, ...], float], tuple[dict[int, float], float]] = {}
         self._jobs_started = 0
         self._launches = 0
         self._dirty = False  # an activity joined the sharing since the last re-solve
@@ -265,6 +288,80 @@ class ParallelTaskRunner:
         self._tell_calendar()
         return progress
 
+    # ------------------------------------------------------------------ messages (Batsim's actors)
+    def join_transfer(self, links: tuple[int, ...], latency: float) -> int:
+        """A transfer of one byte over `links` (indices in the network description), past its
+        latency, joins the sharing now: Batsim's messages between its actors are variables of
+        ptask_L07's one linear system, beside the jobs' parallel tasks. Under the fair-bottleneck
+        rule a message on a saturated link takes an equal share of it, so while it is there a
+        task held back by that link slows down (on a cluster's backbone, a job's end message
+        cuts a 16-host task to the backbone's half for 1.6 ns, which moves its end by 0.6 ns, as
+        SimGrid does). Its progress is the kernel's (the slot is `external`); its rate is
+        `transfer_rate`. The slot, or -1 when it crosses no shared link (its own bounds only)."""
+        if self.table.size == 0:
+            return -1
+        plan = self._transfer_plans.get((links, latency))
+        if plan is None:
+            plan = self._transfer_plans[(links, latency)] = self._transfer_plan(links, latency)
+        usage, own_period = plan
+        if not usage or not self._shares_a_resource(usage):  # (alone on its links: its own rate, no re-solve)
+            return -1
+        if not self._stepping:  # (a compiled replay's instants do not know of messages)
+            self._joined_transfers += 1
+            self.stepping()
+            self._joined_transfers -= 1
+        table = self.table
+        slot = table.add(list(usage), list(usage.values()), own_period)
+        table.external[slot] = True
+        self._transfers += 1
+        table.key[slot] = _TRANSFER_KEYS | self._transfers  # (after every task: the newest variable)
+        table.join(slot)
+        self._joined_transfers += 1
+        self._dirty = True
+        return slot
+
+    def _transfer_plan(self, links: tuple[int, ...], latency: float) -> tuple[dict[int, float], float]:
+        """A 1-byte transfer's elements (resource -> bytes: a route crossing a link twice puts 2
+        bytes on it) and its own period (FATPIPE links, the TCP-window bound)."""
+        fatpipe = self.network.fatpipe
+        usage: dict[int, float] = {}
+        own_period = 0.0
+        for link in links:
+            if fatpipe[link]:
+                own_period = max(own_period, 1.0 / float(self.network.capacity[link]))
+            else:
+                key = self.nb_hosts + link
+                usage[key] = usage.get(key, 0.0) + 1.0
+        return usage, max(own_period, _window_period(latency))
+
+    def _shares_a_resource(self, resources: dict[int, float]) -> bool:
+        """Whether a sharing activity has an element on one of `resources` (the resources in use
+        are found once per change of the sharing)."""
+        table = self.table
+        version, in_use = self._in_use
+        if version != table.version:
+            _, _, offsets = table._elements_of(table.sharing_slots())
+            in_use = np.zeros(self.nb_hosts + len(self.network.capacity), dtype=bool)
+            in_use[table.resource[offsets]] = True
+            self._in_use = (table.version, in_use)
+        return any(in_use[resource] for resource in resources)
+
+    def leave_transfer(self, slot: int) -> None:
+        """The transfer at `slot` is over: it leaves the sharing (re-solved at the next step)."""
+        self.table.leave(slot)
+        self.table.release(slot)
+        self._joined_transfers -= 1
+        self._dirty = True
+
+    def transfer_rate(self, slot: int) -> float:
+        """The bytes per second the last re-solve gave the transfer at `slot`."""
+        period = float(self.table.period[slot])
+        return 1.0 / period if period > 0 else math.inf
+
+    def refresh(self) -> None:
+        """Re-solve now if the sharing changed since the last re-solve (a step's solve)."""
+        self._resolve_if_dirty()
+
     def _leave_hosts(self, job: _RunningJob) -> None:
         self.host_jobs[np.unique(np.asarray(job.hosts, dtype=np.int64))] -= 1
 
@@ -284,6 +381,93 @@ class ParallelTaskRunner:
         if self._heap_size and self._heap_when[0] < when:
             when = float(self._heap_when[0])
         return when
+
+    # ------------------------------------------------------------------ stepped by a kernel
+    def stepping(self) -> bool:
+        """With `stepped`: whether the kernel steps the runner now (asked at each step). Not
+        while a compiled SMPI replay runs alone, with no other activity and no message in the
+        sharing: its instants run in compiled code, each end where its rate predicts it (the
+        replay's own model of MPI is further from SimGrid's than a stepped cursor's last bits)."""
+        if not self.stepped:
+            return False
+        wanted = len(self.jobs) != 1 or self._joined_transfers > 0 or self._compiled_job(stepped_too=True) is None
+        if wanted != self._stepping:
+            if wanted:  # the cursors to now at their periods, then moved at each step
+                self._advance()
+                self._stepping = True
+            else:  # the cursors are at now; ends predicted from them again
+                self._stepping = False
+                self._advanced_to = self._now()
+                self._resolve()
+        return wanted
+
+    def next_step(self) -> float:
+        """With `stepped`: the seconds until the runner's next event (the first activity to end
+        at its rate, or a latency's end), -1 for none; the kernel takes the smallest of all its
+        actions' as the length of its next step (Model::next_occurring_event_full)."""
+        now = self._now()
+        table = self.table
+        if not table.size:
+            best = -1.0
+        elif self._next_step[0] == table.version:  # (the last move's, the sharing unchanged since)
+            best = self._next_step[1]
+        else:
+            best = table.next_step()
+        if self._latency_ends:
+            left = max(0.0, self._latency_ends[0] - now)
+            if best < 0 or left < best:
+                best = left
+        if self._heap_size:
+            left = max(0.0, float(self._heap_when[0]) - now)
+            if best < 0 or left < best:
+                best = left
+        return best
+
+    def move(self, delta: float) -> bool:
+        """With `stepped`: the clock has moved by `delta` (to now): every sharing cursor
+        progresses by its rate x delta (HostL07Model::update_actions_state). Whether something
+        is due now (then `step`): an activity whose cursor reached 0, a latency that ends
+        (within SimGrid's surf/precision), a re-solve."""
+        now = self._now()
+        table = self.table
+        if table.size:
+            if self._compiled_steps:  # (the table's step, without its wrapper: called at every step)
+                self._ended, best = kernel.step(table.order, table.size, table.remaining, table.period, table.external,
+                                                delta, _REMAINS_PRECISION)
+            else:
+                self._ended, best = table.step(delta, _REMAINS_PRECISION)
+            self._next_step = (table.version, best)
+        else:
+            self._ended = 0
+        self._advanced_to = now  # (every cursor is at now)
+        if self._ended or self._dirty:
+            return True
+        due = now + _LATENCY_PRECISION
+        return bool((self._latency_ends and self._latency_ends[0] <= due)
+                    or (self._heap_size and self._heap_when[0] <= due))
+
+    def step(self) -> None:
+        """With `stepped`, after `move` said something is due: the latencies that end, then the
+        activities whose cursor reached 0, then one re-solve."""
+        now = self._now()
+        ended = self._ended
+        due = now + _LATENCY_PRECISION  # (latencies that end by then are over now)
+        ends = self._latency_ends
+        while ends and ends[0] <= due:
+            self._latency_over_all(self._latency_groups.pop(heapq.heappop(ends)))
+        if self._heap_size and self._heap_when[0] <= due:
+            table = self.table
+            # (`due` as the cursors' time too: they are at now already, none moves)
+            self._heap_size, table.size, joined, _ = latency_heap_kernel.join_due(
+                self._heap_when, self._heap_entries, self._heap_size, table.order, table.size, table.key, table.held,
+                table.sharing, table.remaining, table.period, due, due)
+            if joined:
+                self._dirty = True
+        if ended:
+            self._completions()  # (re-solves)
+        else:
+            self._resolve_if_dirty()
+        self._tell_calendar()
 
     def process(self, start: float, horizon: float, limit: float, clock: Callable[[float], None],
                 more: Callable[[], bool]) -> float:
@@ -339,11 +523,12 @@ class ParallelTaskRunner:
             self._resolve_if_dirty()
 
     # ------------------------------------------------------------------ compiled instants
-    def _compiled_job(self) -> "_RunningJob | None":
+    def _compiled_job(self, stepped_too: bool = False) -> "_RunningJob | None":
         """The job whose instants run in smpi_instants_kernel, when that applies: the runner
         holds one job, run by the compiled SMPI replay, no activity of its own objects, and no
-        energy to report."""
-        if len(self.jobs) != 1 or self._owner or self._latency_ends or self._dynamic_power_changed is not None:
+        energy to report (and the runner is not being stepped, unless `stepped_too`)."""
+        if len(self.jobs) != 1 or self._owner or self._latency_ends or self._dynamic_power_changed is not None \
+                or (self._stepping and not stepped_too):
             return None
         job = next(iter(self.jobs.values()))
         if not getattr(job.model, "compiled_instants", False) or not self.table.compiled():
@@ -447,7 +632,7 @@ class ParallelTaskRunner:
         in two steps would not land on the same float). Every sharing cursor was last moved
         at `_advanced_to` (an activity joins the sharing just after a move)."""
         now = self._now()
-        if now == self._advanced_to:
+        if now == self._advanced_to or self._stepping:  # (stepping: every step moved them)
             return
         elapsed = now - self._advanced_to
         self._advanced_to = now
@@ -492,11 +677,12 @@ class ParallelTaskRunner:
 
     def _completions(self) -> None:
         self._advance()
-        # The clock is at the earliest predicted end: that activity (at least) is done, even
-        # if its float progress says 1e-16 is left (periods reach 1e7 s: 1e-9 s of "work").
+        # Stepped, the activities whose cursor the step brought below SimGrid's precision are
+        # done. Otherwise the clock is at the earliest predicted end: that activity (at least) is
+        # done, even if its float progress says 1e-16 is left (periods reach 1e7 s: 1e-9 s of "work").
         now = self._now()
         table = self.table
-        slots = table.finished(now + _DONE_S)
+        slots = table.finished(-math.inf, _REMAINS_PRECISION) if self._stepping else table.finished(now + _DONE_S)
         if self.on_cpu_end is not None and slots.size:
             self._cpu_ends(slots)
         launched = table.batch_job[slots]  # a launched activity's job, -1 for the runner's objects

@@ -87,7 +87,7 @@ def instants(now, start, horizon, limit, ints, floats, remaining, period, end, o
         dirty = joined > 0
         if next_completion <= now:  # _completions
             advanced_to = table_kernel._advance_to(order, size, remaining, period, now, advanced_to)
-            count, size = table_kernel.finished(order, size, end, remaining, now + done_s, done)
+            count, size = table_kernel.finished(order, size, end, remaining, now + done_s, done, 0.0)
             nb_tokens = 0
             for i in range(count):
                 slot = done[i]
