@@ -183,7 +183,6 @@ class Simulation(EventSources, JobLifecycle):
         #: Paths of the output files opened so far (kept when the run stops early).
         self.opened_outputs: list[str] = []
         self._outputs_open = False  # (from then on an InputError is found during the run: see run)
-        self._stuck_text: str | None = None  # (the error _stuck_reason wrote, see run)
         if config.verbosity in ("network-only", "debug"):
             link.trace_messages(sys.stderr)
         self.paths = output_paths(config.export_prefix, config.energy, self.cost_plan is not None,
@@ -300,11 +299,6 @@ class Simulation(EventSources, JobLifecycle):
         except InputError as exc:
             if self._outputs_open:
                 exc.exit_code = RUN_INPUT_EXIT  # (the same error, its class kept for the API's callers)
-            raise
-        except JoulesimError as exc:
-            # (Batsim's actors raise a plain JoulesimError of _stuck_reason's text)
-            if type(exc) is JoulesimError and self._stuck_text is not None and str(exc) == self._stuck_text:
-                raise DecisionError(str(exc)) from None
             raise
 
     def _run(self) -> SimulationResult:
@@ -447,11 +441,7 @@ class Simulation(EventSources, JobLifecycle):
 
     def _stuck_reason(self) -> str:
         """Why the run cannot go on: the decider left jobs waiting (or registration open) and
-        nothing else can happen. Kept in _stuck_text: run() makes it a DecisionError."""
-        self._stuck_text = self._stuck_text_now()
-        return self._stuck_text
-
-    def _stuck_text_now(self) -> str:
+        nothing else can happen (raised as a DecisionError)."""
         now = self.env._now
         if self.registration_open:
             return (f"at t={now:g} nothing is left to simulate, but dynamic job registration is still "
