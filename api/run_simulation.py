@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from joulesim.inputs.input_error import InputError
 from joulesim.protocol.decider import Decider
-from joulesim.protocol.errors import JoulesimError
+from joulesim.protocol.errors import DeciderUnavailableError, JoulesimError
 from joulesim.run_interrupted import RunInterrupted
 from joulesim.simulation_inputs import (
     PlatformSource,
@@ -307,7 +307,7 @@ def _with_process(config: SimulationConfig, command_for: Callable[[str], list[st
         result = _with_zmq(config, endpoint, keys, time_limit, process.why_gone)
         status = process.wait()
         if status not in (0, None):
-            raise JoulesimError(f"the decider process ({description}) exited with status {status}")
+            raise DeciderUnavailableError(f"the decider process ({description}) exited with status {status}")
         return result
     finally:
         process.stop()

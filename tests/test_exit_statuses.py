@@ -147,6 +147,16 @@ def test_a_decider_process_exiting_with_an_error_after_the_run_exits_5(tmp_path,
     assert len((tmp_path / "x_jobs.csv").read_text().splitlines()) == 5  # (the run itself completed)
 
 
+def test_simulate_s_decider_process_exiting_with_an_error_is_a_decider_unavailable_error(tmp_path, deciders_env,
+                                                                                           monkeypatch):
+    """The Python API's own check of the process's status: the CLI's exit 5 as an exception."""
+    from joulesim.protocol.errors import DeciderUnavailableError
+
+    monkeypatch.setenv("PYTHONPATH", deciders_env["PYTHONPATH"])
+    with pytest.raises(DeciderUnavailableError, match="exited with status 3"):
+        joulesim.simulate("small4", "tiny", "misbehaving:ExitsWith3", in_process=False)
+
+
 # ---------------------------------------------------------------- -W without -w
 DAX = ("<adag><job id='a' runtime='1' num_procs='1'/><job id='b' runtime='2' num_procs='1'/>"
        "<child ref='b'><parent ref='a'/></child></adag>")
