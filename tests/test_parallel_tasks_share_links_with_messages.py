@@ -2,8 +2,8 @@
 
 Measured with a real Batsim 4.2.1 + SimGrid 3.32 (built outside the repository) driven by
 joulesim's deciders in their own process, 2026-11-28; the inputs and Batsim's messages are in
-tests/data/batsim_measured/links32_ptasks_reducepc (32 Taurus-like hosts in a <cluster> with
-1.25 GBps links and backbone, 150 parallel-homogeneous jobs with and without transfers).
+tests/data/batsim_measured/links32_ptasks (32 Taurus-like hosts in a <cluster> with 1.25 GBps
+links and backbone, 150 parallel-homogeneous jobs with and without transfers; see its README).
 
 What they guard:
 - a message between Batsim's actors (1 byte) whose route crosses a link that a job's task uses
@@ -11,10 +11,12 @@ What they guard:
   there (SimGrid's fair-bottleneck rule; the backbone's half for each): a 16-host job's end moves
   by 0.6 ns when another job's end message crosses the backbone;
 - every task's progress moves at each step of the clock by its rate x the step, and a task is
-  over when less than 1e-14 of it is left (HostL07Model::update_actions_state).
+  over when less than 1e-14 of it is left; its latency too is decremented at each step and over
+  below 1e-9 s (HostL07Model::update_actions_state). The last bits of the clock decide whether a
+  task's end and another actor's event fall in one step or two, hence Batsim's message grouping.
 Before, joulesim solved the tasks apart from the messages and ended each task at its predicted
-time: on the reducepc case below 3 messages came in another order; on the same workload with
-easy and shutdown, 13 of 150 jobs started elsewhere or later.
+time: on the reducepc case below 3 messages came in another order; with easy and shutdown, 13
+of 150 jobs started elsewhere or later, the messages differing from the 77th of 802.
 """
 
 from __future__ import annotations
@@ -31,7 +33,11 @@ import joulesim
 from joulesim.simulator.engine import batsim_actors
 from test_batsim_reference_cases import assert_same_messages, jobs_rows, joulesim_messages
 
-CASE = Path(__file__).parent / "data" / "batsim_measured" / "links32_ptasks_reducepc"
+CASE = Path(__file__).parent / "data" / "batsim_measured" / "links32_ptasks"
+REPLAYS = {  # the measured run: the decider and its options
+    "reducepc60": ["reducepc", "--option", "budget=60%", "--option", "start=3600", "--option", "end=14400"],
+    "easy_t300": ["easy", "--option", "t_idle=300"],
+}
 
 
 def clocks_of_job_ends(monkeypatch, workload: dict, tmp_path) -> dict[str, str]:
@@ -80,21 +86,22 @@ def test_a_message_beside_a_task_that_uses_no_link_is_not_slowed(monkeypatch, tm
                                                                           "w0!0": "360.000000049000"}
 
 
-def test_reducepc_on_parallel_tasks_gets_batsim_s_532_messages_and_jobs(tmp_path):
-    command = [sys.executable, "-m", "joulesim.cli.main", "run", "--in-process", "-d", "reducepc",
-               "--option", "budget=60%", "--option", "start=3600", "--option", "end=14400",
+@pytest.mark.parametrize("case", sorted(REPLAYS))
+def test_energy_deciders_on_parallel_tasks_get_batsim_s_messages_and_jobs(tmp_path, case):
+    """reducepc: 532 messages; easy with shutdown after 300 s idle: 802, every one line for line."""
+    command = [sys.executable, "-m", "joulesim.cli.main", "run", "--in-process", "-d", *REPLAYS[case],
                "-p", "energy_links32.xml", "-w", "links32_ptasks.json", "-E",
                "-e", str(tmp_path / "out"), "-v", "network-only"]
     run = subprocess.run(command, cwd=CASE, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
-    batsim = [(m["dir"], m["msg"]) for m in map(json.loads, gzip.open(CASE / "batsim_messages.jsonl.gz", "rt"))]
+    batsim = [(m["dir"], m["msg"]) for m in map(json.loads, gzip.open(CASE / f"{case}_messages.jsonl.gz", "rt"))]
     got = joulesim_messages(run.stderr)
     for message in batsim + got:  # (the workload's folder is where each ran)
         for event in message[1]["events"]:
             if event["type"] == "SIMULATION_BEGINS":
                 event["data"]["workloads"] = {}
     assert_same_messages(batsim, got)
-    assert jobs_rows(tmp_path / "out_jobs.csv") == jobs_rows(CASE / "batsim_out_jobs.csv")
+    assert jobs_rows(tmp_path / "out_jobs.csv") == jobs_rows(CASE / f"{case}_out_jobs.csv")
 
 
 @pytest.mark.parametrize("first", ["c2", "c3"])

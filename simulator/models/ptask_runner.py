@@ -178,7 +178,7 @@ class _RunningJob:
         runner._launches += 1
         runner.table.key[activity.slot] = (self.sequence << 32) | runner._launches
         if activity.latency > 0:
-            runner._latency_timer(now + activity.latency, activity)
+            runner._latency_timer(now + activity.latency, activity, activity.latency)
         else:
             runner._advance()  # the others' cursors to now, before the rates change
             runner._join(activity)
@@ -255,6 +255,9 @@ class ParallelTaskRunner:
         self._next_completion = math.inf
         self._latency_ends: list[float] = []
         self._latency_groups: dict[float, list[_Activity]] = {}
+        # Stepped, each group's latency left, decremented at every step as L07Action's (a
+        # latency left below surf/precision is over), rather than its end's time.
+        self._latency_left: dict[float, float] = {}
         # Told after the calendar may have changed (start, kill, process): an event loop that
         # needs a wake-up entry (the simpy calendar) sets it; Batsim's kernel asks instead.
         self.calendar_changed: Callable[[], None] | None = None
@@ -394,6 +397,9 @@ class ParallelTaskRunner:
         if wanted != self._stepping:
             if wanted:  # the cursors to now at their periods, then moved at each step
                 self._advance()
+                now = self._now()
+                for when in self._latency_left:
+                    self._latency_left[when] = max(0.0, when - now)
                 self._stepping = True
             else:  # the cursors are at now; ends predicted from them again
                 self._stepping = False
@@ -413,8 +419,7 @@ class ParallelTaskRunner:
             best = self._next_step[1]
         else:
             best = table.next_step()
-        if self._latency_ends:
-            left = max(0.0, self._latency_ends[0] - now)
+        for left in self._latency_left.values():  # (L07's latencies: the smallest left)
             if best < 0 or left < best:
                 best = left
         if self._heap_size:
@@ -440,21 +445,35 @@ class ParallelTaskRunner:
         else:
             self._ended = 0
         self._advanced_to = now  # (every cursor is at now)
-        if self._ended or self._dirty:
+        latency_over = False
+        if self._latency_left:  # HostL07Model::update_actions_state on latencies
+            lefts = self._latency_left
+            for when, left in lefts.items():
+                if left > delta:
+                    left -= delta
+                    if left < _LATENCY_PRECISION:
+                        left = 0.0
+                else:
+                    left = 0.0
+                lefts[when] = left
+                latency_over = latency_over or left == 0.0
+        if self._ended or self._dirty or latency_over:
             return True
-        due = now + _LATENCY_PRECISION
-        return bool((self._latency_ends and self._latency_ends[0] <= due)
-                    or (self._heap_size and self._heap_when[0] <= due))
+        return bool(self._heap_size and self._heap_when[0] <= now + _LATENCY_PRECISION)
 
     def step(self) -> None:
         """With `stepped`, after `move` said something is due: the latencies that end, then the
         activities whose cursor reached 0, then one re-solve."""
         now = self._now()
         ended = self._ended
-        due = now + _LATENCY_PRECISION  # (latencies that end by then are over now)
-        ends = self._latency_ends
-        while ends and ends[0] <= due:
-            self._latency_over_all(self._latency_groups.pop(heapq.heappop(ends)))
+        due = now + _LATENCY_PRECISION  # (launched activities' latencies that end by then are over now)
+        over = sorted(when for when, left in self._latency_left.items() if left == 0.0)
+        if over:
+            for when in over:
+                del self._latency_left[when]
+                self._latency_over_all(self._latency_groups.pop(when))
+            self._latency_ends = list(self._latency_left)
+            heapq.heapify(self._latency_ends)
         if self._heap_size and self._heap_when[0] <= due:
             table = self.table
             # (`due` as the cursors' time too: they are at now already, none moves)
@@ -509,7 +528,9 @@ class ParallelTaskRunner:
         """One step of the instant `now`: latencies that end, then completions or a re-solve."""
         ends = self._latency_ends
         while ends and ends[0] <= now:
-            self._latency_over_all(self._latency_groups.pop(heapq.heappop(ends)))
+            when = heapq.heappop(ends)
+            del self._latency_left[when]
+            self._latency_over_all(self._latency_groups.pop(when))
         if self._heap_size and self._heap_when[0] <= now:
             table = self.table
             self._heap_size, table.size, joined, self._advanced_to = latency_heap_kernel.join_due(
@@ -585,12 +606,14 @@ class ParallelTaskRunner:
         if self.calendar_changed is not None:
             self.calendar_changed()
 
-    def _latency_timer(self, when: float, activity: _Activity) -> None:
-        """_latency_over(activity) at `when`, with every other activity whose latency ends then."""
+    def _latency_timer(self, when: float, activity: _Activity, latency: float) -> None:
+        """_latency_over(activity) at `when` (`latency` from now), with every other activity
+        whose latency ends then."""
         group = self._latency_groups.get(when)
         if group is None:
             group = self._latency_groups[when] = []
             heapq.heappush(self._latency_ends, when)
+            self._latency_left[when] = latency
         group.append(activity)
 
     def _latency_over_all(self, group: list[_Activity]) -> None:
