@@ -65,6 +65,7 @@ class BatsimActors:
         self.live = 0
         self._spawned: list[Any] = []  # Actors to create, and other simcalls of simulation code
         self._on_arrival: list[Callable[[], None]] = []  # what the server does on taking the next report
+        self._on_exit: list[Callable[[], None]] = []  # what happens when the running actor ends (after its report)
         self._server: Actor | None = None
         self._in_model = False  # simulation code runs for the runner's model (reports go by an actor)
         self._job_actor: dict[int, Actor] = {}  # id(record) -> the actor sleeping its duration
@@ -204,6 +205,11 @@ class BatsimActors:
     def when_server_takes(self, action: Callable[[], None]) -> None:
         """Do `action` when the server takes the running actor's report (e.g. write a job's row)."""
         self._on_arrival.append(action)
+
+    def when_actor_ends(self, action: Callable[[], None]) -> None:
+        """Do `action` when the running timed actor ends, once its report has reached the server
+        (SimGrid cancels an actor's activities still running when it ends)."""
+        self._on_exit.append(action)
 
     def kill_job_actor(self, record: "JobRecord") -> None:
         """A killed job's actor dies with its sleep (the action leaves the solver at once)."""
@@ -462,12 +468,15 @@ class BatsimActors:
             del self._job_actor[job_key]
         events = self._capture(callback, value)
         on_arrival, self._on_arrival = self._on_arrival, []
+        on_exit, self._on_exit = self._on_exit, []
         if reads is not None:  # (after the job has left its machines, as execute_job_process does)
             yield from self._job_energy_reads(reads)
         yield from self._creations()
         if events or on_arrival:
             self.live += 1  # until the server takes it
             yield from self._put(("events", events, on_arrival))
+        for action in on_exit:
+            action()
 
     def runner_events(self, runner: Any, start: float = 0.0, horizon: float = 0.0, limit: float = 0.0,
                       stepped: bool = False) -> None:

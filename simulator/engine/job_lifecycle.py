@@ -138,7 +138,15 @@ class JobLifecycle:
     def _walltime_reached(self, record: JobRecord) -> None:
         if record.state != RUNNING:
             return  # it finished (or was killed) first
-        self.runner.kill(record)
+        runner = self.runner
+        if getattr(runner, "stepped", False):
+            # Batsim's job actor stops waiting for its task, reports, and ends; only then does
+            # SimGrid cancel the task (an actor's activities die with it): meanwhile it loads
+            # its CPUs and links, e.g. the links the report crosses.
+            runner.abandon(record)
+            self.actors.when_actor_ends(lambda: runner.end_abandoned(record))
+        else:
+            runner.kill(record)
         self._set_end_state(record, walltime_reached=True)
         self._job_ends(record)
 

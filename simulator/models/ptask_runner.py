@@ -241,6 +241,7 @@ class ParallelTaskRunner:
         self._compiled_steps = self.table.compiled()
         self._joined_transfers = 0  # Batsim's messages in the sharing now (join_transfer)
         self._transfers = 0  # Batsim's messages that joined the sharing (join_transfer)
+        self._abandoned: dict[int, _RunningJob] = {}  # jobs past their walltime whose tasks run on (abandon)
         self._ended = 0  # activities that `move` brought to their end
         self._next_step = (-1, -1.0)  # (table version, the next step's length) as the last move left them
         self._in_use = (-1, np.zeros(0, dtype=bool))  # (table version, resources the sharing uses)
@@ -290,6 +291,52 @@ class ParallelTaskRunner:
             self._resolve()
         self._tell_calendar()
         return progress
+
+    def abandon(self, record: "JobRecord") -> None:
+        """Batsim 4.2.1 at a parallel task's walltime: the job's actor stops waiting for it,
+        reads the joules, reports to the server and ends, and only then does SimGrid cancel the
+        task (ActorImpl::cleanup_from_self cancels the actor's activities): until `end_abandoned`
+        it runs on, loading its CPUs and links (the report crosses them) and its hosts. The job's
+        model stops (its callbacks call no one); a pure sleep ends now."""
+        self._advance()
+        job = self.jobs.pop(id(record))
+        was_sharing = False
+        table = self.table
+        for activity in list(job.activities):
+            if activity.slot >= 0 and table.elem_count[activity.slot] == 0:
+                was_sharing |= activity.sharing
+                job.activities.remove(activity)
+                self._end(activity)
+        self._abandoned[id(job)] = job  # (its launched activities run on too; its hosts are left at its end)
+        if was_sharing:
+            self._resolve()
+        self._tell_calendar()
+
+    def end_abandoned(self, record: "JobRecord") -> None:
+        """The abandoned job's actor has ended: its activities still running are cancelled
+        (their hosts' joules brought up to date, as the energy plugin does on a state change)."""
+        job = next((j for j in self._abandoned.values() if j.record is record), None)
+        if job is None:
+            return
+        del self._abandoned[id(job)]
+        table = self.table
+        sharing = [activity.slot for activity in job.activities if activity.sharing]
+        if job.sequence in self._by_sequence:  # launched ones, in launch order
+            held = np.flatnonzero(table.held & (table.batch_job == job.sequence))
+            sharing += [slot for slot in held.tolist() if table.sharing[slot]]
+        for slot in sharing:
+            table.leave(slot)
+        if sharing and self.on_cpu_end is not None:
+            self._cpu_ends(np.asarray(sharing, dtype=np.int64))
+        for activity in job.activities:
+            self._end(activity, completed=True)  # (out of the sharing already)
+        job.activities = []
+        self._drop_launched(job)
+        self._leave_hosts(job)
+        if sharing:
+            self._dirty = True
+            self._resolve_if_dirty()
+        self._tell_calendar()
 
     # ------------------------------------------------------------------ messages (Batsim's actors)
     def join_transfer(self, links: tuple[int, ...], latency: float) -> int:
