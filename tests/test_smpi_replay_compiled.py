@@ -410,3 +410,26 @@ def test_generated_programs_through_joulesim(tmp_path_factory, monkeypatch, rank
     jobs = [{"id": "1", "subtime": 0, "res": min(len(ranks), 4), "profile": "mpi"}]
     run_both(tmp_path, loop_platform(tmp_path), jobs, {"mpi": profile(tmp_path, "mpi", ranks)}, monkeypatch, 4,
              energy=energy)
+
+
+def test_the_compiled_launches_hold_transfers_to_the_tcp_window_bound(tmp_path, monkeypatch):
+    """A 50 ms link: 2e7 bytes cross it at TCP-gamma / (2 x 0.05 s x 2e7 B) of the transfer per
+    second (ptask_L07's window bound, 0.48 s), not at the link's 1 GB/s (0.02 s): the compiled
+    launches apply it as the runner's objects do, so both replays write the same files."""
+    path = tmp_path / "far.xml"
+    path.write_text("""<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1"><zone id="root" routing="Full">
+<host id="node0" speed="1Gf"/><host id="node1" speed="1Gf"/>
+<host id="master_host0" speed="1Gf"><prop id="role" value="master"/></host>
+<link id="far" bandwidth="1GBps" latency="50ms"/><link id="tomaster" bandwidth="10GBps" latency="0us"/>
+<route src="node0" dst="node1"><link_ctn id="far"/></route>
+<route src="node0" dst="master_host0"><link_ctn id="tomaster"/></route>
+<route src="node1" dst="master_host0"><link_ctn id="tomaster"/></route>
+</zone></platform>
+""")
+    program = [["init", "send 1 0 20000000", "finalize"], ["init", "recv 0 0 20000000", "finalize"]]
+    jobs = [{"id": "1", "subtime": 0, "res": 2, "profile": "mpi"}]
+    assert run_both(tmp_path, path, jobs, {"mpi": profile(tmp_path, "mpi", program)}, monkeypatch, 2) == ("end", None)
+    runtime = pd.read_csv(tmp_path / "compiled_jobs.csv").loc[0, "execution_time"]
+    assert runtime > 0.4  # (0.05 s of latency, then 0.48 s at the window's bound)

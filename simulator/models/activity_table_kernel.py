@@ -12,6 +12,7 @@ import numpy as np
 
 from joulesim.simulator.models import fair_bottleneck_kernel, int_index_kernel
 from joulesim.simulator.models.fair_bottleneck_kernel import AVAILABLE, njit
+from joulesim.simulator.platform.simgrid_config_keys import TCP_GAMMA
 
 __all__ = ["AVAILABLE", "advance", "finished", "insert", "launch", "next_step", "resolve", "step"]
 
@@ -221,6 +222,10 @@ def launch(commands: np.ndarray, amounts: np.ndarray, first: int, stop: int, rem
                             top += 1
                     if plan_latency[plan] > latency:
                         latency = plan_latency[plan]
+                # ptask_L07's TCP-window bound, as the runner's _build_activity applies it
+                window = plan_latency[plan] * nbytes
+                if window > 0 and plan_int[plan, P_COUNT] + plan_int[plan, P_FAT_COUNT] > 0:
+                    own_period = max(own_period, 1.0 / (TCP_GAMMA / (2.0 * window)))
         elem_start[slot] = start
         elem_count[slot] = top - start
         own[slot] = own_period

@@ -47,7 +47,7 @@ What differs from SimGrid here, on purpose:
   is not computed here: the runner gives it as the task's own period (ptask_runner.py). It binds
   when a route's latency exceeds about 2 ms per GB/s, and on a Vivaldi zone, whose hosts have no
   links, it is a transfer's only limit. (The compiled launches of usage traces and SMPI
-  replays, activity_table_kernel.py, do not apply it.)
+  replays, activity_table_kernel.launch, apply the same bound.)
 - A bound given by the caller counts as reached within 1e-12 of it (SimGrid tests equality
   of floats); one from a single-element resource when its remaining is below 1e-5, as SimGrid
   sees that resource.
