@@ -9,10 +9,13 @@ bad instance cannot take the campaign down.
 from __future__ import annotations
 
 import os
+import stat
 import time
 import traceback
-from typing import Any
+from typing import IO, Any
 
+from joulesim.inputs.input_error import InputError
+from joulesim.inputs.output_file import non_regular_kind
 from joulesim.protocol.errors import JoulesimError, RunTimeLimitError
 
 # Loaded platforms by (source, master host), kept for the worker's life: the instances of a
@@ -34,11 +37,36 @@ def _platform(source: str) -> Any:
 
 
 def _tail(path: str | None) -> str:
-    if not path or not os.path.exists(path):
+    if not path or not os.path.isfile(path):  # (never a FIFO: reading one would wait for a writer)
         return ""
     with open(path, errors="replace") as handle:
         text = handle.read()
     return text[-_LOG_TAIL_CHARS:]
+
+
+def _open_log(log_path: str) -> IO[str]:
+    """The instance's decider log, opened for writing. An existing folder, FIFO, device or socket
+    there (or a link to one) is refused with one line naming it, before it is opened: a FIFO
+    without a reader would block the worker for ever, a device would take the output. The open
+    itself does not block (O_NONBLOCK, then checked again with fstat): a FIFO put there since the
+    check fails at once instead of waiting."""
+    kind = non_regular_kind(log_path)
+    if kind is not None:
+        raise InputError(log_path, "decider log", f"is {kind}, not a regular file", _LOG_FIX)
+    try:
+        if os.path.dirname(log_path):
+            os.makedirs(os.path.dirname(log_path), exist_ok=True)
+        fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK, 0o666)
+    except OSError as exc:
+        raise InputError(log_path, "decider log", f"cannot be written: {exc.strerror or exc}", _LOG_FIX) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise InputError(log_path, "decider log", "is not a regular file (it was replaced while being opened)", _LOG_FIX)
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "w")
+
+
+_LOG_FIX = "remove what is there: the campaign writes the instance's decider output to RESULTS/logs/ID.log"
 
 
 def run_instance(task: dict[str, Any]) -> dict[str, Any]:
@@ -53,8 +81,7 @@ def run_instance(task: dict[str, Any]) -> dict[str, Any]:
     try:
         decider: Any = list(task["command"]) if task["command"] else task["decider"]
         if task["command"] and log_path:
-            os.makedirs(os.path.dirname(log_path), exist_ok=True)
-            log = open(log_path, "w")
+            log = _open_log(log_path)
         if task.get("edc_library"):  # a Batsim 5 EDC library, its init data as the option edc_init
             chosen: dict[str, Any] = {"edc_library": task["edc_library"], "edc_isolated": bool(task.get("edc_isolated")),
                                       "edc_init": str(task["options"].get("edc_init", ""))}

@@ -12,6 +12,7 @@ import click
 from joulesim.cli.error_reporting import reports_errors
 from joulesim.cli.number_options import DecimalRange, IntegerRange
 from joulesim.cli.simulate_options import check_timeout, parse_key_values
+from joulesim.inputs.output_file import refuse_non_regular_file, write_whole
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -103,23 +104,33 @@ def _run(jobs, slurm_conf: str | None, decider: str, decider_options: tuple[str,
             process.stop()
             shutil.rmtree(directory, ignore_errors=True)
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with open(path, "w", newline="") as out:
-        writer = csv.writer(out)
-        writer.writerow(["job_id", "slurm_id", "state", "submission_time", "starting_time", "finish_time",
-                         "allocated_resources", "slurm_nodes"])
-        for job in real.values():
-            writer.writerow([job.id.split("!", 1)[1], job.slurm_id, job.state, f"{job.submitted:.3f}",
-                             "" if job.started is None else f"{job.started:.3f}",
-                             "" if job.finished is None else f"{job.finished:.3f}", job.alloc, ",".join(job.nodes)])
+
+    def write(temporary: str) -> None:
+        with open(temporary, "w", newline="") as out:
+            writer = csv.writer(out)
+            writer.writerow(["job_id", "slurm_id", "state", "submission_time", "starting_time", "finish_time",
+                             "allocated_resources", "slurm_nodes"])
+            for job in real.values():
+                writer.writerow([job.id.split("!", 1)[1], job.slurm_id, job.state, f"{job.submitted:.3f}",
+                                 "" if job.started is None else f"{job.started:.3f}",
+                                 "" if job.finished is None else f"{job.finished:.3f}", job.alloc,
+                                 ",".join(job.nodes)])
+
+    # Whole, by a rename (inputs/output_file.py): a FIFO or device put at the path during the run
+    # is refused, never opened (a FIFO without a reader would block) nor replaced.
+    write_whole(path, _OUTPUT, write, _FIX)
     done = sum(1 for j in real.values() if j.state == "COMPLETED_SUCCESSFULLY")
     click.echo(f"jobs      {len(real)} ({done} completed on Slurm)\noutputs   {path}")
 
 
+_OUTPUT = "Slurm jobs output (PREFIX_slurm_jobs.csv of -e)"
+_FIX = "choose another export prefix"
+
+
 def _check_output(export_prefix: str, path: str) -> None:
-    from joulesim.inputs.input_error import InputError
+    """The prefix, and its PREFIX_slurm_jobs.csv: not a folder, FIFO, device or socket (refused
+    before any job reaches Slurm, with one line, exit status 2; nothing is opened)."""
     from joulesim.simulator.output.output_files import check_output_prefix
 
     check_output_prefix(export_prefix)
-    if os.path.isdir(path):
-        raise InputError(export_prefix, "export prefix", f"cannot write outputs there: {path} is a directory",
-                         "choose another export prefix")
+    refuse_non_regular_file(path, _OUTPUT, _FIX, "remove it, or " + _FIX)

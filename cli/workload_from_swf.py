@@ -83,20 +83,27 @@ def _run(trace: str, output: str, report_json: str | None, options: dict) -> Non
     import orjson
 
     from joulesim.inputs.input_error import InputError
+    from joulesim.inputs.output_file import refuse_non_regular_file, write_whole
     from joulesim.workload_tools.swf import convert_swf, format_report, write_workload
 
     if options["profile"] == "compute" and options["speed"] is None:
         raise InputError(trace, "option --speed", "--profile compute needs the host speed",
                          "pass --speed FLOPS, e.g. --speed 1Gf")
+    # An existing folder, FIFO or device at -o or --report-json: one line, exit status 2, before
+    # the conversion; both are written whole by a rename, never opened in place (inputs/output_file.py).
+    refuse_non_regular_file(output, "output file")
+    if report_json:
+        refuse_non_regular_file(report_json, "report file")
     workload, report = convert_swf(trace, **options)
     write_workload(workload, output)
     report["output"] = str(output)
     if report_json:
-        try:
-            with open(report_json, "wb") as f:
-                f.write(orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n")
-        except OSError as exc:
-            raise InputError(report_json, "report file", f"cannot be written: {exc.strerror or exc}",
-                             "check the directory exists and is writable") from exc
+        data = orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n"
+
+        def write(temporary: str) -> None:
+            with open(temporary, "wb") as f:
+                f.write(data)
+
+        write_whole(report_json, "report file", write, "check the directory exists and is writable")
     click.echo(format_report(report))
     click.echo(f"  written: {output}")

@@ -63,6 +63,9 @@ class _ReportingCommand(click.Command):
             raise click.exceptions.Exit(exc.exit_code) from None
 
 
+_OUTPUT = "workload output (-o)"
+
+
 @click.command("generate", cls=_ReportingCommand,
                context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("model", metavar="MODEL", type=click.Choice(MODELS))
@@ -101,7 +104,8 @@ class _ReportingCommand(click.Command):
 def generate(model: str, output: str, seed: int, **options: Any) -> None:
     """Generate a synthetic Batsim workload from MODEL (lublin, batsim-eval, grid-stream)."""
     from joulesim.workload_tools import batsim_eval, grid_stream, lublin
-    from joulesim.workload_tools.synthetic import GeneratorError, dumps
+    from joulesim.inputs.output_file import refuse_non_regular_file, write_whole
+    from joulesim.workload_tools.synthetic import dumps
 
     given = {name: value for name, value in options.items() if value is not None}
     wrong = sorted(name for name in given if model not in APPLIES[name])
@@ -126,6 +130,10 @@ def generate(model: str, output: str, seed: int, **options: Any) -> None:
             and given["runtime_min"] > given["runtime_max"]:
         raise click.UsageError("--runtime-min must not exceed --runtime-max")
 
+    if output != "-":
+        # An existing folder, FIFO or device at -o: one line, exit status 2, before the work (a FIFO
+        # is never opened: without a reader, the write would block for ever).
+        refuse_non_regular_file(output, _OUTPUT)
     module = {"lublin": lublin, "batsim-eval": batsim_eval, "grid-stream": grid_stream}[model]
     workload = module.generate(seed=seed, **given)
     data = dumps(workload)
@@ -133,10 +141,11 @@ def generate(model: str, output: str, seed: int, **options: Any) -> None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
         return
-    try:
-        with open(output, "wb") as f:
+
+    def write(temporary: str) -> None:
+        with open(temporary, "wb") as f:
             f.write(data)
-    except OSError as exc:
-        raise GeneratorError(f"cannot write {output}: {exc.strerror or exc}") from None
+
+    write_whole(output, _OUTPUT, write)  # a new file renamed over -o (inputs/output_file.py)
     click.echo(f"{output}: {len(workload['jobs'])} jobs, {len(workload['profiles'])} profiles, "
                f"nb_res {workload['nb_res']} ({model}, seed {seed})", err=True)

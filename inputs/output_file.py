@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 from joulesim.inputs.input_error import InputError
 
-__all__ = ["check_output_file", "make_output_folder", "refuse_non_regular_file", "write_whole"]
+__all__ = ["check_output_file", "make_output_folder", "non_regular_kind", "refuse_non_regular_file", "write_whole"]
 
 _FIX = "give a path in a folder you can write to"
 _SPECIAL_FIX = "give the path of a regular file, or remove what is there"
@@ -48,6 +48,20 @@ def _kind(mode: int) -> str:
     if stat.S_ISSOCK(mode):
         return "a socket"
     return "not a regular file"
+
+
+def non_regular_kind(path: str) -> str | None:
+    """What the existing `path` is when it is not a regular file (followed through symbolic
+    links): "a folder", "a FIFO (named pipe)", "a character device (through a symbolic link)"...;
+    None for a regular file, a path that does not exist or cannot be examined (callers that
+    write there report that error themselves). Never opens `path`."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    return _kind(mode) + (" (through a symbolic link)" if os.path.islink(path) else "")
 
 
 def refuse_non_regular_file(path: str, what: str, folder_fix: str | None = None,

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from joulesim.inputs.input_error import InputError
+from joulesim.inputs.output_file import non_regular_kind, write_whole
 from joulesim.rl.environment import NodeSchedulingEnv
 from joulesim.rl.training_config import TrainingConfig
 
@@ -77,18 +78,41 @@ def prepare_output_folder(out_dir: str, checkpoints: bool) -> None:
             problem = f"cannot be created or written: {exc.strerror or exc}{where}"
         raise InputError(out_dir, "output folder", problem,
                          "give rl train -o a folder that can be created and written") from None
+    refuse_special_outputs(out_dir)
+
+
+_OUTPUT_NAMES = ("model.pt", "training.csv", "training.png")
+
+
+def _earlier_outputs(out_dir: str) -> list[str]:
+    """The files an earlier training may have left in `out_dir` (remove_earlier_outputs removes them)."""
+    names = [os.path.join(out_dir, name) for name in _OUTPUT_NAMES]
+    checkpoints = os.path.join(out_dir, "checkpoints")
+    if os.path.isdir(checkpoints):
+        names += [os.path.join(checkpoints, name) for name in sorted(os.listdir(checkpoints))
+                  if name.startswith("simulation_") and name.endswith(".pt")]
+    return names
+
+
+def refuse_special_outputs(out_dir: str) -> None:
+    """Refuse, before any work, an output name of the folder (model.pt, training.csv,
+    training.png, a checkpoint) that is an existing folder, FIFO, device or socket, or a symbolic
+    link to one: the training would remove it and write a regular file in its place (or, opening
+    a FIFO, wait for a reader for ever). One line, exit status 2; nothing is opened."""
+    for path in _earlier_outputs(out_dir):
+        kind = non_regular_kind(path)
+        if kind is not None:
+            raise InputError(out_dir, "output folder", f"{path} is {kind}, not a regular file: a training removes "
+                             "the earlier run's outputs and writes new ones, which would replace it",
+                             "remove it, or give rl train -o another folder")
 
 
 def remove_earlier_outputs(out_dir: str) -> None:
     """Remove what an earlier training left in the folder (its model, curves and checkpoints),
     so that the folder never mixes two runs: a run with fewer simulations or checkpoints would
     otherwise leave the earlier run's later checkpoints beside its own."""
-    names = [os.path.join(out_dir, name) for name in ("model.pt", "training.csv", "training.png")]
-    checkpoints = os.path.join(out_dir, "checkpoints")
-    if os.path.isdir(checkpoints):
-        names += [os.path.join(checkpoints, name) for name in sorted(os.listdir(checkpoints))
-                  if name.startswith("simulation_") and name.endswith(".pt")]
-    for path in names:
+    refuse_special_outputs(out_dir)  # (checked before the work too: prepare_output_folder)
+    for path in _earlier_outputs(out_dir):
         try:
             os.remove(path)
         except FileNotFoundError:
@@ -150,7 +174,12 @@ def train(config: TrainingConfig, out_dir: str | os.PathLike, progress: bool = T
         bar = progress_bar(config.simulations, "training", "sim", file=log)
     remove_earlier_outputs(out_dir)
     env.reset(seed=config.seed)  # seeds the trajectory sampler; every later reset continues its stream
-    with open(csv_path, "w", newline="") as handle:
+    try:  # a new file ("x": never a FIFO or device put there since remove_earlier_outputs)
+        handle = open(csv_path, "x", newline="")
+    except OSError as exc:
+        raise InputError(out_dir, "output folder", f"cannot write {csv_path}: {exc.strerror or exc}",
+                         "give rl train -o a folder you can write") from None
+    with handle:
         writer = csv.DictWriter(handle, fieldnames=COLUMNS)
         writer.writeheader()
         for simulation in range(1, config.simulations + 1):
@@ -215,6 +244,8 @@ def plot_training(rows: list[dict[str, Any]], path: str, objective: str) -> str 
         axis.set_xlabel("simulation")
         axis.grid(alpha=0.3)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    try:  # whole, by a rename: a FIFO or device at the path is refused, never opened (inputs/output_file.py)
+        write_whole(path, "training plot", lambda temporary: figure.savefig(temporary, dpi=110, format="png"))
+    finally:
+        plt.close(figure)
     return path

@@ -15,6 +15,7 @@ import os
 import tempfile
 
 from joulesim.inputs.input_error import InputError
+from joulesim.inputs.output_file import non_regular_kind
 
 #: Every output a run may write, in the order they are opened and listed.
 ALL_OUTPUT_NAMES = ("jobs", "schedule", "machine_states", "consumed_energy", "pstate_changes", "energy_cost",
@@ -66,7 +67,8 @@ def output_path(prefix: str, name: str) -> str:
 def check_output_prefix(prefix: str) -> None:
     """Refuse, before anything runs, a prefix whose files could not be written: its directory
     (or the nearest existing one above it, where it would be created) must be a directory in
-    which a file can be created, and no output name may be a directory. Changes nothing."""
+    which a file can be created, and no output name may be a directory, a FIFO, a device or a
+    socket (refuse_special_outputs). Changes nothing."""
     directory = os.path.dirname(os.path.abspath(prefix))
     existing = directory
     while not os.path.lexists(existing):
@@ -82,16 +84,29 @@ def check_output_prefix(prefix: str) -> None:
                          f"({exc.strerror or exc})", _FIX) from None
     os.close(handle)
     os.unlink(probe)
+    refuse_special_outputs(prefix)
+
+
+def refuse_special_outputs(prefix: str) -> None:
+    """Refuse a prefix where an output name (any run's, see start_output_files) is an existing
+    folder, FIFO, device or socket, or a symbolic link to one: a run would remove it and write a
+    regular file in its place (or, opening a FIFO, wait for a reader for ever). Opens nothing."""
     for name in ALL_OUTPUT_NAMES:
         path = output_path(prefix, name)
-        if os.path.isdir(path):
-            raise InputError(prefix, "export prefix", f"cannot write outputs there: {path} is a directory",
-                             _FIX)
+        kind = non_regular_kind(path)
+        if kind is None:
+            continue
+        if kind == "a folder":
+            raise InputError(prefix, "export prefix", f"cannot write outputs there: {path} is a directory", _FIX)
+        raise InputError(prefix, "export prefix", f"cannot write outputs there: {path} is {kind}, not a regular "
+                         "file: a run removes the files under its prefix and writes new ones, which would replace it",
+                         "remove it, or choose another export prefix")
 
 
 def start_output_files(prefix: str) -> None:
     """Make the prefix's directory and remove every output an older run left under the prefix
-    (see the module docstring)."""
+    (see the module docstring); a folder, FIFO or device among them is refused, never removed."""
+    refuse_special_outputs(prefix)  # (checked before the run too: check_output_prefix)
     directory = os.path.dirname(prefix)
     try:
         if directory:
