@@ -52,12 +52,19 @@ def table_path(results: str) -> str:
 _DAMAGED_FIX = "the table is damaged: rerun `joulesim campaign run` to rewrite it"
 
 
+class ReportOptionError(JoulesimError):
+    """A column named on the command line (--x, --y, --tradeoff) that the results table lacks: a
+    command-line value, exit status 2 (README)."""
+
+    exit_code = 2
+
+
 def _check_columns(frame: pd.DataFrame, columns: list[str], what: str) -> None:
     """Columns the user named (--x, --y, --tradeoff)."""
     for column in columns:
         if column not in frame.columns:
-            raise JoulesimError(f"the results table has no column {column!r} for {what}; its columns: "
-                                + _columns(frame))
+            raise ReportOptionError(f"the results table has no column {column!r} for {what}; its columns: "
+                                    + _columns(frame))
 
 
 def _check_table_columns(path: str, frame: pd.DataFrame, columns: list[str], what: str) -> None:

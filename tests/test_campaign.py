@@ -355,7 +355,7 @@ def test_report_draws_metric_and_tradeoff_plots(tmp_path):
     assert "plots/tradeoff_consumed_joules_vs_mean_waiting_time.png" in written
     assert all((tmp_path / p).stat().st_size > 10_000 for p in written)
     bad = cli("report", "res", "--y", "no_such_metric", cwd=tmp_path)
-    assert bad.returncode == 1 and "has no column 'no_such_metric'" in bad.stderr
+    assert bad.returncode == 2 and "has no column 'no_such_metric'" in bad.stderr  # (a command-line value)
     missing = cli("report", "nowhere", cwd=tmp_path)
     assert missing.returncode == 2 and "nowhere: file: does not exist" in missing.stderr
 
