@@ -45,9 +45,27 @@ EDC_EXITS = (2, 3, 4, 5, 6)
 
 # ============================================================================ bounded runners
 def limit_case_memory() -> None:
+    """At most CASE_MEMORY_BYTES of address space beyond what the process maps already: a case
+    runs in a fork of the harness, which in a test worker that ran numba-compiled code maps
+    gigabytes; a fixed limit left it no room (threads failed to start, reads of a few MB failed)."""
+    limit = _address_space_bytes() + CASE_MEMORY_BYTES
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    if soft == resource.RLIM_INFINITY or soft > CASE_MEMORY_BYTES:
-        resource.setrlimit(resource.RLIMIT_AS, (CASE_MEMORY_BYTES, hard))
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    if soft == resource.RLIM_INFINITY or soft > limit:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def _address_space_bytes() -> int:
+    """This process's virtual memory size (VmSize), 0 where /proc does not tell it."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 
 
 def _kill_group(pid: int) -> None:
