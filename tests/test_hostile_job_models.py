@@ -266,3 +266,14 @@ def test_a_dax_without_jobs_is_refused(tmp_path):
         (tmp_path / "empty.dax").write_text(text)
         with pytest.raises(InputError, match=r"empty.dax: <adag>: has no <job>"):
             load_workflow(str(tmp_path / "empty.dax"), "wf0")
+
+
+def test_a_registered_parallel_task_of_200000_executors_is_refused_before_its_matrix_is_built():
+    """The same through batprotocol (an EDC's RegisterProfileEvent, Batsim 5): the profile's Batsim
+    4 form was built before any check, a MemoryError; now the decision is refused, naming it."""
+    from joulesim.protocol.batprotocol.batsim4_bridge import batsim4_profile
+    from joulesim.protocol.errors import DecisionError
+
+    with pytest.raises(DecisionError, match=r"REGISTER: cpu lists 200,000 executors, .* limit of 10,000,000"):
+        batsim4_profile("ParallelTaskProfile", {"computation_vector": [1e9] * 200_000}, "REGISTER")
+    assert batsim4_profile("ParallelTaskProfile", {"computation_vector": [1e9] * 3}, "REGISTER")["com"] == [0] * 9

@@ -28,6 +28,11 @@ BATSIM5_TYPES = (*_SAME_FIELDS, "ParallelTaskProfile", "ParallelTaskHomogeneousP
 
 
 STRATEGIES = ENUMS["HomogeneousParallelTaskGenerationStrategy"]
+# A `parallel` task of n executors has an n x n communication matrix (`com`), which Batsim 5
+# fills with zeros when only `cpu` is given: 200,000 executors made 4e10 values (MemoryError).
+# At most 10,000,000 values (3,162 executors), checked before any matrix is built (here for a
+# profile of a workload file or of a batprotocol message, and by the workload checks).
+MAX_COM_VALUES = 10_000_000
 
 
 def _strategy(value: Any) -> str:
@@ -52,6 +57,11 @@ def batsim4_form(profile: Any) -> Any:
             side = math.isqrt(len(com))
             out["cpu"] = [0] * (side if side * side == len(com) else 0)  # (a bad size is told by the checks)
         elif isinstance(cpu, list) and "com" not in profile:
+            if len(cpu) ** 2 > MAX_COM_VALUES:
+                raise ProfileFormError("cpu", f"lists {len(cpu):,} executors, so its all-zero communication matrix "
+                                       f"would hold {len(cpu) ** 2:.3g} values, more than joulesim's limit of "
+                                       f"{MAX_COM_VALUES:,} ({math.isqrt(MAX_COM_VALUES):,} executors)",
+                                       "split the task, or describe an even load with ParallelTaskHomogeneousProfile")
             out["com"] = [0] * (len(cpu) ** 2)
     elif kind == "ParallelTaskHomogeneousProfile":
         strategy = _strategy(out.pop("generation_strategy", "DefinedAmountsUsedForEachValue"))

@@ -22,6 +22,7 @@ from joulesim.inputs.json_input import (
     shown,
     time_error,
 )
+from joulesim.protocol.batprotocol.profile_forms import MAX_COM_VALUES
 from joulesim.protocol.time_range import check_time
 
 SUPPORTED_TYPES = (
@@ -53,10 +54,6 @@ MAX_COMPOSED_DEPTH = 100
 # and mem_vol at 1e24 keeps every count, run time and bandwidth finite (ipc 1e-300 made
 # req_ops / ipc infinite, an OverflowError mid-run).
 MAX_CPU_OPS = 1e24
-# A `parallel` task of n executors has an n x n communication matrix (`com`), which Batsim 5
-# fills with zeros when only `cpu` is given: 200,000 executors made 4e10 values (MemoryError).
-# At most 10,000,000 values (3,162 executors), checked before any matrix is built.
-MAX_COM_VALUES = 10_000_000
 
 _SUPPORTED_TEXT = ", ".join(SUPPORTED_TYPES)
 _PROFILE_FIELDS = frozenset({"type", "delay", "cpu", "com", "seq", "repeat", "ret", "req_ops", "ipc", "mem_vol",
