@@ -519,12 +519,7 @@ class Kernel:
             model_delta = model.next_step()
             if model_delta >= 0 and (delta < 0 or model_delta < delta):
                 delta = model_delta
-            if delta < 0:  # only actions that never end: nothing can happen any more
-                raise beyond_limit(float("inf"))
-            if self.now + delta >= time_limit:
-                raise beyond_limit(self.now + delta)
-            self.now += delta
-            self._on_time(self.now)
+            self._advance_clock(delta, time_limit, beyond_limit)
             if model.move(delta):  # (most steps end nothing of the model's)
                 model.step()
         else:
