@@ -73,6 +73,18 @@ def _window_period(window: float) -> float:
     return 1.0 / (TCP_GAMMA / (2.0 * window)) if window > 0 else 0.0
 
 
+def _flow_own_period(shared: tuple[int, ...], fat: tuple[float, ...], latency: float, amount: float) -> float:
+    """A lone flow's bound from outside the shared resources: each FATPIPE link it crosses (no
+    sharing there: the whole link), and ptask_L07's TCP window once it crosses any link (on no
+    link at all SimGrid has nothing to move: the latency only)."""
+    own_period = 0.0
+    for capacity in fat:
+        own_period = max(own_period, amount / capacity)
+    if shared or fat:
+        own_period = max(own_period, _window_period(latency * amount))
+    return own_period
+
+
 class _Activity:
     """One parallel task of a job (ActivityHandle); its cursor and rate live in the runner's
     ActivityTable, at `slot` while it runs."""
@@ -372,17 +384,12 @@ class ParallelTaskRunner:
 
     def _transfer_plan(self, links: tuple[int, ...], latency: float) -> tuple[dict[int, float], float]:
         """A 1-byte transfer's elements (resource -> bytes: a route crossing a link twice puts 2
-        bytes on it) and its own period (FATPIPE links, the TCP-window bound)."""
-        fatpipe = self.network.fatpipe
+        bytes on it) and its own period, as a lone flow's (`_flow_own_period`)."""
+        shared, fat, latency, _ = self.plans.of_route(links, latency)
         usage: dict[int, float] = {}
-        own_period = 0.0
-        for link in links:
-            if fatpipe[link]:
-                own_period = max(own_period, 1.0 / float(self.network.capacity[link]))
-            else:
-                key = self.nb_hosts + link
-                usage[key] = usage.get(key, 0.0) + 1.0
-        return usage, max(own_period, _window_period(latency))
+        for key in shared:
+            usage[key] = usage.get(key, 0.0) + 1.0
+        return usage, _flow_own_period(shared, fat, latency, 1.0)
 
     def _shares_a_resource(self, resources: dict[int, float]) -> bool:
         """Whether a sharing activity has an element on one of `resources` (the resources in use
@@ -915,10 +922,7 @@ class ParallelTaskRunner:
             src, dst, amount = flows[0]
             shared, fat, latency, distinct = plan(src, dst)
             if distinct:
-                for capacity in fat:
-                    own_period = max(own_period, amount / capacity)
-                if shared or fat:  # (on no link at all SimGrid has nothing to move: the latency only)
-                    own_period = max(own_period, _window_period(latency * amount))
+                own_period = _flow_own_period(shared, fat, latency, amount)
                 activity = self._new_activity(shared, [amount] * len(shared), own_period, then)
                 activity.latency = latency
                 return activity

@@ -45,13 +45,19 @@ class RoutePlans:
             # SimGrid routes a host's bytes to itself too (up its link and down again, in a cluster).
             network = self.network
             route_resources, latency = network.route(src, dst) if src != dst else network.self_route(src)
-            fatpipe = network.fatpipe
-            shared = tuple(self.nb_hosts + r for r in route_resources if not fatpipe[r])
-            fat = tuple(float(network.capacity[r]) for r in route_resources if fatpipe[r])
             if len(self._plans) >= _PLAN_CACHE_LIMIT:
                 self._plans.clear()
-            plan = self._plans[(src, dst)] = (shared, fat, latency, len(set(shared)) == len(shared))
+            plan = self._plans[(src, dst)] = self.of_route(route_resources, latency)
         return plan
+
+    def of_route(self, route_resources: tuple[int, ...], latency: float) -> Plan:
+        """The plan of a route given as its links (indices in the network description): also a
+        route to or from the master host (Batsim's messages), which no host pair names."""
+        network = self.network
+        fatpipe = network.fatpipe
+        shared = tuple(self.nb_hosts + r for r in route_resources if not fatpipe[r])
+        fat = tuple(float(network.capacity[r]) for r in route_resources if fatpipe[r])
+        return shared, fat, latency, len(set(shared)) == len(shared)
 
     def add_compiled(self, src: int, dst: int) -> None:
         """Put the plan of (src, dst) in the arrays."""
