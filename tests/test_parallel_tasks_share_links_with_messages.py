@@ -89,16 +89,17 @@ def test_a_message_beside_a_task_that_uses_no_link_is_not_slowed(monkeypatch, tm
                                                                           "w0!0": "360.000000049000"}
 
 
-@pytest.mark.parametrize("case", sorted(REPLAYS))
-def test_deciders_on_parallel_tasks_get_batsim_s_messages_and_jobs(tmp_path, case):
+@pytest.mark.parametrize("case, process", [(case, False) for case in sorted(REPLAYS)] + [("fcfs", True)])
+def test_deciders_on_parallel_tasks_get_batsim_s_messages_and_jobs(tmp_path, case, process):
     """reducepc: 532 messages; easy with shutdown after 300 s idle: 802; fcfs on 64 hosts where
     many jobs reach their walltime: 968, every one line for line, and every job's times.
 
     At a walltime Batsim's job actor stops waiting for its task, reports and ends, and only its
     end cancels the task: meanwhile the task still loads the links its report crosses (without
-    that, 18 jobs of the fcfs case started 1 us off, in the 6th decimal)."""
+    that, 18 jobs of the fcfs case started 1 us off, in the 6th decimal). `process`: the
+    decider in its own process (joulesim decide, over ZeroMQ), as Batsim ran it."""
     folder, platform, workload, decider = REPLAYS[case]
-    command = [sys.executable, "-m", "joulesim.cli.main", "run", "--in-process", "-d", *decider,
+    command = [sys.executable, "-m", "joulesim.cli.main", "run", *([] if process else ["--in-process"]), "-d", *decider,
                "-p", platform, "-w", workload, "-E", "-e", str(tmp_path / "out"), "-v", "network-only"]
     run = subprocess.run(command, cwd=MEASURED / folder, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
