@@ -45,6 +45,7 @@ from joulesim.simulator.models.core_task_runner import CoreTaskRunner, initial_s
 from joulesim.simulator.platform.platform_checks import check_energy_properties
 from joulesim.simulator.workload.profile_traces import profile_traces
 from joulesim.simulator.workload.storage_labels import resolve_storages
+from joulesim.simulator.output.disk_reserve import DiskReserve
 from joulesim.simulator.output.job_statistics import JobStatistics
 from joulesim.simulator.output.jobs_output import JobsOutput
 from joulesim.simulator.output.machine_states import MachineStates
@@ -313,7 +314,11 @@ class Simulation(EventSources, JobLifecycle):
         trace = None
         if "schedule_trace" in self.paths:  # (a file only: runs kept in memory write no trace)
             storage_names = [h.name for h in self.config.platform.storage_hosts]
-            trace = ScheduleTrace(self._open_output("schedule_trace"), [h.name for h in self.hosts] + storage_names)
+            reserve = DiskReserve(self.paths["schedule_trace"], "the Pajé trace has a line per machine at each job start "
+                                  "and end: turn it off with --disable-schedule-tracing, or write the outputs to a "
+                                  "larger disk (-e)")
+            trace = ScheduleTrace(self._open_output("schedule_trace"), [h.name for h in self.hosts] + storage_names,
+                                  reserve)
         self.machines = MachineStates(states_file, self.host_job, self.host_running is not None, trace)
         if self.config.energy:
             energy_file = self._open_output("consumed_energy")

@@ -31,7 +31,10 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from joulesim.simulator.output.disk_reserve import DiskReserve
 
 # Pajé event numbers (Batsim's order) and definitions. Each field is written as Batsim's header
 # writes it, trailing spaces included (Pajé readers ignore them; they keep the bytes identical).
@@ -101,10 +104,11 @@ def kill_is_traced(progress: dict[str, Any], profiles: dict[str, dict[str, Any]]
 
 
 class ScheduleTrace:
-    def __init__(self, out: TextIO, machine_names: list[str]):
+    def __init__(self, out: TextIO, machine_names: list[str], reserve: "DiskReserve | None" = None):
         """`machine_names`: the host names of the machines, by machine id (compute machines,
-        then storage ones)."""
+        then storage ones); `reserve`: told what is written (the trace can outgrow a disk)."""
         self._out = out
+        self._reserve = reserve
         self._ids = [f"m{i}" for i in range(len(machine_names))]
         self._colors = job_colors()
         self._defined_jobs: set[str] = set()
@@ -216,8 +220,11 @@ class ScheduleTrace:
         """Write the text held so far (lines are kept and written a block at a time: one write
         per few thousand lines instead of one per event)."""
         if self._parts:
-            self._out.write("".join(self._parts))
+            text = "".join(self._parts)
+            self._out.write(text)
             self._parts.clear()
+            if self._reserve is not None:
+                self._reserve.wrote(len(text))  # (ASCII: a character is a byte)
 
     def close(self, now: float) -> None:
         """The end of the simulation: every container is destroyed."""
