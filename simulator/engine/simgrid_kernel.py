@@ -44,12 +44,16 @@ from typing import TYPE_CHECKING, Any, Callable, Generator
 
 if TYPE_CHECKING:
     from joulesim.simulator.energy.simgrid_host_energy import SimgridHostEnergy
+    from joulesim.simulator.engine.sleep_array import SleepArray
 
 SURF_PRECISION = 1e-9  # SimGrid's surf/precision
 REMAINS_PRECISION = 1e-5 * 1e-9  # maxmin/precision x surf/precision (Action::update_remains)
 # A ptask with nothing to compute or move: SimGrid's fair-bottleneck solver gives its variable
 # DBL_MAX, and the action ends in a step of length 0.
 UNBOUNDED_RATE = sys.float_info.max
+# Beyond WIDE started sleeps the kernel updates them in one array (SleepArray: a numpy call
+# costs about what a Python loop over 40 of them does); below NARROW it goes back to its dict.
+WIDE, NARROW = 64, 16
 
 ActorCode = Generator[tuple, Any, None]
 
@@ -206,7 +210,8 @@ class Kernel:
         self._route_of = route_of  # (source host, destination host) -> Route
         self._on_time = on_time  # told each new clock value
         # The started actions (SimGrid's started-action set), keyed by creation order.
-        self._sleeps: dict[int, Sleep] = {}
+        self._sleeps: dict[int, Sleep] = {}  # (empty while they are in `_wide`)
+        self._wide: "SleepArray | None" = None
         self._comms: dict[int, Transfer] = {}
         self._daemon_sleeps: set[int] = set()  # sleeps of daemon actors: they keep no run going
         self._next_action = 0
@@ -305,7 +310,7 @@ class Kernel:
                         handle(actor)
             if self._stopped:
                 return
-            if len(self._daemon_sleeps) == len(self._sleeps) + len(self._comms) and (
+            if len(self._daemon_sleeps) == self._sleep_count() + len(self._comms) and (
                     self.model is None or self.model.next_event() == math.inf):  # SimGrid kills daemons left alone
                 return
             self._step(time_limit, beyond_limit)
@@ -363,6 +368,9 @@ class Kernel:
                 return False
         return True
 
+    def _sleep_count(self) -> int:
+        return len(self._sleeps) if self._wide is None else len(self._wide)
+
     def stop(self) -> None:
         """End the run once the running sub-round is over, whatever still sleeps."""
         self._stopped = True
@@ -375,7 +383,10 @@ class Kernel:
         if actor.sleep is not None:
             if self.energy_stamp is not None:  # its action is cancelled: a state change
                 self._stamp(actor.host)
-            self._sleeps.pop(actor.sleep, None)
+            if self._wide is None:
+                self._sleeps.pop(actor.sleep, None)
+            else:
+                self._wide.remove(actor.sleep)
             self._daemon_sleeps.discard(actor.sleep)
         if actor in self._ready:
             self._ready.remove(actor)
@@ -412,7 +423,10 @@ class Kernel:
         elif kind == "sleep":  # blocking: answered when the action ends
             key = actor.sleep = self._next_action
             self._next_action += 1
-            self._sleeps[key] = Sleep(call[1], actor)
+            if self._wide is None:
+                self._sleeps[key] = Sleep(call[1], actor)
+            else:
+                self._wide.add(key, call[1], actor)
             if len(call) > 2 and call[2]:  # ("sleep", duration, daemon)
                 self._daemon_sleeps.add(key)
         elif kind == "execute":  # blocking: a computation of one host, answered when it ends
@@ -489,7 +503,12 @@ class Kernel:
 
         Sleeps and transfers are kept apart (the next step is the smallest of all the same, and
         each action's update is its own); the ended ones are handled in creation order."""
-        sleeps, comms = self._sleeps, self._comms
+        sleeps, comms, wide = self._sleeps, self._comms, self._wide
+        if wide is None:
+            if len(sleeps) > WIDE:
+                wide = self._widen()
+        elif len(wide) < NARROW:
+            wide = self._narrow()
         self.steps += 1
         sharing = self.link_sharing
         if sharing is not None:  # one solve for the tasks and the transfers that share links
@@ -503,6 +522,8 @@ class Kernel:
             self.on_solve()
         self._fresh_executions.clear()  # (updated from now on: no more twins for them)
         delta = -1.0
+        if wide is not None:
+            delta = wide.shortest()
         for sleep in sleeps.values():  # Model::next_occurring_event_full: max durations
             if delta < 0 or sleep.max_duration < delta:
                 delta = sleep.max_duration
@@ -532,7 +553,7 @@ class Kernel:
                 delta = self.now - start
             else:
                 self._advance_clock(delta, time_limit, beyond_limit)
-        ended_sleeps: list[int] = []
+        ended_sleeps: list[int] = [] if wide is None else wide.advance(delta)
         for key, sleep in sleeps.items():  # HostL07Model::update_actions_state
             rest = sleep.max_duration - delta
             if rest < SURF_PRECISION:
@@ -584,9 +605,12 @@ class Kernel:
         ready = self._ready
         stamps = self.energy_stamp is not None
         for key in ended:
-            sleep = sleeps.pop(key, None)
-            if sleep is not None:
-                actor = sleep.actor
+            if wide is None:
+                sleep = sleeps.pop(key, None)
+                actor = None if sleep is None else sleep.actor
+            else:
+                actor = wide.remove(key, ended=True)
+            if actor is not None:
                 self._daemon_sleeps.discard(key)
                 actor.sleep = None
                 ready.append(actor)
@@ -602,6 +626,20 @@ class Kernel:
                     elif self.energy_plugin is not None and type(transfer.sender.host) is int:
                         self.energy_plugin.executing[transfer.sender.host] -= 1  # an execution: its load ends
                 self._finish(transfer)
+
+    def _widen(self) -> "SleepArray":
+        from joulesim.simulator.engine.sleep_array import SleepArray  # (numpy: only runs that need it)
+
+        wide = self._wide = SleepArray()
+        for key, sleep in self._sleeps.items():
+            wide.add(key, sleep.max_duration, sleep.actor)
+        self._sleeps.clear()
+        return wide
+
+    def _narrow(self) -> None:
+        for key, duration, actor in self._wide.items():  # (in creation order, as the dict keeps them)
+            self._sleeps[key] = Sleep(duration, actor)
+        self._wide = None
 
     def stamp(self, host: Any) -> None:
         """The energy plugin brings a machine's joules up to date now (a model's action on it ended)."""

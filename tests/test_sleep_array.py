@@ -1,0 +1,130 @@
+"""The kernel's sleeps in one array (simulator/engine/sleep_array.py) give the bits of its dict.
+
+Beyond 64 started sleeps the kernel subtracts each step from them all in numpy; SimGrid's full update makes every sleep's end depend on every step
+taken while it slept, so any difference in one subtraction or in the order of the ended ones
+would move the clock. Checked here against the dict's rule (the kernel's loop) operation by
+operation, and end to end: the same run kept in the dict, in the array, and moving between them, writes
+the same files.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from hypothesis import example, given, strategies as st
+
+from joulesim.simulator.engine import simgrid_kernel
+from joulesim.simulator.engine.sleep_array import SURF_PRECISION, SleepArray
+
+from joulesim.deciders import load_decider
+
+from conftest import run_in_process
+
+durations = st.floats(min_value=1e-10, max_value=1e7, allow_nan=False, allow_infinity=False)
+operations = st.lists(st.one_of(
+    st.tuples(st.just("add"), durations),
+    st.tuples(st.just("cancel"), st.integers(min_value=0, max_value=10 ** 6)),
+    # a step: the shortest sleep's remaining time, or a fraction of it (another action ends first)
+    st.tuples(st.just("step"), st.sampled_from([1.0, 0.5, 0.999999999, 1e-6, 1e-12]))), max_size=300)
+
+
+def dict_rule(sleeps: dict[int, float], delta: float) -> list[int]:
+    """What Kernel._step does to the sleeps it keeps in a dict (in creation order)."""
+    ended = []
+    for key in sleeps:
+        rest = sleeps[key] - delta
+        if rest < SURF_PRECISION:
+            rest = 0.0
+            ended.append(key)
+        sleeps[key] = rest
+    for key in ended:
+        del sleeps[key]
+    return ended
+
+
+@given(operations)
+# a freed slot taken by a newer sleep that ends in the same step as an older one
+@example([("add", 1.0), ("add", 5.0), ("cancel", 0), ("add", 5.0), ("step", 1.0)])
+def test_the_array_updates_sleeps_as_the_kernel_s_dict_does(ops):
+    array = SleepArray(capacity=4)  # (small: the arrays grow during the run)
+    reference: dict[int, float] = {}
+    next_key = 0
+    for kind, value in ops:
+        if kind == "add":
+            array.add(next_key, value, f"actor{next_key}")
+            reference[next_key] = value
+            next_key += 1
+        elif kind == "cancel" and reference:
+            key = list(reference)[value % len(reference)]
+            assert array.remove(key) == f"actor{key}"
+            del reference[key]
+        elif kind == "step":
+            shortest = min(reference.values(), default=-1.0)
+            assert array.shortest() == shortest
+            if shortest < 0:
+                continue
+            delta = shortest * value
+            ended = array.advance(delta)
+            assert ended == dict_rule(reference, delta)
+            for key in ended:
+                assert array.remove(key, ended=True) == f"actor{key}"
+        assert len(array) == len(reference)
+        assert [(key, remaining) for key, remaining, _ in array.items()] == list(reference.items())
+
+
+def wide_run(tmp_path: Path, name: str) -> dict[str, str]:
+    """300 jobs of 1-2 hosts on 256 hosts, up to ~200 asleep at once; the output files."""
+    rng = random.Random(11)
+    jobs, t = [], 0.0
+    for i in range(300):
+        t += rng.choice([0.0, 0.0, 0.3, 1.7])
+        delay = rng.choice([50, 120, 300, 800])
+        jobs.append({"id": i, "subtime": t, "res": rng.choice([1, 2]), "walltime": 2 * delay, "profile": f"d{delay}"})
+    workload = tmp_path / "jobs.json"
+    workload.write_text(json.dumps({"nb_res": 256, "jobs": jobs,
+                                    "profiles": {f"d{d}": {"type": "delay", "delay": d} for d in (50, 120, 300, 800)}}))
+    platform = tmp_path / "platform.json"
+    platform.write_text(json.dumps({"master": {"name": "master_host"},
+                                    "clusters": [{"id": "c", "prefix": "h", "count": 256, "speed": "1Gf"}]}))
+    prefix = tmp_path / name
+    run_in_process(load_decider("easy", {}), str(platform), [str(workload)], str(prefix), event_grouping="batsim")
+    files = {}
+    for path in sorted(tmp_path.glob(f"{name}_*")):
+        text = path.read_text()
+        if path.name.endswith("_schedule.csv"):  # (its wall-clock columns differ between any two runs)
+            header, row = text.splitlines()
+            values = dict(zip(header.split(","), row.split(",")))
+            del values["scheduling_time"], values["simulation_time"]
+            text = repr(values)
+        files[path.name.removeprefix(name)] = text
+    return files
+
+
+def test_a_run_writes_the_same_files_whether_its_sleeps_are_in_the_dict_or_the_array(tmp_path, monkeypatch):
+    monkeypatch.setattr(simgrid_kernel, "WIDE", 10 ** 9)  # always the dict
+    in_dict = wide_run(tmp_path, "dict")
+    monkeypatch.setattr(simgrid_kernel, "WIDE", -1)  # always the array, from the first step
+    monkeypatch.setattr(simgrid_kernel, "NARROW", 0)
+    in_array = wide_run(tmp_path, "array")
+    monkeypatch.setattr(simgrid_kernel, "WIDE", 40)  # into the array and back, many times
+    monkeypatch.setattr(simgrid_kernel, "NARROW", 20)
+    moving = wide_run(tmp_path, "moving")
+    assert in_dict["_jobs.csv"].count("\n") == 301
+    assert in_array == in_dict
+    assert moving == in_dict
+
+
+def test_the_kernel_moves_many_sleeps_to_the_array_and_back(tmp_path, monkeypatch):
+    # (the shipped thresholds: the run above has about 200 jobs asleep at its peak)
+    moves = {"widen": 0, "narrow": 0}
+    for name in moves:
+        original = getattr(simgrid_kernel.Kernel, f"_{name}")
+
+        def counted(self, original=original, name=name):
+            moves[name] += 1
+            return original(self)
+        monkeypatch.setattr(simgrid_kernel.Kernel, f"_{name}", counted)
+    wide_run(tmp_path, "shipped")
+    assert moves["widen"] >= 1 and moves["narrow"] >= 1, moves
