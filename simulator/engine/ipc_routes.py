@@ -53,7 +53,7 @@ class IpcRoutes:
         resources, latency = found
         if not resources:  # (UNBOUNDED_RATE: nothing to move, L07Action's remains are 0)
             return Route(latency, UNBOUNDED_RATE) if latency > 0 else FREE
-        rate = min(float(network.capacity[r]) for r in resources)
+        rate = min(network.capacities[r] for r in resources)
         if latency > 0:
             rate = min(rate, TCP_GAMMA / (2.0 * latency))
         return Route(latency, rate, tuple(resources))

@@ -23,7 +23,6 @@ from joulesim.simulator.models.job_execution import (
     profile_progress,
     profile_return_code,
 )
-from joulesim.simulator.energy.long_double import fixed
 from joulesim.simulator.output.schedule_trace import kill_is_traced
 from joulesim.simulator.workload.job_record import RUNNING, JobRecord
 
@@ -208,6 +207,8 @@ class JobLifecycle:
         if self.energy is not None:
             energy = self.energy.job_ended(now, record)
             if record.exact_energy is not None:  # Batsim's long double, printed as it prints it
+                from joulesim.simulator.energy.long_double import fixed  # (numpy: energy runs only)
+
                 energy = fixed(record.exact_energy)
             self._energy_last_end = self.energy.energy_at(now)
             if self.host_running is not None:

@@ -28,9 +28,6 @@ from joulesim.inputs.input_error import InputError
 from joulesim.protocol.errors import RUN_INPUT_EXIT, DecisionError, JoulesimError
 from joulesim.protocol.simulation_begins import batsim_config
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
-from joulesim.simulator.energy.energy_cost import CostPlan, PricedEnergyMeter, cost_plan
-from joulesim.simulator.energy.energy_meter import EnergyMeter
-from joulesim.simulator.energy.simgrid_host_energy import SimgridHostEnergy
 from joulesim.simulator.engine.batsim_actors import BatsimActors
 from joulesim.simulator.engine.calendar_entry import CalendarEntry
 from joulesim.simulator.engine.decider_link import DeciderLink
@@ -58,6 +55,9 @@ from joulesim.simulator.workload.workload_platform_checks import check_workload_
 
 if TYPE_CHECKING:  # (imported when a job needs it: it loads numba's kernels)
     from joulesim.simulator.models.ptask_runner import ParallelTaskRunner
+    # (imported by runs with energy only: they load numpy, 15 MB of a 20,000-job run's 75)
+    from joulesim.simulator.energy.energy_cost import CostPlan
+    from joulesim.simulator.energy.energy_meter import EnergyMeter
 
 
 def _clock_stays(now: float) -> None:
@@ -131,6 +131,8 @@ class Simulation(EventSources, JobLifecycle):
         self.cost_plan: CostPlan | None = None
         self._tariff_events = 0  # day/night boundaries on the calendar
         if config.energy and self.hierarchy is None:
+            from joulesim.simulator.energy.energy_cost import cost_plan
+
             self.cost_plan = cost_plan(hosts, config.platform.source)
         self.pstate_out: PstateChangesOutput | None = None
         # Parallel tasks share CPUs and links when the platform describes a network.
@@ -321,6 +323,10 @@ class Simulation(EventSources, JobLifecycle):
                                   reserve)
         self.machines = MachineStates(states_file, self.host_job, self.host_running is not None, trace)
         if self.config.energy:
+            from joulesim.simulator.energy.energy_cost import PricedEnergyMeter
+            from joulesim.simulator.energy.energy_meter import EnergyMeter
+            from joulesim.simulator.energy.simgrid_host_energy import SimgridHostEnergy
+
             energy_file = self._open_output("consumed_energy")
             pstates_file = self._open_output("pstate_changes")
             pstates = self.host_pstate
@@ -387,7 +393,7 @@ class Simulation(EventSources, JobLifecycle):
                                       self.link.scheduling_time, wall, consumed,
                                       self.switching.nb_machine_switches, self.switching.nb_grouped_switches)
             cost_total = None
-            if isinstance(self.energy, PricedEnergyMeter):
+            if self.energy is not None and self.cost_plan is not None:  # (a PricedEnergyMeter)
                 cost_file = self._open_output("energy_cost")
                 cost_total = self.energy.write(cost_file)
                 if not isinstance(cost_file, io.StringIO):  # a buffer's text is read below

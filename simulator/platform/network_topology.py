@@ -39,13 +39,17 @@ naming the element) and answers ``route(src, dst)`` here.
 
 from __future__ import annotations
 
-import numpy as np
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from joulesim.inputs.input_error import InputError
 from joulesim.simulator.platform.network_declaration import STAR_LIKE, Link, NetworkDecl, Routing, SharingPolicy
 from joulesim.simulator.platform.network_zones import Hop, NoRoute, Zone, ZoneTree
 from joulesim.simulator.platform.shortest_paths import DijkstraRoutes, FloydRoutes
 from joulesim.simulator.platform.vivaldi_coordinates import vivaldi_latency
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _ROUTE_CACHE_LIMIT = 1 << 18  # pairs kept before the cache is emptied (bounded memory)
 LOOPBACK_NAME = "__loopback__"
@@ -118,10 +122,11 @@ class NetworkTopology(ZoneTree):
             latency.append(0.0)
         self.names = names
         self.nb_resources = len(names)
-        self.capacity = np.array(capacity, dtype=float)
-        self.fatpipe = np.array(fatpipe, dtype=bool)
-        self.latency = np.array(latency, dtype=float)
-        self._latency = latency  # Python floats: summed in SimGrid's order (_global_route)
+        # Python floats and bools, by resource (the arrays below are made from them when a model
+        # of the network needs them: a run of delay jobs only routes Batsim's messages, without numpy).
+        self.capacities = [float(value) for value in capacity]
+        self._fatpipes = fatpipe
+        self._latency = latency  # summed in SimGrid's order (_global_route)
 
         self._build_zone(decl.root)
         for name in self.host_names:
@@ -133,6 +138,25 @@ class NetworkTopology(ZoneTree):
         self._sub_routes_under_way: set[tuple[str, str]] = set()  # to report gateways that route in a circle
 
     # ------------------------------------------------------------------ public API
+    @cached_property
+    def capacity(self) -> "np.ndarray":
+        """Each resource's bandwidth (B/s), as an array."""
+        import numpy as np
+
+        return np.array(self.capacities, dtype=float)
+
+    @cached_property
+    def fatpipe(self) -> "np.ndarray":
+        import numpy as np
+
+        return np.array(self._fatpipes, dtype=bool)
+
+    @cached_property
+    def latency(self) -> "np.ndarray":
+        import numpy as np
+
+        return np.array(self._latency, dtype=float)
+
     def route(self, src: int, dst: int) -> tuple[tuple[int, ...], float]:
         """Resource indices from host `src` to `dst` (ids), and the total latency (s)."""
         key = (src, dst)

@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import heapq
 
-import numpy as np
-
 from joulesim.simulator.platform.network_zones import Hop, NoRoute
 
 _ULONG_MAX = (1 << 64) - 1  # a cost not reached yet (C++ unsigned long)
@@ -45,6 +43,8 @@ class FloydRoutes:
         self.where = where
         self.index = {name: i for i, name in enumerate(members)}
         self.members = members
+        import numpy as np  # (only Floyd zones need it)
+
         n = len(members)
         longest = max((len(hop.resources) for hop in edges.values()), default=1)
         # A stand-in for SimGrid's ULONG_MAX: above any path's cost, and twice it still fits
