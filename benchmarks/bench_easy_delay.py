@@ -20,6 +20,15 @@ each run and each code's best and median against the first, then checks that eac
 same output files as the one before it (all but out_schedule.csv's two wall-clock columns):
 
     python benchmarks/bench_easy_delay.py --jobs 5000 --repeat 6 --compare /tmp/base-venv/bin/python .venv/bin/python
+
+Against Batsim itself (built outside this repository, see ../shared/reference/batsim-build-notes.md):
+--batsim and --batsched give the two binaries; each round then also runs Batsim 4 with batsched's
+easy_bf on the same workload and platform (platforms/cluster128.xml, over ipc://, both with their
+default outputs), rounds interleaved, and prints the wall and CPU time of that pair (batsched
+started first; the time runs until both have exited) and each joulesim run's ratio to it:
+
+    python benchmarks/bench_easy_delay.py --batsim /opt/batsim-build/prefix/bin/batsim \
+        --batsched /opt/batsim-build/prefix/bin/batsched
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ import tempfile
 import time
 
 HOSTS = 128
+PLATFORM = "cluster128"  # shipped (platforms/cluster128.xml)
 
 
 def make_workload(path: str, nb_jobs: int, load: float, seed: int = 1) -> None:
@@ -60,6 +70,16 @@ def make_workload(path: str, nb_jobs: int, load: float, seed: int = 1) -> None:
 
 
 def peak_memory_mb() -> float:
+    """This process's peak resident memory. Linux's VmHWM belongs to the program's own memory
+    map, made at exec; ru_maxrss survives exec, so a child started by a large parent would report
+    the parent's size (this script's parent holds the workload it wrote)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -73,7 +93,7 @@ def child_simulation(mode: str, workload: str, prefix: str, energy: bool, groupi
     from joulesim.simulator.platform.platform_loader import load_platform
     from joulesim.simulator.workload.workload_loader import load_workload
 
-    config = SimulationConfig(platform=load_platform("cluster128"), workloads=[load_workload(workload, "w0")],
+    config = SimulationConfig(platform=load_platform(PLATFORM), workloads=[load_workload(workload, "w0")],
                               export_prefix=prefix, energy=energy, event_grouping=grouping)
     decider_process = None
     if mode == "inproc":
@@ -115,6 +135,31 @@ def child_floor(round_trips: int) -> dict:
     elapsed = time.perf_counter() - started
     echo.wait(30)
     return {"floor_us": elapsed / round_trips * 1e6}
+
+
+def batsim_run(batsim: str, batsched: str, workload: str, directory: str) -> dict:
+    """Batsim + batsched easy_bf on the workload: wall and CPU seconds of the pair, the makespan."""
+    platform = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "platforms", f"{PLATFORM}.xml")
+    env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(batsim))), "lib"))
+    socket = f"ipc://{directory}/batsim.sock"
+    prefix = os.path.join(directory, "batsim")
+    cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    scheduler = subprocess.Popen([batsched, "-v", "easy_bf", "-s", socket], env=env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    simulator = subprocess.run([batsim, "-p", platform, "-w", workload, "-s", socket, "-e", prefix], env=env,
+                               capture_output=True, text=True)
+    scheduler.wait(120)
+    elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if simulator.returncode != 0 or scheduler.returncode != 0:
+        raise SystemExit(f"batsim exited {simulator.returncode}, batsched {scheduler.returncode}: "
+                         f"{simulator.stderr.strip()[-500:]}")
+    with open(f"{prefix}_schedule.csv") as f:
+        header, row = f.read().splitlines()[:2]
+    makespan = float(dict(zip(header.split(","), row.split(",")))["makespan"])
+    return {"seconds": elapsed, "cpu": (after.ru_utime + after.ru_stime) - (cpu.ru_utime + cpu.ru_stime),
+            "makespan": makespan}
 
 
 def run_child(*args: str, python: str = sys.executable) -> dict:
@@ -183,6 +228,8 @@ def main() -> None:
     parser.add_argument("--compare", nargs="+", metavar="PYTHON",
                         help="in-process runs only, with each interpreter's joulesim, interleaved for --repeat "
                              "rounds; then checks that their output files are the same")
+    parser.add_argument("--batsim", help="Batsim 4's binary: also run Batsim + batsched easy_bf each round")
+    parser.add_argument("--batsched", help="batsched's binary (with --batsim)")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -206,16 +253,26 @@ def main() -> None:
     print(f"input: {args.jobs} delay jobs, Poisson arrivals, {args.load:.0%} offered load, {HOSTS} hosts, "
           f"decider easy{', energy on' if args.energy else ''}, event grouping {args.event_grouping}; "
           f"best of {args.repeat} runs each")
-    def best(*child_args: str, key: str = "seconds") -> dict:
-        return min((run_child(*child_args) for _ in range(args.repeat)), key=lambda r: r[key])
-
-    inproc = best("inproc", workload, os.path.join(directory, "inproc"), energy, args.event_grouping)
-    zmq_run = best("zmq", workload, os.path.join(directory, "zmq"), energy, args.event_grouping)
-    floor = best("floor", "20000", key="floor_us")
+    if bool(args.batsim) != bool(args.batsched):
+        parser.error("--batsim and --batsched go together")
+    runs: dict[str, list[dict]] = {"inproc": [], "zmq": [], "floor": [], "batsim": []}
+    for _ in range(args.repeat):  # (interleaved: this machine's speed drifts from minute to minute)
+        if args.batsim:
+            runs["batsim"].append(batsim_run(args.batsim, args.batsched, workload, directory))
+        for mode in ("inproc", "zmq"):
+            runs[mode].append(run_child(mode, workload, os.path.join(directory, mode), energy, args.event_grouping))
+        runs["floor"].append(run_child("floor", "20000"))
+    inproc, zmq_run, floor = (min(runs[mode], key=lambda r: r["floor_us" if mode == "floor" else "seconds"])
+                              for mode in ("inproc", "zmq", "floor"))
+    batsim = min(runs["batsim"], key=lambda r: r["seconds"]) if args.batsim else None
+    if batsim is not None:
+        print(f"{'batsim':11} {batsim['seconds']:7.2f} s  wall, {batsim['cpu']:.2f} s CPU: Batsim 4 + batsched easy_bf "
+              f"(makespan {batsim['makespan']:.6f})")
     for name, r in (("in-process", inproc), ("zeromq ipc", zmq_run)):
+        versus = f"  {batsim['seconds'] / r['seconds']:5.2f} x Batsim" if batsim is not None else ""
         print(f"{name:11} {r['seconds']:7.2f} s  {r['jobs'] / r['seconds']:9.0f} jobs/s  "
               f"{r['calls'] / r['seconds']:9.0f} decider calls/s  ({r['calls']} calls)  "
-              f"peak memory {r['peak_mb']:.0f} MB")
+              f"peak memory {r['peak_mb']:.0f} MB{versus}")
     floor_total = zmq_run["calls"] * floor["floor_us"] / 1e6
     print(f"floor       {floor['floor_us']:.1f} us per empty ZeroMQ ipc round trip; "
           f"calls x floor = {floor_total:.2f} s")

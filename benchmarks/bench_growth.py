@@ -17,14 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_easy_delay import make_workload  # noqa: E402
+from bench_easy_delay import make_workload, peak_memory_mb  # noqa: E402
 
 
 def child(workload: str, prefix: str) -> dict:
@@ -44,7 +43,7 @@ def child(workload: str, prefix: str) -> dict:
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     kernel = sim.actors.kernel
     return {"jobs": result.stats.nb_jobs, "wall": wall, "cpu": cpu,
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "peak_mb": peak_memory_mb(),
             "steps": kernel.steps, "sub_rounds": kernel.sub_rounds, "actors": kernel.actors_started}
 
 
