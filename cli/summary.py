@@ -29,6 +29,11 @@ def print_summary(result: SimulationResult, export_prefix: str) -> None:
                      f"{output_path(export_prefix, 'energy_cost')}, joulesim analyze {export_prefix})")
     if result.node_model:
         lines.append(f"node model            {result.node_model}")
+    if stats.nb_finished and 2 * stats.nb_walltime_reached > stats.nb_finished:
+        lines.append(f"warning               {stats.nb_walltime_reached} of {stats.nb_finished} jobs were killed at their "
+                     "walltime: a job ends when it reaches its walltime, even one equal to its run time (Batsim's "
+                     "rule); give walltimes above the run times (workload generate --walltime-factor, from-swf "
+                     "--missing-walltime)")
     lines += [
         f"decider calls         {result.decider_calls} in {result.wall_time:.2f} s of wall-clock time",
         "outputs               " + ", ".join(result.outputs),

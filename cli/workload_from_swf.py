@@ -38,9 +38,10 @@ def _missing_walltime(ctx: click.Context, param: click.Parameter, value: str) ->
               help="delay: run time as a delay; compute: parallel_homogeneous, cpu = run time x --speed per host.")
 @click.option("--speed", callback=_speed, metavar="FLOPS",
               help="Host speed for --profile compute (a number or a SimGrid speed like 1Gf).")
-@click.option("--missing-walltime", default="runtime", show_default=True, callback=_missing_walltime,
+@click.option("--missing-walltime", default="2x", show_default=True, callback=_missing_walltime,
               metavar="runtime|none|Fx",
-              help="Walltime of jobs whose requested time is -1: the run time, none (-1), or run time x F (e.g. 2x).")
+              help="Walltime of jobs whose requested time is -1: run time x F (e.g. 2x), none (-1), or the run "
+                   "time (such a job is killed when it reaches it, as in Batsim).")
 @click.option("--fix-walltime", is_flag=True,
               help="Raise requested times below the run time to the run time (else the job is killed).")
 @click.option("--procs-per-node", type=IntegerRange(1), default=1, show_default=True,

@@ -80,7 +80,8 @@ _OUTPUT = "workload output (-o)"
               help="Machine size written as nb_res [default: lublin 128 (sets the largest job), "
                    "batsim-eval 32, grid-stream 10].")
 @click.option("--walltime-factor", type=DecimalRange(0, min_open=True), default=None,
-              help="walltime = ceil(runtime * FACTOR) [all models; default 1: exact estimates].")
+              help="walltime = ceil(runtime * FACTOR) [all models; default 2. With 1 (exact estimates) "
+                   "every job is killed at its walltime, as Batsim kills a job that reaches it].")
 @click.option("--no-walltime", is_flag=True, default=None, help="Write jobs without a walltime.")
 @click.option("--runtime-min", type=DecimalRange(1), default=None,
               help="[batsim-eval] Smallest runtime (s) of the log-uniform stand-in [10].")

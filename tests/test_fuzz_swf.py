@@ -254,6 +254,8 @@ def integers(low: int, high: int):
 decimals = st.tuples(st.integers(0, 2 ** 32 - 1), st.integers(0, 999)).map(
     lambda p: (f"{p[0]}.{p[1]:03d}", float(f"{p[0]}.{p[1]:03d}")))
 times = st.one_of(integers(0, 2 ** 32 - 1), decimals)  # submit + run time stays in range
+# run times: submit + 2 x run time (the default walltime of a job without a request) stays in range
+runtimes = st.one_of(integers(0, 2 ** 31 - 2), decimals.filter(lambda d: d[1] < 2 ** 31 - 2))
 
 
 @st.composite
@@ -263,7 +265,7 @@ def valid_traces(draw) -> tuple[str, list[list[tuple[str, object]]]]:
     rows = []
     for job_id in ids:
         rows.append([
-            (str(job_id), job_id), draw(times), draw(integers(-1, 10 ** 9)), draw(times),
+            (str(job_id), job_id), draw(times), draw(integers(-1, 10 ** 9)), draw(runtimes),
             draw(integers(1, 64)), draw(st.one_of(integers(-1, 10 ** 9), decimals)), draw(integers(-1, 2 ** 60)),
             draw(integers(-1, 64)), draw(st.one_of(integers(-1, -1), times.filter(lambda t: t[1] > 0))),
             *[draw(integers(-1, 2 ** 60)) for _ in range(9)]])
@@ -292,7 +294,7 @@ def test_valid_traces_convert_exactly(scratch, trace, gz):
         job = by_id[row[0][1]]
         submit, runtime, alloc, req_time = row[1][1], row[3][1], row[4][1], row[8][1]
         assert job["subtime"] == submit - first and job["res"] == alloc
-        assert job["walltime"] == (req_time if req_time > 0 else max(runtime, 1))
+        assert job["walltime"] == (req_time if req_time > 0 else max(2 * runtime, 1))  # (--missing-walltime 2x)
         assert workload["profiles"][job["profile"]] == {"type": "delay", "delay": runtime}
 
 

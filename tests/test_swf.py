@@ -113,8 +113,8 @@ def test_walltime_rules(tmp_path):
         assert report["walltime_raised_to_runtime"] == 0
     assert by_rule == {"runtime": [100, 50, 1, 200], "none": [-1, 50, -1, 200],
                        "2x": [200, 50, 1, 200], "1.5x": [150, 50, 1, 200]}
-    workload, report = convert_swf(trace, fix_walltime=True)
-    assert [j["walltime"] for j in workload["jobs"]] == [100, 100, 1, 200]
+    workload, report = convert_swf(trace, fix_walltime=True)  # (and 2x, the default, where there is no request)
+    assert [j["walltime"] for j in workload["jobs"]] == [200, 100, 1, 200]
     assert report["walltime_below_runtime"] == 1 and report["walltime_raised_to_runtime"] == 1
     with pytest.raises(InputError, match="missing-walltime"):
         convert_swf(trace, missing_walltime="twice")
@@ -138,7 +138,7 @@ def test_time_windows_and_mmax(tmp_path):
         line(1, 1000, 10, 1), line(2, 2000, 10, 1), line(3, 1000 + week, 10, 1),
         line(4, 1000 + week + 5, 10, 1), line(5, 1000 + 2 * week, 10, 1)]))
     w, r = convert_swf(trace, week=1)
-    assert simple(w["jobs"]) == [(3, 0, 1, 10, "delay_10"), (4, 5, 1, 10, "delay_10")]
+    assert simple(w["jobs"]) == [(3, 0, 1, 20, "delay_10"), (4, 5, 1, 20, "delay_10")]  # (walltime: 2x by default)
     assert r["outside_window"] == 3 and r["window"] == [1000 + week, 1000 + 2 * week]
     w, r = convert_swf(trace, week=0, keep_submit_times=True)
     assert [j["subtime"] for j in w["jobs"]] == [1000, 2000]
@@ -266,7 +266,7 @@ def test_real_nasa_ipsc_needs_walltime_fallback(shared_data, tmp_path):
     workload, report = convert_swf(path)
     assert workload["nb_res"] == 128
     assert report["walltime_missing"] == report["kept"] > 18_000
-    assert all(j["walltime"] == max(1, workload["profiles"][j["profile"]]["delay"]) for j in workload["jobs"])
+    assert all(j["walltime"] == max(1, 2 * workload["profiles"][j["profile"]]["delay"]) for j in workload["jobs"])
     workload, _ = convert_swf(path, missing_walltime="none", week=2)
     assert workload["jobs"] and all(j["walltime"] == -1 for j in workload["jobs"])
     out = tmp_path / "nasa.json"

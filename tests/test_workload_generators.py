@@ -66,8 +66,8 @@ def test_structure_and_shared_profiles(fixture, request):
         assert profile == {"type": "delay", "delay": profile["delay"]}
         assert name == f"delay_{profile['delay']}"
     assert len(w["profiles"]) == len(set(runtimes.tolist()))  # one profile per distinct runtime
-    for job in w["jobs"]:  # default walltime factor 1: walltime = runtime
-        assert job["walltime"] == w["profiles"][job["profile"]]["delay"]
+    for job in w["jobs"]:  # default walltime factor 2 (with 1, every job would be killed at its walltime)
+        assert job["walltime"] == 2 * w["profiles"][job["profile"]]["delay"]
 
 
 # ------------------------------------------------------------------------------- lublin
@@ -291,10 +291,10 @@ def test_command_writes_identical_bytes_per_seed(args, tmp_path):
 
 def test_command_walltime_options(tmp_path):
     path = tmp_path / "w.json"
-    assert run(["lublin", "--jobs", "50", "--walltime-factor", "2", "-o", str(path)]).exit_code == 0
+    assert run(["lublin", "--jobs", "50", "--walltime-factor", "3", "-o", str(path)]).exit_code == 0
     doc = load_workload(str(path), "w0")
     for job in doc.jobs:
-        assert job.walltime == 2 * doc.profiles[job.profile]["delay"]
+        assert job.walltime == 3 * doc.profiles[job.profile]["delay"]
     assert run(["lublin", "--jobs", "50", "--no-walltime", "-o", str(path)]).exit_code == 0
     assert all(job.walltime == -1 for job in load_workload(str(path), "w0").jobs)
 

@@ -22,7 +22,7 @@ nb_res defaults to 32, the largest size (the thesis ran on the nodes under one s
 Graphene cluster); it must be >= 32 so that every job fits.
 
 Walltime: not specified by the thesis; walltime = ceil(runtime * walltime_factor)
-(default 1), none when walltime_factor is None.
+(default 2, synthetic.DEFAULT_WALLTIME_FACTOR), none when walltime_factor is None.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from joulesim.workload_tools.synthetic import build_workload, check
+from joulesim.workload_tools.synthetic import DEFAULT_WALLTIME_FACTOR, build_workload, check
 
 WEIBULL_SHAPE = 2.0
 WEIBULL_SCALE = 15.0
@@ -54,7 +54,7 @@ def size_probabilities(mu: float = LOGNORMAL_MU, sigma: float = LOGNORMAL_SIGMA)
 
 
 def generate(jobs: int = 800, nb_res: int = 32, seed: int = 0, runtime_min: float = 10.0,
-             runtime_max: float = 600.0, walltime_factor: float | None = 1.0) -> dict[str, Any]:
+             runtime_max: float = 600.0, walltime_factor: float | None = DEFAULT_WALLTIME_FACTOR) -> dict[str, Any]:
     """A §4.7.2 workload of `jobs` jobs.
 
     jobs: N (>= 1).  nb_res: machine size (>= 32).  seed: seed of `numpy.random.default_rng`.

@@ -25,8 +25,8 @@ What we choose where the paper is silent:
 * the number of jobs: either `days` (every arrival in [0, days * 86400) is kept, so the count
   is random with mean days * jobs_per_day) or `jobs` (exactly that many jobs);
 * nb_res defaults to 10, the widest job (the paper's clusters are larger; pass their size);
-* walltime: not stated; walltime = ceil(duration * walltime_factor) (default 1), none when
-  walltime_factor is None;
+* walltime: not stated; walltime = ceil(duration * walltime_factor) (default 2,
+  synthetic.DEFAULT_WALLTIME_FACTOR), none when walltime_factor is None;
 * profiles: delays by default (hosts stay at idle power); `compute_speed` (the hosts' flop/s)
   makes each job a computation of the same duration that loads its hosts fully, as an energy
   study needs (`synthetic.delays_as_computations`).
@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from joulesim.workload_tools.synthetic import build_workload, check, delays_as_computations
+from joulesim.workload_tools.synthetic import DEFAULT_WALLTIME_FACTOR, build_workload, check, delays_as_computations
 
 MIN_WIDTH, MAX_WIDTH = 1, 10
 SINGLE_FRACTION = 0.8
@@ -84,7 +84,7 @@ class DailyRate:
 def generate(jobs_per_day: float = 1000.0, days: float | None = None, jobs: int | None = None,
              nb_res: int = MAX_WIDTH, seed: int = 0, day_start: float = 8.0, day_end: float = 20.0,
              night_weight: float = 0.5, single_fraction: float = SINGLE_FRACTION,
-             walltime_factor: float | None = 1.0, compute_speed: float | None = None) -> dict[str, Any]:
+             walltime_factor: float | None = DEFAULT_WALLTIME_FACTOR, compute_speed: float | None = None) -> dict[str, Any]:
     """A broker job stream (seed 004, table 3) over `days` days or of `jobs` jobs.
 
     jobs_per_day: mean density.  days / jobs: give exactly one.  nb_res: machine size (>= 10).

@@ -51,7 +51,8 @@ Recipes' series / continued fraction (same values); runtimes clamped to >= 1 s; 
 only.
 
 Walltime: the model has no user estimate.  Each job's walltime is
-ceil(runtime * walltime_factor) (default factor 1: a perfect estimate), or none when
+ceil(runtime * walltime_factor) (default 2, synthetic.DEFAULT_WALLTIME_FACTOR: with 1, the
+exact estimate, every job would be killed at its walltime, as Batsim kills it), or none when
 walltime_factor is None.
 """
 
@@ -62,7 +63,7 @@ from typing import Any
 
 import numpy as np
 
-from joulesim.workload_tools.synthetic import build_workload, check
+from joulesim.workload_tools.synthetic import DEFAULT_WALLTIME_FACTOR, build_workload, check
 
 SERIAL_PROB = 0.2927
 POW2_PROB = 0.6686
@@ -170,7 +171,7 @@ def job_runtime(rng: np.random.Generator, size: int) -> int:
 
 
 def generate(jobs: int = 1000, nb_res: int = 128, seed: int = 0,
-             walltime_factor: float | None = 1.0) -> dict[str, Any]:
+             walltime_factor: float | None = DEFAULT_WALLTIME_FACTOR) -> dict[str, Any]:
     """A Lublin-Feitelson batch workload of `jobs` jobs on a machine of `nb_res` nodes.
 
     jobs: number of jobs (>= 1).  nb_res: machine size; it sets uhi = log2(nb_res), the largest

@@ -281,7 +281,7 @@ def _num_name(value: float) -> str:
 
 
 def convert_swf(path: str, *, profile: str = "delay", speed: float | None = None,
-                missing_walltime: str = "runtime", fix_walltime: bool = False,
+                missing_walltime: str = "2x", fix_walltime: bool = False,
                 procs_per_node: int = 1, nb_res: int | None = None,
                 time_from: float | None = None, time_to: float | None = None,
                 week: int | None = None, mmax: int | None = None,
@@ -290,8 +290,9 @@ def convert_swf(path: str, *, profile: str = "delay", speed: float | None = None
     """Convert an SWF trace to a Batsim workload dict; returns (workload, report).
 
     profile: "delay" (delay = run time) or "compute" (parallel_homogeneous, cpu = run time x
-    `speed` flops per host, com 0). missing_walltime: "runtime", "none" or "<f>x", for jobs whose
-    requested time is unknown. procs_per_node: job size = ceil(processors / K).
+    `speed` flops per host, com 0). missing_walltime: "<f>x", "none" or "runtime", for jobs whose
+    requested time is unknown (default 2x: with "runtime" such a job is killed when it reaches
+    its walltime, as Batsim kills it). procs_per_node: job size = ceil(processors / K).
     nb_res: machine size; default from the header (see `machine_size`).
     time_from/time_to (trace seconds, [from, to)) or week (N-th 7-day window from the first
     kept submission) extract jobs; mmax keeps the first N jobs after cleaning and sorting.

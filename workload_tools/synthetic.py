@@ -33,6 +33,14 @@ def check(condition: bool, message: str) -> None:
         raise GeneratorError(message)
 
 
+# The walltime of a generated job, as a multiple of its run time. Not 1: a job whose walltime
+# equals its run time is killed at that instant, as Batsim kills it (COMPLETED_WALLTIME_REACHED),
+# so "exact estimates" made every generated job a killed one. 2 lets every job complete; users'
+# real requests are looser still (in the Parallel Workloads Archive's logs the run time is often
+# under half the request), so schedulers that trust walltimes see a mild over-estimate.
+DEFAULT_WALLTIME_FACTOR = 2.0
+
+
 def walltime_of(runtime: int, walltime_factor: float | None) -> int | None:
     """The job's walltime: ceil(runtime * factor) seconds, or None (no walltime) when factor is None."""
     if walltime_factor is None:
@@ -41,7 +49,7 @@ def walltime_of(runtime: int, walltime_factor: float | None) -> int | None:
 
 
 def build_workload(nb_res: int, subtimes: Sequence[float], sizes: Sequence[int],
-                   runtimes: Sequence[int], walltime_factor: float | None = 1.0,
+                   runtimes: Sequence[int], walltime_factor: float | None = DEFAULT_WALLTIME_FACTOR,
                    description: dict[str, Any] | None = None) -> dict[str, Any]:
     """The workload dict of jobs 1..n (in the given order, which must be by subtime)."""
     check(len(subtimes) == len(sizes) == len(runtimes), "internal error: column lengths differ")

@@ -21,6 +21,7 @@ class JobStatistics:
         self.nb_finished = 0
         self.nb_success = 0
         self.nb_killed = 0  # killed by KILL_JOB or at their walltime (not failed ones)
+        self.nb_walltime_reached = 0  # (of those, the ones killed at their walltime)
         self.nb_rejected = 0
         self.makespan = 0.0
         self.sum_waiting = self.max_waiting = 0.0
@@ -33,7 +34,10 @@ class JobStatistics:
         self.nb_finished += 1
         if state == "COMPLETED_SUCCESSFULLY":
             self.nb_success += 1
-        elif state in ("COMPLETED_KILLED", "COMPLETED_WALLTIME_REACHED"):
+        elif state == "COMPLETED_WALLTIME_REACHED":
+            self.nb_killed += 1
+            self.nb_walltime_reached += 1
+        elif state == "COMPLETED_KILLED":
             self.nb_killed += 1
         execution = finish - start  # batsim_runtime_and_finish, inlined (this runs once per job)
         if execution == 0:
