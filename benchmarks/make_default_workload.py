@@ -1,6 +1,6 @@
-"""Regenerate default.json, the default workload of `joulesim run`.
+"""Regenerate default.json, the default workload of `joulesim run`, and default_compute.json.
 
-Run from anywhere: `python workloads/make_default.py`. Uses only the standard library's
+Run from anywhere: `python benchmarks/make_default_workload.py`. Uses only the standard library's
 `random` with seed 2026, so the output is the same every time; default.json is committed.
 This script is not part of the installed package's API (nothing imports it).
 
@@ -11,12 +11,19 @@ This script is not part of the installed package's API (nothing imports it).
 - Walltime = runtime x a factor drawn uniformly in [1, 3], rounded up to a whole minute.
 - Poisson arrivals (exponential inter-arrival times), scaled so that the offered load over the
   submission window, sum(res x runtime) / (32 x last subtime), is 75 %; subtimes are whole seconds.
+
+default_compute.json holds the same jobs as computations (parallel_homogeneous, runtime x 1e9
+flops per host, no communication: the same run time on 1 Gflop/s hosts, cluster32's and
+homogeneous240's first pstate). A delay job leaves its hosts at idle power (Batsim's rule);
+energy studies need jobs that compute.
 """
 
 import json
 import math
 import os
 import random
+
+from joulesim.workload_tools.synthetic import delays_as_computations
 
 SEED = 2026
 NB_JOBS = 400
@@ -82,21 +89,29 @@ def main() -> None:
         "jobs": jobs,
         "profiles": dict(sorted(profiles.items(), key=lambda kv: kv[1]["delay"])),
     }
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "workloads", "default.json")
+    load = work / (NB_RES * subtimes[-1])
+    out = write(doc, "default.json")
+    print(f"wrote {out}: {NB_JOBS} jobs, {len(profiles)} profiles, "
+          f"last subtime {subtimes[-1]} s, offered load {load:.1%}")
+    computing = delays_as_computations(doc, 1e9)
+    computing["description"] = ("default.json's jobs as computations of the same run time on 1 Gflop/s hosts "
+                                "(benchmarks/make_default_workload.py); do not edit by hand")
+    print(f"wrote {write(computing, 'default_compute.json')}")
+
+
+def write(doc: dict, name: str) -> str:
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "workloads", name)
     with open(out, "w") as f:
         f.write("{\n")
         f.write(f'  "nb_res": {NB_RES},\n')
         f.write(f'  "description": {json.dumps(doc["description"])},\n')
         f.write('  "jobs": [\n')
-        f.write(",\n".join("    " + json.dumps(job) for job in jobs))
+        f.write(",\n".join("    " + json.dumps(job) for job in doc["jobs"]))
         f.write("\n  ],\n")
         f.write('  "profiles": {\n')
         f.write(",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in doc["profiles"].items()))
         f.write("\n  }\n}\n")
-
-    load = work / (NB_RES * subtimes[-1])
-    print(f"wrote {out}: {NB_JOBS} jobs, {len(profiles)} profiles, "
-          f"last subtime {subtimes[-1]} s, offered load {load:.1%}")
+    return out
 
 
 if __name__ == "__main__":

@@ -29,6 +29,10 @@ def print_summary(result: SimulationResult, export_prefix: str) -> None:
                      f"{output_path(export_prefix, 'energy_cost')}, joulesim analyze {export_prefix})")
     if result.node_model:
         lines.append(f"node model            {result.node_model}")
+    if result.energy_enabled and stats.nb_finished and not result.jobs_not_delays:
+        lines.append("warning               every job was a delay, which leaves its hosts at idle power (Batsim's "
+                     "rule): this energy is that of idle machines; jobs that compute (e.g. parallel_homogeneous "
+                     "profiles, the shipped workload default_compute) draw computing power")
     if stats.nb_finished and 2 * stats.nb_walltime_reached > stats.nb_finished:
         lines.append(f"warning               {stats.nb_walltime_reached} of {stats.nb_finished} jobs were killed at their "
                      "walltime: a job ends when it reaches its walltime, even one equal to its run time (Batsim's "

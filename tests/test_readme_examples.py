@@ -103,3 +103,10 @@ def test_the_readme_reinforcement_learning_example_runs_as_written():
     assert result.returncode == 0, result.stderr
     claimed = re.findall(r"^# (\d.*)$", source, flags=re.M)
     assert claimed and claimed[0] in result.stdout.splitlines()
+
+
+def test_the_readme_test_command_installs_what_ci_installs():
+    # (a newcomer who runs the README's line gets the tests CI runs, none skipped for a package)
+    block = re.search(r"```sh\n(apt-get [^\n]*)\n(python3 -m venv [^\n]*)\n```", README.read_text())
+    ci = (README.parent / ".ci" / "run").read_text().splitlines()
+    assert block is not None and block.group(1) in ci and block.group(2) in ci

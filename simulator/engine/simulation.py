@@ -83,6 +83,9 @@ class SimulationResult:
     node_model: str = ""
     #: Platforms with electricity prices (energy on): the total energy cost, US cents.
     energy_cost_cents: float | None = None
+    #: Jobs that ran with a profile other than a delay (energy runs: a delay leaves its hosts at
+    #: idle power, so a run of delays alone draws no computing power).
+    jobs_not_delays: int = 0
 
 
 #: (platform id, hosts, sleeping hosts) -> (the platform, its SIMULATION_BEGINS host entries).
@@ -400,8 +403,12 @@ class Simulation(EventSources, JobLifecycle):
                     cost_file.close()
             texts = {name: buffer.getvalue() for name, buffer in self._buffers.items()}
         node_model = f"{self.hierarchy.model}, idle power {self.config.idle_power}" if self.hierarchy else ""
+        not_delays = 0
+        if self.energy is not None:  # (counted once, at the end: nothing per job on the way)
+            not_delays = sum(1 for r in self.records.values()
+                             if r.start >= 0 and r.profiles.get(r.job.profile, {}).get("type") != "delay")
         return SimulationResult(schedule, self.stats, list(self.paths.values()), self.link.calls, wall,
-                                self.energy is not None, texts, node_model, cost_total)
+                                self.energy is not None, texts, node_model, cost_total, not_delays)
 
     def _open_output(self, name: str) -> Any:
         """The file of output `name`, or a memory buffer when the run exports no files."""
