@@ -112,8 +112,13 @@ def load_decider_class(name_or_path: str) -> type:
 
             raise DeciderChoiceError(f"decider {name_or_path} needs the {extra} extra ({exc.name} is missing): "
                                      f"{install_hint(extra)}") from None
+        hint = ""
+        if exc.name and (module_name == exc.name or module_name.startswith(f"{exc.name}.")):  # (not found itself)
+            hint = (f"; deciders of your own are looked for in the current folder ({os.getcwd()}) and on PYTHONPATH: "
+                    f"run from the folder that holds {module_name.replace('.', '/')}.py, or put that folder on "
+                    "PYTHONPATH (PYTHONPATH=/path/to/folder joulesim ...)")
         raise DeciderChoiceError(f"cannot import decider module {module_name!r} (from {name_or_path!r}): "
-                                 f"{exc}") from exc
+                                 f"{exc}{hint}") from exc
     cls = getattr(module, class_name, None)
     if cls is None:
         raise DeciderChoiceError(f"module {module_name!r} has no class {class_name!r} (from {name_or_path!r})")

@@ -637,3 +637,19 @@ def test_the_list_of_deciders_says_what_to_install_for_a_decider_whose_extra_is_
     rl_line = next(line for line in done.stdout.splitlines() if line.split()[:1] == ["rl"])
     assert "needs the rl extra" in rl_line and "pip install" in rl_line
     assert any(line.split()[:1] == ["easy"] for line in done.stdout.splitlines())
+
+
+def test_a_decider_module_not_found_gets_a_hint_about_where_it_is_looked_for(tmp_path, monkeypatch):
+    from joulesim.protocol.errors import JoulesimError
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(JoulesimError) as missing:
+        load_decider("my_fcfs_nowhere:MyFCFS")
+    assert "No module named 'my_fcfs_nowhere'" in str(missing.value)
+    assert f"current folder ({tmp_path})" in str(missing.value) and "PYTHONPATH=" in str(missing.value)
+    # a module that is found but fails to import something else gets that error alone
+    (tmp_path / "broken_decider_module.py").write_text("import a_module_that_is_not_there\n")
+    with pytest.raises(JoulesimError) as broken:
+        load_decider("broken_decider_module:X")
+    assert "No module named 'a_module_that_is_not_there'" in str(broken.value)
+    assert "PYTHONPATH" not in str(broken.value)
