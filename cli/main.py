@@ -42,10 +42,10 @@ def build_config(options: dict[str, Any]) -> Any:
     return build(options)
 
 
-def print_summary(result: Any, prefix: str | None) -> None:
+def print_summary(result: Any, config: Any, decider: str) -> None:
     from joulesim.cli.summary import print_summary as summary
 
-    summary(result, prefix)
+    summary(result, config, decider)
 
 
 DEFAULT_PLATFORM = "cluster32"
@@ -70,16 +70,17 @@ def main() -> None:
     """joulesim: a fast, Batsim-4-compatible simulator of HPC job and resource management."""
 
 
-def _simulate(config: Any, transport: Any, after_run: Callable[[], None] = lambda: None) -> None:
-    """Run, check what `after_run` checks (the decider process's exit), print the summary. Ctrl-C
-    at any moment ends in RunInterrupted, which names the outputs kept."""
+def _simulate(config: Any, transport: Any, decider: str, after_run: Callable[[], None] = lambda: None) -> None:
+    """Run, check what `after_run` checks (the decider process's exit), print the summary (which
+    names `decider`: what decided, and how). Ctrl-C at any moment ends in RunInterrupted, which
+    names the outputs kept."""
     from joulesim.run_simulation import run_configured
 
     result = run_configured(config, transport)  # raises RunInterrupted itself while it runs
     try:
         after_run()
         if config.verbosity in ("information", "debug"):
-            print_summary(result, config.export_prefix)
+            print_summary(result, config, decider)
     except KeyboardInterrupt:
         raise RunInterrupted(result.outputs) from None
 
@@ -192,7 +193,7 @@ def simulate(endpoint: str, curve_keys: str | None, dump_execution_context: bool
         if config.no_sched:  # Batsim's batexec: no decider to connect to
             _simulate_without_decider(config)
             return
-        _simulate(config, ZmqRequester(endpoint, config.timeout_s, curve=keys))
+        _simulate(config, ZmqRequester(endpoint, config.timeout_s, curve=keys), f"the decider at {endpoint}")
     except RunInterrupted:
         raise
     except KeyboardInterrupt:
@@ -239,7 +240,7 @@ def _simulate_with_edc(options: dict[str, Any], library: str | None, socket: str
     after_the_report(close_edc)
     config = configured_edc_run(edc, lambda flags: build_config({**options, **flags}))
     with errors_naming(edc):
-        _simulate(config, edc)
+        _simulate(config, edc, f"the EDC {library or socket}" + (" (in its own process)" if isolated else ""))
 
 
 @main.command()
@@ -283,7 +284,7 @@ def _run(decider: str, decider_kv: dict[str, str], in_process: bool, curve_keys:
         instance = load_decider(decider, decider_kv)
         config = build_config(options)
         try:
-            _simulate(config, InProcessRequester(instance))
+            _simulate(config, InProcessRequester(instance), _decider_text(decider, decider_kv, "in this process"))
         except (JoulesimError, KeyboardInterrupt):
             raise
         except Exception:  # a bug in the decider's own code (the simulator's are JoulesimErrors)
@@ -306,7 +307,8 @@ def _run(decider: str, decider_kv: dict[str, str], in_process: bool, curve_keys:
                 # (it ended with an error once the run was over: a decider crashing, exit status 5)
                 raise DeciderUnavailableError(f"the decider process ({process.description}) exited with status {status}")
 
-        _simulate(config, ZmqRequester(endpoint, config.timeout_s, process.why_gone, keys), decider_exit)
+        _simulate(config, ZmqRequester(endpoint, config.timeout_s, process.why_gone, keys),
+                  _decider_text(decider, decider_kv, "in its own process"), decider_exit)
     finally:
         process.stop()
         shutil.rmtree(directory, ignore_errors=True)
@@ -331,7 +333,12 @@ def _simulate_without_decider(config: Any) -> None:
     from joulesim.protocol.decider import Decider
     from joulesim.protocol.transport_inprocess import InProcessRequester
 
-    _simulate(config, InProcessRequester(Decider()))
+    _simulate(config, InProcessRequester(Decider()), "none (--no-sched: every job starts at its submission)")
+
+
+def _decider_text(decider: str, options: dict[str, str], where: str) -> str:
+    given = ", ".join(f"{key}={value}" for key, value in options.items())
+    return f"{decider} {where}" + (f", options {given}" if given else "")
 
 
 def _report_decider_bug(name: str, decider: Any) -> None:

@@ -5,12 +5,24 @@ from __future__ import annotations
 import click
 
 from joulesim.simulator.engine.simulation import SimulationResult
+from joulesim.simulator.engine.simulation_config import SimulationConfig
 from joulesim.simulator.output.output_files import output_path
 
 
-def print_summary(result: SimulationResult, export_prefix: str) -> None:
+def print_summary(result: SimulationResult, config: SimulationConfig, decider: str) -> None:
+    """What ran (platform, workloads, decider, the options that change results), what came out,
+    and warnings about results that would mislead."""
     stats = result.stats
+    export_prefix = config.export_prefix
+    platform = config.platform
+    hosts = len(platform.compute_hosts) if not config.mmax else min(config.mmax, len(platform.compute_hosts))
+    workloads = ", ".join(f"{w.path} ({len(w.jobs)} jobs)" for w in config.workloads) or "none"
+    settings = [f"event grouping {config.event_grouping}", "energy on (-E)" if config.energy else "energy off"]
     lines = [
+        f"platform              {platform.source} ({hosts} compute hosts)",
+        f"workloads             {workloads}",
+        f"decider               {decider}",
+        f"settings              {', '.join(settings)}",
         f"jobs                  {stats.nb_jobs} ({stats.nb_success} succeeded, {stats.nb_killed} killed, "
         f"{stats.nb_rejected} rejected)",
         f"makespan              {stats.makespan:.1f} s",
