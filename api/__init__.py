@@ -14,6 +14,7 @@ This package's folder is `api/` (pyproject.toml installs it as the root `joulesi
 API, one layer above the simulator and the deciders and below campaigns, learners and the
 command line (README, "Architecture"). Its modules: run_simulation (`simulate`), run_result
 (`RunResult`), simulation_inputs (platforms and workloads given as names, paths or dicts),
+workload_making (`generate_workload`, `convert_swf`, `save_workload`),
 decider_process (a decider in its own process; protocol/start_handshake.py its start report), run_interrupted.
 """
 
@@ -21,9 +22,11 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["simulate", "RunResult"]
+__all__ = ["simulate", "RunResult", "generate_workload", "convert_swf", "save_workload"]
 
-_EXPORTS = {"simulate": "joulesim.run_simulation", "RunResult": "joulesim.run_result"}
+_EXPORTS = {"simulate": "joulesim.run_simulation", "RunResult": "joulesim.run_result",
+            "generate_workload": "joulesim.workload_making", "convert_swf": "joulesim.workload_making",
+            "save_workload": "joulesim.workload_making"}
 
 
 def __getattr__(name: str) -> Any:

@@ -50,8 +50,8 @@ from joulesim.inputs.input_file import read_input_file
 from joulesim.inputs.json_input import clip
 from joulesim.inputs.toml_input import decode_toml
 from joulesim.protocol.errors import JoulesimError
+from joulesim.workload_tools.generators import MODELS as GENERATORS
 
-GENERATORS = ("lublin", "batsim-eval", "grid-stream")
 DEFAULT_TIMEOUT_S = 3600.0
 DEFAULT_REPLY_TIMEOUT_S = 120.0
 #: Tables and arrays inside each other in a campaign file (a few are needed; the parsed
@@ -365,9 +365,9 @@ def _workloads(check: _Checker, doc: dict, platform_labels: set[str]) -> list[Wo
 
 
 def generator_function(model: str) -> Callable[..., dict]:
-    from joulesim.workload_tools import batsim_eval, grid_stream, lublin
+    from joulesim.workload_tools.generators import generator
 
-    return {"lublin": lublin.generate, "batsim-eval": batsim_eval.generate, "grid-stream": grid_stream.generate}[model]
+    return generator(model)
 
 
 def _deciders(check: _Checker, doc: dict) -> list[DeciderSpec]:

@@ -18,8 +18,8 @@ import click
 
 from joulesim.cli.number_options import DecimalRange, IntegerRange
 from joulesim.protocol.errors import JoulesimError
+from joulesim.workload_tools.generators import MODELS
 
-MODELS = ("lublin", "batsim-eval", "grid-stream")
 # The largest workload generated in one go: the whole document is built in memory (about 1 kB
 # a job), and the largest Parallel Workloads Archive traces hold a few million jobs.
 MAX_GENERATED_JOBS = 10_000_000
@@ -104,8 +104,8 @@ _OUTPUT = "workload output (-o)"
                    "loading their hosts fully (default: delay profiles, hosts at idle power).")
 def generate(model: str, output: str, seed: int, **options: Any) -> None:
     """Generate a synthetic Batsim workload from MODEL (lublin, batsim-eval, grid-stream)."""
-    from joulesim.workload_tools import batsim_eval, grid_stream, lublin
     from joulesim.inputs.output_file import refuse_non_regular_file, write_whole
+    from joulesim.workload_tools.generators import generator
     from joulesim.workload_tools.synthetic import dumps
 
     given = {name: value for name, value in options.items() if value is not None}
@@ -135,8 +135,7 @@ def generate(model: str, output: str, seed: int, **options: Any) -> None:
         # An existing folder, FIFO or device at -o: one line, exit status 2, before the work (a FIFO
         # is never opened: without a reader, the write would block for ever).
         refuse_non_regular_file(output, _OUTPUT)
-    module = {"lublin": lublin, "batsim-eval": batsim_eval, "grid-stream": grid_stream}[model]
-    workload = module.generate(seed=seed, **given)
+    workload = generator(model)(seed=seed, **given)
     data = dumps(workload)
     if output == "-":
         sys.stdout.buffer.write(data)
