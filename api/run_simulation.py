@@ -24,7 +24,7 @@ from joulesim.simulation_inputs import (
     WorkloadSource,
     simulation_config,
 )
-from joulesim.simulator.engine.decider_link import DeciderLink
+from joulesim.simulator.engine.decider_link import DeciderLink, WallClockLimit
 from joulesim.simulator.engine.simulation import Simulation, SimulationResult
 from joulesim.simulator.engine.simulation_config import (
     DEFAULT_TIMEOUT_S,
@@ -95,7 +95,8 @@ def simulate(platform: PlatformSource = "cluster32",
     options: decider options (as `-o KEY=VALUE`), for a name or a class.
     add_role_to_hosts: Batsim's `-r`: {"host": "storage", ...}, or its strings ["h1,h2:storage"].
     export: write the Batsim output files under this prefix; by default nothing is written.
-    time_limit: stop with RunTimeLimitError after this many seconds of wall-clock time.
+    time_limit: stop with RunTimeLimitError after this many seconds of wall-clock time, counted from
+        this call (loading the inputs included), checked at each decider call.
     decider_log: where a decider process's stdout and stderr go (a file object); default: ours.
     edc_library / edc_socket: a Batsim 5 External Decision Component (batprotocol) instead of a
         decider: a shared library loaded in this process (in a child process with
@@ -110,6 +111,8 @@ def simulate(platform: PlatformSource = "cluster32",
     decider reply; `sched_config` and `sched_config_file`: `--sched-cfg` and `--sched-cfg-file`).
     Errors are JoulesimError subclasses with the CLI's messages.
     """
+    if time_limit is not None:  # (counted from now: loading the inputs takes part of it)
+        time_limit = WallClockLimit(time_limit)
     if edc_library is not None or edc_socket is not None:
         return _with_edc(locals(), time_limit)
     config = simulation_config(
@@ -157,7 +160,7 @@ def simulate(platform: PlatformSource = "cluster32",
         f"joulesim decide {decider}", keys, time_limit, decider_log, reports_start=True)
 
 
-def _with_edc(arguments: dict[str, Any], time_limit: float | None) -> RunResult:
+def _with_edc(arguments: dict[str, Any], time_limit: "WallClockLimit | None") -> RunResult:
     """A run whose decisions come from a Batsim 5 EDC (protocol.batprotocol)."""
     from joulesim.decider_process import start_reporting_process
     from joulesim.protocol.batprotocol.edc_connection import EdcFeatures, errors_naming, init_data_bytes, open_edc
@@ -205,7 +208,8 @@ def configured_edc_run(edc: Any, build: Callable[[dict[str, bool]], SimulationCo
     return configured(edc, build_and_tell)
 
 
-def run_configured(config: SimulationConfig, transport: Any, time_limit: float | None = None) -> SimulationResult:
+def run_configured(config: SimulationConfig, transport: Any, time_limit: "float | WallClockLimit | None" = None
+                   ) -> SimulationResult:
     """Run a configured simulation over `transport`; on an error or Ctrl-C (RunInterrupted), the
     message says which output files were written so far (they are kept)."""
     link = DeciderLink(transport)
@@ -270,7 +274,7 @@ def _curve_keys(directory: str | os.PathLike | None):
     return load_keys(os.fspath(directory))
 
 
-def _with_zmq(config: SimulationConfig, endpoint: str, keys: Any, time_limit: float | None,
+def _with_zmq(config: SimulationConfig, endpoint: str, keys: Any, time_limit: "WallClockLimit | None",
               is_alive: Callable[[], str | None] | None = None) -> RunResult:
     from joulesim.protocol.endpoint import parse_endpoint
     from joulesim.protocol.transport_zmq import ZmqRequester
@@ -280,7 +284,7 @@ def _with_zmq(config: SimulationConfig, endpoint: str, keys: Any, time_limit: fl
     return _result(run_configured(config, requester, time_limit), config)
 
 
-def _with_command(config: SimulationConfig, command: list[str], keys: Any, time_limit: float | None,
+def _with_command(config: SimulationConfig, command: list[str], keys: Any, time_limit: "WallClockLimit | None",
                   log: Any) -> RunResult:
     if not command or not all(isinstance(word, str) for word in command):
         raise JoulesimError("a decider command line is a non-empty list of strings, e.g. "
@@ -294,7 +298,7 @@ def _with_command(config: SimulationConfig, command: list[str], keys: Any, time_
 
 
 def _with_process(config: SimulationConfig, command_for: Callable[[str], list[str]], description: str,
-                  keys: Any, time_limit: float | None, log: Any, reports_start: bool = False) -> RunResult:
+                  keys: Any, time_limit: "WallClockLimit | None", log: Any, reports_start: bool = False) -> RunResult:
     """Start the decider on a private ipc:// endpoint, run, and make sure it is gone after.
     With `reports_start` (a `joulesim decide`), no output is written before it accepted its
     name and options."""

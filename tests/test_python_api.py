@@ -236,3 +236,23 @@ def test_outputs_and_the_decider_are_checked_before_anything_is_written(tmp_path
             joulesim.simulate("energy2", "tiny", "easy", options={"tidle": 60}, export=prefix, in_process=in_process)
         assert caught.value.exit_code == 2
         assert {name: (tmp_path / name).read_bytes() for name in output_names(tmp_path)} == before
+
+
+def test_time_limit_counts_the_loading_of_the_inputs(monkeypatch):
+    # (issue 47: time_limit=3 fired after 8.4 s, the loading not counted) A fake clock: loading
+    # the inputs "takes" 10 s of it; a 5 s limit then stops the run at its first decider call.
+    from joulesim import run_simulation
+    from joulesim.protocol.errors import RunTimeLimitError
+    from joulesim.simulator.engine import decider_link
+
+    clock = [1000.0]
+    monkeypatch.setattr(decider_link, "perf_counter", lambda: clock[0])
+    loading = run_simulation.simulation_config
+
+    def slow_loading(*args, **kwargs):
+        clock[0] += 10.0
+        return loading(*args, **kwargs)
+    monkeypatch.setattr(run_simulation, "simulation_config", slow_loading)
+    with pytest.raises(RunTimeLimitError, match="time limit of 5 s"):
+        joulesim.simulate("cluster32", "tiny", "easy", time_limit=5)
+    assert joulesim.simulate("cluster32", "tiny", "easy", time_limit=15).metrics["nb_jobs"] == 4

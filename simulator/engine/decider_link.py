@@ -12,6 +12,15 @@ from joulesim.protocol.transport_zmq import ZmqRequester
 from joulesim.protocol.validation import validate_decider_message
 
 
+class WallClockLimit:
+    """A wall-clock time limit that counts from `since` (a perf_counter() value, default now):
+    `joulesim.simulate(time_limit=...)` starts it when called, so the inputs' loading counts."""
+
+    def __init__(self, seconds: float, since: float | None = None):
+        self.seconds = seconds
+        self.since = perf_counter() if since is None else since
+
+
 class DeciderLink:
     def __init__(self, transport: ZmqRequester | InProcessRequester):
         self.transport = transport
@@ -62,11 +71,14 @@ class DeciderLink:
         validate_decider_message(reply, message["now"], self.nb_resources)
         return reply
 
-    def limit_wall_time(self, seconds: float | None) -> None:
-        """Stop the run with RunTimeLimitError once `seconds` of wall-clock time have passed."""
-        if seconds is not None:
-            self.time_limit_s = seconds
-            self.deadline = perf_counter() + seconds
+    def limit_wall_time(self, limit: "float | WallClockLimit | None") -> None:
+        """Stop the run with RunTimeLimitError once the limit's seconds of wall-clock time have
+        passed (a number: from now; a WallClockLimit: from its start)."""
+        if limit is not None:
+            if not isinstance(limit, WallClockLimit):
+                limit = WallClockLimit(limit)
+            self.time_limit_s = limit.seconds
+            self.deadline = limit.since + limit.seconds
 
     def close(self) -> None:
         self.transport.close()
