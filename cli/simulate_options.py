@@ -197,8 +197,11 @@ def parse_key_values(pairs: tuple[str, ...]) -> dict[str, str]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise click.BadParameter(f"{pair!r} is not key=value (e.g. --option t_idle=300)",
-                                     param_hint="--option")
+            # (-o names an output file in the workload, plot, report and learn commands; here it is
+            # a decider option: say where outputs go)
+            raise click.BadParameter(f"{pair!r} is not key=value (e.g. --option t_idle=300): -o/--option passes an "
+                                     "option to the decider here; the outputs' prefix is -e/--export",
+                                     param_hint="-o/--option")
         result[key] = value
     return result
 

@@ -54,8 +54,10 @@ def _missing_walltime(ctx: click.Context, param: click.Parameter, value: str) ->
               help="Keep jobs submitted before T1 (seconds, the trace's time).")
 @click.option("--week", type=IntegerRange(0), default=None, metavar="N",
               help="Keep the N-th 7-day window (0-based) from the first submission.")
-@click.option("--mmax", type=IntegerRange(0), default=None, metavar="N",
+@click.option("--max-jobs", "mmax", type=IntegerRange(0), default=None, metavar="N",
               help="Keep at most the first N jobs after cleaning.")
+@click.option("--mmax", "mmax_jobs_old", type=IntegerRange(0), default=None, hidden=True,
+              help="The former name of --max-jobs (in run and simulate, --mmax counts hosts, as in Batsim).")
 @click.option("--keep-submit-times", is_flag=True,
               help="Keep the trace's submit times (default: shift so that the first job is at 0).")
 @click.option("--lenient", is_flag=True,
@@ -66,7 +68,7 @@ def _missing_walltime(ctx: click.Context, param: click.Parameter, value: str) ->
 @reports_errors
 def from_swf(trace: str, output: str, profile: str, speed: float | None, missing_walltime: str,
              fix_walltime: bool, procs_per_node: int, nb_res: int | None, time_from: float | None,
-             time_to: float | None, week: int | None, mmax: int | None, keep_submit_times: bool,
+             time_to: float | None, week: int | None, mmax: int | None, mmax_jobs_old: int | None, keep_submit_times: bool,
              lenient: bool, report_json: str | None) -> None:
     """Convert a Parallel Workloads Archive trace (SWF, plain or .gz) to a Batsim JSON workload.
 
@@ -74,6 +76,12 @@ def from_swf(trace: str, output: str, profile: str, speed: float | None, missing
     size <= 0, submit time < 0, jobs larger than the machine and duplicate ids; sorts by submit
     time and shifts it so that the first job is at 0.
     """
+    if mmax_jobs_old is not None:
+        if mmax is not None:
+            raise click.UsageError("--mmax is the former name of --max-jobs: give --max-jobs alone")
+        click.echo("joulesim: warning: from-swf's --mmax is now --max-jobs (--mmax counts hosts in run and simulate, "
+                   "as in Batsim); it still works here", err=True)
+        mmax = mmax_jobs_old
     _run(trace, output, report_json, dict(
         profile=profile, speed=speed, missing_walltime=missing_walltime, fix_walltime=fix_walltime,
         procs_per_node=procs_per_node, nb_res=nb_res, time_from=time_from, time_to=time_to,

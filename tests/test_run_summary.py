@@ -20,3 +20,11 @@ def test_the_summary_names_the_platform_the_workloads_the_decider_and_the_settin
     assert lines[2] == "decider               easy in this process, options t_idle=600"
     assert lines[3] == "settings              event grouping per-time, energy on (-E)"
     assert lines[-1].startswith("outputs               ") and str(tmp_path / "out_jobs.csv") in lines[-1]
+
+
+def test_an_output_file_given_to_run_s_dash_o_gets_told_where_outputs_go(tmp_path):
+    # (-o is an output file in the workload, plot, report and learn commands; in run it is a decider option)
+    result = CliRunner().invoke(main, ["run", "--in-process", "--no-progress", "-o", "results.csv",
+                                       "-e", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert "'results.csv' is not key=value" in result.output and "the outputs' prefix is -e/--export" in result.output

@@ -289,3 +289,21 @@ def test_numeric_options_are_ascii_decimals_within_bounds(tmp_path, option, valu
     result = CliRunner().invoke(from_swf, [trace, "-o", str(tmp_path / "w.json"), option, value])
     assert result.exit_code == 2 and f"Invalid value for '{option}': {value!r}" in result.output, result.output
     assert not (tmp_path / "w.json").exists()
+
+
+def test_from_swf_caps_jobs_with_max_jobs_and_still_takes_its_former_name_with_a_warning(tmp_path):
+    # (issue 47, item 4: --mmax counts hosts in run and simulate, as in Batsim; from-swf's cap on
+    # jobs is --max-jobs)
+    from click.testing import CliRunner
+
+    from joulesim.cli.workload_from_swf import from_swf
+
+    trace = write(tmp_path, HEADER + "\n".join(line(j, j, 10, 1) for j in range(1, 6)))
+    out = tmp_path / "w.json"
+    result = CliRunner().invoke(from_swf, [trace, "-o", str(out), "--max-jobs", "2"])
+    assert result.exit_code == 0 and "warning" not in result.output
+    assert len(json.loads(out.read_text())["jobs"]) == 2
+    result = CliRunner().invoke(from_swf, [trace, "-o", str(out), "--mmax", "3"])
+    assert result.exit_code == 0 and "--mmax is now --max-jobs" in result.output
+    assert len(json.loads(out.read_text())["jobs"]) == 3
+    assert CliRunner().invoke(from_swf, [trace, "-o", str(out), "--mmax", "3", "--max-jobs", "2"]).exit_code == 2
