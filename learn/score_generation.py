@@ -18,6 +18,8 @@ paths are checked (and the parts folder made) before any pair is scored
 from __future__ import annotations
 
 import os
+import sys
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +40,9 @@ COLUMNS = ["pair", "job", "r", "n", "s", "score", "first_count", "permutations",
 PAIR_TIMEOUT_S = 3600.0
 #: Pairs handed to the executor at a time (a task and its future each hold about a kilobyte).
 BATCH_PAIRS = 10_000
+# The scoring kernels are numba's: the first run on a machine compiles them (about 46 s here),
+# later runs load them from numba's cache. A warm-up longer than this says so on stderr.
+NOTICE_AFTER_S = 2.0
 
 
 @dataclass
@@ -72,6 +77,24 @@ def score_one_pair(task: dict[str, Any]) -> dict[str, Any]:
     except Exception as exc:  # recorded against the pair; the other pairs go on
         return {"id": task["id"], "status": "failed", "error": f"{type(exc).__name__}: {exc}",
                 "wall_time": time.perf_counter() - started}
+
+
+def _warm_up(seed: int, n_procs: int, tau: float) -> None:
+    """Compile (or load) the kernels here once, before the workers start: they then load them
+    from numba's cache instead of each compiling them, and a long first compilation is announced
+    rather than silent."""
+    def notice() -> None:
+        print("joulesim: compiling the scoring kernels (numba): the first run on this machine takes up to a "
+              "minute, later runs load them", file=sys.stderr, flush=True)
+
+    timer = threading.Timer(NOTICE_AFTER_S, notice)
+    timer.daemon = True
+    timer.start()
+    try:
+        score_one_pair({"id": "warm-up", "pair": 0, "seed": seed, "permutations": 2, "n_procs": n_procs, "tau": tau,
+                        "threads": 1})
+    finally:
+        timer.cancel()
 
 
 def _part_path(parts: str, pair: int) -> str:
@@ -132,6 +155,8 @@ def generate_scores(out: str, pairs: int, permutations: int, seed: int = 0, work
     # a lone local worker uses every core for its pair.
     threads = 1 if dask_address or min(len(todo), workers) > 1 else default_workers()
     failures: list[str] = []
+    if todo and not dask_address:  # (a Dask cluster's workers compile on their own machines)
+        _warm_up(seed, n_procs, tau)
     if todo:
         # Not forked: a parent that has run a numba parallel kernel holds an OpenMP thread pool,
         # which a forked child inherits broken (the workers then die of a segfault).

@@ -296,3 +296,17 @@ def test_generate_shows_progress_lines_without_a_terminal(tmp_path, monkeypatch)
     assert lines and lines[-1].startswith("scoring pairs: 100%") and "3/3" in lines[-1]
     assert "\r" not in done.stderr
     assert sorted(set(pd.read_csv(out).pair)) == [0, 1, 2]
+
+
+def test_a_long_compilation_of_the_kernels_is_announced_once(tmp_path, monkeypatch, capsys):
+    # (issue 47, item 5: numba compiled for 46 s at the first `learn generate`, silently) The
+    # kernels are warmed up in this process before the workers start; past NOTICE_AFTER_S of it
+    # a line says why it takes long (here every warm-up counts as long).
+    from joulesim.learn import score_generation
+
+    monkeypatch.setattr(score_generation, "NOTICE_AFTER_S", 0.0)
+    generate_scores(str(tmp_path / "scores.csv"), pairs=1, permutations=50, seed=1, workers=1)
+    assert capsys.readouterr().err.count("joulesim: compiling the scoring kernels (numba)") == 1
+    monkeypatch.setattr(score_generation, "NOTICE_AFTER_S", 3600.0)
+    generate_scores(str(tmp_path / "again.csv"), pairs=1, permutations=50, seed=1, workers=1)
+    assert "compiling" not in capsys.readouterr().err
