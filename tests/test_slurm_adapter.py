@@ -7,6 +7,7 @@ import csv
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -129,6 +130,8 @@ def test_easy_drives_slurm_as_it_drives_the_simulation(cluster, tmp_path):
     # Progress is on by default: in a log (stderr is a pipe here), a line every 5 s, jobs ended of 12.
     progress = [line for line in result.stderr.splitlines() if line.startswith("slurm:")]
     assert len(progress) >= 2 and all("/12 " in line for line in progress), result.stderr
+    # and what runs meanwhile (issue 47: `--local-nodes` sat at 0/4 for a minute)
+    assert all(re.search(r"\d+ running, \d+ submitted and waiting", line) for line in progress), result.stderr
     with open(tmp_path / "real" / "out_slurm_jobs.csv") as f:
         real = {row["job_id"]: row for row in csv.DictReader(f)}
     simulated = joulesim.simulate("cluster32", workload, "easy", mmax=4).jobs

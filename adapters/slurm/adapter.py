@@ -70,6 +70,7 @@ class SlurmAdapter:
 
     def run(self) -> dict[str, RealJob]:
         self._bar = progress_bar(len(self.workload.jobs), "slurm", "job") if self._progress else None
+        self._postfix = ""
         try:
             self._run()
         except BaseException:
@@ -84,7 +85,18 @@ class SlurmAdapter:
         """Called at every turn of the loop: tqdm prints at its own pace, and an update of 0
         still prints a line when the last one is older than the interval (jobs lasting long)."""
         if self._bar is not None:
-            ended = sum(1 for job in self.jobs.values() if job.finished is not None)
+            ended = running = 0
+            for job in self.jobs.values():
+                if job.finished is not None:
+                    ended += 1
+                elif job.started is not None:
+                    running += 1
+            # (jobs last minutes: the bar says what runs meanwhile, not only what ended)
+            waiting = len(self.jobs) - ended - running
+            postfix = f"{running} running, {waiting} submitted and waiting"
+            if postfix != self._postfix:
+                self._postfix = postfix
+                self._bar.set_postfix_str(postfix, refresh=False)
             self._bar.update(ended - self._bar.n)
 
     def _run(self) -> None:
