@@ -240,16 +240,17 @@ def parse_interval_set(text: Any) -> list[tuple[int, int]]:
 class RunOutputs:
     """The output files of one run; dataframes are read on first access."""
 
-    def __init__(self, prefix: str, texts: dict[str, str] | None = None):
+    def __init__(self, prefix: str, texts: dict[str, str] | None = None, label: str | None = None):
         """`texts`: output name ("jobs", ...) -> CSV text, for a run kept in memory; `prefix`
-        then only names the run."""
+        then only names the run. `label`: the name shown for it (default: the prefix)."""
         self.prefix = normalize_prefix(prefix)
         self._texts = texts
+        self._label = label
         self._cache: dict[str, Any] = {}
 
     @property
     def name(self) -> str:
-        return self.prefix
+        return self.prefix if self._label is None else self._label
 
     def path(self, kind: str) -> str:
         return f"{self.prefix}_{kind}.csv"

@@ -82,6 +82,14 @@ class RunResult:
         groups = None if self._platform is None else machine_groups(self._platform, self._outputs.nb_machines)
         return write_report([self._outputs], path, DEFAULT_TAU, title, groups=groups)
 
+    def outputs_labelled(self, label: str) -> RunOutputs:
+        """The run's outputs shown under `label` (comparisons: joulesim.compare_report)."""
+        return RunOutputs(self._outputs.prefix, self._result.texts or None, label)
+
+    @property
+    def platform(self) -> Platform | None:
+        return self._platform
+
     @property
     def energy_enabled(self) -> bool:
         return self._result.energy_enabled

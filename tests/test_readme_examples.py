@@ -110,3 +110,41 @@ def test_the_readme_test_command_installs_what_ci_installs():
     block = re.search(r"```sh\n(apt-get [^\n]*)\n(python3 -m venv [^\n]*)\n```", README.read_text())
     ci = (README.parent / ".ci" / "run").read_text().splitlines()
     assert block is not None and block.group(1) in ci and block.group(2) in ci
+
+
+def test_the_readme_study_runs_as_written_through_the_public_api(tmp_path):
+    # (issue 47: a whole study from a notebook: a workload, three deciders, a comparison table, a
+    # plot and a report, through `joulesim.` names only)
+    source = python_blocks()["study_example.py"]
+    assert all(line.startswith(("#", "import joulesim", "workload =", "runs =", "table =", "print(", "joulesim."))
+               for line in source.splitlines() if line.strip())
+    (tmp_path / "study_example.py").write_text(source)
+    result = subprocess.run([sys.executable, "study_example.py"], cwd=tmp_path, capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, timeout=300)
+    assert result.returncode == 0, result.stderr
+    rows = result.stdout.splitlines()
+    assert rows[0].split() == ["makespan", "mean_waiting_time", "mean_bounded_slowdown"]
+    assert [row.split()[0] for row in rows[2:]] == ["fcfs", "easy", "conservative"]
+    assert (tmp_path / "tradeoff.png").stat().st_size > 10_000
+    page = (tmp_path / "study.html").read_text()
+    assert all(name in page for name in ("fcfs", "easy", "conservative"))
+
+
+def test_compare_names_each_run_by_its_label_and_refuses_other_inputs(tmp_path):
+    import joulesim
+    import pytest
+
+    from joulesim.protocol.errors import JoulesimError
+
+    workload = joulesim.generate_workload("batsim-eval", seed=2, jobs=40)
+    runs = {"first come": joulesim.simulate("cluster32", workload, "fcfs"),
+            "backfilling": joulesim.simulate("cluster32", workload, "easy")}
+    table = joulesim.compare(runs)
+    assert list(table.index) == ["first come", "backfilling"]
+    assert table.loc["backfilling", "makespan"] == runs["backfilling"].metrics["makespan"]
+    page = (tmp_path / "page.html")
+    joulesim.compare_report(runs, page)
+    assert "first come" in page.read_text() and "backfilling" in page.read_text()
+    for bad in ({}, [runs["first come"]], {"x": "not a run"}):
+        with pytest.raises(JoulesimError, match="RunResult"):
+            joulesim.compare(bad)
