@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -121,8 +122,9 @@ def test_joulesim_s_deciders_get_batsim_s_messages_and_jobs(tmp_path, case):
     got = joulesim_messages(run.stderr)
     assert_same_messages(batsim_messages(case), got)
     assert jobs_rows(tmp_path / "out_jobs.csv") == jobs_rows(cases() / "cases" / case / "batsim" / "out_jobs.csv")
-    # As Batsim names workloads: the file joined to the working directory
-    assert got[0][1]["events"][0]["data"]["workloads"] == {"w0": f"{cases()}/{inputs[3]}"}
+    # As Batsim names workloads: the file joined to the working directory (getcwd: its real path,
+    # whatever symbolic link ../shared is reached through)
+    assert got[0][1]["events"][0]["data"]["workloads"] == {"w0": f"{os.path.realpath(cases())}/{inputs[3]}"}
 
 
 def run_kill_decider(tmp_path: Path, mode: str) -> tuple[subprocess.CompletedProcess, str]:
