@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from importlib.resources import files
+
 import click
 
 from joulesim.simulator.engine.simulation import SimulationResult
@@ -16,10 +19,11 @@ def print_summary(result: SimulationResult, config: SimulationConfig, decider: s
     export_prefix = config.export_prefix
     platform = config.platform
     hosts = len(platform.compute_hosts) if not config.mmax else min(config.mmax, len(platform.compute_hosts))
-    workloads = ", ".join(f"{w.path} ({len(w.jobs)} jobs)" for w in config.workloads) or "none"
+    workloads = ", ".join(f"{_shown(w.path, 'joulesim.workloads')} ({len(w.jobs)} job{'' if len(w.jobs) == 1 else 's'})"
+                          for w in config.workloads) or "none"
     settings = [f"event grouping {config.event_grouping}", "energy on (-E)" if config.energy else "energy off"]
     lines = [
-        f"platform              {platform.source} ({hosts} compute hosts)",
+        f"platform              {_shown(platform.source, 'joulesim.platforms')} ({hosts} compute hosts)",
         f"workloads             {workloads}",
         f"decider               {decider}",
         f"settings              {', '.join(settings)}",
@@ -55,3 +59,12 @@ def print_summary(result: SimulationResult, config: SimulationConfig, decider: s
         "outputs               " + ", ".join(result.outputs),
     ]
     click.echo("\n".join(lines))
+
+
+def _shown(path: str, package: str) -> str:
+    """A shipped platform or workload by its name ("cluster32, shipped"), any other by its path."""
+    try:
+        shipped = os.path.realpath(str(files(package))) == os.path.realpath(os.path.dirname(os.path.abspath(path)))
+    except (OSError, TypeError, ValueError, ModuleNotFoundError):  # (a dict given to the API has no file)
+        shipped = False
+    return f"{os.path.splitext(os.path.basename(path))[0]}, shipped" if shipped else path

@@ -14,9 +14,8 @@ def test_the_summary_names_the_platform_the_workloads_the_decider_and_the_settin
                                        "--event-grouping", "per-time", "-e", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0].startswith("platform              ") and lines[0].endswith("homogeneous240.xml (32 compute hosts)")
-    assert lines[1].startswith("workloads             ") and "tiny.json (4 jobs), " in lines[1]
-    assert lines[1].endswith("default.json (400 jobs)")
+    assert lines[0] == "platform              homogeneous240, shipped (32 compute hosts)"
+    assert lines[1] == "workloads             tiny, shipped (4 jobs), default, shipped (400 jobs)"
     assert lines[2] == "decider               easy in this process, options t_idle=600"
     assert lines[3] == "settings              event grouping per-time, energy on (-E)"
     assert lines[-1].startswith("outputs               ") and str(tmp_path / "out_jobs.csv") in lines[-1]
@@ -28,3 +27,13 @@ def test_an_output_file_given_to_run_s_dash_o_gets_told_where_outputs_go(tmp_pat
                                        "-e", str(tmp_path / "out")])
     assert result.exit_code == 2
     assert "'results.csv' is not key=value" in result.output and "the outputs' prefix is -e/--export" in result.output
+
+
+def test_a_platform_or_workload_file_of_the_user_shows_by_its_path(tmp_path):
+    workload = tmp_path / "jobs.json"
+    workload.write_text('{"nb_res": 2, "jobs": [{"id": 1, "subtime": 0, "res": 1, "walltime": 20, "profile": "d"}], '
+                        '"profiles": {"d": {"type": "delay", "delay": 10}}}')
+    result = CliRunner().invoke(main, ["run", "--in-process", "--no-progress", "-w", str(workload),
+                                       "-e", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[1] == f"workloads             {workload} (1 job)"
