@@ -30,13 +30,7 @@ def convert_swf(path: str | os.PathLike, **options: Any) -> tuple[dict[str, Any]
 
 def save_workload(workload: dict[str, Any], path: str | os.PathLike) -> None:
     """Write a workload dict as a Batsim JSON workload file (one job per line)."""
-    from joulesim.inputs.output_file import write_whole
+    from joulesim.inputs.output_file import write_bytes_whole
     from joulesim.workload_tools.synthetic import dumps
 
-    data = dumps(workload)
-
-    def write(temporary: str) -> None:
-        with open(temporary, "wb") as out:
-            out.write(data)
-
-    write_whole(os.fspath(path), "workload file", write)
+    write_bytes_whole(os.fspath(path), "workload file", dumps(workload))

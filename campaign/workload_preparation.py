@@ -15,7 +15,7 @@ import orjson
 
 from joulesim.campaign.instances import FileDigests, workload_identity
 from joulesim.campaign.study_file import WorkloadSpec, generator_function
-from joulesim.inputs.output_file import write_whole
+from joulesim.inputs.output_file import write_bytes_whole
 
 
 def prepared_path(workload: WorkloadSpec, digests: FileDigests, directory: str) -> str:
@@ -41,13 +41,8 @@ def prepare(workload: WorkloadSpec, digests: FileDigests, directory: str) -> tup
     else:
         document = generator_function(workload.source)(seed=workload.variant[1], **settings)
     os.makedirs(directory, exist_ok=True)
-    data = orjson.dumps(document)
-
-    def write(temporary: str) -> None:
-        with open(temporary, "wb") as handle:
-            handle.write(data)
-
     # A new file renamed over `path` (atomic: a reader never sees half a file; each worker its own
     # temporary); a `path` that is a folder, device or FIFO is refused.
-    write_whole(path, "prepared workload", write, "remove what is there, or give the campaign another --out")
+    write_bytes_whole(path, "prepared workload", orjson.dumps(document),
+                      "remove what is there, or give the campaign another --out")
     return path, report

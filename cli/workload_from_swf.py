@@ -92,7 +92,7 @@ def _run(trace: str, output: str, report_json: str | None, options: dict) -> Non
     import orjson
 
     from joulesim.inputs.input_error import InputError
-    from joulesim.inputs.output_file import refuse_non_regular_file, write_whole
+    from joulesim.inputs.output_file import refuse_non_regular_file, write_bytes_whole
     from joulesim.workload_tools.swf import convert_swf, format_report, write_workload
 
     if options["profile"] == "compute" and options["speed"] is None:
@@ -107,12 +107,7 @@ def _run(trace: str, output: str, report_json: str | None, options: dict) -> Non
     write_workload(workload, output)
     report["output"] = str(output)
     if report_json:
-        data = orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n"
-
-        def write(temporary: str) -> None:
-            with open(temporary, "wb") as f:
-                f.write(data)
-
-        write_whole(report_json, "report file", write, "check the directory exists and is writable")
+        write_bytes_whole(report_json, "report file", orjson.dumps(report, option=orjson.OPT_INDENT_2) + b"\n",
+                          "check the directory exists and is writable")
     click.echo(format_report(report))
     click.echo(f"  written: {output}")

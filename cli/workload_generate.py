@@ -104,7 +104,7 @@ _OUTPUT = "workload output (-o)"
                    "loading their hosts fully (default: delay profiles, hosts at idle power).")
 def generate(model: str, output: str, seed: int, **options: Any) -> None:
     """Generate a synthetic Batsim workload from MODEL (lublin, batsim-eval, grid-stream)."""
-    from joulesim.inputs.output_file import refuse_non_regular_file, write_whole
+    from joulesim.inputs.output_file import refuse_non_regular_file, write_bytes_whole
     from joulesim.workload_tools.generators import generator
     from joulesim.workload_tools.synthetic import dumps
 
@@ -142,10 +142,6 @@ def generate(model: str, output: str, seed: int, **options: Any) -> None:
         sys.stdout.flush()
         return
 
-    def write(temporary: str) -> None:
-        with open(temporary, "wb") as f:
-            f.write(data)
-
-    write_whole(output, _OUTPUT, write)  # a new file renamed over -o (inputs/output_file.py)
+    write_bytes_whole(output, _OUTPUT, data)  # a new file renamed over -o (inputs/output_file.py)
     click.echo(f"{output}: {len(workload['jobs'])} jobs, {len(workload['profiles'])} profiles, "
                f"nb_res {workload['nb_res']} ({model}, seed {seed})", err=True)

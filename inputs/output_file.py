@@ -26,7 +26,8 @@ from collections.abc import Callable
 
 from joulesim.inputs.input_error import InputError
 
-__all__ = ["check_output_file", "make_output_folder", "non_regular_kind", "refuse_non_regular_file", "write_whole"]
+__all__ = ["check_output_file", "make_output_folder", "non_regular_kind", "refuse_non_regular_file", "write_bytes_whole",
+           "write_whole"]
 
 _FIX = "give a path in a folder you can write to"
 _SPECIAL_FIX = "give the path of a regular file, or remove what is there"
@@ -129,6 +130,15 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def write_bytes_whole(path: str, what: str, data: bytes, fix: str = _FIX) -> None:
+    """`data` written whole to `path` (write_whole)."""
+    def write(temporary: str) -> None:
+        with open(temporary, "wb") as out:
+            out.write(data)
+
+    write_whole(path, what, write, fix)
 
 
 def write_whole(path: str, what: str, write: Callable[[str], object], fix: str = _FIX) -> None:

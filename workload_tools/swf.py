@@ -26,7 +26,7 @@ import orjson
 from joulesim.inputs.input_error import InputError
 from joulesim.inputs.input_file import check_input_file
 from joulesim.inputs.json_input import MAX_INT32
-from joulesim.inputs.output_file import write_whole
+from joulesim.inputs.output_file import write_bytes_whole
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT, check_time
 
 FIELD_NAMES = (
@@ -522,15 +522,9 @@ def write_workload(workload: dict[str, Any], out_path: str) -> None:
     profiles = workload["profiles"]
     parts.append(b",".join(b"\n    " + dumps(name) + b": " + dumps(p) for name, p in profiles.items()))
     parts.append(b"\n  }\n}\n" if profiles else b"}\n}\n")
-    data = b"".join(parts)
-
-    def write(temporary: str) -> None:
-        with open(temporary, "wb") as f:
-            f.write(data)
-
     # A new file renamed over out_path (inputs/output_file.py): an existing folder, FIFO or device
     # there is refused with one line (exit status 2), never opened (a FIFO would block) nor replaced.
-    write_whole(str(out_path), "output file", write, "check the directory exists and is writable")
+    write_bytes_whole(str(out_path), "output file", b"".join(parts), "check the directory exists and is writable")
 
 
 def format_report(report: dict[str, Any]) -> str:
