@@ -25,10 +25,13 @@ def _checked(runs: Mapping[str, RunResult]) -> Mapping[str, RunResult]:
     return runs
 
 
+def _metric_rows(runs: Mapping[str, RunResult]) -> list[dict[str, Any]]:
+    return [{"run": label, **run.metrics} for label, run in _checked(runs).items()]
+
+
 def compare(runs: Mapping[str, RunResult]) -> pd.DataFrame:
     """One row per run (indexed by its label), its metrics as columns (RunResult.metrics)."""
-    rows = [{"run": label, **run.metrics} for label, run in _checked(runs).items()]
-    return pd.DataFrame(rows).set_index("run")
+    return pd.DataFrame(_metric_rows(runs)).set_index("run")
 
 
 def compare_plot(runs: Mapping[str, RunResult], path: str | os.PathLike, x: str = "mean_waiting_time",
@@ -36,8 +39,7 @@ def compare_plot(runs: Mapping[str, RunResult], path: str | os.PathLike, x: str 
     """A PNG scatter of two metrics, a labelled point per run (needs the plot extra); the path."""
     from joulesim.analysis.compare_plot import plot_compare
 
-    rows = [{"run": label, **run.metrics} for label, run in _checked(runs).items()]
-    return plot_compare(rows, x, y, os.fspath(path))
+    return plot_compare(_metric_rows(runs), x, y, os.fspath(path))
 
 
 def compare_report(runs: Mapping[str, RunResult], path: str | os.PathLike, title: str | None = None) -> str:

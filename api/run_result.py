@@ -87,10 +87,6 @@ class RunResult:
         return RunOutputs(self._outputs.prefix, self._result.texts or None, label)
 
     @property
-    def platform(self) -> Platform | None:
-        return self._platform
-
-    @property
     def energy_enabled(self) -> bool:
         return self._result.energy_enabled
 

@@ -50,7 +50,7 @@ from joulesim.inputs.input_file import read_input_file
 from joulesim.inputs.json_input import clip
 from joulesim.inputs.toml_input import decode_toml
 from joulesim.protocol.errors import JoulesimError
-from joulesim.workload_tools.generators import MODELS as GENERATORS
+from joulesim.workload_tools.generators import MODELS as GENERATORS, generator
 
 DEFAULT_TIMEOUT_S = 3600.0
 DEFAULT_REPLY_TIMEOUT_S = 120.0
@@ -352,7 +352,7 @@ def _workloads(check: _Checker, doc: dict, platform_labels: set[str]) -> list[Wo
                                  "use one of: " + ", ".join(GENERATORS))
             label = entry.get("name", source)
             settings = check.keys(f"{where}: key 'parameters'", entry.get("parameters", {}),
-                                  tuple(_keyword_parameters(generator_function(source), ("seed",))))
+                                  tuple(_keyword_parameters(generator(source), ("seed",))))
             variants = [("seed", s) for s in _int_list(check, f"{where}: key 'seeds'", entry.get("seeds", [0]),
                                                        "seed")]
         check.folder_name(f"{where}: key 'name'", label, "its converted or generated workload files")
@@ -362,12 +362,6 @@ def _workloads(check: _Checker, doc: dict, platform_labels: set[str]) -> list[Wo
                                       tuple(sorted(settings.items())), platforms))
     _unique(check, "workloads", labels)
     return specs
-
-
-def generator_function(model: str) -> Callable[..., dict]:
-    from joulesim.workload_tools.generators import generator
-
-    return generator(model)
 
 
 def _deciders(check: _Checker, doc: dict) -> list[DeciderSpec]:

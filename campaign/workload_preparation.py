@@ -14,8 +14,9 @@ from typing import Any
 import orjson
 
 from joulesim.campaign.instances import FileDigests, workload_identity
-from joulesim.campaign.study_file import WorkloadSpec, generator_function
+from joulesim.campaign.study_file import WorkloadSpec
 from joulesim.inputs.output_file import write_bytes_whole
+from joulesim.workload_tools.generators import generator
 
 
 def prepared_path(workload: WorkloadSpec, digests: FileDigests, directory: str) -> str:
@@ -39,7 +40,7 @@ def prepare(workload: WorkloadSpec, digests: FileDigests, directory: str) -> tup
         week = workload.variant[1] if workload.variant else None
         document, report = convert_swf(workload.source, week=week, **settings)
     else:
-        document = generator_function(workload.source)(seed=workload.variant[1], **settings)
+        document = generator(workload.source)(seed=workload.variant[1], **settings)
     os.makedirs(directory, exist_ok=True)
     # A new file renamed over `path` (atomic: a reader never sees half a file; each worker its own
     # temporary); a `path` that is a folder, device or FIFO is refused.
