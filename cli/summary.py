@@ -17,13 +17,11 @@ def print_summary(result: SimulationResult, config: SimulationConfig, decider: s
     and warnings about results that would mislead."""
     stats = result.stats
     export_prefix = config.export_prefix
-    platform = config.platform
-    hosts = len(platform.compute_hosts) if not config.mmax else min(config.mmax, len(platform.compute_hosts))
     workloads = ", ".join(f"{_shown(w.path, 'joulesim.workloads')} ({len(w.jobs)} job{'' if len(w.jobs) == 1 else 's'})"
                           for w in config.workloads) or "none"
     settings = [f"event grouping {config.event_grouping}", "energy on (-E)" if config.energy else "energy off"]
     lines = [
-        f"platform              {_shown(platform.source, 'joulesim.platforms')} ({hosts} compute hosts)",
+        f"platform              {_shown(config.platform.source, 'joulesim.platforms')} ({result.nb_hosts} compute hosts)",
         f"workloads             {workloads}",
         f"decider               {decider}",
         f"settings              {', '.join(settings)}",

@@ -86,6 +86,8 @@ class SimulationResult:
     #: Jobs that ran with a profile other than a delay (energy runs: a delay leaves its hosts at
     #: idle power, so a run of delays alone draws no computing power).
     jobs_not_delays: int = 0
+    #: The compute hosts the run used (the platform's, or the first --mmax of them).
+    nb_hosts: int = 0
 
 
 #: (platform id, hosts, sleeping hosts) -> (the platform, its SIMULATION_BEGINS host entries).
@@ -408,7 +410,7 @@ class Simulation(EventSources, JobLifecycle):
             not_delays = sum(1 for r in self.records.values()
                              if r.start >= 0 and r.profiles.get(r.job.profile, {}).get("type") != "delay")
         return SimulationResult(schedule, self.stats, list(self.paths.values()), self.link.calls, wall,
-                                self.energy is not None, texts, node_model, cost_total, not_delays)
+                                self.energy is not None, texts, node_model, cost_total, not_delays, self.nb_hosts)
 
     def _open_output(self, name: str) -> Any:
         """The file of output `name`, or a memory buffer when the run exports no files."""
