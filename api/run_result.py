@@ -9,6 +9,7 @@ import pandas as pd
 
 from joulesim.analysis.metrics import DEFAULT_TAU, compute_metrics
 from joulesim.analysis.run_outputs import RunOutputs
+from joulesim.analysis.job_order import jobs_in_submission_order
 from joulesim.simulator.engine.simulation import SimulationResult
 from joulesim.simulator.platform.platform_model import Platform
 
@@ -25,10 +26,15 @@ class RunResult:
         self._outputs = RunOutputs(name, result.texts or None)
         self._platform = platform  # (for the report's grouping of machines)
 
-    @property
+    @cached_property
     def jobs(self) -> pd.DataFrame:
-        """One row per job (`PREFIX_jobs.csv`)."""
-        return self._outputs.jobs
+        """One row per job, the columns of `PREFIX_jobs.csv`, in submission order (submission
+        time, then workload, then job id; the file lists jobs as they end, as Batsim writes it).
+
+        `job_id` is an integer column when every id of the run is a plain integer, as in most
+        Batsim workloads (`jobs[jobs.job_id == 7]`), else strings ("a", "007").
+        """
+        return jobs_in_submission_order(self._outputs.jobs)
 
     @property
     def schedule(self) -> dict[str, Any]:

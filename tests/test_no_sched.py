@@ -26,9 +26,9 @@ def test_every_job_starts_at_zero_on_the_first_hosts_and_shares_them(tmp_path):
     jobs = result.jobs.set_index("job_id")
     assert list(jobs["starting_time"]) == [0, 0, 0]
     # Jobs 1 and 2 compute 1e9 flop each on h0 at once: 0.5 Gflop/s each, 2 s; job 3 waits 5 s on h0-h1.
-    assert jobs.loc["1", "finish_time"] == pytest.approx(2) and jobs.loc["2", "finish_time"] == pytest.approx(2)
-    assert jobs.loc["3", "finish_time"] == pytest.approx(5) and jobs.loc["3", "allocated_resources"] == "0-1"
-    assert jobs.loc["2", "waiting_time"] == pytest.approx(-50)  # started before its submission time
+    assert jobs.loc[1, "finish_time"] == pytest.approx(2) and jobs.loc[2, "finish_time"] == pytest.approx(2)
+    assert jobs.loc[3, "finish_time"] == pytest.approx(5) and jobs.loc[3, "allocated_resources"] == "0-1"
+    assert jobs.loc[2, "waiting_time"] == pytest.approx(-50)  # started before its submission time
     assert result.decider_calls == 0
 
 

@@ -50,7 +50,11 @@ def test_in_memory_frames_equal_the_files_of_the_same_run_on_the_cli(tmp_path):
                                                          "profile": str, "workload_name": str,
                                                          "final_state": str, "metadata": str},
                             keep_default_na=False, na_values=[""])
-    pd.testing.assert_frame_equal(result.jobs, from_file)
+    # the same rows, the file's in the order jobs ended (Batsim's), the frame's as submitted
+    assert from_file["submission_time"].is_monotonic_increasing is False
+    from_file["job_id"] = from_file["job_id"].astype("int64")
+    expected = from_file.sort_values(["submission_time", "job_id"], ignore_index=True)
+    pd.testing.assert_frame_equal(result.jobs, expected)
     states = pd.read_csv(f"{prefix}_machine_states.csv")
     pd.testing.assert_frame_equal(result.machine_states, states)
 
@@ -256,3 +260,19 @@ def test_time_limit_counts_the_loading_of_the_inputs(monkeypatch):
     with pytest.raises(RunTimeLimitError, match="time limit of 5 s"):
         joulesim.simulate("cluster32", "tiny", "easy", time_limit=5)
     assert joulesim.simulate("cluster32", "tiny", "easy", time_limit=15).metrics["nb_jobs"] == 4
+
+
+def test_jobs_come_in_submission_order_with_integer_ids_when_every_id_is_one():
+    # b ends first (FCFS: a takes both hosts until 10, b runs 10-15; c, submitted at 0, waits)
+    workload = {"nb_res": 2, "jobs": [{"id": 10, "subtime": 1, "res": 1, "profile": "short"},
+                                      {"id": 9, "subtime": 0, "res": 2, "profile": "long"},
+                                      {"id": 2, "subtime": 1, "res": 1, "profile": "short"}],
+                "profiles": {"long": {"type": "delay", "delay": 10}, "short": {"type": "delay", "delay": 5}}}
+    jobs = joulesim.simulate(TWO_HOSTS, workload, "fcfs").jobs
+    assert jobs["job_id"].tolist() == [9, 2, 10] and jobs["job_id"].dtype == "int64"  # numerically: 2 < 10
+    assert jobs.index.tolist() == [0, 1, 2]
+    assert jobs.loc[jobs.job_id == 10, "finish_time"].item() == 15.0
+    # ids that are not all plain integers stay text: "007" would not come back from an int
+    workload["jobs"][0]["id"] = "007"
+    assert joulesim.simulate(TWO_HOSTS, workload, "fcfs").jobs["job_id"].tolist() == ["9", "007", "2"]
+

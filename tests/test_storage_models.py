@@ -255,7 +255,7 @@ def test_shipped_deciders_send_a_storage_mapping_option(tmp_path):
                                          {"id": 2, "subtime": 0, "res": 1, "profile": "io"}], profiles)
     result = simulate(write_storage_platform(tmp_path), workload, "easy", options={"storage_mapping": "pfs:3"})
     finish = dict(zip(result.jobs["job_id"], result.jobs["finish_time"]))
-    assert finish == {"1": pytest.approx(20 + ROUTE_LATENCY, abs=1e-6), "2": pytest.approx(20 + ROUTE_LATENCY, abs=1e-6)}
+    assert finish == {1: pytest.approx(20 + ROUTE_LATENCY, abs=1e-6), 2: pytest.approx(20 + ROUTE_LATENCY, abs=1e-6)}
     with pytest.raises(JoulesimError, match="platform has 2 storage hosts"):  # without it: no guess among two
         simulate(write_storage_platform(tmp_path), workload, "easy")
 
