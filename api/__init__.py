@@ -12,8 +12,9 @@ that `import joulesim.cli.main` stays fast.
 
 This package's folder is `api/` (pyproject.toml installs it as the root `joulesim`): the Python
 API, one layer above the simulator and the deciders and below campaigns, learners and the
-command line (README, "Architecture"). Its modules: run_simulation (`simulate`), run_result
-(`RunResult`), simulation_inputs (platforms and workloads given as names, paths or dicts),
+command line (docs/reference/architecture.md). Its modules: run_simulation (`simulate`), run_result
+(`RunResult`), simulation_options (`BatsimFlags`, `Workflows`, `Batsim5Decider`: simulate's keywords
+grouped), simulation_inputs (platforms and workloads given as names, paths or dicts),
 workload_making (`generate_workload`, `convert_swf`, `save_workload`), run_comparison (`compare`,
 `compare_plot`, `compare_report`: several runs side by side),
 decider_process (a decider in its own process; protocol/start_handshake.py its start report), run_interrupted.
@@ -23,10 +24,12 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["simulate", "RunResult", "generate_workload", "convert_swf", "save_workload", "compare", "compare_plot",
-           "compare_report"]
+__all__ = ["simulate", "RunResult", "BatsimFlags", "Workflows", "Batsim5Decider", "generate_workload", "convert_swf",
+           "save_workload", "compare", "compare_plot", "compare_report"]
 
 _EXPORTS = {"simulate": "joulesim.run_simulation", "RunResult": "joulesim.run_result",
+            "BatsimFlags": "joulesim.simulation_options", "Workflows": "joulesim.simulation_options",
+            "Batsim5Decider": "joulesim.simulation_options",
             "generate_workload": "joulesim.workload_making", "convert_swf": "joulesim.workload_making",
             "save_workload": "joulesim.workload_making", "compare": "joulesim.run_comparison",
             "compare_plot": "joulesim.run_comparison", "compare_report": "joulesim.run_comparison"}

@@ -11,6 +11,7 @@ same whichever way the decider is reached:
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
@@ -19,6 +20,7 @@ from joulesim.inputs.input_error import InputError
 from joulesim.protocol.decider import Decider
 from joulesim.protocol.errors import DeciderUnavailableError, JoulesimError
 from joulesim.run_interrupted import RunInterrupted
+from joulesim.simulation_options import Batsim5Decider, BatsimFlags, Workflows, merged_keywords
 from joulesim.simulation_inputs import (
     PlatformSource,
     WorkloadSource,
@@ -80,7 +82,10 @@ def simulate(platform: PlatformSource = "cluster32",
              edc_library: str | os.PathLike | None = None,
              edc_socket: str | None = None,
              edc_init: str | bytes = b"",
-             edc_isolated: bool = False) -> RunResult:
+             edc_isolated: bool = False,
+             batsim: BatsimFlags | None = None,
+             workflow: Workflows | None = None,
+             edc: Batsim5Decider | None = None) -> RunResult:
     """Run one simulation and return its outputs as DataFrames (see `RunResult`).
 
     platform: a platform file (SimGrid XML, joulesim JSON or IRMaSim JSON), a shipped platform
@@ -109,8 +114,16 @@ def simulate(platform: PlatformSource = "cluster32",
     workflows: DAX files (Batsim's -W), workflow_starts: (DAX file, start time) pairs (--WS).
     The other keywords are the flags of `joulesim simulate` (`timeout`: seconds to wait for each
     decider reply; `sched_config` and `sched_config_file`: `--sched-cfg` and `--sched-cfg-file`).
+    batsim, workflow, edc: the same keywords grouped in typed objects (`joulesim.BatsimFlags`,
+        `joulesim.Workflows`, `joulesim.Batsim5Decider`), to build once and pass to every run;
+        a setting given both ways with two values is refused.
     Errors are JoulesimError subclasses with the CLI's messages.
     """
+    if batsim is not None or workflow is not None or edc is not None:
+        groups = {"batsim": batsim, "workflow": workflow, "edc": edc}
+        flat = {name: value for name, value in locals().items() if name not in groups and name != "groups"}
+        defaults = {name: parameter.default for name, parameter in inspect.signature(simulate).parameters.items()}
+        return simulate(**merged_keywords(flat, defaults, groups))
     if time_limit is not None:  # (counted from now: loading the inputs takes part of it)
         time_limit = WallClockLimit(time_limit)
     if edc_library is not None or edc_socket is not None:

@@ -276,3 +276,22 @@ def test_jobs_come_in_submission_order_with_integer_ids_when_every_id_is_one():
     workload["jobs"][0]["id"] = "007"
     assert joulesim.simulate(TWO_HOSTS, workload, "fcfs").jobs["job_id"].tolist() == ["9", "007", "2"]
 
+
+def test_typed_options_are_the_keywords_grouped_and_a_setting_given_twice_is_refused():
+    flags = joulesim.BatsimFlags(mmax=3, event_grouping="per-time")
+    typed = joulesim.simulate("small4", "tiny", "fcfs", batsim=flags)
+    flat = joulesim.simulate("small4", "tiny", "fcfs", mmax=3, event_grouping="per-time")
+    pd.testing.assert_frame_equal(typed.jobs, flat.jobs)
+    assert typed.metrics["nb_machines"] == 3 != joulesim.simulate("small4", "tiny", "fcfs").metrics["nb_machines"]
+    # the same value both ways is no conflict; two values are, named
+    joulesim.simulate("small4", "tiny", "fcfs", mmax=3, batsim=flags)
+    with pytest.raises(JoulesimError, match=r"mmax is given twice, 2 as a keyword and 3 in batsim=: keep one"):
+        joulesim.simulate("small4", "tiny", "fcfs", mmax=2, batsim=flags)
+    with pytest.raises(JoulesimError, match=r"batsim= takes a joulesim.BatsimFlags, not dict"):
+        joulesim.simulate("small4", "tiny", "fcfs", batsim={"mmax": 3})
+    with pytest.raises(TypeError, match="mmaxx"):
+        joulesim.BatsimFlags(mmaxx=3)
+    with pytest.raises(JoulesimError, match="library= .* or socket="):
+        joulesim.Batsim5Decider()
+    with pytest.raises(JoulesimError, match="EDC"):  # edc= reaches the EDC path: no decider beside it
+        joulesim.simulate("small4", "tiny", "fcfs", edc=joulesim.Batsim5Decider(socket="ipc:///nonexistent"))

@@ -132,3 +132,14 @@ def test_workflows_on_the_command_line(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "joulesim.cli.main", "run", "-p", "small4", "-d", "fcfs",
                           "--WS", dax(tmp_path), "soon", "-e", str(tmp_path / "bad")], capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0 and "the start time is not a number of seconds" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_typed_options_give_what_the_same_keywords_give(tmp_path):
+    """joulesim.Workflows and joulesim.BatsimFlags are simulate's keywords grouped (issue 47)."""
+    workload = write_workload(tmp_path, [{"id": 1, "subtime": 5, "res": 1, "profile": "d"},
+                                         {"id": 2, "subtime": 500, "res": 1, "profile": "d"}], {"d": {"type": "delay", "delay": 1}})
+    flat = joulesim.simulate("small4", workload, "fcfs", workflows=[dax(tmp_path)], event_grouping="per-time",
+                             ignore_beyond_last_workflow=True)
+    typed = joulesim.simulate("small4", workload, "fcfs", batsim=joulesim.BatsimFlags(event_grouping="per-time"),
+                              workflow=joulesim.Workflows(files=[dax(tmp_path)], ignore_beyond_last=True))
+    assert times(typed) == times(flat) and "w0!2" not in times(typed) and "wf0!1" in str(times(typed))
