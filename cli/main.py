@@ -19,6 +19,7 @@ import click  # noqa: E402
 from joulesim.cli.error_reporting import after_the_report, report_and_exit_now, reports_errors  # noqa: E402
 from joulesim.cli.lazy_group import LazyGroup  # noqa: E402
 from joulesim.cli.number_options import DecimalRange  # noqa: E402
+from joulesim.cli.numbered_run_prefix import next_run_prefix  # noqa: E402
 from joulesim.cli.simulate_options import (  # noqa: E402
     check_endpoint,
     check_timeout,
@@ -244,7 +245,7 @@ def _simulate_with_edc(options: dict[str, Any], library: str | None, socket: str
 
 
 @main.command()
-@simulate_options(platform_default=DEFAULT_PLATFORM, workload_default=DEFAULT_WORKLOAD)
+@simulate_options(platform_default=DEFAULT_PLATFORM, workload_default=DEFAULT_WORKLOAD, numbered_runs=True)
 @click.option("-d", "--decider", default=DEFAULT_DECIDER, show_default=True,
               help="Decider name (see `joulesim decide --list`) or package.module:Class.")
 @click.option("-o", "--option", "decider_options", multiple=True, metavar="KEY=VALUE",
@@ -274,6 +275,8 @@ def _run(decider: str, decider_kv: dict[str, str], in_process: bool, curve_keys:
     is opened (and an older run's are removed): the decider's name and options, the inputs, the
     output prefix."""
     options, _ = split_simulate_kwargs(kwargs)
+    if options["export_prefix"] is None:
+        options["export_prefix"] = next_run_prefix()
     if options["no_sched"]:  # no decider is started: every job runs at t=0 on hosts 0..res-1
         _simulate_without_decider(build_config(options))
         return
@@ -315,7 +318,7 @@ def _run(decider: str, decider_kv: dict[str, str], in_process: bool, curve_keys:
 
 
 def _enable_fault_handler() -> None:
-    """Python's fault handler, so that a library crashing this process says where (README): on
+    """Python's fault handler, so that a library crashing this process says where (docs/reference/reliability.md): on
     sys.stderr, or on the process's own stderr when sys.stderr has no file descriptor (click's
     CliRunner, an application embedding joulesim: faulthandler.enable then raises
     io.UnsupportedOperation); without either, the run goes on without it."""

@@ -13,7 +13,10 @@ from joulesim.simulator.engine.simulation_config import DEFAULT_TIMEOUT_S, EVENT
 from joulesim.simulator.models.core_task_runner import IDLE_POWER_RULES
 
 
-def simulate_options(platform_default: str | None, workload_default: tuple[str, ...] | None) -> Callable:
+def simulate_options(platform_default: str | None, workload_default: tuple[str, ...] | None,
+                     numbered_runs: bool = False) -> Callable:
+    """The options `simulate` and `run` share; with `numbered_runs`, no `-e` means the next free
+    runs/NNN prefix (numbered_run_prefix.py) instead of Batsim's `out`."""
     def decorate(command: Callable) -> Callable:
         options = [
             # No `default=` at all when the option is required: click >= 8.3 takes an explicit
@@ -33,8 +36,12 @@ def simulate_options(platform_default: str | None, workload_default: tuple[str, 
                               "workload i is named w<i>."
                               + (f" [default: {', '.join(workload_default)}, unless -W or --WS gives a workflow]"
                                  if workload_default else "")),
-            click.option("-e", "--export", "export_prefix", default="out", show_default=True,
-                         help="Output prefix: writes PREFIX_jobs.csv, PREFIX_schedule.csv, ..."),
+            click.option("-e", "--export", "export_prefix",
+                         **({"default": None} if numbered_runs else {"default": "out", "show_default": True}),
+                         help="Output prefix: writes PREFIX_jobs.csv, PREFIX_schedule.csv, ... and replaces "
+                              "what an older run wrote under PREFIX"
+                              + (". [default: the next free runs/NNN: runs/001, runs/002...; no run replaces "
+                                 "another's]" if numbered_runs else " (Batsim's default).")),
             click.option("-m", "--master-host", default=None,
                          help="Name of the master host, when no host has role=master."),
             click.option("--enable-compute-sharing", is_flag=True,

@@ -26,8 +26,9 @@ from joulesim.inputs.output_file import refuse_non_regular_file, write_whole
 @click.option("-o", "--option", "decider_options", multiple=True, metavar="KEY=VALUE", help="Decider option. Repeatable.")
 @click.option("-s", "--socket-endpoint", "endpoint", default=None,
               help="Use a decider already serving this ZeroMQ endpoint instead of starting one.")
-@click.option("-e", "--export", "export_prefix", default="out", show_default=True,
-              help="Writes PREFIX_slurm_jobs.csv: each job's real submission, start and end times and nodes.")
+@click.option("-e", "--export", "export_prefix", default=None,
+              help="Writes PREFIX_slurm_jobs.csv: each job's real submission, start and end times and nodes. "
+                   "[default: the next free runs/NNN: runs/001, runs/002...; no run replaces another's]")
 @click.option("--timeout", "timeout_s", default=120.0, show_default=True, type=DecimalRange(), callback=check_timeout,
               help="Seconds to wait for each decider reply.")
 @click.option("--progress/--no-progress", default=True, show_default=True,
@@ -35,7 +36,7 @@ from joulesim.inputs.output_file import refuse_non_regular_file, write_whole
                    "the run has lasted 5 s).")
 @reports_errors
 def slurm(workload: str, slurm_conf: str | None, local_nodes: int | None, decider: str,
-          decider_options: tuple[str, ...], endpoint: str | None, export_prefix: str, timeout_s: float,
+          decider_options: tuple[str, ...], endpoint: str | None, export_prefix: str | None, timeout_s: float,
           progress: bool) -> None:
     """Run WORKLOAD's jobs on a real Slurm cluster, scheduled by a protocol decider.
 
@@ -51,6 +52,10 @@ def slurm(workload: str, slurm_conf: str | None, local_nodes: int | None, decide
     # A TERM (kill, a container stopping) unwinds like Ctrl-C: jobs left on Slurm are cancelled
     # and a local cluster is stopped on the way out.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if export_prefix is None:
+        from joulesim.cli.numbered_run_prefix import next_run_prefix
+
+        export_prefix = next_run_prefix()
     jobs = load_workload(workload, "w0")
     if local_nodes is not None:
         import tempfile

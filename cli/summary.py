@@ -54,7 +54,8 @@ def print_summary(result: SimulationResult, config: SimulationConfig, decider: s
                      "--missing-walltime)")
     lines += [
         f"decider calls         {result.decider_calls} in {result.wall_time:.2f} s of wall-clock time",
-        "outputs               " + ", ".join(result.outputs),
+        "outputs               " + (", ".join(result.outputs) + f" (joulesim analyze {export_prefix})"
+                                     if result.outputs else "none"),
     ]
     click.echo("\n".join(lines))
 

@@ -33,10 +33,31 @@ def test_run_with_no_arguments_simulates_the_default_case(tmp_path):
     result = joulesim("run", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "jobs                  400 (400 succeeded" in result.stdout
-    for line in ("makespan", "mean waiting time", "mean bounded slowdown", "out_jobs.csv"):
+    for line in ("makespan", "mean waiting time", "mean bounded slowdown",
+                 "runs/001_jobs.csv, runs/001_schedule.csv, runs/001_machine_states.csv, runs/001_schedule.trace "
+                 "(joulesim analyze runs/001)"):
         assert line in result.stdout
-    rows = read_csv(str(tmp_path / "out_jobs.csv"))
+    rows = read_csv(str(tmp_path / "runs" / "001_jobs.csv"))
     assert len(rows) == 400 and {r["final_state"] for r in rows} == {"COMPLETED_SUCCESSFULLY"}
+
+
+def test_runs_without_an_export_prefix_never_replace_each_other(tmp_path):
+    """Without -e, each run takes the next number in runs/ (Batsim's `out` made the next run replace
+    the last one's files); a refused run takes none; -e keeps Batsim's rule, replacing."""
+    small = ("-p", "small4", "-w", "tiny", "--in-process")
+    assert joulesim("run", *small, cwd=tmp_path).returncode == 0
+    first = (tmp_path / "runs" / "001_jobs.csv").read_bytes()
+    assert joulesim("run", *small, "-d", "eazy", cwd=tmp_path).returncode == 2  # refused: claims nothing
+    result = joulesim("run", *small, "-d", "fcfs", cwd=tmp_path)
+    assert result.returncode == 0 and "runs/002_jobs.csv" in result.stdout
+    assert sorted(os.listdir(tmp_path / "runs")) == [f"00{n}_{name}" for n in (1, 2) for name in
+                                                    ("jobs.csv", "machine_states.csv", "schedule.csv", "schedule.trace")]
+    assert (tmp_path / "runs" / "001_jobs.csv").read_bytes() == first  # untouched
+    (tmp_path / "runs" / "041_jobs.csv").write_text("")  # numbers follow the highest, gaps and all
+    assert "runs/042_jobs.csv" in joulesim("run", *small, cwd=tmp_path).stdout
+    for _ in range(2):
+        assert joulesim("run", *small, "-e", "mine", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "mine_jobs.csv").exists() and not (tmp_path / "runs" / "043_jobs.csv").exists()
 
 
 def test_two_runs_give_byte_identical_outputs(tmp_path):
