@@ -45,7 +45,7 @@ _FILE_SUFFIXES = ("_jobs.csv", "_schedule.csv", "_machine_states.csv", "_consume
 
 
 class AnalysisError(JoulesimError):
-    """An output file to analyze is missing or malformed: a bad input file, exit status 2 (README),
+    """An output file to analyze is missing or malformed: a bad input file, exit status 2 (docs/reference/reliability.md),
     in `joulesim analyze`, `plot`, `report` and `campaign report` alike."""
 
     exit_code = 2
@@ -66,7 +66,7 @@ class DamagedOutputError(InputError, AnalysisError):
 
 class ReportInputError(AnalysisError):
     """An AnalysisError (a missing file or column, a non-number) as `joulesim report` and
-    `joulesim campaign report --html` end on it: a bad input file, exit status 2 as the README
+    `joulesim campaign report --html` end on it: a bad input file, exit status 2 as docs/reference/reliability.md
     says (every AnalysisError has it now but MissingExtraError; kept for those callers)."""
 
     exit_code = 2

@@ -54,7 +54,7 @@ _DAMAGED_FIX = "the table is damaged: rerun `joulesim campaign run` to rewrite i
 
 class ReportOptionError(JoulesimError):
     """A column named on the command line (--x, --y, --tradeoff) that the results table lacks: a
-    command-line value, exit status 2 (README)."""
+    command-line value, exit status 2 (docs/reference/reliability.md)."""
 
     exit_code = 2
 

@@ -1,6 +1,6 @@
 """Errors that end a run with a readable message and a non-zero exit status.
 
-The statuses (README, "What joulesim refuses, and how"): 1 any other error, 2 an input file or
+The statuses (docs/reference/reliability.md): 1 any other error, 2 an input file or
 command-line value refused before any output is written, 3 a protocol violation, 4 a decision that
 cannot be applied, 5 a decider unavailable, 6 an exception in a decider's own code (cli/main.py),
 7 a run past its wall-clock limit, 8 a Slurm command that failed (adapters/slurm), 9 an input

@@ -39,7 +39,7 @@ CASE_BOUND_S = 15.0
 #: machine's memory is gone.
 CASE_MEMORY_BYTES = 3 * 2**30
 #: Exit statuses of a refusal here: bad inputs, protocol violations, decisions that cannot be
-#: applied, a decider that crashed or fell silent, an exception in a decider (README).
+#: applied, a decider that crashed or fell silent, an exception in a decider (docs/reference/reliability.md).
 EDC_EXITS = (2, 3, 4, 5, 6)
 
 

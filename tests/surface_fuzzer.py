@@ -9,7 +9,7 @@ benchmarks/fuzz_hostile_inputs.py and tests/test_fuzz_end_to_end.py.
 
 - In this process: a JoulesimError is a clean error; any other exception a traceback.
 - Through the command: exactly one `joulesim: error:` line (or click's usage error) and the
-  documented exit status (README "What joulesim refuses": 2 for input files and command-line
+  documented exit status (docs/reference/reliability.md: 2 for input files and command-line
   values) is a clean error; a Python traceback, another status, or several error lines are
   counted as a traceback (the detail says which).
 - Either way, an always-invalid input that ends normally, or a normal end whose outputs break
@@ -36,7 +36,7 @@ COMMAND_BOUND_S = 45.0
 #: Address space of every process a case starts (and of the fuzzing workers): a grid of 10^12
 #: instances must end in a MemoryError, not take the machine's memory from everybody else.
 MEMORY_LIMIT_BYTES = 6 * 2**30
-#: The exit status of bad input files and command-line values (README).
+#: The exit status of bad input files and command-line values (docs/reference/reliability.md).
 BAD_INPUT_EXIT = 2
 
 

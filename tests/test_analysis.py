@@ -105,7 +105,7 @@ def test_missing_and_malformed_files(tmp_path, small):
         f.write(header)
     result = CliRunner().invoke(analyze, [small])
     assert result.exit_code == 2 and "out_schedule.csv: expected exactly one data row" in result.output
-    # (`plot` reads the same files: a bad input file, exit 2 too, as the README says)
+    # (`plot` reads the same files: a bad input file, exit 2 too, as docs/reference/reliability.md says)
     result = CliRunner().invoke(plot, [str(tmp_path / "nothing" / "out"), "-o", str(tmp_path / "plots")])
     assert result.exit_code == 2 and "nothing/out_jobs.csv: no such file" in result.output
     result = CliRunner().invoke(plot, [str(bad / "out"), "-o", str(tmp_path / "plots")])

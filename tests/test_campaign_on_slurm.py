@@ -1,4 +1,4 @@
-"""Outgrowing one machine: the README's script runs a campaign on Dask workers started as Slurm
+"""Outgrowing one machine: the documentation's script (docs/guide/campaigns.md) runs a campaign on Dask workers started as Slurm
 jobs by dask-jobqueue's SLURMCluster; on a real Slurm started on this machine it gives the local
 pool's results, instance for instance, and leaves nothing it started running."""
 
@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from marked_processes import MARK_VARIABLE, live_marked_processes, new_mark
 from test_campaign import RUNS
-from test_readme_examples import python_blocks
+from test_docs_examples import python_blocks
 
 from joulesim.adapters.slurm.local_cluster import LocalSlurm, slurm_available
 
@@ -30,7 +30,7 @@ WORKLOAD = {"nb_res": 4,
 STUDY = RUNS.replace('name = "basic"', 'name = "on-slurm"')
 
 
-# The README's SLURMCluster settings, and what this machine needs instead: two one-CPU jobs, loopback
+# The documented SLURMCluster settings, and what this machine needs instead: two one-CPU jobs, loopback
 # only ("lo"), no dashboards, no --mem (the fake nodes declare no memory: Slurm would keep a job
 # asking for some pending), the workers' logs in the test's folder.
 README_SETTINGS = 'SLURMCluster(cores=32, processes=32, memory="64GB", walltime="04:00:00")'
@@ -58,7 +58,7 @@ def test_the_readme_s_slurmcluster_script_runs_a_campaign_equal_to_the_local_poo
     import dask_jobqueue  # noqa: F401
     import distributed  # noqa: F401
 
-    script = python_blocks()["campaign_on_slurm.py"]
+    script = python_blocks("guide/campaigns.md")["campaign_on_slurm.py"]
     assert README_SETTINGS in script and "cluster.scale(jobs=8)" in script
     script = script.replace(README_SETTINGS, LOCAL_SETTINGS.format(logs=str(tmp_path / "worker_logs")))
     (tmp_path / "campaign_on_slurm.py").write_text(script.replace("cluster.scale(jobs=8)", "cluster.scale(jobs=2)"))

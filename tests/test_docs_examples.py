@@ -1,4 +1,6 @@
-"""The README's decider example runs as written, through the CLI, in its own process."""
+"""The documentation's examples run as written and print or save what the pages say (docs/: the
+decider, energy, Python API, campaign, node model and reinforcement learning examples; the
+README's test command; the tutorial's blocks are run by test_docs_site.py)."""
 
 from __future__ import annotations
 
@@ -10,30 +12,35 @@ from pathlib import Path
 
 from conftest import read_csv
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
 
 
-def python_blocks() -> dict[str, str]:
-    """README code blocks that start with a '# file.py' comment, by file name."""
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+def page(name: str) -> str:
+    """A documentation page's text (docs/NAME)."""
+    return (ROOT / "docs" / name).read_text()
+
+
+def python_blocks(name: str) -> dict[str, str]:
+    """A page's code blocks that start with a '# file.py' comment, by file name."""
+    blocks = re.findall(r"```python\n(.*?)```", page(name), flags=re.S)
     return {block.splitlines()[0][2:].strip(): block for block in blocks if block.startswith("# ")}
 
 
-def test_the_readme_decider_runs_as_written(tmp_path):
-    source = python_blocks()["my_fcfs.py"]
+def test_the_python_decider_runs_as_written(tmp_path):
+    source = python_blocks("guide/decider-python.md")["my_fcfs.py"]
     (tmp_path / "my_fcfs.py").write_text(source)
-    command = re.search(r"PYTHONPATH=\. joulesim (run .*)", README.read_text()).group(1).split()
+    command = re.search(r"PYTHONPATH=\. joulesim (run .*)", page("guide/decider-python.md")).group(1).split()
     result = subprocess.run([sys.executable, "-m", "joulesim.cli.main", *command], cwd=tmp_path,
                             env={**os.environ, "PYTHONPATH": str(tmp_path)}, capture_output=True, text=True,
                             stdin=subprocess.DEVNULL, timeout=120)
     assert result.returncode == 0, result.stderr
-    rows = read_csv(str(tmp_path / "out_jobs.csv"))
+    rows = read_csv(str(tmp_path / "runs" / "001_jobs.csv"))
     assert len(rows) == 4 and all(r["final_state"] == "COMPLETED_SUCCESSFULLY" for r in rows)
 
 
-def test_the_readme_energy_example_runs_as_written_and_saves_what_it_says(tmp_path):
-    text = README.read_text()
-    block = text[text.index("### Energy"):]
+def test_the_energy_example_runs_as_written_and_saves_what_it_says(tmp_path):
+    block = page("guide/energy.md")
     commands = re.findall(r"^(joulesim run .*)$", block, flags=re.M)[:3]
     assert len(commands) == 3
     for command in commands:
@@ -48,8 +55,8 @@ def test_the_readme_energy_example_runs_as_written_and_saves_what_it_says(tmp_pa
     assert shutdown["nb_machine_switches"] == claimed.group(3).replace(",", "")
 
 
-def test_the_readme_python_api_example_runs_as_written_and_prints_what_it_says(tmp_path):
-    source = python_blocks()["api_example.py"]
+def test_the_python_api_example_runs_as_written_and_prints_what_it_says(tmp_path):
+    source = python_blocks("guide/python-api.md")["api_example.py"]
     (tmp_path / "api_example.py").write_text(source)
     result = subprocess.run([sys.executable, "api_example.py"], cwd=tmp_path, capture_output=True, text=True,
                             stdin=subprocess.DEVNULL, timeout=120)
@@ -62,9 +69,8 @@ def test_the_readme_python_api_example_runs_as_written_and_prints_what_it_says(t
     assert os.listdir(tmp_path) == ["api_example.py"]  # no output file unless asked
 
 
-def test_the_readme_campaign_runs_as_written(tmp_path):
-    text = README.read_text()
-    block = text[text.index("### Campaigns"):]
+def test_the_campaign_runs_as_written(tmp_path):
+    block = page("guide/campaigns.md")
     study = re.search(r"```toml\n(# study.toml\n.*?)```", block, flags=re.S).group(1)
     (tmp_path / "study.toml").write_text(study)
     commands = re.findall(r"^(joulesim campaign (?:list|run) study.toml)", block, flags=re.M)[:2]
@@ -80,25 +86,24 @@ def test_the_readme_campaign_runs_as_written(tmp_path):
     assert (tmp_path / "shutdown_results" / "results.csv").exists()
 
 
-def test_the_readme_node_model_example_runs_as_written(shared_data, tmp_path):
-    text = README.read_text()
-    block = text[text.index("### Heterogeneous nodes"):]
+def test_the_node_model_example_runs_as_written(shared_data, tmp_path):
+    block = page("guide/node-model.md")
     command = re.search(r"```sh\n(.*?)```", block, flags=re.S).group(1).replace("\\\n", " ").split()
     assert command[:2] == ["joulesim", "run"]
     # The paths are relative to the repository's root, beside which ../shared lives.
     result = subprocess.run([sys.executable, "-m", "joulesim.cli.main", *command[1:], "-e", str(tmp_path / "out")],
-                            cwd=README.parent, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+                            cwd=ROOT, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "node model            modelV1, idle power irmasim" in result.stdout
     assert len(read_csv(str(tmp_path / "out_jobs.csv"))) == 7
 
 
-def test_the_readme_reinforcement_learning_example_runs_as_written():
+def test_the_reinforcement_learning_example_runs_as_written():
     import pytest
 
     pytest.importorskip("gymnasium", reason="the rl extra is not installed (pip install '.[rl]' in the checkout)")
-    source = python_blocks()["rl_example.py"]
-    result = subprocess.run([sys.executable, "-c", source], cwd=README.parent, capture_output=True, text=True,
+    source = python_blocks("guide/reinforcement-learning.md")["rl_example.py"]
+    result = subprocess.run([sys.executable, "-c", source], cwd=ROOT, capture_output=True, text=True,
                             stdin=subprocess.DEVNULL, timeout=120)
     assert result.returncode == 0, result.stderr
     claimed = re.findall(r"^# (\d.*)$", source, flags=re.M)
@@ -108,26 +113,8 @@ def test_the_readme_reinforcement_learning_example_runs_as_written():
 def test_the_readme_test_command_installs_what_ci_installs():
     # (a newcomer who runs the README's line gets the tests CI runs, none skipped for a package)
     block = re.search(r"```sh\n(apt-get [^\n]*)\n(python3 -m venv [^\n]*)\n```", README.read_text())
-    ci = (README.parent / ".ci" / "run").read_text().splitlines()
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert block is not None and block.group(1) in ci and block.group(2) in ci
-
-
-def test_the_readme_study_runs_as_written_through_the_public_api(tmp_path):
-    # (issue 47: a whole study from a notebook: a workload, three deciders, a comparison table, a
-    # plot and a report, through `joulesim.` names only)
-    source = python_blocks()["study_example.py"]
-    assert all(line.startswith(("#", "import joulesim", "workload =", "runs =", "table =", "print(", "joulesim."))
-               for line in source.splitlines() if line.strip())
-    (tmp_path / "study_example.py").write_text(source)
-    result = subprocess.run([sys.executable, "study_example.py"], cwd=tmp_path, capture_output=True, text=True,
-                            stdin=subprocess.DEVNULL, timeout=300)
-    assert result.returncode == 0, result.stderr
-    rows = result.stdout.splitlines()
-    assert rows[0].split() == ["makespan", "mean_waiting_time", "mean_bounded_slowdown"]
-    assert [row.split()[0] for row in rows[2:]] == ["fcfs", "easy", "conservative"]
-    assert (tmp_path / "tradeoff.png").stat().st_size > 10_000
-    page = (tmp_path / "study.html").read_text()
-    assert all(name in page for name in ("fcfs", "easy", "conservative"))
 
 
 def test_compare_names_each_run_by_its_label_and_refuses_other_inputs(tmp_path):
@@ -148,3 +135,12 @@ def test_compare_names_each_run_by_its_label_and_refuses_other_inputs(tmp_path):
     for bad in ({}, [runs["first come"]], {"x": "not a run"}):
         with pytest.raises(JoulesimError, match="RunResult"):
             joulesim.compare(bad)
+
+
+def test_the_typed_options_example_runs_as_written_and_prints_what_it_says(tmp_path):
+    source = python_blocks("guide/python-api.md")["typed_options_example.py"]
+    result = subprocess.run([sys.executable, "-c", source], cwd=tmp_path, capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, timeout=120)
+    assert result.returncode == 0, result.stderr
+    claimed = re.findall(r"^# ((?:fcfs|easy) .*)$", source, flags=re.M)
+    assert len(claimed) == 2 and result.stdout.splitlines() == claimed

@@ -1,5 +1,5 @@
 """Hostile EDC libraries and inputs (issue 46): each ends in one line naming the library or the
-file, with the exit status the README's table gives, never a traceback, a hang, a MemoryError
+file, with the exit status docs/reference/reliability.md's table gives, never a traceback, a hang, a MemoryError
 or a silent death. The libraries are small C EDCs built here: a rejecter (it rejects every job,
 so a run completes) that checks its init data, and copies of it that crash or never return at
 one chosen place."""
@@ -268,7 +268,7 @@ def test_no_sched_with_an_edc_is_refused(edcs, tmp_path):
 
 @pytest.mark.parametrize("isolated", [[], ["--edc-isolated"]])
 def test_a_library_refused_before_any_output_exits_2(edcs, tmp_path, isolated):
-    """Input files and command-line values exit 2 (the README's table): a missing library, a
+    """Input files and command-line values exit 2 (docs/reference/reliability.md's table): a missing library, a
     file that is not one, an init that refuses its data."""
     (tmp_path / "text.so").write_text("not a library")
     cases = [(str(tmp_path / "missing.so"), [], "no such EDC library file"),

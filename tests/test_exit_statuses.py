@@ -1,4 +1,4 @@
-"""Exit statuses of errors found while a run goes on (README, "What joulesim refuses, and how"):
+"""Exit statuses of errors found while a run goes on (docs/reference/reliability.md):
 an input found wrong during the run (9, its outputs kept, not 2: refused before any output), a
 decider leaving jobs waiting (4), a decider process ending with an error after the run (5); and
 two command-line fixes of issue 46: -W without -w runs the workflow alone, and an EDC library

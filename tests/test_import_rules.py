@@ -1,4 +1,4 @@
-"""The architecture as import rules (README, "Architecture"): no circles, and no import from a
+"""The architecture as import rules (docs/reference/architecture.md): no circles, and no import from a
 lower layer to a higher one, lazy imports inside functions included.
 
 The layers, top first; packages on one line are independent of each other. A module may import

@@ -17,7 +17,8 @@ from joulesim.simulator.platform.platform_loader import list_shipped_platforms, 
 from conftest import load_experiment_script, write_json, zone_body
 
 MASTER = '<zone id="mz" routing="Full"><host id="master_host" speed="1Gf"><prop id="role" value="master"/></host></zone>'
-README = Path(__file__).resolve().parents[1] / "README.md"
+# (docs/reference/platforms.md shows a JSON platform with links; it must route as its XML twin)
+PLATFORMS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "reference" / "platforms.md"
 
 
 def xml(tmp_path, body, name="net.xml", routing="Full", master=MASTER):
@@ -448,7 +449,7 @@ def test_top_level_without_one_enclosing_zone(tmp_path):
 
 
 def readme_json() -> dict:
-    text = README.read_text()
+    text = PLATFORMS_PAGE.read_text()
     return json.loads(re.search(r"```json\n(.*?)```", text, flags=re.S).group(1))
 
 

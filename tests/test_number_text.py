@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from joulesim.protocol.number_text import MAX_INTEGER_DIGITS, NumberTextError, parse_decimal, parse_integer
 
-# The grammar, written again independently of the module (as the README and docstring state it).
+# The grammar, written again independently of the module (as docs/reference/reliability.md and the docstring state it).
 DIGITS = "0123456789"
 GRAMMAR = re.compile(r"[ \t\r\n]*[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?[ \t\r\n]*")
 INTEGER_GRAMMAR = re.compile(r"[ \t\r\n]*[+-]?[0-9]{1,18}[ \t\r\n]*")

@@ -201,7 +201,8 @@ def test_hosts_are_numbered_in_simgrids_order(simgrid_loader, tmp_path):
     assert [(h.id, h.name) for h in platform.storage_hosts] == [(13, "io10"), (14, "io9")]
 
 
-README_JSON = re.search(r"```json\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S).group(1)
+README_JSON = re.search(r"```json\n(.*?)```", (ROOT / "docs" / "reference" / "platforms.md").read_text(),
+                        flags=re.S).group(1)
 
 
 def json_platforms(tmp_path) -> dict[str, str]:

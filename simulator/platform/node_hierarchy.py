@@ -70,5 +70,5 @@ class NodeHierarchy:
         return len(self.core_processor)
 
     def to_protocol(self) -> dict[str, Any]:
-        """The `hierarchy` entry of SIMULATION_BEGINS (protocol extension; see README)."""
+        """The `hierarchy` entry of SIMULATION_BEGINS (protocol extension; see docs/reference/protocol.md)."""
         return {"model": self.model, "nodes": [node.to_protocol(self.processors) for node in self.nodes]}
