@@ -88,36 +88,55 @@ def simulate(platform: PlatformSource = "cluster32",
              edc: Batsim5Decider | None = None) -> RunResult:
     """Run one simulation and return its outputs as DataFrames (see `RunResult`).
 
-    platform: a platform file (SimGrid XML, joulesim JSON or IRMaSim JSON), a shipped platform
-        name, a JSON platform dict, or a loaded Platform. `platform_name` picks one platform of an
-        IRMaSim file that holds several; `idle_power` is `--idle-power` (IRMaSim node platforms).
-    workload: a Batsim workload file, a shipped workload name, a workload dict, or a list of
-        those (workloads w0, w1, ...). Default: the shipped "default" workload, or none when
-        `workflows` or `workflow_starts` are given (Batsim's -w is optional with -W).
-    decider: a shipped decider name, "package.module:Class", a Decider subclass or instance, or
-        a command line (list of strings) with "{endpoint}" where the endpoint goes. Default:
-        "easy", or none with `socket_endpoint`.
-    options: decider options (as `-o KEY=VALUE`), for a name or a class.
-    add_role_to_hosts: Batsim's `-r`: {"host": "storage", ...}, or its strings ["h1,h2:storage"].
-    export: write the Batsim output files under this prefix; by default nothing is written.
-    time_limit: stop with RunTimeLimitError after this many seconds of wall-clock time, counted from
-        this call (loading the inputs included), checked at each decider call.
-    decider_log: where a decider process's stdout and stderr go (a file object); default: ours.
-    edc_library / edc_socket: a Batsim 5 External Decision Component (batprotocol) instead of a
-        decider: a shared library loaded in this process (in a child process with
-        `edc_isolated=True`), or a process EDC serving at a ZeroMQ endpoint; `edc_init` is its
-        init data (bytes, or a string: UTF-8). Its hello sets what the dynamic-job, profile-forwarding
-        and sharing flags set. A library in this process that crashes ends this process, and one
-        whose call never returns hangs this call (`timeout` cannot apply to it): with
-        `edc_isolated=True` both are a DeciderUnavailableError.
-    no_sched: Batsim's --no-sched: no decider; every job starts at t=0 on hosts 0..res-1.
-    workflows: DAX files (Batsim's -W), workflow_starts: (DAX file, start time) pairs (--WS).
-    The other keywords are the flags of `joulesim simulate` (`timeout`: seconds to wait for each
-    decider reply; `sched_config` and `sched_config_file`: `--sched-cfg` and `--sched-cfg-file`).
-    batsim, workflow, edc: the same keywords grouped in typed objects (`joulesim.BatsimFlags`,
-        `joulesim.Workflows`, `joulesim.Batsim5Decider`), to build once and pass to every run;
-        a setting given both ways with two values is refused.
-    Errors are JoulesimError subclasses with the CLI's messages.
+    Every flag of `joulesim simulate` is a keyword of the same name (docs/guide/running.md has
+    each one); those not listed below are Batsim's flags, also grouped in `batsim=`.
+
+    Args:
+        platform: a platform file (SimGrid XML, joulesim JSON or IRMaSim JSON), a shipped platform
+            name, a JSON platform dict, or a loaded Platform.
+        workload: a Batsim workload file, a shipped workload name, a workload dict, or a list of
+            those (workloads w0, w1, ...). Default: the shipped "default" workload, or none when
+            `workflows` or `workflow_starts` are given (Batsim's -w is optional with -W).
+        decider: a shipped decider name, "package.module:Class", a Decider subclass or instance,
+            or a command line (list of strings) with "{endpoint}" where the endpoint goes.
+            Default: "easy", or none with `socket_endpoint`.
+        options: decider options (as `-o KEY=VALUE`), for a name or a class.
+        energy: account energy (`-E`): power states, joules, `consumed_energy`.
+        export: write the Batsim output files under this prefix; by default nothing is written.
+        platform_name: which platform of an IRMaSim file that holds several.
+        idle_power: `--idle-power` (IRMaSim node platforms).
+        add_role_to_hosts: Batsim's `-r`: {"host": "storage", ...}, or its strings ["h1,h2:storage"].
+        no_sched: Batsim's --no-sched: no decider; every job starts at t=0 on hosts 0..res-1.
+        sched_config: `--sched-cfg`, the string the decider gets in SIMULATION_BEGINS
+            (`sched_config_file`: `--sched-cfg-file`).
+        workflows: DAX files (Batsim's -W); `workflow_starts`: (DAX file, start time) pairs (--WS).
+        timeout: seconds to wait for each decider reply.
+        time_limit: stop with RunTimeLimitError after this many seconds of wall-clock time, counted
+            from this call (loading the inputs included), checked at each decider call.
+        progress: show the jobs ended so far on stderr.
+        in_process: run a named decider in this process (default) rather than in its own
+            `joulesim decide` process.
+        socket_endpoint: use a decider already serving this ZeroMQ endpoint.
+        curve_keys: the folder of CURVE keys (`joulesim keys generate`) for the decider link.
+        decider_log: where a decider process's stdout and stderr go (a file object); default: ours.
+        edc_library: a Batsim 5 External Decision Component (batprotocol) instead of a decider, as
+            a shared library loaded in this process (in a child process with `edc_isolated=True`);
+            `edc_socket`: a process EDC serving at a ZeroMQ endpoint; `edc_init`: its init data
+            (bytes, or a string: UTF-8). Its hello sets what the dynamic-job, profile-forwarding
+            and sharing flags set. A library in this process that crashes ends this process, and
+            one whose call never returns hangs this call (`timeout` cannot apply to it): with
+            `edc_isolated=True` both are a DeciderUnavailableError.
+        batsim: Batsim's flags grouped in a `joulesim.BatsimFlags`, built once for every run.
+        workflow: the workflow keywords grouped in a `joulesim.Workflows`.
+        edc: the EDC keywords grouped in a `joulesim.Batsim5Decider`. A setting given both as a
+            keyword and in one of these objects, with two values, is refused.
+
+    Returns:
+        The run's outputs (`RunResult`).
+
+    Raises:
+        JoulesimError: a bad input, option or decision, with the CLI's messages (its subclasses
+            say which: InputError, DeciderUnavailableError, RunTimeLimitError...).
     """
     if batsim is not None or workflow is not None or edc is not None:
         groups = {"batsim": batsim, "workflow": workflow, "edc": edc}

@@ -61,6 +61,8 @@ def test_the_cli_reference_has_every_command_and_subcommand(site):
     expected = command_names(main, click.Context(main))
     assert len(expected) > 20 and not set(expected) - headings, set(expected) - headings
     assert "--event-grouping" in page and "--walltime-factor" in page  # options of run and workload generate
+    # as `--help` prints them (mkdocs-click's table style shows click 8.3's Sentinel.UNSET as defaults)
+    assert "[default: cluster32]" in page and "Sentinel" not in page
 
 
 def test_the_api_reference_documents_every_public_name(site):
