@@ -14,6 +14,11 @@ from __future__ import annotations
 from math import nan
 from typing import Any
 
+#: The step of the times a decider reads: Batsim prints them to the microsecond (rounding to
+#: nearest), so the `now` of a REQUESTED_CALL asked for at t may read up to half of it before t.
+#: A decider comparing a time it computed with `now` should allow this much.
+TIME_PRINT_STEP_S = 1e-6
+
 
 def as_batsim_writes(value: Any) -> Any:
     """`value` (a JSON-able message) with every float as Batsim's writer prints it."""

@@ -18,6 +18,7 @@ from typing import Any
 
 from procset import ProcSet
 
+from joulesim.protocol.batsim_number_format import TIME_PRINT_STEP_S
 from joulesim.protocol.errors import DeciderInputError, JoulesimError, ProtocolError
 from joulesim.protocol.interval_set import canonical_runs, format_interval_set, procset_from_canonical_runs
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME
@@ -105,6 +106,13 @@ class Decider:
 
     def decide(self) -> None:
         """Called once per message, after every event of it was dispatched."""
+
+    def reached(self, t: float) -> bool:
+        """Whether time `t` has come. Batsim prints `now` to the microsecond, rounding to
+        nearest, so the REQUESTED_CALL asked for at a time the decider computed (an idle
+        machine's expiry, the end of a period) may read up to half a microsecond before it:
+        `now >= t` would then miss the very call made for it."""
+        return t <= self.now + TIME_PRINT_STEP_S
 
     # ------------------------------------------------------------------ decisions
     def think(self, seconds: float) -> None:

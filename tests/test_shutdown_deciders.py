@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import joulesim
 from joulesim.deciders import load_decider
 from joulesim.deciders.batch.easy import EasyBackfilling
 from joulesim.deciders.common.machine_power import MachinePower
@@ -433,3 +434,21 @@ def test_a_timeout_beyond_the_simulated_range_is_a_timeout_that_never_fires(deci
     beyond = joulesim.simulate("energy2", "tiny", decider, options={"t_idle": "1e30"}, energy=True)
     assert beyond.jobs.equals(never.jobs)
     assert beyond.metrics["consumed_joules"] == never.metrics["consumed_joules"]
+
+
+def test_an_idle_timer_fires_on_the_call_made_for_it_when_batsim_prints_now_just_below_it():
+    """Machine 0 is idle from 33.3 s; 33.3 + 209.8 is 243.10000000000002 as a double, and Batsim
+    prints the call's `now` as 243.100000, just below: the decider must still switch the machine
+    off then (protocol.decider.Decider.reached), not leave it idle until the next event at 1000 s.
+    Batsim's message grouping and the per-time one (full-precision times) switch the same."""
+    assert 33.3 + 209.8 > float("%f" % (33.3 + 209.8))  # (the case this test is built on)
+    workload = {"nb_res": 2, "jobs": [{"id": 1, "subtime": 0, "res": 1, "walltime": 200, "profile": "d"},
+                                      {"id": 2, "subtime": 1000, "res": 1, "walltime": 200, "profile": "d"}],
+                "profiles": {"d": {"type": "delay", "delay": 33.3}}}
+    changes = {}
+    for grouping in ("batsim", "per-time"):
+        run = joulesim.simulate("homogeneous240", workload, "easy", options={"t_idle": 209.8}, energy=True, mmax=2,
+                                event_grouping=grouping)
+        changes[grouping] = [(round(t, 6), m, p) for t, m, p in run.pstate_changes.itertuples(index=False)]
+    assert (243.1, "0", -2) in changes["batsim"]  # machine 0 switched off at its expiry
+    assert changes["batsim"] == changes["per-time"]

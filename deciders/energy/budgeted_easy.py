@@ -183,7 +183,7 @@ class BudgetedEasy(EasyBackfilling):
     # ---------------------------------------------------------------- estimates
     def constrained(self) -> bool:
         """Whether the budget constrains decisions taken now."""
-        return not self.period.unlimited and self.now < self.period.end
+        return not self.period.unlimited and not self.reached(self.period.end)
 
     def platform_power(self, computing: int) -> float:
         """P~platform with `computing` computing machines (§6.5.2), in watts."""
@@ -218,7 +218,7 @@ class BudgetedEasy(EasyBackfilling):
     def decision_times(self) -> list[float]:
         """Times after now, ascending, at which this decider reconsiders waiting jobs besides
         job ends: the first job's reservation can only be at one of those or at a job end."""
-        return [self.period.end] if self.now < self.period.end else []
+        return [] if self.reached(self.period.end) else [self.period.end]
 
     # ---------------------------------------------------------------- machine hooks
     def pool_mask(self) -> int:
@@ -260,9 +260,8 @@ class BudgetedEasy(EasyBackfilling):
         self._plan = None
 
     def on_requested_call(self) -> None:
-        now = self.now
-        self._wakeups = {t for t in self._wakeups if t > now}
-        if not self.period.unlimited and now >= self.period.end:
+        self._wakeups = {t for t in self._wakeups if not self.reached(t)}
+        if not self.period.unlimited and self.reached(self.period.end):
             self.needs_schedule = True  # the budget period is over: plain EASY from now on
 
     def wake_up_at(self, t: float) -> None:

@@ -153,9 +153,9 @@ class InertialShutdown(EasyWithShutdown):
         self.request_call(self.next_period)
 
     def plan_after_schedule(self) -> None:
-        if self.now < self.next_period or self.drained:
+        if not self.reached(self.next_period) or self.drained:
             return
-        while self.next_period <= self.now:
+        while self.reached(self.next_period):
             self.next_period += self.period
         self.request_call(self.next_period)
         mean = self._llh_area / self.period

@@ -275,13 +275,12 @@ class ShutdownMixin:
     def _opportunistic_shutdown(self) -> None:
         """§7.3.2: switch off the machines idle for t_idle (not held, not wanted for a job)."""
         heap = self._idle_expiries
-        now = self.now  # type: ignore[attr-defined]
         power = self.power
         eligible = (power.idle_mask & power.switchable_mask & ~self.awaited_mask & ~self.off_reserved
                     & ~self.unavailable_mask)
         idle_since = power.idle_since
         expired = 0
-        while heap and heap[0][0] <= now:
+        while heap and self.reached(heap[0][0]):  # type: ignore[attr-defined]
             _, machine, since = heapq.heappop(heap)
             if eligible >> machine & 1 and idle_since.get(machine) == since:
                 expired |= 1 << machine
@@ -344,9 +343,8 @@ class ShutdownMixin:
         """Hook: energy decisions to take after EASY's pass (e.g. periodic decisions)."""
 
     def decide(self) -> None:
-        now = self.now  # type: ignore[attr-defined]
         if self._requested_calls:
-            self._requested_calls = {t for t in self._requested_calls if t > now}
+            self._requested_calls = {t for t in self._requested_calls if not self.reached(t)}  # type: ignore[attr-defined]
         if self._just_began:
             # SIMULATION_BEGINS comes alone, jobs of t=0 in the next message: switching now
             # would switch off machines those jobs need. Timers are armed; the rest waits.

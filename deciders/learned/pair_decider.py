@@ -99,7 +99,7 @@ class PairDecider(NodeDecider):
 
     # ------------------------------------------------------------------ the step
     def on_requested_call(self) -> None:
-        if self._alarm is not None and self.now >= self._alarm:
+        if self._alarm is not None and self.reached(self._alarm):
             self._alarm = None
             self._woken = True
 
