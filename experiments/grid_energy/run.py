@@ -88,8 +88,8 @@ def computing(workload: dict[str, Any]) -> dict[str, Any]:
 
 def stream(density: float, seed: int, days: float, single: float = 0.8, nodes: int = NODES) -> dict[str, Any]:
     from joulesim.workload_tools import grid_stream
-    # walltime_factor 1: the generator's default when these figures were measured (now 2); under
-    # Batsim's rule such jobs end at their walltime (issue 48 reruns this experiment).
+    # walltime_factor 1: the paper's exact estimates (figure 2's h_j is made of requested times);
+    # under Batsim's rule such a job ends as killed at its walltime, having run its whole duration.
     return computing(grid_stream.generate(jobs_per_day=density, days=days, nb_res=nodes, seed=seed,
                                           single_fraction=single, walltime_factor=1.0))
 
