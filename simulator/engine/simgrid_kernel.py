@@ -279,87 +279,94 @@ class Kernel:
         """Run until no actor can run and no action is left (SimGrid's EngineImpl::run)."""
         handle = self._handle
         reads = self.energy_stamp is not None  # (only with energy do actors read machines' joules)
-        while True:
-            while self._ready and not reads:  # (the loop below, without reads: every run without energy)
-                ran = self._ready
-                ready = self._ready = []
-                self.sub_rounds += 1
-                for actor in ran:
-                    script = actor.script
-                    if script is not None:  # (_scripted, inline: two simcalls of each put and get)
-                        if script is _WAIT_NEXT:
-                            actor.simcall = ("wait", actor.answer)
-                            actor.script = None
-                        else:
-                            actor.simcall = script
-                            actor.script = _WAIT_NEXT
-                        actor.answer = None
-                        continue
-                    self.current = actor
-                    self.resumptions += 1
-                    try:
-                        actor.simcall = actor.code.send(actor.answer)
-                    except StopIteration:
-                        actor.simcall = None
-                        actor.alive = False
-                    finally:
-                        self.current = None
-                    actor.answer = None
-                for actor in ran:
-                    call = actor.simcall
-                    if call is not None:
-                        kind = call[0]
-                        if kind == "answered":  # (_handle's first two cases, inline: most simcalls)
-                            actor.simcall = None
-                            ready.append(actor)
-                        elif kind == "wait":
-                            actor.simcall = None
-                            comm = call[1]
-                            comm.waiters.append(actor)
-                            if comm.done:
-                                self._finish(comm)
-                        else:
-                            handle(actor)
-            while self._ready:
-                ran, self._ready = self._ready, []
-                self.sub_rounds += 1
-                if ran[0].reading is not None and (len(ran) == 1 or self._in_lockstep(ran)):
-                    self._read_alone(ran[0])
-                    for actor in ran[1:]:  # (they read the same machines from the same place)
-                        actor.reading = ran[0].reading
-                for actor in ran:  # run_all_actors: each until its next simcall
-                    if actor.script is not None:
-                        _scripted(actor)
-                        continue
-                    self.current = actor
-                    self.resumptions += 1
-                    try:
-                        if actor.reading is None or not self._reads(actor):
+        # (the plain loop counts its sub-rounds and resumptions here: they join the kernel's when it returns)
+        sub_rounds = resumptions = 0
+        try:
+            while True:
+                while self._ready and not reads:  # (the loop below, without reads: every run without energy)
+                    ran = self._ready
+                    ready = self._ready = []
+                    sub_rounds += 1
+                    for actor in ran:
+                        script = actor.script
+                        if script is not None:  # (_scripted, inline: two simcalls of each put and get)
+                            if script is _WAIT_NEXT:
+                                actor.simcall = ("wait", actor.answer)
+                                actor.script = None
+                            else:
+                                actor.simcall = script
+                                actor.script = _WAIT_NEXT
+                            actor.answer = None
+                            continue
+                        self.current = actor
+                        resumptions += 1
+                        try:
                             actor.simcall = actor.code.send(actor.answer)
-                            while actor.simcall[0] == "reads":
-                                actor.reading = (actor.simcall[1], 0, actor.simcall[2])
-                                if self._reads(actor):
-                                    break
-                                actor.simcall = actor.code.send(None)
-                    except StopIteration:
-                        actor.simcall = None
-                        actor.alive = False
-                    finally:
-                        self.current = None
-                    actor.answer = None
-                for actor in ran:  # then their simcalls, in that order
-                    if actor.simcall is not None:
-                        handle(actor)
-            if self._stopped:
-                return
-            if len(self._daemon_sleeps) == self._sleep_count() + len(self._comms) and (
-                    self.model is None or self.model.next_event() == math.inf):  # SimGrid kills daemons left alone
-                return
-            if (self.model is None and self.energy_stamp is None and self.link_sharing is None
-                    and self.on_solve is None and self._wide is None and len(self._sleeps) <= WIDE):
-                self._plain_step(time_limit, beyond_limit)
-            else:
-                self._step(time_limit, beyond_limit)
+                        except StopIteration:
+                            actor.simcall = None
+                            actor.alive = False
+                        finally:
+                            self.current = None
+                        actor.answer = None
+                    for actor in ran:
+                        call = actor.simcall
+                        if call is not None:
+                            kind = call[0]
+                            if kind == "answered":  # (_handle's first two cases, inline: most simcalls)
+                                actor.simcall = None
+                                ready.append(actor)
+                            elif kind == "wait":
+                                actor.simcall = None
+                                comm = call[1]
+                                comm.waiters.append(actor)
+                                if comm.done:
+                                    self._finish(comm)
+                            else:
+                                handle(actor)
+                while self._ready:
+                    ran, self._ready = self._ready, []
+                    self.sub_rounds += 1
+                    if ran[0].reading is not None and (len(ran) == 1 or self._in_lockstep(ran)):
+                        self._read_alone(ran[0])
+                        for actor in ran[1:]:  # (they read the same machines from the same place)
+                            actor.reading = ran[0].reading
+                    for actor in ran:  # run_all_actors: each until its next simcall
+                        if actor.script is not None:
+                            _scripted(actor)
+                            continue
+                        self.current = actor
+                        self.resumptions += 1
+                        try:
+                            if actor.reading is None or not self._reads(actor):
+                                actor.simcall = actor.code.send(actor.answer)
+                                while actor.simcall[0] == "reads":
+                                    actor.reading = (actor.simcall[1], 0, actor.simcall[2])
+                                    if self._reads(actor):
+                                        break
+                                    actor.simcall = actor.code.send(None)
+                        except StopIteration:
+                            actor.simcall = None
+                            actor.alive = False
+                        finally:
+                            self.current = None
+                        actor.answer = None
+                    for actor in ran:  # then their simcalls, in that order
+                        if actor.simcall is not None:
+                            handle(actor)
+                if self._stopped:
+                    return
+                sleeping = len(self._sleeps) if self._wide is None else len(self._wide)  # (_sleep_count)
+                if len(self._daemon_sleeps) == sleeping + len(self._comms) and (
+                        self.model is None or self.model.next_event() == math.inf):  # SimGrid kills daemons left alone
+                    return
+                if (self._wide is None and sleeping <= WIDE and self.model is None and self.energy_stamp is None
+                        and self.link_sharing is None and self.on_solve is None):
+                    self._plain_step(time_limit, beyond_limit)
+                else:
+                    self._step(time_limit, beyond_limit)
+        finally:
+            self.sub_rounds += sub_rounds
+            self.resumptions += resumptions
 
     # ------------------------------------------------------------------ energy reads
     # An actor that yields ("reads", machines, every) reads these machines' joules in order
@@ -444,20 +451,15 @@ class Kernel:
         call = actor.simcall
         actor.simcall = None
         kind = call[0]
-        if kind == "answered":  # a simcall answered at once (e.g. Mailbox::by_name)
-            self._ready.append(actor)
-        elif kind == "put" or kind == "get":
+        # (the most frequent kinds first; the run loop handles "answered" and "wait" itself
+        # when no actor reads joules)
+        if kind == "put" or kind == "get":
             # Batsim's send_message and receive_message: Mailbox::by_name (answered at once), then
             # isend / irecv, then wait. The actor's code has nothing to do between them, so the
             # kernel makes the last two for it in the sub-rounds that follow (Actor.script); the
             # actor resumes with what the wait answers (a get: the message).
             self._ready.append(actor)
             actor.script = ("isend", call[1], call[2]) if kind == "put" else ("irecv", call[1])
-        elif kind == "wait":  # blocking: answered when the transfer ends
-            comm = call[1]
-            comm.waiters.append(actor)
-            if comm.done:
-                self._finish(comm)
         elif kind == "isend" or kind == "irecv":  # CommImpl::isend / irecv
             sending = kind == "isend"
             queue = (self.mailboxes.get(call[1]) or self.mailbox(call[1])).queue
@@ -478,6 +480,13 @@ class Kernel:
                 self._transfer(comm)
             actor.answer = comm
             self._ready.append(actor)
+        elif kind == "answered":  # a simcall answered at once (e.g. Mailbox::by_name)
+            self._ready.append(actor)
+        elif kind == "wait":  # blocking: answered when the transfer ends
+            comm = call[1]
+            comm.waiters.append(actor)
+            if comm.done:
+                self._finish(comm)
         elif kind == "sleep":  # blocking: answered when the action ends
             key = actor.sleep = self._next_action
             self._next_action += 1
@@ -764,14 +773,13 @@ class Kernel:
                 twinned = True
         ended = sorted(ended_sleeps + list(ended_transfers)) if ended_sleeps or twinned else ended_comms
         for key in ended:
-            sleep = sleeps.pop(key, None)
-            if sleep is not None:
-                actor = sleep.actor
+            transfer = ended_transfers.get(key)
+            if transfer is None:  # a sleep's
+                actor = sleeps.pop(key).actor
                 daemon_sleeps.discard(key)
                 actor.sleep = None
                 ready.append(actor)
             else:
-                transfer = ended_transfers[key]
                 transfer.done = True
                 waiters, transfer.waiters = transfer.waiters, []  # (_finish, written out)
                 for actor in waiters:
