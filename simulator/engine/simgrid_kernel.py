@@ -222,6 +222,10 @@ class Kernel:
         self._on_time = on_time  # told each new clock value
         # The started actions (SimGrid's started-action set), keyed by creation order.
         self._sleeps: dict[int, Sleep] = {}  # (empty while they are in `_wide`)
+        # The smallest remaining duration in `_sleeps` (inf: none), None when to be found again:
+        # the plain step keeps it without a pass over them (subtraction is monotonic: the
+        # smallest stays the smallest, at its value less the step) until one ends or leaves.
+        self._shortest_sleep: float | None = math.inf
         self._wide: "SleepArray | None" = None
         self._comms: dict[int, Transfer] = {}
         self._daemon_sleeps: set[int] = set()  # sleeps of daemon actors: they keep no run going
@@ -439,6 +443,7 @@ class Kernel:
                 self._stamp(actor.host)
             if self._wide is None:
                 self._sleeps.pop(actor.sleep, None)
+                self._shortest_sleep = None  # (it may have been the shortest)
             else:
                 self._wide.remove(actor.sleep)
             self._daemon_sleeps.discard(actor.sleep)
@@ -492,6 +497,9 @@ class Kernel:
             self._next_action += 1
             if self._wide is None:
                 self._sleeps[key] = Sleep(call[1], actor)
+                shortest = self._shortest_sleep
+                if shortest is not None and call[1] < shortest:
+                    self._shortest_sleep = call[1]
             else:
                 self._wide.add(key, call[1], actor)
             if len(call) > 2 and call[2]:  # ("sleep", duration, daemon)
@@ -571,6 +579,7 @@ class Kernel:
         Sleeps and transfers are kept apart (the next step is the smallest of all the same, and
         each action's update is its own); the ended ones are handled in creation order."""
         sleeps, comms, wide = self._sleeps, self._comms, self._wide
+        self._shortest_sleep = None  # (this step updates the sleeps without keeping it)
         if wide is None:
             if len(sleeps) > WIDE:
                 wide = self._widen()
@@ -702,10 +711,13 @@ class Kernel:
         self.steps += 1
         if self._fresh_executions:
             self._fresh_executions.clear()  # (updated from now on: no more twins for them)
-        delta = -1.0
-        for sleep in sleeps.values():  # Model::next_occurring_event_full: max durations
-            if delta < 0 or sleep.max_duration < delta:
-                delta = sleep.max_duration
+        shortest = self._shortest_sleep  # Model::next_occurring_event_full: max durations
+        if shortest is None:
+            shortest = math.inf
+            for sleep in sleeps.values():
+                if sleep.max_duration < shortest:
+                    shortest = sleep.max_duration
+        delta = shortest if sleeps else -1.0
         for comm in comms.values():  # ... transfer times, then L07's latencies
             rate = comm.rate
             if rate > 0:
@@ -722,12 +734,18 @@ class Kernel:
         self.now = now
         self._on_time(now)
         ended_sleeps: list[int] = []
-        for key, sleep in sleeps.items():  # HostL07Model::update_actions_state
-            rest = sleep.max_duration - delta
-            if rest < SURF_PRECISION:
-                rest = 0.0
-                ended_sleeps.append(key)
-            sleep.max_duration = rest
+        if shortest - delta >= SURF_PRECISION:  # (no sleep ends: the shortest stays so)
+            self._shortest_sleep = shortest - delta
+            for sleep in sleeps.values():  # HostL07Model::update_actions_state
+                sleep.max_duration -= delta
+        else:
+            self._shortest_sleep = None
+            for key, sleep in sleeps.items():
+                rest = sleep.max_duration - delta
+                if rest < SURF_PRECISION:
+                    rest = 0.0
+                    ended_sleeps.append(key)
+                sleep.max_duration = rest
         ended_comms: list[int] = []
         for key, comm in comms.items():
             if comm.latency > 0:
@@ -794,12 +812,14 @@ class Kernel:
         for key, sleep in self._sleeps.items():
             wide.add(key, sleep.max_duration, sleep.actor)
         self._sleeps.clear()
+        self._shortest_sleep = None
         return wide
 
     def _narrow(self) -> None:
         for key, duration, actor in self._wide.items():  # (in creation order, as the dict keeps them)
             self._sleeps[key] = Sleep(duration, actor)
         self._wide = None
+        self._shortest_sleep = None
 
     def stamp(self, host: Any) -> None:
         """The energy plugin brings a machine's joules up to date now (a model's action on it ended)."""
