@@ -359,7 +359,7 @@ class Kernel:
                             handle(actor)
                 if self._stopped:
                     return
-                sleeping = len(self._sleeps) if self._wide is None else len(self._wide)  # (_sleep_count)
+                sleeping = len(self._sleeps) if self._wide is None else len(self._wide)  # the started sleeps
                 if len(self._daemon_sleeps) == sleeping + len(self._comms) and (
                         self.model is None or self.model.next_event() == math.inf):  # SimGrid kills daemons left alone
                     return
@@ -424,9 +424,6 @@ class Kernel:
             if reading is None or reading[0] is not machines or reading[1] != index:
                 return False
         return True
-
-    def _sleep_count(self) -> int:
-        return len(self._sleeps) if self._wide is None else len(self._wide)
 
     def stop(self) -> None:
         """End the run once the running sub-round is over, whatever still sleeps."""
