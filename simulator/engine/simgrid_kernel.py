@@ -32,7 +32,9 @@ src/kernel/activity/CommImpl.cpp, src/kernel/resource/Model.cpp):
 The arithmetic is the same IEEE double arithmetic, in the same order, so the clock values are
 SimGrid's to the last bit for sleeps, executions of one host and messages; a parallel task's
 rate is 1 / its period (ptask_sharing), which can differ from SimGrid's value by an ulp.
-Actors are Python generators that yield simcalls.
+Actors are Python generators that yield simcalls; a "put" or a "get" stands for three of
+Batsim's (send_message / receive_message: Mailbox::by_name, isend or irecv, wait), the kernel
+making the last two in the sub-rounds that follow without running the actor's code.
 """
 
 from __future__ import annotations
