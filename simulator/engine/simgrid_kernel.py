@@ -463,7 +463,8 @@ class Kernel:
             # kernel makes the last two for it in the sub-rounds that follow (Actor.script); the
             # actor resumes with what the wait answers (a get: the message).
             self._ready.append(actor)
-            actor.script = ("isend", call[1], call[2]) if kind == "put" else ("irecv", call[1])
+            if actor.alive:  # (killed since it yielded: its code ends at its next resumption, as after by_name)
+                actor.script = ("isend", call[1], call[2]) if kind == "put" else ("irecv", call[1])
         elif kind == "isend" or kind == "irecv":  # CommImpl::isend / irecv
             sending = kind == "isend"
             queue = (self.mailboxes.get(call[1]) or self.mailbox(call[1])).queue
