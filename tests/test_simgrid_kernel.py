@@ -123,6 +123,30 @@ def test_a_killed_shortest_sleep_takes_no_step(tmp_path):
     assert kernel.now == pytest.approx(7.0)
 
 
+def test_an_actor_killed_after_it_yields_a_put_sends_nothing(tmp_path):
+    # The victim asks to send, then the killer (after it in the same sub-round) kills it: as
+    # Batsim's actor would, it dies after Mailbox::by_name, before its isend (the kernel makes a
+    # put's isend and wait itself, and must not for a dead actor: Batsim 5's forced stop).
+    kernel = Kernel(IpcRoutes(load_platform(write_batsim_clusters(tmp_path))).route, lambda now: None)
+    received: list[str] = []
+
+    def victim():
+        yield ("put", "box", "late")
+
+    def killer():
+        kernel.kill(doomed)
+        yield ("answered",)
+
+    def receiver():
+        received.append((yield ("get", "box")))
+
+    doomed = kernel.start(victim(), MASTER, "victim")
+    kernel.start(killer(), MASTER, "killer")
+    kernel.start(receiver(), MASTER, "receiver")
+    kernel.run(float("inf"), lambda when: AssertionError(when))
+    assert received == [] and kernel.steps == 0
+
+
 def test_time_past_the_limit_is_refused(tmp_path):
     kernel = Kernel(IpcRoutes(load_platform(write_batsim_clusters(tmp_path))).route, lambda now: None)
 
