@@ -91,6 +91,62 @@ def test_a_killed_sleeper_leaves_the_solver_at_once(tmp_path):
     assert woke == [1.0] and kernel.now == 2.0
 
 
+def test_a_killed_shortest_sleep_takes_no_step(tmp_path):
+    # A message (sent at 2 s) makes its receiver kill the shortest sleep (5 s); the step that
+    # ended the message ended no sleep. The next step is the other sleep's end: the kernel
+    # keeps the shortest remaining duration between steps and must forget it when its sleep
+    # leaves (else it takes a step at 5 s, which also moves the end's last bits).
+    kernel = Kernel(IpcRoutes(load_platform(write_batsim_clusters(tmp_path))).route, lambda now: None)
+    woke: list[str] = []
+
+    def sleeper(name: str, duration: float):
+        yield ("sleep", duration)
+        woke.append(name)
+
+    short = kernel.start(sleeper("short", 5.0), 0, "short")
+
+    def sender():
+        yield ("sleep", 2.0)
+        comm = yield ("isend", "killer", "kill")
+        yield ("wait", comm)
+
+    def killer():
+        comm = yield ("irecv", "killer")
+        yield ("wait", comm)
+        kernel.kill(short)
+
+    kernel.start(sleeper("long", 7.0), 1, "long")
+    kernel.start(killer(), MASTER, "killer")
+    kernel.start(sender(), MASTER, "sender")
+    kernel.run(float("inf"), lambda when: AssertionError(when))
+    assert woke == ["long"] and kernel.steps == 3  # the sender's sleep, its message, the long sleep
+    assert kernel.now == pytest.approx(7.0)
+
+
+def test_an_actor_killed_after_it_yields_a_put_sends_nothing(tmp_path):
+    # The victim asks to send, then the killer (after it in the same sub-round) kills it: as
+    # Batsim's actor would, it dies after Mailbox::by_name, before its isend (the kernel makes a
+    # put's isend and wait itself, and must not for a dead actor: Batsim 5's forced stop).
+    kernel = Kernel(IpcRoutes(load_platform(write_batsim_clusters(tmp_path))).route, lambda now: None)
+    received: list[str] = []
+
+    def victim():
+        yield ("put", "box", "late")
+
+    def killer():
+        kernel.kill(doomed)
+        yield ("answered",)
+
+    def receiver():
+        received.append((yield ("get", "box")))
+
+    doomed = kernel.start(victim(), MASTER, "victim")
+    kernel.start(killer(), MASTER, "killer")
+    kernel.start(receiver(), MASTER, "receiver")
+    kernel.run(float("inf"), lambda when: AssertionError(when))
+    assert received == [] and kernel.steps == 0
+
+
 def test_time_past_the_limit_is_refused(tmp_path):
     kernel = Kernel(IpcRoutes(load_platform(write_batsim_clusters(tmp_path))).route, lambda now: None)
 

@@ -247,10 +247,9 @@ class BatsimActors:
                     yield item
 
     def _put(self, payload: Any):
-        """send_message (src/ipp.cpp): Mailbox::by_name (a simcall), then put: isend and wait."""
-        yield ("answered",)
-        comm = yield ("isend", SERVER, payload)
-        yield ("wait", comm)
+        """send_message (src/ipp.cpp): Mailbox::by_name (a simcall), then put: isend and wait (the
+        kernel's "put" makes the three). The hot paths yield it themselves."""
+        yield ("put", SERVER, payload)
 
     def _sleep(self, duration: float):
         if duration > 0:  # sleep_for() of 0 or less is a no-op, not a simcall
@@ -272,10 +271,8 @@ class BatsimActors:
         yield from self._call_decider()
         self.writer += self._initial_events
         while not self.end_ack:
-            yield ("answered",)  # receive_message: Mailbox::by_name, then get
-            comm = yield ("irecv", SERVER)
-            message = yield ("wait", comm)
-            if message[0] == "events":  # server_on_job_completed calls the workflow back first
+            message = yield ("get", SERVER)  # receive_message: Mailbox::by_name, then get (irecv and wait)
+            if message[0] == "events" and sim.workflow_runs:  # server_on_job_completed calls the workflow back first
                 yield from self._workflow_callbacks(message[1])
             ends_before = len(sim.ends_handled)
             self.writer += self._capture(self._handle, message)
@@ -283,7 +280,8 @@ class BatsimActors:
                 self.writer = []
             if sim.workflow_runs and len(sim.ends_handled) > ends_before:  # a kill or a rejection ends a job too
                 yield from self._workflow_callbacks(None, sim.ends_handled[ends_before:])
-            yield from self._creations()
+            if self._spawned:  # (most messages make no simcall of their own)
+                yield from self._creations()
             if not (self.sched_ready and not self.end_ack):
                 continue
             yield ("answered",)  # mailbox_empty: Mailbox::by_name too, then the queue is looked at
@@ -375,12 +373,12 @@ class BatsimActors:
                 clock = kernel.now
                 if when > clock:  # send_message_at_time: sleep until the stamp, then send
                     yield ("sleep", when - clock)
-                yield from self._put(("decision", decision, context))
+                yield ("put", SERVER, ("decision", decision, context))  # (_put, once a decision)
         reply_now = float(reply["now"])
         clock = self.kernel.now
         if reply_now > clock:
             yield ("sleep", reply_now - clock)
-        yield from self._put(("ready",))
+        yield ("put", SERVER, ("ready",))
 
     def _job_submitter(self, index: int):
         sim = self.sim
@@ -391,9 +389,9 @@ class BatsimActors:
         for job in sim.config.workloads[index].jobs:
             if job.subtime > current:
                 if batch:
-                    yield from self._put(("jobs", batch))
+                    yield ("put", SERVER, ("jobs", batch))  # (_put, once a submission time)
                     batch = []
-                yield from self._sleep(job.subtime - current)
+                yield ("sleep", job.subtime - current)  # (a difference > 0: _sleep's test holds)
                 current = kernel.now
             batch.append(sim.records[job.id])
             if not self._first_job_read and self.machines is not None:  # energy_first_job_submission
@@ -415,9 +413,7 @@ class BatsimActors:
             for task in run.take_ready():
                 yield from self._put(("jobs", [sim.workflow_record(run, task, kernel.now)]))
             if run.in_flight:
-                yield ("answered",)  # receive_message: Mailbox::by_name, then get
-                comm = yield ("irecv", box)
-                run.completed((yield ("wait", comm)))
+                run.completed((yield ("get", box)))  # receive_message: Mailbox::by_name, then get
         run.over = True
         yield from self._put(("bye",))
 
@@ -463,7 +459,8 @@ class BatsimActors:
             callback(value)
             yield from self._creations()
             return
-        yield from self._sleep(delay)
+        if delay > 0:  # (_sleep, written out: once per job)
+            yield ("sleep", delay)
         if job_key is not None:  # (its sleep is over: nothing left to kill, and 20,000 of them weigh 9 MB)
             del self._job_actor[job_key]
         events = self._capture(callback, value)
@@ -471,10 +468,11 @@ class BatsimActors:
         on_exit, self._on_exit = self._on_exit, []
         if reads is not None:  # (after the job has left its machines, as execute_job_process does)
             yield from self._job_energy_reads(reads)
-        yield from self._creations()
+        if self._spawned:
+            yield from self._creations()
         if events or on_arrival:
             self.live += 1  # until the server takes it
-            yield from self._put(("events", events, on_arrival))
+            yield ("put", SERVER, ("events", events, on_arrival))  # (_put, once a job)
         for action in on_exit:
             action()
 

@@ -32,7 +32,9 @@ src/kernel/activity/CommImpl.cpp, src/kernel/resource/Model.cpp):
 The arithmetic is the same IEEE double arithmetic, in the same order, so the clock values are
 SimGrid's to the last bit for sleeps, executions of one host and messages; a parallel task's
 rate is 1 / its period (ptask_sharing), which can differ from SimGrid's value by an ulp.
-Actors are Python generators that yield simcalls.
+Actors are Python generators that yield simcalls; a "put" or a "get" stands for three of
+Batsim's (send_message / receive_message: Mailbox::by_name, isend or irecv, wait), the kernel
+making the last two in the sub-rounds that follow without running the actor's code.
 """
 
 from __future__ import annotations
@@ -136,8 +138,12 @@ class Comm:
         self.waiters: list[Actor] = []
 
 
+# An actor's "put" and "get" (below) are three simcalls each, the last two made by the kernel.
+_WAIT_NEXT = ("wait",)  # Actor.script: its next simcall waits for the transfer it was answered
+
+
 class Actor:
-    __slots__ = ("code", "host", "simcall", "answer", "name", "sleep", "alive", "reading")
+    __slots__ = ("code", "host", "simcall", "answer", "name", "sleep", "alive", "reading", "script")
 
     def __init__(self, code: ActorCode, host: Any, name: str):
         self.code = code
@@ -149,6 +155,21 @@ class Actor:
         self.name = name
         # While it reads machines' joules ("reads"): (machines in order, the next one, every machine?)
         self.reading: tuple[Any, int, bool] | None = None
+        # While it puts or gets: the simcall it makes next, in place of running its code (None: none)
+        self.script: tuple | None = None
+
+
+def _scripted(actor: Actor) -> None:
+    """The simcall that follows in an actor's put or get, made without running its code: the
+    isend or irecv after Mailbox::by_name, then the wait on the transfer that answered it."""
+    script = actor.script
+    if script is _WAIT_NEXT:
+        actor.simcall = ("wait", actor.answer)
+        actor.script = None
+    else:
+        actor.simcall = script
+        actor.script = _WAIT_NEXT
+    actor.answer = None
 
 
 class Mailbox:
@@ -160,14 +181,6 @@ class Mailbox:
     def empty(self) -> bool:
         return not self.queue
 
-    def take(self, kind: str) -> Comm | None:
-        """The oldest post of this kind. (A post waits only while none of the other kind does,
-        so the queue holds one kind at a time: thousands of switching machines' reports pile
-        up for the server without a scan.)"""
-        queue = self.queue
-        if queue and queue[0][0] == kind:
-            return queue.popleft()[1]
-        return None
 
 
 class Model:
@@ -211,6 +224,10 @@ class Kernel:
         self._on_time = on_time  # told each new clock value
         # The started actions (SimGrid's started-action set), keyed by creation order.
         self._sleeps: dict[int, Sleep] = {}  # (empty while they are in `_wide`)
+        # The smallest remaining duration in `_sleeps` (inf: none), None when to be found again:
+        # the plain step keeps it without a pass over them (subtraction is monotonic: the
+        # smallest stays the smallest, at its value less the step) until one ends or leaves.
+        self._shortest_sleep: float | None = math.inf
         self._wide: "SleepArray | None" = None
         self._comms: dict[int, Transfer] = {}
         self._daemon_sleeps: set[int] = set()  # sleeps of daemon actors: they keep no run going
@@ -234,10 +251,13 @@ class Kernel:
         self.link_sharing: LinkSharing | None = None
         self._shared_version = -1
         # The work done, for tests that bound it per job (speed is measured in benchmarks/):
-        # steps of the clock (solves), sub-rounds (rounds of ready actors), actors started.
+        # steps of the clock (solves), sub-rounds (rounds of ready actors), actors started, and
+        # the times an actor ran its code in a sub-round (its generator resumed, or its reads of
+        # joules continued), which the kernel's puts and gets spare (Actor.script).
         self.steps = 0
         self.sub_rounds = 0
         self.actors_started = 0
+        self.resumptions = 0
 
     # ------------------------------------------------------------------ actors
     def start(self, code: ActorCode, host: Any, name: str) -> Actor:
@@ -265,55 +285,94 @@ class Kernel:
         """Run until no actor can run and no action is left (SimGrid's EngineImpl::run)."""
         handle = self._handle
         reads = self.energy_stamp is not None  # (only with energy do actors read machines' joules)
-        while True:
-            while self._ready and not reads:  # (the loop below, without reads: every run without energy)
-                ran, self._ready = self._ready, []
-                self.sub_rounds += 1
-                for actor in ran:
-                    self.current = actor
-                    try:
-                        actor.simcall = actor.code.send(actor.answer)
-                    except StopIteration:
-                        actor.simcall = None
-                        actor.alive = False
-                    finally:
-                        self.current = None
-                    actor.answer = None
-                for actor in ran:
-                    if actor.simcall is not None:
-                        handle(actor)
-            while self._ready:
-                ran, self._ready = self._ready, []
-                self.sub_rounds += 1
-                if ran[0].reading is not None and (len(ran) == 1 or self._in_lockstep(ran)):
-                    self._read_alone(ran[0])
-                    for actor in ran[1:]:  # (they read the same machines from the same place)
-                        actor.reading = ran[0].reading
-                for actor in ran:  # run_all_actors: each until its next simcall
-                    self.current = actor
-                    try:
-                        if actor.reading is None or not self._reads(actor):
+        # (the plain loop counts its sub-rounds and resumptions here: they join the kernel's when it returns)
+        sub_rounds = resumptions = 0
+        try:
+            while True:
+                while self._ready and not reads:  # (the loop below, without reads: every run without energy)
+                    ran = self._ready
+                    ready = self._ready = []
+                    sub_rounds += 1
+                    for actor in ran:
+                        script = actor.script
+                        if script is not None:  # (_scripted, inline: two simcalls of each put and get)
+                            if script is _WAIT_NEXT:
+                                actor.simcall = ("wait", actor.answer)
+                                actor.script = None
+                            else:
+                                actor.simcall = script
+                                actor.script = _WAIT_NEXT
+                            actor.answer = None
+                            continue
+                        self.current = actor
+                        resumptions += 1
+                        try:
                             actor.simcall = actor.code.send(actor.answer)
-                            while actor.simcall[0] == "reads":
-                                actor.reading = (actor.simcall[1], 0, actor.simcall[2])
-                                if self._reads(actor):
-                                    break
-                                actor.simcall = actor.code.send(None)
-                    except StopIteration:
-                        actor.simcall = None
-                        actor.alive = False
-                    finally:
-                        self.current = None
-                    actor.answer = None
-                for actor in ran:  # then their simcalls, in that order
-                    if actor.simcall is not None:
-                        handle(actor)
-            if self._stopped:
-                return
-            if len(self._daemon_sleeps) == self._sleep_count() + len(self._comms) and (
-                    self.model is None or self.model.next_event() == math.inf):  # SimGrid kills daemons left alone
-                return
-            self._step(time_limit, beyond_limit)
+                        except StopIteration:
+                            actor.simcall = None
+                            actor.alive = False
+                        finally:
+                            self.current = None
+                        actor.answer = None
+                    for actor in ran:
+                        call = actor.simcall
+                        if call is not None:
+                            kind = call[0]
+                            if kind == "answered":  # (_handle's first two cases, inline: most simcalls)
+                                actor.simcall = None
+                                ready.append(actor)
+                            elif kind == "wait":
+                                actor.simcall = None
+                                comm = call[1]
+                                comm.waiters.append(actor)
+                                if comm.done:
+                                    self._finish(comm)
+                            else:
+                                handle(actor)
+                while self._ready:
+                    ran, self._ready = self._ready, []
+                    self.sub_rounds += 1
+                    if ran[0].reading is not None and (len(ran) == 1 or self._in_lockstep(ran)):
+                        self._read_alone(ran[0])
+                        for actor in ran[1:]:  # (they read the same machines from the same place)
+                            actor.reading = ran[0].reading
+                    for actor in ran:  # run_all_actors: each until its next simcall
+                        if actor.script is not None:
+                            _scripted(actor)
+                            continue
+                        self.current = actor
+                        self.resumptions += 1
+                        try:
+                            if actor.reading is None or not self._reads(actor):
+                                actor.simcall = actor.code.send(actor.answer)
+                                while actor.simcall[0] == "reads":
+                                    actor.reading = (actor.simcall[1], 0, actor.simcall[2])
+                                    if self._reads(actor):
+                                        break
+                                    actor.simcall = actor.code.send(None)
+                        except StopIteration:
+                            actor.simcall = None
+                            actor.alive = False
+                        finally:
+                            self.current = None
+                        actor.answer = None
+                    for actor in ran:  # then their simcalls, in that order
+                        if actor.simcall is not None:
+                            handle(actor)
+                if self._stopped:
+                    return
+                sleeping = len(self._sleeps) if self._wide is None else len(self._wide)  # the started sleeps
+                if len(self._daemon_sleeps) == sleeping + len(self._comms) and (
+                        self.model is None or self.model.next_event() == math.inf):  # SimGrid kills daemons left alone
+                    return
+                if (self._wide is None and sleeping <= WIDE and self.model is None and self.energy_stamp is None
+                        and self.link_sharing is None and self.on_solve is None):
+                    self._plain_step(time_limit, beyond_limit)
+                else:
+                    self._step(time_limit, beyond_limit)
+        finally:
+            self.sub_rounds += sub_rounds
+            self.resumptions += resumptions
 
     # ------------------------------------------------------------------ energy reads
     # An actor that yields ("reads", machines, every) reads these machines' joules in order
@@ -368,9 +427,6 @@ class Kernel:
                 return False
         return True
 
-    def _sleep_count(self) -> int:
-        return len(self._sleeps) if self._wide is None else len(self._wide)
-
     def stop(self) -> None:
         """End the run once the running sub-round is over, whatever still sleeps."""
         self._stopped = True
@@ -380,11 +436,13 @@ class Kernel:
         if not actor.alive:
             return False
         actor.alive = False
+        actor.script = None
         if actor.sleep is not None:
             if self.energy_stamp is not None:  # its action is cancelled: a state change
                 self._stamp(actor.host)
             if self._wide is None:
                 self._sleeps.pop(actor.sleep, None)
+                self._shortest_sleep = None  # (it may have been the shortest)
             else:
                 self._wide.remove(actor.sleep)
             self._daemon_sleeps.discard(actor.sleep)
@@ -397,21 +455,28 @@ class Kernel:
         call = actor.simcall
         actor.simcall = None
         kind = call[0]
-        if kind == "answered":  # a simcall answered at once (e.g. Mailbox::by_name)
+        # (the most frequent kinds first; the run loop handles "answered" and "wait" itself
+        # when no actor reads joules)
+        if kind == "put" or kind == "get":
+            # Batsim's send_message and receive_message: Mailbox::by_name (answered at once), then
+            # isend / irecv, then wait. The actor's code has nothing to do between them, so the
+            # kernel makes the last two for it in the sub-rounds that follow (Actor.script); the
+            # actor resumes with what the wait answers (a get: the message).
             self._ready.append(actor)
-        elif kind == "wait":  # blocking: answered when the transfer ends
-            comm = call[1]
-            comm.waiters.append(actor)
-            if comm.done:
-                self._finish(comm)
+            if actor.alive:  # (killed since it yielded: its code ends at its next resumption, as after by_name)
+                actor.script = ("isend", call[1], call[2]) if kind == "put" else ("irecv", call[1])
         elif kind == "isend" or kind == "irecv":  # CommImpl::isend / irecv
             sending = kind == "isend"
-            box = self.mailbox(call[1])
-            comm = box.take("recv" if sending else "send")  # the oldest post of the other side
-            matched = comm is not None
-            if not matched:
+            queue = (self.mailboxes.get(call[1]) or self.mailbox(call[1])).queue
+            # The oldest post of the other side matches. (A post waits only while none of the
+            # other kind does, so the queue holds one kind at a time: thousands of switching
+            # machines' reports pile up for the server without a scan.)
+            matched = bool(queue) and queue[0][0] == ("recv" if sending else "send")
+            if matched:
+                comm = queue.popleft()[1]
+            else:
                 comm = Comm()
-                box.queue.append(("send" if sending else "recv", comm))
+                queue.append(("send" if sending else "recv", comm))
             if sending:
                 comm.sender, comm.payload = actor, call[2]
             else:
@@ -420,11 +485,21 @@ class Kernel:
                 self._transfer(comm)
             actor.answer = comm
             self._ready.append(actor)
+        elif kind == "answered":  # a simcall answered at once (e.g. Mailbox::by_name)
+            self._ready.append(actor)
+        elif kind == "wait":  # blocking: answered when the transfer ends
+            comm = call[1]
+            comm.waiters.append(actor)
+            if comm.done:
+                self._finish(comm)
         elif kind == "sleep":  # blocking: answered when the action ends
             key = actor.sleep = self._next_action
             self._next_action += 1
             if self._wide is None:
                 self._sleeps[key] = Sleep(call[1], actor)
+                shortest = self._shortest_sleep
+                if shortest is not None and call[1] < shortest:
+                    self._shortest_sleep = call[1]
             else:
                 self._wide.add(key, call[1], actor)
             if len(call) > 2 and call[2]:  # ("sleep", duration, daemon)
@@ -504,6 +579,7 @@ class Kernel:
         Sleeps and transfers are kept apart (the next step is the smallest of all the same, and
         each action's update is its own); the ended ones are handled in creation order."""
         sleeps, comms, wide = self._sleeps, self._comms, self._wide
+        self._shortest_sleep = None  # (this step updates the sleeps without keeping it)
         if wide is None:
             if len(sleeps) > WIDE:
                 wide = self._widen()
@@ -627,6 +703,108 @@ class Kernel:
                         self.energy_plugin.executing[transfer.sender.host] -= 1  # an execution: its load ends
                 self._finish(transfer)
 
+    def _plain_step(self, time_limit: float, beyond_limit: Callable[[float], Exception]) -> None:
+        """_step when nothing but sleeps and transfers is there (no energy, no network runner, no
+        shared links, no solve listener, the sleeps in their dict): most steps of most runs. The
+        same arithmetic in the same order; only the branches for what is absent are left out."""
+        sleeps, comms = self._sleeps, self._comms
+        self.steps += 1
+        if self._fresh_executions:
+            self._fresh_executions.clear()  # (updated from now on: no more twins for them)
+        shortest = self._shortest_sleep  # Model::next_occurring_event_full: max durations
+        if shortest is None:
+            shortest = math.inf
+            for sleep in sleeps.values():
+                if sleep.max_duration < shortest:
+                    shortest = sleep.max_duration
+        delta = shortest if sleeps else -1.0
+        for comm in comms.values():  # ... transfer times, then L07's latencies
+            rate = comm.rate
+            if rate > 0:
+                value = comm.remains / rate if comm.remains > 0 else 0.0
+                if delta < 0 or value < delta:
+                    delta = value
+            if comm.latency > 0 and (delta < 0 or comm.latency < delta):
+                delta = comm.latency
+        if delta < 0:  # only actions that never end: nothing can happen any more
+            raise beyond_limit(float("inf"))
+        now = self.now + delta
+        if now >= time_limit:
+            raise beyond_limit(now)
+        self.now = now
+        self._on_time(now)
+        ended_sleeps: list[int] = []
+        if shortest - delta >= SURF_PRECISION:  # (no sleep ends: the shortest stays so)
+            self._shortest_sleep = shortest - delta
+            for sleep in sleeps.values():  # HostL07Model::update_actions_state
+                sleep.max_duration -= delta
+        else:
+            self._shortest_sleep = None
+            for key, sleep in sleeps.items():
+                rest = sleep.max_duration - delta
+                if rest < SURF_PRECISION:
+                    rest = 0.0
+                    ended_sleeps.append(key)
+                sleep.max_duration = rest
+        ended_comms: list[int] = []
+        for key, comm in comms.items():
+            if comm.latency > 0:
+                if comm.latency > delta:
+                    comm.latency -= delta
+                    if comm.latency < SURF_PRECISION:
+                        comm.latency = 0.0
+                else:
+                    comm.latency = 0.0
+                if comm.latency <= 0:
+                    comm.active = True  # the penalty goes to 1 now; its rate comes from the next solve
+                    pending_rate = comm.full_rate
+                else:
+                    pending_rate = 0.0
+                comm.remains -= comm.rate * delta
+                if comm.remains < REMAINS_PRECISION:
+                    comm.remains = 0.0
+                comm.rate = pending_rate
+            elif comm.rate:
+                comm.remains -= comm.rate * delta
+                if comm.remains < REMAINS_PRECISION:
+                    comm.remains = 0.0
+            if comm.remains <= 0 and comm.active:
+                ended_comms.append(key)
+        # handle_ended_actions: in the order they ended, i.e. of their creation
+        ready = self._ready
+        daemon_sleeps = self._daemon_sleeps
+        if not ended_comms:  # (the sleeps alone: their keys are in creation order already)
+            for key in ended_sleeps:
+                actor = sleeps.pop(key).actor
+                if daemon_sleeps:
+                    daemon_sleeps.discard(key)
+                actor.sleep = None
+                ready.append(actor)
+            return
+        ended_transfers: dict[int, Comm] = {}
+        twinned = False
+        for key in ended_comms:
+            action = comms.pop(key)
+            ended_transfers[key] = action.comm
+            if action.twins is not None:
+                ended_transfers.update(action.twins)
+                twinned = True
+        ended = sorted(ended_sleeps + list(ended_transfers)) if ended_sleeps or twinned else ended_comms
+        for key in ended:
+            transfer = ended_transfers.get(key)
+            if transfer is None:  # a sleep's
+                actor = sleeps.pop(key).actor
+                daemon_sleeps.discard(key)
+                actor.sleep = None
+                ready.append(actor)
+            else:
+                transfer.done = True
+                waiters, transfer.waiters = transfer.waiters, []  # (_finish, written out)
+                for actor in waiters:
+                    if actor is transfer.receiver:
+                        actor.answer = transfer.payload
+                    ready.append(actor)
+
     def _widen(self) -> "SleepArray":
         from joulesim.simulator.engine.sleep_array import SleepArray  # (numpy: only runs that need it)
 
@@ -634,12 +812,14 @@ class Kernel:
         for key, sleep in self._sleeps.items():
             wide.add(key, sleep.max_duration, sleep.actor)
         self._sleeps.clear()
+        self._shortest_sleep = None
         return wide
 
     def _narrow(self) -> None:
         for key, duration, actor in self._wide.items():  # (in creation order, as the dict keeps them)
             self._sleeps[key] = Sleep(duration, actor)
         self._wide = None
+        self._shortest_sleep = None
 
     def stamp(self, host: Any) -> None:
         """The energy plugin brings a machine's joules up to date now (a model's action on it ended)."""
