@@ -115,6 +115,8 @@ def test_the_readme_test_command_installs_what_ci_installs():
     block = re.search(r"```sh\n(apt-get [^\n]*)\n(python3 -m venv [^\n]*)\n```", README.read_text())
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert block is not None and block.group(1) in ci and block.group(2) in ci
+    # and the documentation's install page gives the same two lines
+    assert f"{block.group(1)}\n{block.group(2)}" in page("install.md")
 
 
 def test_compare_names_each_run_by_its_label_and_refuses_other_inputs(tmp_path):
