@@ -573,6 +573,51 @@ class Kernel:
         self.now += delta
         self._on_time(self.now)
 
+    def _transfers_next_end(self, delta: float) -> float:
+        """Model::next_occurring_event_full for the transfers: the smallest of `delta` (-1: none
+        yet) and each one's time to its end, then L07's latencies."""
+        for comm in self._comms.values():
+            rate = comm.rate
+            if rate > 0:
+                value = comm.remains / rate if comm.remains > 0 else 0.0
+                if delta < 0 or value < delta:
+                    delta = value
+            if comm.latency > 0 and (delta < 0 or comm.latency < delta):
+                delta = comm.latency
+        return delta
+
+    def _advance_transfers(self, delta: float, shared_links: bool) -> list[int]:
+        """HostL07Model::update_actions_state for the transfers, `delta` seconds on; the keys of
+        those that ended, in creation order. A transfer whose latency is over gets its penalty
+        lifted now and its rate from the next solve (`shared_links`: it joins the links' solve)."""
+        ended: list[int] = []
+        for key, comm in self._comms.items():
+            if comm.latency > 0:
+                if comm.latency > delta:
+                    comm.latency -= delta
+                    if comm.latency < SURF_PRECISION:
+                        comm.latency = 0.0
+                else:
+                    comm.latency = 0.0
+                if comm.latency <= 0:
+                    comm.active = True
+                    pending_rate = comm.full_rate
+                    if shared_links and comm.route is not None and comm.route.links:
+                        self._share_links(comm)
+                else:
+                    pending_rate = 0.0
+                comm.remains -= comm.rate * delta
+                if comm.remains < REMAINS_PRECISION:
+                    comm.remains = 0.0
+                comm.rate = pending_rate
+            elif comm.rate:
+                comm.remains -= comm.rate * delta
+                if comm.remains < REMAINS_PRECISION:
+                    comm.remains = 0.0
+            if comm.remains <= 0 and comm.active:
+                ended.append(key)
+        return ended
+
     def _step(self, time_limit: float, beyond_limit: Callable[[float], Exception]) -> None:
         """One solve(): the next step's length, the clock, every action's update.
 
@@ -603,14 +648,7 @@ class Kernel:
         for sleep in sleeps.values():  # Model::next_occurring_event_full: max durations
             if delta < 0 or sleep.max_duration < delta:
                 delta = sleep.max_duration
-        for comm in comms.values():  # ... transfer times, then L07's latencies
-            rate = comm.rate
-            if rate > 0:
-                value = comm.remains / rate if comm.remains > 0 else 0.0
-                if delta < 0 or value < delta:
-                    delta = value
-            if comm.latency > 0 and (delta < 0 or comm.latency < delta):
-                delta = comm.latency
+        delta = self._transfers_next_end(delta)
         model = self.model
         if model is not None and model.stepped:  # its actions' next end counts as the others'
             model_delta = model.next_step()
@@ -636,33 +674,7 @@ class Kernel:
                 rest = 0.0
                 ended_sleeps.append(key)
             sleep.max_duration = rest
-        ended_comms: list[int] = []
-        for key, comm in comms.items():
-            if comm.latency > 0:
-                if comm.latency > delta:
-                    comm.latency -= delta
-                    if comm.latency < SURF_PRECISION:
-                        comm.latency = 0.0
-                else:
-                    comm.latency = 0.0
-                if comm.latency <= 0:
-                    # The penalty goes to 1 now; the rate it gets comes from the next solve.
-                    comm.active = True
-                    pending_rate = comm.full_rate
-                    if sharing is not None and comm.route is not None and comm.route.links:
-                        self._share_links(comm)
-                else:
-                    pending_rate = 0.0
-                comm.remains -= comm.rate * delta
-                if comm.remains < REMAINS_PRECISION:
-                    comm.remains = 0.0
-                comm.rate = pending_rate
-            elif comm.rate:
-                comm.remains -= comm.rate * delta
-                if comm.remains < REMAINS_PRECISION:
-                    comm.remains = 0.0
-            if comm.remains <= 0 and comm.active:
-                ended_comms.append(key)
+        ended_comms = self._advance_transfers(delta, sharing is not None)
         # handle_ended_actions: in the order they ended, i.e. of their creation
         ended_transfers: dict[int, Comm] = {}
         twinned = False
@@ -718,14 +730,8 @@ class Kernel:
                 if sleep.max_duration < shortest:
                     shortest = sleep.max_duration
         delta = shortest if sleeps else -1.0
-        for comm in comms.values():  # ... transfer times, then L07's latencies
-            rate = comm.rate
-            if rate > 0:
-                value = comm.remains / rate if comm.remains > 0 else 0.0
-                if delta < 0 or value < delta:
-                    delta = value
-            if comm.latency > 0 and (delta < 0 or comm.latency < delta):
-                delta = comm.latency
+        if comms:
+            delta = self._transfers_next_end(delta)
         if delta < 0:  # only actions that never end: nothing can happen any more
             raise beyond_limit(float("inf"))
         now = self.now + delta
@@ -746,30 +752,7 @@ class Kernel:
                     rest = 0.0
                     ended_sleeps.append(key)
                 sleep.max_duration = rest
-        ended_comms: list[int] = []
-        for key, comm in comms.items():
-            if comm.latency > 0:
-                if comm.latency > delta:
-                    comm.latency -= delta
-                    if comm.latency < SURF_PRECISION:
-                        comm.latency = 0.0
-                else:
-                    comm.latency = 0.0
-                if comm.latency <= 0:
-                    comm.active = True  # the penalty goes to 1 now; its rate comes from the next solve
-                    pending_rate = comm.full_rate
-                else:
-                    pending_rate = 0.0
-                comm.remains -= comm.rate * delta
-                if comm.remains < REMAINS_PRECISION:
-                    comm.remains = 0.0
-                comm.rate = pending_rate
-            elif comm.rate:
-                comm.remains -= comm.rate * delta
-                if comm.remains < REMAINS_PRECISION:
-                    comm.remains = 0.0
-            if comm.remains <= 0 and comm.active:
-                ended_comms.append(key)
+        ended_comms = self._advance_transfers(delta, False) if comms else []
         # handle_ended_actions: in the order they ended, i.e. of their creation
         ready = self._ready
         daemon_sleeps = self._daemon_sleeps
@@ -799,11 +782,7 @@ class Kernel:
                 ready.append(actor)
             else:
                 transfer.done = True
-                waiters, transfer.waiters = transfer.waiters, []  # (_finish, written out)
-                for actor in waiters:
-                    if actor is transfer.receiver:
-                        actor.answer = transfer.payload
-                    ready.append(actor)
+                self._finish(transfer)
 
     def _widen(self) -> "SleepArray":
         from joulesim.simulator.engine.sleep_array import SleepArray  # (numpy: only runs that need it)
