@@ -146,11 +146,6 @@ def queue_estimates(sub: np.ndarray, start: np.ndarray, finish: np.ndarray, widt
     return h_queue, h_ahead
 
 
-def _ordered(jobs: pd.DataFrame) -> pd.DataFrame:
-    key = pd.to_numeric(jobs["job_id"].astype(str).str.split("!").str[-1])
-    return jobs.assign(_key=key).sort_values(["submission_time", "_key"]).reset_index(drop=True)
-
-
 # ---------------------------------------------------------------- runs
 def fig1_point(args: tuple[float, int, float, str]) -> dict[str, Any]:
     import joulesim
@@ -168,7 +163,7 @@ def fig2_point(args: tuple[float, float, int, float]) -> dict[str, Any]:
     import joulesim
     density, single, seed, days = args
     run = joulesim.simulate(platform(), stream(density, seed, days, single), "easy", energy=False)
-    j = _ordered(run.jobs)
+    j = run.jobs  # (in submission order, ids as numbers: RunResult.jobs)
     h_queue, h_ahead = queue_estimates(j["submission_time"].to_numpy(float), j["starting_time"].to_numpy(float),
                                        j["finish_time"].to_numpy(float),
                                        j["requested_number_of_resources"].to_numpy(float),
