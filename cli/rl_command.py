@@ -16,12 +16,11 @@ from joulesim.simulator.models.core_task_runner import IDLE_POWER_RULES
 
 
 def _needs_rl_extra() -> None:
-    missing = []
-    for module in ("torch", "gymnasium", "greenlet"):
-        try:
-            __import__(module)
-        except ImportError:
-            missing.append(module)
+    # find_spec, not an import: torch takes seconds to import, and what is refused before the
+    # work (an output path, a configuration) should be refused at once.
+    from importlib.util import find_spec
+
+    missing = [module for module in ("torch", "gymnasium", "greenlet") if find_spec(module) is None]
     if missing:
         raise JoulesimError(f"joulesim rl needs {', '.join(missing)}: install the rl extra "
                             f"({install_hint('rl')})")
@@ -77,11 +76,11 @@ def train(config: str, out_dir: str | None, progress: bool) -> None:
 def evaluate(model: str, platform: str, workload: str, platform_name: str | None, runs: int, mode: str, seed: int,
              idle_power: str, out_csv: str | None, progress: bool) -> None:
     """Run MODEL on a workload RUNS times; print min / mean / max energy, makespan and EDP."""
+    if out_csv:
+        _check_writable_file(out_csv, "-o/--out")  # before the runs (and torch's import), not after them
     _needs_rl_extra()
     from joulesim.rl.evaluation import evaluate_model
 
-    if out_csv:
-        _check_writable_file(out_csv, "-o/--out")  # before the runs, not after them
     result = evaluate_model(model, platform, workload, runs, mode, seed, platform_name, idle_power,
                             progress=progress)
     click.echo(f"{runs} run(s), mode {mode}:")

@@ -151,18 +151,20 @@ def physical_memory() -> int | None:
 def train(config: TrainingConfig, out_dir: str | os.PathLike, progress: bool = True,
           log: Any = None) -> TrainingOutcome:
     """Train as `config` says into `out_dir`; progress on `log` (default: sys.stderr at the call)."""
+    started = time.perf_counter()
+    out_dir = os.fspath(out_dir)
+    env = make_environment(config)
+    check_memory(config, env)
+    prepare_output_folder(out_dir, checkpoints=bool(config.checkpoint_every))
+    # torch after the inputs and the output folder are checked: its import takes seconds, and a
+    # refusal should not wait for it.
     import torch
 
     from joulesim.rl.model_file import save_agent
     from joulesim.rl.ppo import PPOAgent, PPOSettings
 
-    started = time.perf_counter()
-    out_dir = os.fspath(out_dir)
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
-    env = make_environment(config)
-    check_memory(config, env)
-    prepare_output_folder(out_dir, checkpoints=bool(config.checkpoint_every))
     settings = PPOSettings(seed=config.seed, **config.ppo)
     agent = PPOAgent(env.n_actions, len(env.features), settings, total_updates=config.simulations)
     metadata = model_metadata(config, env)

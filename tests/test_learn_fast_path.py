@@ -25,9 +25,9 @@ from joulesim.learn.job_pairs import (QUEUE_JOBS, STATE_JOBS, TRACE_PAIRS, lubli
 from joulesim.learn.list_schedule import permutations_avebsld, start_times
 from joulesim.learn.permutation_scores import draw_permutations, job_scores, score_pair
 
-RANDOM_LISTS = 1200
-LUBLIN_PAIRS = 40
-ORDERS_PER_PAIR = 20  # 40 x 20 = 800 full runs
+RANDOM_LISTS = 400
+LUBLIN_PAIRS = 20
+ORDERS_PER_PAIR = 10  # 20 x 10 = 200 full runs
 
 
 def simulated_starts(sizes, runtimes, n_procs: int) -> np.ndarray:

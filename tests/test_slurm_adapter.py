@@ -108,15 +108,16 @@ def held_or_pending(cluster) -> list[str]:
     return out.stdout.split()
 
 
-def dozen_jobs() -> dict:
-    """12 jobs of 1-4 nodes, all submitted in the first 1.2 s (their queue order is fixed),
-    lasting 5-17 s, walltimes 2-30 s above. Seed 520: in simulation no two jobs end less than
+def eight_jobs() -> dict:
+    """8 jobs of 1-4 nodes, all submitted in the first 0.8 s (their queue order is fixed),
+    lasting 4-10 s, walltimes 2-30 s above. Seed 1776: in simulation no two jobs end less than
     4 s apart, so the ~1-2 s a real Slurm takes to start a released job cannot reorder the
-    completions the decider reacts to (checked below), and EASY backfills 4 of them."""
-    rng = random.Random(520)
+    completions the decider reacts to (checked below), and EASY backfills jobs 3 and 7 (42 s of
+    simulated time; the dozen jobs of 5-17 s used before took 85 s for the same checks)."""
+    rng = random.Random(1776)
     jobs, profiles = [], {}
-    for i in range(12):
-        run = rng.choice([5, 8, 11, 14, 17])
+    for i in range(8):
+        run = rng.choice([4, 6, 8, 10])
         jobs.append({"id": i, "subtime": round(0.1 * i, 1), "res": rng.choice([1, 1, 2, 3, 4]),
                      "walltime": run + rng.choice([2, 10, 30]), "profile": f"d{run}"})
         profiles[f"d{run}"] = {"type": "delay", "delay": run}
@@ -124,12 +125,12 @@ def dozen_jobs() -> dict:
 
 
 def test_easy_drives_slurm_as_it_drives_the_simulation(cluster, tmp_path):
-    workload = dozen_jobs()
+    workload = eight_jobs()
     result = run_on_slurm(cluster, workload, tmp_path, "-d", "easy")
     assert result.returncode == 0, result.stderr
-    # Progress is on by default: in a log (stderr is a pipe here), a line every 5 s, jobs ended of 12.
+    # Progress is on by default: in a log (stderr is a pipe here), a line every 5 s, jobs ended of 8.
     progress = [line for line in result.stderr.splitlines() if line.startswith("slurm:")]
-    assert len(progress) >= 2 and all("/12 " in line for line in progress), result.stderr
+    assert len(progress) >= 2 and all("/8 " in line for line in progress), result.stderr
     # and what runs meanwhile (issue 47: `--local-nodes` sat at 0/4 for a minute)
     assert all(re.search(r"\d+ running, \d+ submitted and waiting", line) for line in progress), result.stderr
     with open(tmp_path / "real" / "out_slurm_jobs.csv") as f:
@@ -138,6 +139,8 @@ def test_easy_drives_slurm_as_it_drives_the_simulation(cluster, tmp_path):
     simulated = simulated.assign(job_id=simulated["job_id"].astype(str)).set_index("job_id")
     ends = sorted(simulated["finish_time"].astype(float))
     assert min(b - a for a, b in zip(ends, ends[1:])) >= 4  # what makes the comparison meaningful
+    starts = simulated["starting_time"].astype(float)
+    assert sum(starts[str(j)] < starts[str(k)] for j in range(8) for k in range(j)) >= 2  # EASY backfills
     assert all(row["state"] == "COMPLETED_SUCCESSFULLY" for row in real.values())
     # The same nodes for every job: the decider's choice, and where Slurm really ran it.
     for job_id, row in real.items():
@@ -179,7 +182,7 @@ def all_jobs(cluster) -> list[str]:
 ])
 def test_a_mistyped_decider_stops_before_slurm_sees_a_job(cluster, tmp_path, extra, message):
     before = all_jobs(cluster)
-    result = run_on_slurm(cluster, dozen_jobs(), tmp_path, *extra)
+    result = run_on_slurm(cluster, eight_jobs(), tmp_path, *extra)
     assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr, result.stderr
     assert all_jobs(cluster) == before
 
@@ -188,7 +191,7 @@ def test_an_unwritable_export_prefix_stops_before_slurm_sees_a_job(cluster, tmp_
     (tmp_path / "file").write_text("")
     before = all_jobs(cluster)
     workload = tmp_path / "workload.json"
-    workload.write_text(json.dumps(dozen_jobs()))
+    workload.write_text(json.dumps(eight_jobs()))
     result = subprocess.run([sys.executable, "-m", "joulesim.cli.main", "slurm", "-w", str(workload), "--slurm-conf",
                              cluster.conf, "-e", str(tmp_path / "file" / "out")],
                             capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
@@ -217,7 +220,8 @@ def test_a_decider_that_fails_leaves_no_held_job_behind(cluster, tmp_path):
 def test_an_unreachable_controller_is_a_clear_error(tmp_path):
     conf = tmp_path / "slurm.conf"
     conf.write_text("ClusterName=x\nSlurmctldHost=localhost\nSlurmctldPort=16999\nAuthType=auth/munge\n"
-                    "NodeName=z1 CPUs=1\nPartitionName=p Nodes=z1 Default=YES\n")
+                    "NodeName=z1 CPUs=1\nPartitionName=p Nodes=z1 Default=YES\n"
+                    "MessageTimeout=2\n")  # the clients give up after 2 s, not 10
     workload = tmp_path / "w.json"
     workload.write_text(json.dumps({"nb_res": 1, "jobs": [], "profiles": {}}))
     result = subprocess.run([sys.executable, "-m", "joulesim.cli.main", "slurm", "-w", str(workload), "--slurm-conf",
