@@ -85,16 +85,15 @@ def test_queue_estimates_by_hand(ge):
     assert ge.count_machines("0-3 7 9-10") == 7
 
 
-def test_quick_end_to_end(ge, tmp_path):
-    readme = tmp_path / "README.md"
-    shutil.copy(RUN.parent / "README.md", readme)
+def test_quick_end_to_end_leaves_the_readme_and_the_committed_results(ge, tmp_path):
+    committed = {path: path.read_bytes() for path in [RUN.parent / "README.md", *sorted(ge.RESULTS.iterdir())]}
     out = tmp_path / "out"
-    assert ge.main(["--quick", "--out", str(out), "--readme", str(readme), "--workers", "1"]) == 0
-    for name in ("fig1.csv", "fig2.csv", "fig1.png", "fig2.png"):
+    assert ge.main(["--quick", "--out", str(out), "--workers", "1"]) == 0
+    for name in ("results/fig1.csv", "results/fig2.csv", "results/run.json", "fig1.png", "fig2.png"):
         assert (out / name).stat().st_size > 0
-    fig1 = pd.read_csv(out / "fig1.csv")
+    fig1 = pd.read_csv(out / "results" / "fig1.csv")
     assert set(fig1["policy"]) == {"no shutdown", "shutdown"}
     s = ge.fig1_summary(fig1)
     assert (s["energy_kwh_shutdown"] < s["energy_kwh_no_shutdown"]).all()
-    text = readme.read_text()
-    assert "Measured by `run.py --quick`" in text and text.count("<!-- results: begin -->") == 1
+    assert '"command": "python -m experiments.grid_energy.run --quick"' in (out / "results" / "run.json").read_text()
+    assert {path: path.read_bytes() for path in committed} == committed

@@ -2,12 +2,13 @@
 opportunistic shutdown of idle nodes (figure 1), and the queue-time estimate h_j of the broker's
 algorithm S against the real waiting time under EASY backfilling (figure 2).
 
-    python -m experiments.grid_energy.run              # both figures (about a minute on 2 cores)
-    python -m experiments.grid_energy.run --quick      # a tiny version (seconds)
-    python -m experiments.grid_energy.run --no-readme  # leave README.md alone
+    python -m experiments.grid_energy.run                # both figures (its README says how long)
+    python -m experiments.grid_energy.run --quick        # a tiny version (seconds), README.md untouched
+    python -m experiments.grid_energy.run --readme-only  # README.md from the committed results/
 
-Writes out/grid_energy/{fig1,fig2}.{csv,png} (or --out) and the results between the markers
-of README.md (beside this script). See README.md for the model and every choice.
+A whole run writes results/{fig1,fig2}.csv and results/run.json beside this script (committed),
+then README.md's table and every figure its prose quotes from them; the plots and the platform
+go to out/grid_energy (or --out). See README.md for the model and every choice.
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from experiments.readme_results import replace_results
+from experiments.readme_results import write_readme
+from experiments.run_record import read_run_record, record_figures, write_run_record
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
 DEFAULT_OUT = REPO_ROOT / "out" / "grid_energy"  # /out/ is git-ignored
+RESULTS = HERE / "results"  # the whole run's figures, committed
 
 # ---------------------------------------------------------------- node model (paper §3)
 PEAK_W = 520.0                 # HP ProLiant DL380 G3 peak (paper §3, its ref. [1])
@@ -51,6 +54,13 @@ FIG2_DENSITIES = [50, 100, 200, 300, 400, 500, 600]
 FIG2_SINGLE = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
 FIG2_SEEDS = [0, 1]
 MEAN_DURATION = (600 + 7200) / 2  # grid_stream: uniform whole seconds on [600, 7200]
+# The paper's claims that README.md checks, in the paper's words and figures.
+PAPER_CLAIMS = {"figure 1: energy lower at about 10 jobs/day": "4-5 times",
+                "figure 1: energy cut over the densities": "20-80 %",
+                "idle against off power": "12 times",
+                "figure 2: h_j against the real wait": "at most 30 %",
+                "figure 2: most ratios in": "[0.8, 1]",
+                "figure 2: single-processor shares": "0.3-0.6"}
 
 
 def break_even(e_sd: float = E_SD, e_wu: float = E_WU, p_idle: float = IDLE_W, p_sleep: float = SLEEP_W,
@@ -301,30 +311,100 @@ def markdown(fig1: pd.DataFrame, fig2: pd.DataFrame, quick: bool) -> str:
     return "\n".join(lines)
 
 
+def readme_figures(results: Path) -> tuple[str, dict[str, str]]:
+    """README.md's results block and every figure its prose quotes, from the committed results
+    (the inputs' derived values too: they are computed here, not typed)."""
+    fig1, fig2 = pd.read_csv(results / "fig1.csv"), pd.read_csv(results / "fig2.csv")
+    s1 = fig1_summary(fig1).set_index("density")
+    s2 = fig2_summary(fig2)
+    at = s1.loc
+    queued = s2[s2["queued_share"] >= 0.3]        # the points where jobs do queue
+    rare = s2[(s2["queued_share"] > 0) & (s2["queued_share"] < 0.3)]
+    in_band = queued["ratio_queue"].between(0.8, 1.0)
+    lowest = queued.nsmallest(1, "ratio_queue").iloc[0]
+    band = s1[s1["saving_pct"].between(20, 80)].index
+    empty = s1[s1["queue_no_shutdown"].round(3) == 0].index
+
+    def share(values: pd.Series) -> str:
+        return f"{values.min():.2f}-{values.max():.2f}"
+
+    def of_share(single: float) -> pd.Series:
+        return queued[queued["single_fraction"].round(1) == single]["ratio_queue"]
+
+    mean_width = 0.8 * 1 + 0.2 * 6.0
+    figures = {
+        **record_figures(read_run_record(results)),
+        "seeds.fig1": ", ".join(str(int(v)) for v in sorted(fig1["seed"].unique())),
+        "seeds.fig2": ", ".join(str(int(v)) for v in sorted(fig2["seed"].unique())),
+        "input.idle_w": f"{IDLE_W:.1f}", "input.sleep_w": f"{SLEEP_W:.1f}",
+        "input.p_sd": f"{P_SD:.1f}", "input.p_wu": f"{P_WU:.1f}",
+        "input.e_sd": f"{E_SD:,.0f}", "input.e_wu": f"{E_WU:,.0f}", "input.t_be": f"{T_BE:.1f}",
+        "input.ceiling": f"{IDLE_W / SLEEP_W:.1f}",
+        "input.mean_width": f"{mean_width:.1f}", "input.mean_duration": f"{MEAN_DURATION:.0f}",
+        "input.mean_area": f"{mean_width * MEAN_DURATION:,.0f}",
+        "input.saturation": f"{NODES * 86400 / (mean_width * MEAN_DURATION):,.0f}",
+        "input.saturation_day": f"{NODES * 86400 / (mean_width * MEAN_DURATION) * 3 / 4:,.0f}",
+        "util.lowest": f"{s1['utilization'].min():.2f}", "util.highest": f"{s1['utilization'].max():.2f}",
+    }
+    for d in s1.index:
+        key = f"{d:g}"
+        figures |= {f"ratio.{key}": f"{at[d, 'energy_ratio']:.1f}x", f"saving.{key}": f"{at[d, 'saving_pct']:.0f} %",
+                    f"util.{key}": f"{at[d, 'utilization']:.2f}", f"util_pct.{key}": f"{100 * at[d, 'utilization']:.0f} %",
+                    f"kwh_no.{key}": f"{at[d, 'energy_kwh_no_shutdown']:,.0f}",
+                    f"kwh_sd.{key}": f"{at[d, 'energy_kwh_shutdown']:,.0f}",
+                    f"queue_no.{key}": f"{at[d, 'queue_no_shutdown']:.3g}",
+                    f"queue_sd.{key}": f"{at[d, 'queue_shutdown']:.3g}",
+                    f"switch_ons.{key}": f"{at[d, 'switch_ons_shutdown']:,.0f}"}
+    figures |= {
+        "saving_band": f"{band.min():g}-{band.max():g}" if len(band) else "none of the densities",
+        "queue_empty_until": f"{empty.max():g}" if len(empty) else "none",
+        "fig2.queued_points": str(len(queued)), "fig2.in_band": str(int(in_band.sum())),
+        "fig2.queued_range": share(queued["ratio_queue"]),
+        "fig2.lowest": f"{lowest['ratio_queue']:.2f}",
+        "fig2.lowest_at": f"single share {lowest['single_fraction']:.1f} and {lowest['density']:g} jobs/day",
+        "fig2.rare_share": f"{100 * rare['queued_share'].min():.2g}-{100 * rare['queued_share'].max():.2g} %",
+        "fig2.rare_range": share(rare["ratio_queue"]) if len(rare) else "-",
+        "fig2.share_0": share(of_share(0.0)), "fig2.share_04_06": share(pd.concat([of_share(0.4), of_share(0.6)])),
+        "fig2.ahead_moderate": share(queued[queued["offered_load"] <= 1]["ratio_ahead"]),
+        "fig2.single_only_queued": (lambda top: "no job finds a queue" if top == 0 else
+                                    f"at most {100 * top:.1f} % of the jobs find a queue")(
+            s2[s2["single_fraction"] == 1.0]["queued_share"].max()),
+        "fig2.single_only_load": f"{s2[s2['single_fraction'] == 1.0]['offered_load'].max():.2f}",
+    }
+    return markdown(fig1, fig2, quick=False), figures
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--quick", action="store_true", help="1 day, 2 densities, 1 seed")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="plots and platform (default: out/grid_energy)")
+    parser.add_argument("--quick", action="store_true", help="1 day, 2 densities, 1 seed (results in --out)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--no-readme", action="store_true")
-    parser.add_argument("--readme", type=Path, default=HERE / "README.md")
+    parser.add_argument("--readme-only", action="store_true", help="rewrite README.md from the committed results")
     args = parser.parse_args(argv)
+    if args.readme_only:
+        write_readme(HERE / "README.md", *readme_figures(RESULTS))
+        return 0
     began = time.perf_counter()
     args.out.mkdir(parents=True, exist_ok=True)
+    results = args.out / "results" if args.quick else RESULTS
+    results.mkdir(parents=True, exist_ok=True)
     # The platform as a file, to rerun a point by hand (joulesim run -p OUT/platform.json ...).
     (args.out / "platform.json").write_text(json.dumps(platform(), indent=1) + "\n")
     fig1, fig2 = run_all(args.quick, args.workers)
-    fig1.to_csv(args.out / "fig1.csv", index=False)
-    fig2.to_csv(args.out / "fig2.csv", index=False)
+    fig1.to_csv(results / "fig1.csv", index=False)
+    fig2.to_csv(results / "fig2.csv", index=False)
+    write_run_record(results, "python -m experiments.grid_energy.run" + (" --quick" if args.quick else ""),
+                     time.perf_counter() - began, event_grouping="batsim", workers=args.workers,
+                     seeds={"fig1": sorted(set(fig1["seed"].astype(int))), "fig2": sorted(set(fig2["seed"].astype(int)))})
     try:
         plot(fig1, fig2, args.out)
     except ImportError:
         print("no figures: matplotlib is missing (pip install '.[plot]' in the joulesim checkout)")
-    text = markdown(fig1, fig2, args.quick)
-    print(text)
-    if not args.no_readme:
-        replace_results(args.readme, text)
-    print(f"done in {time.perf_counter() - began:.1f} s; outputs in {args.out}")
+    print(markdown(fig1, fig2, args.quick))
+    if not (args.quick or args.no_readme):
+        write_readme(HERE / "README.md", *readme_figures(results))
+    print(f"done in {time.perf_counter() - began:.1f} s; results in {results}, plots in {args.out}")
     return 0
 
 
