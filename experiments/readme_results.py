@@ -80,13 +80,15 @@ def number_tokens(text: str) -> set[str]:
     return {_canonical(m.group(1)) for m in _NUMBER.finditer(text)}
 
 
-def source_numbers(folder: Path, patterns: Iterable[str] = ("*.py", "*.toml")) -> set[str]:
-    """The numbers an experiment's source files set: its inputs, which a README may state. Of
-    Python, the literals (numbers, and numbers inside strings) but not the comments: a comment
-    "# 223.6 W" restating a computed value is not an input."""
+def source_numbers(folder: Path, patterns: Iterable[str] = ("*.py", "*.toml", "*.json")) -> set[str]:
+    """The numbers an experiment's source and input files set (its results/ aside): its inputs,
+    which a README may state. Of Python, the literals (numbers, and numbers inside strings) but not
+    the comments: a comment "# 223.6 W" restating a computed value is not an input."""
     found: set[str] = set()
     for pattern in patterns:
         for path in sorted(folder.rglob(pattern)):
+            if "results" in path.relative_to(folder).parts:
+                continue
             text = path.read_text()
             if path.suffix == ".py":
                 tokens = tokenize.generate_tokens(io.StringIO(text).readline)

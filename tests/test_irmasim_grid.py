@@ -47,9 +47,9 @@ def test_the_best_heuristic_of_experiment_1_is_irmasims():
 
 def test_the_script_runs_the_whole_grid_and_draws_the_charts(tmp_path):
     module = load_experiment_script("irmasim_grid")
-    assert module.main(["--out", str(tmp_path), "--no-readme"]) == 0
+    assert module.main(["--out", str(tmp_path), "--results", str(tmp_path / "results")]) == 0
     import pandas as pd
 
-    grid = pd.read_csv(tmp_path / "grid.csv")
+    grid = pd.read_csv(tmp_path / "results" / "grid.csv")
     assert len(grid) == 2 * 6 * 7
     assert {p.name for p in tmp_path.glob("*.png")} == {f"{e}_{m}.png" for e in ("exp1", "exp2") for m in ("energy", "edp")}
