@@ -64,7 +64,7 @@ _NUMBER = re.compile(r"(?<![\w.\-/'])(\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?)(?=x?(?![
 # A number right after one of these words or signs names a part of a document or a thing, not
 # a measurement: "§6.5", "table 6.1", "seed 004", "figures 1 and 2", "tables 5.1-5.3", "[8]".
 _REFERENCE_BEFORE = re.compile(
-    r"(?:§|\[|\bseeds?|\btables?|\bfigures?|\bfig\.|\bchapters?|\bsections?|\beq\.|\bissues?|\bref\.|"
+    r"(?:§|#|\[|\bseeds?|\btables?|\bfigures?|\bfig\.|\bchapters?|\bsections?|\beq\.|\bissues?|\bref\.|"
     r"\bexp(?:eriment)?s?|\bsteps?|\bcases?|\bweeks?|\bversion|\bBatsim|\bSimGrid|\bPython|\bcolumns?|\brows?)"
     r"(?:[\s\d.,\-]|\band\b|\bor\b)*$", re.I)
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")

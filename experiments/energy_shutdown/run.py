@@ -16,6 +16,7 @@ import argparse
 import csv
 import json
 import math
+import shutil
 import subprocess
 import sys
 import time
@@ -24,7 +25,11 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from experiments.readme_results import write_readme
+from experiments.run_record import read_run_record, record_figures, write_run_record
+
+HERE = Path(__file__).resolve().parent
+REPO_ROOT = HERE.parents[1]
 DEFAULT_TRACE = REPO_ROOT.parent / "shared" / "data" / "swf" / "KTH-SP2-1996-2.1-cln.swf"
 DEFAULT_OUT = REPO_ROOT / "out" / "energy_shutdown"  # /out/ is git-ignored
 
@@ -143,16 +148,21 @@ def run_instance(instance: Instance, workload: Path, runs_dir: Path, in_process:
 
 
 # ----------------------------------------------------------------------------- metrics
-def dynamic_power_per_host() -> tuple[float, float]:
-    """(idle W, full-load W) of pstate 0 of the platform, read from its XML."""
+def host_powers() -> tuple[float, float, float]:
+    """(idle W, full-load W, sleeping W) of the platform's hosts: pstates 0 and 1, from its XML."""
     from importlib.resources import files
     root = ET.fromstring((files("joulesim.platforms") / f"{PLATFORM}.xml").read_text())
     for host in root.iter("host"):
         for prop in host.iter("prop"):
             if prop.get("id") == "wattage_per_state":
-                idle, full = prop.get("value").split(",")[0].split(":")
-                return float(idle), float(full)
+                states = [state.split(":") for state in prop.get("value").split(",")]
+                return float(states[0][0]), float(states[0][1]), float(states[1][0])
     raise RuntimeError(f"{PLATFORM}: no wattage_per_state property")
+
+
+def dynamic_power_per_host() -> tuple[float, float]:
+    """(idle W, full-load W) of pstate 0 of the platform."""
+    return host_powers()[:2]
 
 
 def read_metrics(prefix: Path) -> dict:
@@ -183,7 +193,13 @@ def read_metrics(prefix: Path) -> dict:
 COLUMNS = ["instance", "algorithm", "parameters", "energy_J", "energy_norm",
            "energy_idle_compute_J", "energy_idle_compute_norm", "mean_waiting_time_s",
            "mean_bounded_slowdown", "max_waiting_time_s", "nb_machine_switches", "makespan_s",
-           "wall_time_s", "nb_jobs", "nb_jobs_killed"]
+           "wall_time_s", "nb_jobs", "nb_jobs_killed", "time_computing_s"]
+RESULTS = HERE / "results"  # the whole trace's figures, committed
+#: The thesis's figures this experiment compares with (chapter 7): EASY's energy on KTH-SP2 (J),
+#: and inertial shutdown's saving ("about 20 %").
+THESIS_EASY_ENERGY_J = 2.73e11
+THESIS_INERTIAL_SAVING = "about 20 %"
+THESIS_INERTIAL_T_IDLE = (6000, "inf")  # §7.6.1: its inertial instances' opportunistic t_idle
 
 
 def build_rows(done: list[tuple[Instance, dict]]) -> list[dict]:
@@ -193,7 +209,8 @@ def build_rows(done: list[tuple[Instance, dict]]) -> list[dict]:
         m = read_metrics(Path(run["prefix"]))
         # Energy had computing hosts drawn idle power instead (the SimGrid of the thesis did not
         # charge parallel tasks above idle: simgrid/simgrid#189): comparable to the thesis's joules.
-        idle_compute = m["energy_J"] - (full_w - idle_w) * m.pop("time_computing")
+        m["time_computing_s"] = m.pop("time_computing")
+        idle_compute = m["energy_J"] - (full_w - idle_w) * m["time_computing_s"]
         params = "; ".join(f"{k}={v}" for k, v in instance.options.items()) or "-"
         rows.append({"instance": instance.name, "algorithm": instance.family, "parameters": params,
                      "energy_idle_compute_J": idle_compute, "wall_time_s": run["wall_time_s"], **m})
@@ -234,6 +251,69 @@ def write_tables(rows: list[dict], out_dir: Path, not_run: list[tuple[Instance, 
     return csv_path, md_path
 
 
+def readme_figures(results: Path) -> tuple[str, dict[str, str]]:
+    """README.md's table and every figure its prose quotes, from the committed results."""
+    import pandas as pd
+
+    rows = pd.read_csv(results / "results.csv").set_index("instance")
+    cleaning = json.loads((results / "cleaning.json").read_text())
+    record = read_run_record(results)
+    idle_w, full_w, sleep_w = host_powers()
+    easy = rows.loc["easy"]
+    os_rows = rows[rows.index.str.startswith("os_")]
+    inertial = rows[rows.index.str.startswith("inertial_")]
+    shut = rows.drop(index="easy")
+    wait_cost = 100 * (shut.mean_waiting_time_s / easy.mean_waiting_time_s - 1)
+    idle_share = 1 - easy.time_computing_s / (NB_MACHINES * easy.makespan_s)
+    # What sleeping through all of EASY's idle time would save, on the thesis's measure.
+    ceiling = idle_share * NB_MACHINES * easy.makespan_s * (idle_w - sleep_w) / easy.energy_idle_compute_J
+    switch_ratio = [o / i for o in os_rows.nb_machine_switches for i in inertial.nb_machine_switches]
+    fewer_waits = [name for name, r in inertial.iterrows() if r.mean_waiting_time_s < os_rows.mean_waiting_time_s.min()]
+    dropped = cleaning["extra_cleaning_dropped"]
+
+    def triple(frame: pd.DataFrame, column: str, fmt: str) -> str:
+        return " / ".join(format(v, fmt) for v in frame[column])
+
+    def thousands(frame: pd.DataFrame) -> str:
+        return " / ".join(f"{v / 1000:.0f}k" for v in frame.nb_machine_switches)
+
+    os_values = " / ".join(os_rows.parameters.str.extract(r"t_idle=(\w+)")[0])
+    periods = inertial.parameters.str.extract(r"period=(\w+)")[0]
+    table = ["| | energy / EASY | same, thesis's measure | mean wait (s) | switches |",
+             "| --- | --- | --- | --- | --- |",
+             f"| EASY | 1 | 1 | {easy.mean_waiting_time_s:,.0f} | {easy.nb_machine_switches:,.0f} |",
+             f"| OS, t_idle = {os_values} s | "
+             f"{triple(os_rows, 'energy_norm', '.3f')} | {triple(os_rows, 'energy_idle_compute_norm', '.3f')} | "
+             f"{triple(os_rows, 'mean_waiting_time_s', ',.0f')} | {thousands(os_rows)} |",
+             f"| inertial, T = {' / '.join(periods)} s | "
+             f"{triple(inertial, 'energy_norm', '.3f')} | {triple(inertial, 'energy_idle_compute_norm', '.3f')} | "
+             f"{triple(inertial, 'mean_waiting_time_s', ',.0f')} | {thousands(inertial)} |"]
+    figures = {
+        **record_figures(record),
+        "jobs": f"{int(easy.nb_jobs):,}", "machines": str(NB_MACHINES),
+        "dropped.runtime": f"{dropped['run time <= 0']:,}", "dropped.walltime": f"{dropped['walltime <= 0']:,}",
+        "dropped.past_limit": f"{dropped['run time > walltime']:,}",
+        "converted": f"{cleaning['jobs_kept'] + sum(dropped.values()):,}", "kept": f"{cleaning['jobs_kept']:,}",
+        "thesis.easy_energy": f"{THESIS_EASY_ENERGY_J:.2e}".replace("e+", "e"), "idle_w": f"{idle_w:g}", "full_w": f"{full_w:g}",
+        "sleep_saving_w": f"{idle_w - sleep_w:g}",
+        "easy.makespan": f"{easy.makespan_s:,.0f}",
+        "easy.idle_energy": f"{NB_MACHINES * idle_w * easy.makespan_s:.4e}".replace("e+", "e"),
+        "easy.energy": f"{easy.energy_J:.2e}".replace("e+", "e"), "easy.energy_thesis_measure": f"{easy.energy_idle_compute_J:.4e}".replace("e+", "e"),
+        "wait_cost": f"+{wait_cost.min():.0f} % to +{wait_cost.max():.0f} %",
+        "inertial.saving": f"{100 * (1 - inertial.energy_idle_compute_norm.max()):.0f}-"
+                           f"{100 * (1 - inertial.energy_idle_compute_norm.min()):.0f} %",
+        "thesis.inertial_saving": THESIS_INERTIAL_SAVING,
+        "switch_ratio": f"{min(switch_ratio):.0f}-{max(switch_ratio):.0f}",
+        "os.saving": f"{100 * (1 - os_rows.energy_idle_compute_norm.min()):.0f} %",
+        "ceiling": f"{100 * ceiling:.0f} %", "idle_share": f"{100 * idle_share:.0f} %",
+        "fewer_waits": ("no inertial instance" if not fewer_waits else
+                        "only " + ", ".join(f"T = {periods[name]} s" for name in fewer_waits)),
+        "os_saves_more": "OS saves more" if os_rows.energy_idle_compute_norm.min() <
+        inertial.energy_idle_compute_norm.min() else "inertial saves more",
+    }
+    return "\n".join(table), figures
+
+
 # ----------------------------------------------------------------------------- main
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     names = [i.name for i in instances()]
@@ -253,6 +333,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=600.0,
                         help="seconds to wait for each decider reply (default: 600)")
     parser.add_argument("--no-plots", action="store_true", help="skip the figures")
+    parser.add_argument("--readme-only", action="store_true", help="rewrite README.md from the committed results")
     args = parser.parse_args(argv)
     if args.jobs is not None and args.jobs < 1:
         parser.error("--jobs must be >= 1")
@@ -269,6 +350,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.readme_only:
+        write_readme(HERE / "README.md", *readme_figures(RESULTS))
+        return 0
+    began = time.perf_counter()
     if not args.trace.is_file():
         print(f"error: trace {args.trace} not found. This experiment reads the KTH-SP2 log from "
               "../shared/data/swf/ beside the checkout (see ../shared/data/MANIFEST.md); pass "
@@ -325,6 +410,17 @@ def main(argv: list[str] | None = None) -> int:
     csv_path, md_path = write_tables(rows, out_dir, not_run_all, cleaning)
     print(md_path.read_text())
     print(f"table: {csv_path}\n       {md_path}")
+    whole = args.jobs is None and args.only is None and args.trace == DEFAULT_TRACE and not not_run_all
+    if whole:  # the README's figures: the whole trace, every instance
+        RESULTS.mkdir(exist_ok=True)
+        shutil.copy(csv_path, RESULTS / "results.csv")
+        (RESULTS / "cleaning.json").write_text(json.dumps(cleaning, indent=2) + "\n")
+        write_run_record(RESULTS, "python -m experiments.energy_shutdown.run" + (" --in-process" if args.in_process
+                                                                                  else ""),
+                         time.perf_counter() - began, event_grouping="batsim", seeds=None, workers=args.workers,
+                         decider="in-process" if args.in_process else "its own process (ZeroMQ)")
+        write_readme(HERE / "README.md", *readme_figures(RESULTS))
+        print(f"results: {RESULTS} (and README.md)")
 
     if not args.no_plots:
         try:
