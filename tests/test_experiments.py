@@ -12,7 +12,7 @@ SCRIPT = experiment_command("energy_shutdown")  # run from the repository root (
 EXPECTED_COLUMNS = ["instance", "algorithm", "parameters", "energy_J", "energy_norm",
                     "energy_idle_compute_J", "energy_idle_compute_norm", "mean_waiting_time_s",
                     "mean_bounded_slowdown", "max_waiting_time_s", "nb_machine_switches", "makespan_s",
-                    "wall_time_s", "nb_jobs", "nb_jobs_killed"]
+                    "wall_time_s", "nb_jobs", "nb_jobs_killed", "time_computing_s"]
 
 
 def test_energy_shutdown_script_on_a_slice(shared_data, tmp_path):
