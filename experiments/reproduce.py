@@ -40,7 +40,7 @@ class Experiment:
 EXPERIMENTS = [
     Experiment("pcbe", (), lambda out: ["--comparison", "--results", str(out)],
                "seed 000, tables 5.1-5.3 against the thesis's IRMaSim results"),
-    Experiment("irmasim_grid", (), lambda out: ["--out", str(out), "--no-readme"],
+    Experiment("irmasim_grid", (), lambda out: ["--out", str(out), "--results", str(out / "results")],
                "seed 002, IRMaSim's heuristic grid"),
     Experiment("grid_energy", (), lambda out: ["--quick", "--out", str(out)],
                "seed 004, figures 1 and 2"),
@@ -55,7 +55,7 @@ EXPERIMENTS = [
                "seed 001 figure 5.1, placement against communication"),
     Experiment("grid_broker", (), lambda out: ["--quick", "--out", str(out), "--no-readme"],
                "seed 004 figure 3, a broker over ten clusters"),
-    Experiment("energy_budget", ("--out", "out/energy_budget"), lambda out: ["--select-weeks"],
+    Experiment("energy_budget", ("--out", "out/energy_budget"), lambda out: ["--quick", "--out", str(out)],
                "seed 001 §6.5, EASY under an energy budget"),
     Experiment("rl_energy", (), lambda out: ["--only", "exp2_energy", "--seeds", "1", "--runs", "2", "--out",
                                              str(out), "--no-readme"],

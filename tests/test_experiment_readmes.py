@@ -84,15 +84,20 @@ def test_reproduce_lists_every_experiment_folder():
     assert folders - {"batsim5_edcs"} == set(BY_NAME)
 
 
-def test_reproduce_quick_reruns_an_experiment_and_leaves_its_readme(shared_data, tmp_path):
-    readme = EXPERIMENTS / "pcbe" / "README.md"
-    before = readme.read_bytes()
-    proc = subprocess.run([sys.executable, "-m", "experiments.reproduce", "--quick", "--only", "pcbe", "--out",
-                           str(tmp_path)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+def test_reproduce_quick_reruns_the_fast_experiments_and_leaves_the_committed_files(shared_data, tmp_path):
+    fast = ["pcbe", "irmasim_grid", "grid_energy"]
+    committed = {path: path.read_bytes() for name in fast
+                 for path in [EXPERIMENTS / name / "README.md", *sorted((EXPERIMENTS / name / "results").iterdir())]}
+    proc = subprocess.run([sys.executable, "-m", "experiments.reproduce", "--quick", "--only", ",".join(fast), "--out",
+                           str(tmp_path)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "[1/1] pcbe: done" in proc.stdout
+    for i, name in enumerate(fast, 1):
+        assert f"[{i}/{len(fast)}] {name}: done" in proc.stdout
     assert (tmp_path / "pcbe" / "runs.csv").is_file() and (tmp_path / "pcbe" / "run.json").is_file()
-    assert readme.read_bytes() == before
+    assert (tmp_path / "irmasim_grid" / "results" / "grid.csv").is_file()
+    assert '"command": "python -m experiments.grid_energy.run --quick"' in (
+        tmp_path / "grid_energy" / "results" / "run.json").read_text()
+    assert {path: path.read_bytes() for path in committed} == committed
 
 
 def test_reproduce_refuses_an_unknown_experiment():

@@ -20,6 +20,7 @@ import argparse
 import os
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -73,12 +74,17 @@ def select_weeks(count: int = 10) -> dict[str, list[int]]:
     return weeks
 
 
-def run(out: Path, full: bool, workers: int | None) -> int:
+def run(out: Path, full: bool, workers: int | None, quick: bool = False) -> int:
     """Run the campaign (resumable); returns the number of instances run now."""
     from joulesim.campaign.runner import run_campaign
 
     summaries = []
-    if full:
+    if quick:  # every configuration on one SDSC-BLUE week
+        week = tomllib.loads(CAMPAIGN.read_text())
+        first = next(w for w in week["workloads"] if w["name"] == "sdsc-blue")["weeks"][0]
+        summaries.append(run_campaign(str(CAMPAIGN), str(out), workers=workers,
+                                      where={"workload": ["sdsc-blue"], "week": [str(first)]}))
+    elif full:
         summaries.append(run_campaign(str(CAMPAIGN), str(out), workers=workers))
     else:  # the two parts of the subset, into the same results folder
         for part in ({"workload": ["sdsc-blue"]}, {"workload": ["curie"], "week": DEFAULT_CURIE_WEEKS}):
@@ -353,6 +359,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results folder (default: out/energy_budget)")
     parser.add_argument("--full", action="store_true", help="all 980 instances (default: the subset)")
+    parser.add_argument("--quick", action="store_true",
+                        help="every configuration on one SDSC-BLUE week (minutes; README.md and results/ untouched)")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: the cores)")
     parser.add_argument("--analyze-only", action="store_true", help="analyze the results already in --out")
     parser.add_argument("--select-weeks", action="store_true", help="print the weeks of highest load and exit")
@@ -371,9 +379,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     began = time.perf_counter()
     if not args.analyze_only:
-        ran = run(args.out, args.full, args.workers)
+        ran = run(args.out, args.full, args.workers, args.quick)
     analyze(args.out)
-    if not args.analyze_only:
+    if not (args.analyze_only or args.quick):
         frame = load_results(args.out)
         RESULTS.mkdir(exist_ok=True)
         frame[RESULT_COLUMNS].sort_values(["trace", "week", "algorithm", "budget"]).to_csv(
