@@ -224,8 +224,8 @@ def readme_figures(results_dir: Path) -> tuple[str, dict[str, str]]:
     def better(compression: float, backfill: str) -> str:
         f1, f2 = mean("F1 (table 1)", compression, backfill), mean("F2 (table 1)", compression, backfill)
         if round(f1, 1) == round(f2, 1):
-            return f"they tie ({f1:.2f} vs {f2:.2f})"
-        return f"{'F1' if f1 < f2 else 'F2'} ({f1:.2f} vs {f2:.2f})"
+            return f"neither (F1 {f1:.2f}, F2 {f2:.2f})"
+        return f"F1 ({f1:.2f} against F2's {f2:.2f})" if f1 < f2 else f"F2 ({f2:.2f} against F1's {f1:.2f})"
 
     jobs = trace_table.groupby("compression")
     figures = {
