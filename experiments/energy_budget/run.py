@@ -1,49 +1,36 @@
 """Seed 001 chapter 6 (§6.5): EASY under an energy budget, rebuilt as a joulesim campaign.
 
-    python -m experiments.energy_budget.run                 # the default subset (README.md: its time)
-    python -m experiments.energy_budget.run --full          # the 980 instances
+    python -m experiments.energy_budget.run                 # default subset, ~20-25 min on 2 cores
+    python -m experiments.energy_budget.run --full          # the 980 instances, ~1.5 h on 2 cores
     python -m experiments.energy_budget.run --analyze-only --out DIR
-    python -m experiments.energy_budget.run --readme-only   # README.md from the committed results/
     python -m experiments.energy_budget.run --select-weeks  # recompute the weeks of campaign.toml
 
 Runs `campaign.toml` (the default subset: SDSC-BLUE's 10 weeks and Curie's two weeks of highest
 load, 588 instances), then normalizes the measures as §6.5.3 ([Mor08]: between-subject
 normalization, each trace week a subject), draws figures 6.2-6.4 and table 6.2, and writes
-OUT/results.md with the thesis's claims checked one by one. A run (not --analyze-only) also
-writes results/instances.csv and results/run.json beside this script (committed), from which
-README.md's figures are written. See README.md.
+OUT/results.md with the thesis's claims checked one by one. See README.md.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import time
 import tomllib
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from experiments.readme_results import write_readme
-from experiments.run_record import read_run_record, record_figures, write_run_record
-
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
 CAMPAIGN = HERE / "campaign.toml"
 DEFAULT_OUT = REPO_ROOT / "out" / "energy_budget"  # /out/ is git-ignored
-RESULTS = HERE / "results"  # committed: one row per instance, the analysis's columns
-RESULT_COLUMNS = ["trace", "week", "algorithm", "budget", "window_utilization", "mean_bounded_slowdown",
-                  "window_jobs_started", "relative_energy", "window_energy", "nb_jobs", "nb_machine_switches",
-                  "wall_time"]
 SHARED_SWF = REPO_ROOT.parent / "shared" / "data" / "swf"
 TRACES = {"curie": ("CEA-Curie-2011-2.1-cln.swf.gz", 80640), "sdsc-blue": ("SDSC-BLUE-2000-4.2-cln.swf.gz", 1152)}
 #: The default subset: every SDSC-BLUE week, the two Curie weeks of highest offered load.
 DEFAULT_CURIE_WEEKS = ["7", "11"]
 WEEK = 7 * 86400.0
 P_COMPUTING = 190.74  # W, table 6.1: a host computing at full load
-THESIS_INSTANCES = 1470  # §6.5: 3 traces x 10 weeks x 49 configurations
 BUDGETS = [100, 90, 80, 70, 60, 50, 49, 30]
 ALGORITHMS = ["PC", "reducePC", "energyBud"]
 #: Table 6.2 of the thesis: percentage change with opportunistic shutdown, by algorithm.
@@ -74,14 +61,13 @@ def select_weeks(count: int = 10) -> dict[str, list[int]]:
     return weeks
 
 
-def run(out: Path, full: bool, workers: int | None, quick: bool = False) -> int:
-    """Run the campaign (resumable); returns the number of instances run now."""
+def run(out: Path, full: bool, workers: int | None, quick: bool = False) -> None:
     from joulesim.campaign.runner import run_campaign
 
     summaries = []
     if quick:  # every configuration on one SDSC-BLUE week
-        week = tomllib.loads(CAMPAIGN.read_text())
-        first = next(w for w in week["workloads"] if w["name"] == "sdsc-blue")["weeks"][0]
+        study = tomllib.loads(CAMPAIGN.read_text())
+        first = next(w for w in study["workloads"] if w["name"] == "sdsc-blue")["weeks"][0]
         summaries.append(run_campaign(str(CAMPAIGN), str(out), workers=workers,
                                       where={"workload": ["sdsc-blue"], "week": [str(first)]}))
     elif full:
@@ -96,7 +82,6 @@ def run(out: Path, full: bool, workers: int | None, quick: bool = False) -> int:
           f"{wall:.0f} s" + (f" ({wall / ran:.2f} s per instance)" if ran else ""))
     if failed:
         raise SystemExit(f"{failed} instances failed: see {out}/instances/")
-    return ran
 
 
 # ---------------------------------------------------------------- analysis
@@ -238,137 +223,37 @@ def markdown_table(means: pd.DataFrame) -> list[str]:
     return lines
 
 
-def analysis_lines(frame: pd.DataFrame) -> list[str]:
-    """The analysis as Markdown: the mean normalized measures, table 6.2 against the thesis's,
-    and the thesis's statements checked."""
-    means = condition_means(normalize(frame))
+def analyze(out: Path) -> None:
+    frame = load_results(out)
+    normalized = normalize(frame)
+    means = condition_means(normalized)
     table = table_6_2(means)
-    lines = ["Mean normalized measures per condition:", "", *markdown_table(means), "",
-             "Table 6.2, % change with opportunistic shutdown (the thesis's in parentheses):", "",
+    figures = draw(means, out)
+    subjects = frame.groupby(["trace"])["week"].nunique().to_dict()
+    lines = ["# Energy budget (seed 001 §6.5) on joulesim", "",
+             f"{len(frame)} instances, trace weeks: {subjects}", "",
+             "## Mean normalized measures per condition", "",
+             *markdown_table(means), "",
+             "## Table 6.2: % change with opportunistic shutdown (thesis in parentheses)", "",
              "| measure | " + " | ".join(ALGORITHMS) + " |", "|---|---|---|---|"]
     for measure in MEASURES:
         lines.append(f"| {measure} | " + " | ".join(
             f"{table.loc[measure, a]:+.2f} % ({THESIS_TABLE_6_2[measure][a]:+.2f} %)" for a in ALGORITHMS) + " |")
-    return lines + ["", "The thesis's statements, checked:", ""] + [f"- {line}" for line in claims(means, table)]
-
-
-def analyze(out: Path) -> None:
-    frame = load_results(out)
-    figures = draw(condition_means(normalize(frame)), out)
-    subjects = frame.groupby(["trace"])["week"].nunique().to_dict()
-    lines = ["# Energy budget (seed 001 §6.5) on joulesim", "", f"{len(frame)} instances, trace weeks: {subjects}", "",
-             *analysis_lines(frame), "", "Figures: " + ", ".join(p.name for p in figures)]
+    lines += ["", "## The thesis's statements, checked", ""] + [f"- {line}" for line in claims(means, table)]
+    lines += ["", "Figures: " + ", ".join(p.name for p in figures)]
     (out / "results.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
-
-
-def _budgets_text(budgets: list[float]) -> str:
-    """[90.0, 80.0, 50.0] -> "90, 80 and 50%"."""
-    names = [f"{b:g}" for b in budgets]
-    return (", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]) + "%" if names else "none"
-
-
-def _per_algorithm(choice: dict[float, str]) -> str:
-    """{90: "a", 80: "b", 70: "a"} -> "a at 90 and 70%; b at 80%"."""
-    by: dict[str, list[float]] = {}
-    for budget, algorithm in choice.items():
-        by.setdefault(algorithm, []).append(budget)
-    return "; ".join(f"{algorithm} at {_budgets_text(budgets)}" for algorithm, budgets in by.items())
-
-
-def readme_figures(results: Path) -> tuple[str, dict[str, str]]:
-    """README.md's results block (the analysis) and every figure its prose quotes, from the
-    committed results/instances.csv and run.json."""
-    frame = pd.read_csv(results / "instances.csv")
-    record = read_run_record(results)
-    means = condition_means(normalize(frame))
-    table = table_6_2(means)
-    u, b, e = "window_utilization", "mean_bounded_slowdown", "relative_energy"
-
-    def at(algorithm: str, budget: float, column: str) -> float:
-        return float(means.loc[(algorithm, budget), column])
-
-    budgeted = [f"{a}{suffix}" for a in ALGORITHMS for suffix in ("", "_SHUT")]
-    below = [x for x in BUDGETS if x < 100]
-    best_u = {x: max(budgeted, key=lambda a: at(a, x, u)) for x in below}
-    best_b = {x: min(budgeted, key=lambda a: at(a, x, b)) for x in below}
-    rpc_wins = [x for x in below if at("reducePC_SHUT", x, u) > at("energyBud", x, u)]
-    pc_above_eb = [x for x in below if at("PC", x, u) > at("energyBud", x, u)]
-    low = [x for x in (49, 30)]
-    same_rpc_eb = all(abs(at("reducePC", x, c) - at("energyBud", x, c)) < 1e-9 for x in low for c in (u, b, e))
-    pc_gap = max(abs(at("PC", x, u) - at("PC_SHUT", x, u)) for x in BUDGETS)
-    shut_lower = all(at(f"{a}_SHUT", x, e) < at(a, x, e) for a in ALGORITHMS for x in BUDGETS)
-    above_30 = [a for a in ALGORITHMS if at(a, 30, e) > 0.30]
-    order = {x: tuple(sorted(ALGORITHMS, key=lambda a: -at(a, x, e))) for x in below}
-    thesis_order = ("energyBud", "reducePC", "PC")
-    most = {x: order[x][0] for x in below}
-    signs = [np.sign(table.loc[m, a]) == np.sign(v) for m, row in THESIS_TABLE_6_2.items() for a, v in row.items()]
-    other_signs = [f"{m} for {a}" for m, row in THESIS_TABLE_6_2.items() for a, v in row.items()
-                   if np.sign(table.loc[m, a]) != np.sign(v)]
-    ratio = np.nanmedian([abs(table.loc[m, a] / v) for m, row in THESIS_TABLE_6_2.items() for a, v in row.items()])
-    easy = at("EASY", 100, u)
-    on_line = {a: [x for x in BUDGETS if at(a, x, u) >= baseline(easy, x)] for a in budgeted}
-    weeks = frame.groupby("trace")["week"].unique()
-    per_trace = frame.groupby("trace")["wall_time"]
-    slowest = frame.loc[frame["wall_time"].idxmax()]
-    curie = frame[frame["trace"] == "curie"]
-    shut_curie = curie[curie["algorithm"].str.endswith("_SHUT")]["nb_machine_switches"]
-    figures = {
-        **record_figures(record),
-        "instances": f"{len(frame):,}",
-        "weeks.sdsc-blue": ", ".join(str(int(w)) for w in sorted(weeks.get("sdsc-blue", []))),
-        "weeks.curie": ", ".join(str(int(w)) for w in sorted(weeks.get("curie", []))),
-        "fig62.best": _per_algorithm(best_u),
-        "fig62.rpc_shut_above_eb": "every budget below 100%" if rpc_wins == below else _budgets_text(rpc_wins),
-        "fig62.verdict": "matches" if set(best_u.values()) <= {"energyBud_SHUT", "reducePC_SHUT"} and rpc_wins == below
-        else "partly matches",
-        "fig62.pc_above_eb": _budgets_text(pc_above_eb),
-        "fig62.pc_eb_60": f"{at('PC', 60, u):.3f} against {at('energyBud', 60, u):.3f}",
-        "fig62.pc_eb_50": f"{at('PC', 50, u):.3f} against {at('energyBud', 50, u):.3f}",
-        "low.same_rpc_eb": "identical" if same_rpc_eb else "not identical",
-        "low.rpc_u": f"{at('reducePC', 30, u):.4f}", "low.eb_u": f"{at('energyBud', 30, u):.4f}",
-        "low.pc_u": f"{at('PC', 30, u):.4f}",
-        "pc_gap": f"{pc_gap:.4f}",
-        "fig63.best": _per_algorithm(best_b),
-        "fig64.shut_lower": "yes, at every budget" if shut_lower else "not at every budget",
-        "fig64.above_30": ", ".join(above_30) if above_30 else "none",
-        "fig64.thesis_order_at": _budgets_text([x for x in below if order[x] == thesis_order]),
-        "fig64.most": _per_algorithm(most),
-        "table62.signs": f"{sum(signs)} of {len(signs)}",
-        "table62.other_signs": ", ".join(other_signs) if other_signs else "none",
-        "table62.ratio": f"{ratio:.1f}",
-        "line.on_or_above": "; ".join(f"{a} at {_budgets_text(xs)}" for a, xs in on_line.items() if xs) or "none",
-        "cost.mean_sdsc": f"{per_trace.mean().get('sdsc-blue', float('nan')):.1f} s",
-        "cost.mean_curie": f"{per_trace.mean().get('curie', float('nan')):.0f} s",
-        "cost.sum": f"{frame['wall_time'].sum() / 60:,.0f} min",
-        "cost.slowest": f"{slowest['wall_time']:.0f} s ({slowest['algorithm']} at {slowest['budget']:g}% on "
-                        f"{slowest['trace']} week {int(slowest['week'])})",
-        "cost.curie_jobs": f"{curie['nb_jobs'].min():,.0f}-{curie['nb_jobs'].max():,.0f}" if len(curie) else "-",
-        "curie.other_weeks": str(10 - len(weeks.get("curie", []))),
-        "cost.full_extra": f"{(10 - len(weeks.get('curie', []))) * frame.groupby(['trace', 'week']).size().max():,}",
-        "cost.curie_switches": (f"{shut_curie.min() / 1e6:.1f}-{shut_curie.max() / 1e6:.1f} million"
-                                if len(shut_curie) else "-"),
-    }
-    block = [f"{len(frame):,} instances (trace weeks: " + "; ".join(f"{t} {', '.join(str(int(w)) for w in sorted(ws))}"
-                                                                  for t, ws in weeks.items()) + ").", "",
-             *analysis_lines(frame)]
-    return "\n".join(block), figures
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results folder (default: out/energy_budget)")
     parser.add_argument("--full", action="store_true", help="all 980 instances (default: the subset)")
-    parser.add_argument("--quick", action="store_true",
-                        help="every configuration on one SDSC-BLUE week (minutes; README.md and results/ untouched)")
+    parser.add_argument("--quick", action="store_true", help="every configuration on one SDSC-BLUE week (minutes)")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: the cores)")
     parser.add_argument("--analyze-only", action="store_true", help="analyze the results already in --out")
     parser.add_argument("--select-weeks", action="store_true", help="print the weeks of highest load and exit")
-    parser.add_argument("--readme-only", action="store_true", help="rewrite README.md from the committed results")
     args = parser.parse_args(argv)
-    if args.readme_only:
-        write_readme(HERE / "README.md", *readme_figures(RESULTS))
-        return 0
     if not args.analyze_only and not SHARED_SWF.is_dir():
         print(f"run.py: the traces are read from {SHARED_SWF} (../shared/data beside the checkout), which is "
               "absent; nothing to run", file=sys.stderr)
@@ -377,19 +262,9 @@ def main(argv: list[str] | None = None) -> int:
         for name, weeks in select_weeks().items():
             print(f"{name}: weeks = {weeks}")
         return 0
-    began = time.perf_counter()
     if not args.analyze_only:
-        ran = run(args.out, args.full, args.workers, args.quick)
+        run(args.out, args.full, args.workers, args.quick)
     analyze(args.out)
-    if not (args.analyze_only or args.quick):
-        frame = load_results(args.out)
-        RESULTS.mkdir(exist_ok=True)
-        frame[RESULT_COLUMNS].sort_values(["trace", "week", "algorithm", "budget"]).to_csv(
-            RESULTS / "instances.csv", index=False)
-        write_run_record(RESULTS, "python -m experiments.energy_budget.run" + (" --full" if args.full else ""),
-                         time.perf_counter() - began, event_grouping="batsim", seeds=None,
-                         workers=args.workers or os.cpu_count(), instances_run_now=ran)
-        write_readme(HERE / "README.md", *readme_figures(RESULTS))
     return 0
 
 
