@@ -20,7 +20,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = REPO_ROOT / "experiments"
 # The experiments whose README is written from results files so far; the others' READMEs still
 # carry figures typed from their last run (issue 48 converts them one by one).
-GENERATED = ["pcbe", "grid_energy", "irmasim_grid", "utility_policies"]
+GENERATED = ["pcbe", "grid_energy", "irmasim_grid", "utility_policies", "energy_shutdown"]
 
 
 @pytest.mark.parametrize("name", GENERATED)
