@@ -7,16 +7,16 @@ give, fails here), and no number outside the generated parts looks like a measur
 
 from __future__ import annotations
 
-import importlib
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import REPO_ROOT, load_experiment_script
 
-from experiments.readme_results import ReadmeError, loose_numbers, render_readme, source_numbers
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:  # the experiments are a package of the repository's root (see conftest)
+    sys.path.insert(0, str(REPO_ROOT))
+from experiments.readme_results import ReadmeError, loose_numbers, render_readme, source_numbers  # noqa: E402
 EXPERIMENTS = REPO_ROOT / "experiments"
 # The experiments whose README is written from results files so far; the others' READMEs still
 # carry figures typed from their last run (issue 48 converts them one by one).
@@ -25,7 +25,7 @@ GENERATED = ["pcbe", "grid_energy", "irmasim_grid", "utility_policies", "energy_
 
 @pytest.mark.parametrize("name", GENERATED)
 def test_the_readme_is_what_its_results_give(name):
-    run = importlib.import_module(f"experiments.{name}.run")
+    run = load_experiment_script(name)
     readme = EXPERIMENTS / name / "README.md"
     text = readme.read_text()
     expected = render_readme(text, *run.readme_figures(run.RESULTS), name=str(readme))
@@ -43,7 +43,7 @@ def test_no_measurement_is_typed_by_hand_in_the_readme(name):
 
 @pytest.mark.parametrize("name", GENERATED)
 def test_the_results_record_says_where_and_how_they_were_measured(name):
-    run = importlib.import_module(f"experiments.{name}.run")
+    run = load_experiment_script(name)
     import json
 
     record = json.loads((run.RESULTS / "run.json").read_text())
