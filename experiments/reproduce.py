@@ -81,13 +81,13 @@ def main(argv: list[str] | None = None) -> int:
         chosen = [BY_NAME[n] for n in names]
     if args.list:
         for e in chosen:
-            print(f"{e.name:18} {e.what}\n{'':18} whole: {' '.join(e.command(False, args.out)[1:])}\n"
-                  f"{'':18} quick: {' '.join(e.command(True, args.out)[1:])}")
+            print(f"{e.name:18} {e.what}\n{'':18} whole: python {' '.join(e.command(False, args.out)[1:])}\n"
+                  f"{'':18} quick: python {' '.join(e.command(True, args.out)[1:])}")
         return 0
     failed = []
     for i, e in enumerate(chosen, 1):
         command = e.command(args.quick, args.out)
-        print(f"[{i}/{len(chosen)}] {e.name}: {' '.join(command[1:])}", flush=True)
+        print(f"[{i}/{len(chosen)}] {e.name}: python {' '.join(command[1:])}", flush=True)
         began = time.perf_counter()
         status = subprocess.run(command, cwd=REPO_ROOT, stdin=subprocess.DEVNULL).returncode
         print(f"[{i}/{len(chosen)}] {e.name}: {'done' if status == 0 else f'FAILED (exit {status})'} in "
