@@ -46,14 +46,16 @@ def test_each_always_invalid_mutation_is_refused(tmp_path, operator):
 
 
 def test_mutated_replies_between_two_processes(tmp_path):
-    results = [run_process_case(seed, str(tmp_path)) for seed in range(16)]
+    # 8 seeded cases (16 until 2026-11-29: the suite's time); benchmarks/fuzz_hostile_inputs.py
+    # runs thousands. Seeds 0-7 give 7 clean errors and a reply that still applies.
+    results = [run_process_case(seed, str(tmp_path)) for seed in range(8)]
     bad = [r for r in results if r.outcome in BAD]
     assert not bad, _report(bad)
-    assert Counter(r.outcome for r in results)[CLEAN_ERROR] >= 8
+    assert Counter(r.outcome for r in results)[CLEAN_ERROR] >= 4
 
 
 def test_mutated_simulator_messages_to_joulesim_decide(tmp_path):
-    results = [run_decider_case(seed, str(tmp_path)) for seed in range(16)]
+    results = [run_decider_case(seed, str(tmp_path)) for seed in range(8)]  # 8 operators of 7 kinds
     bad = [r for r in results if r.outcome in BAD]
     assert not bad, _report(bad)
     invalid = [r for r in results if SIMULATOR_MUTATIONS[r.operator][0] == ALWAYS_INVALID and r.outcome != NOT_APPLIED]
