@@ -104,3 +104,12 @@ def test_reproduce_refuses_an_unknown_experiment():
     proc = subprocess.run([sys.executable, "-m", "experiments.reproduce", "--only", "pcbee"], cwd=REPO_ROOT,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "no experiment pcbee" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_experiments_index_says_which_readmes_are_generated():
+    rows = [line.split("|") for line in (EXPERIMENTS / "README.md").read_text().splitlines()
+            if line.startswith("| `")]
+    status = {cells[1].strip().strip("`"): cells[3].strip() for cells in rows}
+    folders = {p.name for p in EXPERIMENTS.iterdir() if (p / "run.py").is_file()} - {"batsim5_edcs"}
+    assert set(status) == folders
+    assert {name for name, text in status.items() if text == "written from `results/`"} == set(GENERATED)
