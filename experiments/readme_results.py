@@ -125,23 +125,15 @@ def _is_small_count_or_year(token: str) -> bool:
 
 def loose_numbers(text: str, allowed: set[str]) -> list[tuple[int, str]]:
     """(line, number) of each number a reader meets outside the generated parts that is neither in
-    `allowed` (the experiment's inputs), nor a reference, nor a count up to 10."""
-    allowed_values = set()
-    for token in allowed:
-        try:
-            allowed_values.add(float(token))
-        except ValueError:
-            pass
+    `allowed` (the experiment's inputs, as number_tokens writes them), nor a reference, nor a count
+    up to 10 or a year."""
+    # Compared as values: "6.10" in the code states the README's "6.1", "1.25e10" its "12500000000".
+    allowed_values = {float(token) for token in allowed}
     loose = []
     for number, line in _prose(text):
         for m in _NUMBER.finditer(line):
             token = _canonical(m.group(1))
-            if _is_small_count_or_year(token) or token in allowed or _REFERENCE_BEFORE.search(line[:m.start()]):
-                continue
-            try:
-                if float(token) in allowed_values:
-                    continue
-            except ValueError:
-                pass
-            loose.append((number, m.group(1)))
+            if not (_is_small_count_or_year(token) or float(token) in allowed_values
+                    or _REFERENCE_BEFORE.search(line[:m.start()])):
+                loose.append((number, m.group(1)))
     return loose

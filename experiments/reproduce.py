@@ -8,8 +8,9 @@
 A whole run writes each experiment's committed results (its `results/` folder or the file its
 README names) and rewrites its README from them. A quick run writes under --out (default
 out/reproduce_quick) and leaves the READMEs alone: its figures are of smaller inputs. Each
-experiment runs as its own process, as its README says to run it; an experiment whose inputs
-in ../shared are absent says so and is counted as skipped.
+experiment runs as its own process, as its README says to run it; one whose inputs in
+../shared are absent says so in its output (and, for some, with a failing exit status, which
+this command reports as a failure).
 """
 
 from __future__ import annotations

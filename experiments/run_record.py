@@ -30,8 +30,8 @@ def _commit() -> str:
                                  capture_output=True, text=True, check=True).stdout.splitlines()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
-    code = [line[3:] for line in changed if not (line.endswith(".md") or "/results/" in line)]
-    return head + ("+changes" if code else "")
+    code_changed = any(not (line.endswith(".md") or "/results/" in line) for line in changed)
+    return head + ("+changes" if code_changed else "")
 
 
 def _cpu_model() -> str:

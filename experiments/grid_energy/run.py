@@ -104,10 +104,14 @@ def stream(density: float, seed: int, days: float, single: float = 0.8, nodes: i
                                           single_fraction=single, walltime_factor=1.0))
 
 
+def mean_width(single: float = 0.8) -> float:
+    """grid_stream's mean job width: 1 with probability `single`, else uniform on 2..10 (mean 6)."""
+    return single + (1 - single) * 6.0
+
+
 def offered_load(density: float, single: float, nodes: int = NODES) -> float:
-    """Mean requested area per day over the cluster's capacity (widths: 1 w.p. `single`, else
-    uniform on 2..10, mean 6)."""
-    return density * (single + (1 - single) * 6.0) * MEAN_DURATION / (nodes * 86400.0)
+    """Mean requested area per day over the cluster's capacity."""
+    return density * mean_width(single) * MEAN_DURATION / (nodes * 86400.0)
 
 
 def count_machines(ids: str) -> int:
@@ -331,7 +335,7 @@ def readme_figures(results: Path) -> tuple[str, dict[str, str]]:
     def of_share(single: float) -> pd.Series:
         return queued[queued["single_fraction"].round(1) == single]["ratio_queue"]
 
-    mean_width = 0.8 * 1 + 0.2 * 6.0
+    width = mean_width()
     figures = {
         **record_figures(read_run_record(results)),
         "seeds.fig1": ", ".join(str(int(v)) for v in sorted(fig1["seed"].unique())),
@@ -340,10 +344,10 @@ def readme_figures(results: Path) -> tuple[str, dict[str, str]]:
         "input.p_sd": f"{P_SD:.1f}", "input.p_wu": f"{P_WU:.1f}",
         "input.e_sd": f"{E_SD:,.0f}", "input.e_wu": f"{E_WU:,.0f}", "input.t_be": f"{T_BE:.1f}",
         "input.ceiling": f"{IDLE_W / SLEEP_W:.1f}",
-        "input.mean_width": f"{mean_width:.1f}", "input.mean_duration": f"{MEAN_DURATION:.0f}",
-        "input.mean_area": f"{mean_width * MEAN_DURATION:,.0f}",
-        "input.saturation": f"{NODES * 86400 / (mean_width * MEAN_DURATION):,.0f}",
-        "input.saturation_day": f"{NODES * 86400 / (mean_width * MEAN_DURATION) * 3 / 4:,.0f}",
+        "input.mean_width": f"{width:.1f}", "input.mean_duration": f"{MEAN_DURATION:.0f}",
+        "input.mean_area": f"{width * MEAN_DURATION:,.0f}",
+        "input.saturation": f"{NODES * 86400 / (width * MEAN_DURATION):,.0f}",
+        "input.saturation_day": f"{NODES * 86400 / (width * MEAN_DURATION) * 3 / 4:,.0f}",
         "util.lowest": f"{s1['utilization'].min():.2f}", "util.highest": f"{s1['utilization'].max():.2f}",
     }
     for d in s1.index:
