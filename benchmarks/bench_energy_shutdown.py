@@ -10,9 +10,13 @@ second call (imports excluded), best of --repeat:
   - hosts4000: a Full zone of 4,000 Taurus hosts (homogeneous240's power states), 1,500
     delay jobs of 1-256 hosts (seed 1);
   - curie: experiments/energy_budget/platforms/curie_taurus.json (80,640 hosts), 300
-    parallel_homogeneous jobs of 1-4,096 hosts (seed 2).
+    parallel_homogeneous jobs of 1-4,096 hosts (seed 2);
+  - broker: one instance of experiments/grid_broker's campaign: table 2's ten clusters (1,393
+    hosts), a day of the grid stream at 6,020 jobs/day (seed 0: 5,996 compute jobs), the
+    `broker` decider, algorithm P, H_diff 5,400 s (it schedules with EASY and shutdown, t_idle
+    = T_be, on each cluster; the `easy` options above do not apply to it).
 
-    python benchmarks/bench_energy_shutdown.py [--repeat 1] [--only h240,hosts4000,curie]
+    python benchmarks/bench_energy_shutdown.py [--repeat 1] [--only h240,hosts4000,curie,broker]
 
 To compare two codes, run it with each one's interpreter (e.g. another checkout's venv).
 """
@@ -70,15 +74,44 @@ def h240(folder: str) -> tuple[str, str, int]:
     return os.path.join(ROOT, "platforms", "homogeneous240.xml"), os.path.join(ROOT, "workloads", "default.json"), 32
 
 
-INPUTS = {"h240": h240, "hosts4000": hosts4000, "curie": curie}
+def broker(folder: str) -> tuple[str, str, int]:
+    sys.path.insert(0, ROOT)  # (the experiment's platform and constants)
+    from experiments.grid_broker import make_platform, run
+
+    from joulesim.workload_tools.grid_stream import generate
+
+    platform = os.path.join(folder, "table2.json")
+    with open(platform, "w") as out:
+        json.dump(make_platform.platform(), out)
+    doc = make_platform.platform()
+    nb_hosts = sum(cluster["count"] for cluster in doc["clusters"])
+    workload = os.path.join(folder, "broker6020.json")
+    with open(workload, "w") as out:
+        json.dump(generate(seed=run.SEED, jobs_per_day=6020, days=1.0, nb_res=nb_hosts, night_weight=1.0,
+                           compute_speed=run.HOST_SPEED), out)
+    return platform, workload, 0
 
 
-def child(platform: str, workload: str, mmax: int, prefix: str) -> None:
+INPUTS = {"h240": h240, "hosts4000": hosts4000, "curie": curie, "broker": broker}
+
+
+def decider_of(name: str) -> tuple[str, dict[str, str]]:
+    """The decider of an input and its options: EASY with shutdown after 300 s idle, but the
+    broker's instance as its campaign runs it (t_idle = T_be, rounded as there)."""
+    if name != "broker":
+        return "easy", {"t_idle": "300"}
+    sys.path.insert(0, ROOT)
+    from experiments.grid_broker import run
+    return "broker", {"algorithm": "P", "h_diff": "5400", "t_idle": repr(round(run.grid_energy.T_BE, 1))}
+
+
+def child(name: str, platform: str, workload: str, mmax: int, prefix: str) -> None:
     """Two calls: the second is timed (the first pays the imports of the run's modules)."""
     import joulesim
+    decider, options = decider_of(name)
     for _ in range(2):
         started = time.perf_counter()
-        result = joulesim.simulate(platform, workload, "easy", options={"t_idle": "300"}, energy=True, mmax=mmax,
+        result = joulesim.simulate(platform, workload, decider, options=options, energy=True, mmax=mmax,
                                    in_process=True, export=prefix)
     print(json.dumps({"seconds": time.perf_counter() - started,
                       "switches": int(result.schedule["nb_machine_switches"]),
@@ -87,7 +120,7 @@ def child(platform: str, workload: str, mmax: int, prefix: str) -> None:
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
+        child(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6])
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=1)
@@ -98,7 +131,7 @@ def main() -> None:
             platform, workload, mmax = INPUTS[name](folder)
             runs = []
             for _ in range(args.repeat):
-                out = subprocess.run([sys.executable, __file__, "--child", platform, workload, str(mmax),
+                out = subprocess.run([sys.executable, __file__, "--child", name, platform, workload, str(mmax),
                                       os.path.join(folder, "out")], capture_output=True, text=True, check=True)
                 runs.append(json.loads(out.stdout.splitlines()[-1]))
             best = min(r["seconds"] for r in runs)

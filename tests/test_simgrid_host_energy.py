@@ -103,16 +103,16 @@ def test_an_interval_is_charged_at_the_pstate_saved_at_its_start():
 def test_an_execution_loads_its_host_fully_at_the_epsilon_plus_slope_power():
     energy = plugin()
     energy.set_pstate(0, 0.0, 2)
-    energy.executing[0] += 1
+    energy.execution_started(0)
     energy.update(0, 2.0)  # 2 s at 50 + 1 x (150 - 50)
     assert energy.joules[0] == 300.0
-    energy.executing[0] -= 1
+    energy.execution_ended(0)
     energy.set_pstate(0, 2.0, 0)
-    energy.executing[0] += 1
+    energy.execution_started(0)
     energy.update(0, 3.0)  # computation pstate, loaded: epsilon 120 + slope 80
     assert energy.joules[0] == 500.0
     halves = plugin(cores=2)
-    halves.executing[0] += 1
+    halves.execution_started(0)
     halves.update(0, 1.0)  # one flop stream on two cores: load 1/2
     assert halves.joules[0] == 160.0
 
@@ -121,7 +121,7 @@ def test_the_load_is_the_one_of_the_update_not_of_the_interval():
     """SimGrid charges the whole interval since the last update at the load of now: an
     execution that starts without an update makes the idle time before it loaded."""
     energy = plugin()
-    energy.executing[0] += 1  # (Exec::on_start would have updated; here nothing did)
+    energy.execution_started(0)  # (Exec::on_start would have updated; here nothing did)
     energy.update(0, 4.0)
     assert energy.joules[0] == 4 * 200.0
 
@@ -131,6 +131,83 @@ def test_wattmin_is_the_epsilon_of_each_machines_current_pstate():
     assert fixed(energy.wattmin()) == "240.000000"
     energy.set_current(1, 1)
     assert fixed(energy.wattmin()) == "130.000000"
+
+
+class MachineByMachine(SimgridHostEnergy):
+    """The plugin's definition of a bulk read: every machine not up to date is updated, one by
+    one (what the bulk update computes over arrays, keeping the watts between reads)."""
+
+    def catch_up(self, now: float) -> None:
+        if self.caught_up == now:
+            return
+        self.caught_up = now
+        for machine in range(len(self.joules)):
+            if self._last[machine] < now:
+                self.update(machine, now)
+
+
+watts_ranges = st.lists(st.tuples(st.sampled_from([10.0, 95.5, 100.0]), st.sampled_from([50.0, 120.25]),
+                                  st.sampled_from([150.0, 200.0, 333.3])), min_size=3, max_size=3)
+MACHINES = 256  # (enough that a few moved machines are computed again one by one, many all at once)
+machine = st.integers(0, MACHINES - 1)
+operations = st.lists(st.one_of(
+    st.tuples(st.just("advance"), st.sampled_from([0.0, 1e-9, 0.1, 3.0, 1234.5678])),
+    st.tuples(st.sampled_from(["set_pstate", "set_current"]), machine, st.integers(0, 2)),
+    st.tuples(st.sampled_from(["update", "exec_start", "exec_end"]), machine),
+    st.tuples(st.just("dynamic"), machine, st.sampled_from([0, 0, 2, MACHINES]), st.sampled_from([-30.5, 0.1, 7.0])),
+    st.tuples(st.just("catch_up"))), min_size=20, max_size=80)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(watts_ranges, min_size=4, max_size=4), st.lists(st.integers(1, 4), min_size=4, max_size=4),
+       operations)
+def test_the_bulk_update_gives_each_machines_own_update_to_the_bit(kinds, kinds_cores, steps):
+    """Between bulk reads the plugin keeps every machine's watts and computes again only those
+    whose saved pstate, executions or dynamic share moved: any sequence of pstate changes,
+    executions, dynamic power (one machine or several) and reads gives the joules (bits) and
+    saved pstates that updating each machine one by one gives."""
+    wattages = [kinds[m % 4] for m in range(MACHINES)]
+    cores = [kinds_cores[m % 4] for m in range(MACHINES)]
+    bulk, reference = (kind(wattages, [0] * MACHINES, cores) for kind in (SimgridHostEnergy, MachineByMachine))
+    for energy in (bulk, reference):
+        energy.dynamic = [0.0] * MACHINES
+        energy.dynamic_array = np.zeros(MACHINES)
+        energy.dynamic_active = (lambda shares: lambda: any(share > 0 for share in shares))(energy.dynamic)
+    now = 0.0
+    for step in steps:
+        kind = step[0]
+        if kind == "advance":
+            now += step[1]
+            continue
+        for energy in (bulk, reference):
+            if kind == "set_pstate":
+                energy.set_pstate(step[1], now, step[2])
+            elif kind == "set_current":
+                energy.set_current(step[1], step[2])
+            elif kind == "update":
+                energy.update(step[1], now)
+            elif kind == "exec_start":
+                energy.execution_started(step[1])
+            elif kind == "exec_end" and energy.executing[step[1]]:
+                energy.execution_ended(step[1])
+            elif kind == "dynamic":
+                first, last = step[1], min(MACHINES - 1, step[1] + step[2])
+                for host in range(first, last + 1):  # (the ledger's list, then the plugin's array)
+                    energy.dynamic[host] += step[3]
+                energy.add_dynamic(first, last, step[3])
+            elif kind == "catch_up":
+                energy.catch_up(now)
+        if kind == "catch_up":
+            assert bulk.joules.tobytes() == reference.joules.tobytes()
+            assert bulk._saved.tolist() == reference._saved.tolist()
+    assert bulk.read_all(now + 1.0) == reference.read_all(now + 1.0)
+
+
+def test_executions_are_counted_through_the_plugin():
+    """The kept watts follow executions only if every change goes through the plugin."""
+    energy = plugin()
+    with pytest.raises(ValueError):
+        energy.executing[0] += 1
 
 
 # ---------------------------------------------------------------------- end to end

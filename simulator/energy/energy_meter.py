@@ -140,7 +140,8 @@ class EnergyMeter:
         self.simgrid = simgrid
         ledger = self.track_hosts()
         simgrid.dynamic = ledger.dynamic_watts
-        ledger.dynamic_array = simgrid.dynamic_array = np.zeros(len(simgrid.joules))  # (storage machines: 0)
+        simgrid.dynamic_array = np.zeros(len(simgrid.joules))  # (storage machines: 0)
+        ledger.on_dynamic_change = simgrid.add_dynamic
         simgrid.dynamic_active = lambda: self._dynamic.value != 0
 
     def energy_at(self, now: float) -> float:

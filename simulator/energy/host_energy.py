@@ -16,12 +16,9 @@ so a reading costs one multiply-add per host asked for.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from typing import Callable, Iterable
 
 from joulesim.protocol.interval_set import runs_size
-
-if TYPE_CHECKING:
-    import numpy as np
 
 
 class HostEnergy:
@@ -32,9 +29,9 @@ class HostEnergy:
         self._dynamic = [0.0] * count  # W: this host's share of its running jobs' dynamic power
         self._joules = [0.0] * count  # J consumed up to _since[host]
         self._since = [now] * count
-        # A numpy copy of the dynamic shares, kept up to date with the same additions (so the same
-        # doubles) when a bulk reader asks for it (SimGrid's joules, simgrid_host_energy.py).
-        self.dynamic_array: "np.ndarray | None" = None
+        # Told each change of the shares, `(first, last, share)`, with the same additions (so the
+        # same doubles) when a bulk reader keeps a copy (SimGrid's joules, simgrid_host_energy.py).
+        self.on_dynamic_change: "Callable[[int, int, float], None] | None" = None
 
     @property
     def dynamic_watts(self) -> list[float]:
@@ -59,8 +56,8 @@ class HostEnergy:
             for host in range(a, b + 1):
                 self.settle(host, now)
                 dynamic[host] += share
-            if self.dynamic_array is not None:
-                self.dynamic_array[a:b + 1] += share
+            if self.on_dynamic_change is not None:
+                self.on_dynamic_change(a, b, share)
 
     def joules(self, hosts: Iterable[int], now: float) -> list[float]:
         """Each of `hosts`' energy from t=0 to `now` (>= its last change), in joules."""

@@ -18,7 +18,10 @@ a machine (a job's start or end, a switch request or its end, QUERY, the first s
 reads every machine at that time, and a machine's first update at a time gives the same joules
 whenever it comes within that time (its saved pstate and its load only change through updates).
 So the first read at a new time brings every machine up to date at once, in numpy (the same
-double operations, machine by machine), which keeps platforms of 80,000 machines cheap.
+double operations, machine by machine), which keeps platforms of 80,000 machines cheap. Each
+machine's watts are kept between these bulk updates: only the machines whose saved pstate,
+executions or dynamic share moved since are computed again, so a bulk update costs a few array
+operations whatever the platform's power model.
 
 The load comes from what runs on the host: a switching machine's one-flop execution in the
 kernel loads it fully (1 / cores of the host); a delay job's sleep does not load it; the
@@ -34,6 +37,11 @@ from typing import Callable, Iterable
 import numpy as np
 
 from joulesim.simulator.energy.long_double import long_double_sum, long_double_sum_array
+
+
+# Machines whose watts moved are computed again one by one (about 2 us each in Python) up to a
+# 32nd of the platform; beyond, all of them in numpy (about 45 ns a machine: 3.5 ms at 80,640).
+_ONE_BY_ONE = 32
 
 
 class SimgridHostEnergy:
@@ -67,7 +75,11 @@ class SimgridHostEnergy:
         self._full_load = np.minimum(1.0, 1.0 / np.array(cores, dtype=float)) if count else np.zeros(0)
         self.joules = np.zeros(count)  # HostEnergy::total_energy_
         self._last = np.zeros(count)  # HostEnergy::last_updated_
-        self.executing = np.zeros(count, dtype=np.int64)  # single-host executions under way
+        # Single-host executions under way on each machine: changed only through
+        # execution_started / execution_ended (they tell the kept watts); read-only to others.
+        self._executing = np.zeros(count, dtype=np.int64)
+        self.executing = self._executing.view()
+        self.executing.flags.writeable = False
         self._all = np.arange(count)
         self.caught_up = 0.0  # the time of the last bulk update
         # Sums already made: (joules or pstates changed since?) -> long double
@@ -78,7 +90,8 @@ class SimgridHostEnergy:
         # The dynamic watts per machine of the compute jobs no runner models (kept by the meter's
         # ledger), and whether any runs now.
         self.dynamic: list[float] | None = None  # (compute machines, for one machine at a time)
-        self.dynamic_array: np.ndarray | None = None  # (every machine, for the bulk updates)
+        # (every machine, for the bulk updates: changed only through add_dynamic)
+        self.dynamic_array: np.ndarray | None = None
         self.dynamic_active: Callable[[], bool] = lambda: False
         # The runner of parallel tasks (ParallelTaskRunner: host_jobs, cpu_usage), None without:
         # a machine that one of its jobs holds draws SimGrid's power at its CPU usage now.
@@ -87,6 +100,13 @@ class SimgridHostEnergy:
         # step): a task started since counts 0 until the next one, an ended one until its
         # variable is freed (right after the updates its end makes). None: ask the runner.
         self.usage_solved: np.ndarray | None = None
+        # The bulk updates' watts of every machine (_watts), kept between them: the machines whose
+        # saved pstate, executions or dynamic share moved since are computed again (`_moved`),
+        # all of them when `_watts_valid` is None or the dynamic power was switched on or off.
+        self._watts_kept = np.zeros(count)
+        self._watts_valid: bool | None = None  # (the dynamic power's state they were computed in)
+        self._moved: set[int] = set()
+        self._pstate_set: set[int] = set()  # machines whose pstate was set since it was last saved
 
     def _watts(self, machines: np.ndarray) -> np.ndarray:
         """HostEnergy::get_current_watts_value for these machines: their saved pstate, their
@@ -141,7 +161,7 @@ class SimgridHostEnergy:
         if last < now:
             pstate = int(self._saved[machine])
             idle, epsilon, slope = self._ranges[machine][pstate]
-            if self.executing[machine]:
+            if self._executing[machine]:
                 watts = epsilon + float(self._full_load[machine]) * slope
             else:
                 watts = self._task_watts(machine, pstate) if self.runner is not None else None
@@ -153,11 +173,32 @@ class SimgridHostEnergy:
             self._last[machine] = now
             self._joules_version += 1
         self._saved[machine] = self.pstate[machine]
+        self._moved.add(machine)
+        self._pstate_set.discard(machine)
+
+    def execution_started(self, machine: int) -> None:
+        """An execution of one host starts on the machine: it loads it until it ends."""
+        self._executing[machine] += 1
+        self._moved.add(machine)
+
+    def execution_ended(self, machine: int) -> None:
+        self._executing[machine] -= 1
+        self._moved.add(machine)
+
+    def add_dynamic(self, first: int, last: int, share: float) -> None:
+        """Machines first..last (inclusive) draw `share` more dynamic watts (HostEnergy's ledger
+        spreading a job's dynamic power, with the same additions)."""
+        self.dynamic_array[first:last + 1] += share
+        if (last + 1 - first) * _ONE_BY_ONE > len(self._watts_kept):
+            self._watts_valid = None  # (so many: all of them again, in numpy)
+        else:
+            self._moved.update(range(first, last + 1))
 
     def set_current(self, machine: int, pstate: int) -> None:
         """The machine's pstate is `pstate` from now on (its joules are updated separately)."""
         self.pstate[machine] = pstate
         self._pstate_version += 1
+        self._pstate_set.add(machine)
 
     def set_pstate(self, machine: int, now: float, pstate: int) -> None:
         """Host::set_pstate(pstate): the plugin's on_speed_change, after the change."""
@@ -169,12 +210,50 @@ class SimgridHostEnergy:
         if self.caught_up == now:
             return
         self.caught_up = now
-        stale = np.flatnonzero(self._last < now)
-        if len(stale):
-            self.joules[stale] = self.joules[stale] + self._watts(stale) * (now - self._last[stale])
-            self._last[stale] = now
-            self._saved[stale] = self.pstate[stale]
-            self._joules_version += 1
+        last = self._last
+        elapsed = now - last
+        stale = elapsed > 0  # (one at least, unless every machine was updated at this time)
+        # joules + watts x (now - last) over every machine: the same operations as machine by
+        # machine; a machine already up to date adds watts x 0 = +0.0, which leaves its joules'
+        # bits as they are (they are never -0.0), so no gathering of the stale ones is needed.
+        elapsed *= self._watts_now()
+        self.joules += elapsed
+        last.fill(now)
+        np.copyto(self._saved, self.pstate, where=stale)  # (the machines up to date keep theirs)
+        self._joules_version += 1
+        if self._pstate_set:  # their saved pstate moves now: their watts with it
+            saved = [machine for machine in self._pstate_set if stale[machine]]
+            self._moved.update(saved)
+            self._pstate_set.difference_update(saved)
+
+    def _watts_now(self) -> np.ndarray:
+        """`_watts` of every machine, from the kept values (a bulk update at each job start and end
+        on 80,000 machines then costs a few array operations)."""
+        runner = self.runner
+        if runner is not None and runner.jobs:  # (loads follow the runner's solves: every machine again)
+            self._watts_valid = None
+            return self._watts(self._all)
+        dynamic_on = self.dynamic is not None and self.dynamic_active()
+        watts, moved = self._watts_kept, self._moved
+        if self._watts_valid is not dynamic_on or len(moved) * _ONE_BY_ONE > len(watts):
+            watts[:] = self._watts(self._all)
+            self._watts_valid = dynamic_on
+        elif moved:
+            for machine in moved:
+                watts[machine] = self._machine_watts(machine, dynamic_on)
+        moved.clear()
+        return watts
+
+    def _machine_watts(self, machine: int, dynamic_on: bool) -> float:
+        """`_watts` of one machine (no runner's task on it), in Python floats: the same operations."""
+        idle, epsilon, slope = self._ranges[machine][int(self._saved[machine])]
+        if self._executing[machine] > 0:
+            return epsilon + float(self._full_load[machine]) * slope
+        if dynamic_on:
+            dynamic = float(self.dynamic_array[machine])
+            if dynamic > 0:
+                return idle + dynamic
+        return idle
 
     def read(self, machines: Iterable[int], now: float) -> int:
         """The long double sum of these machines' joules read now, in this order, as Batsim adds

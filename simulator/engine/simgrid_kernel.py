@@ -513,7 +513,7 @@ class Kernel:
             if self.energy_stamp is not None:  # the plugin's Exec::on_start: the host's joules
                 self._stamp(actor.host)
                 if self.energy_plugin is not None:  # (its load counts from now on, until it ends)
-                    self.energy_plugin.executing[actor.host] += 1
+                    self.energy_plugin.execution_started(actor.host)
             twin = self._fresh_executions.get(call[1])
             if twin is not None:
                 if twin.twins is None:
@@ -712,7 +712,7 @@ class Kernel:
                     if transfer.receiver is not None:
                         self._stamp(transfer.receiver.host)
                     elif self.energy_plugin is not None and type(transfer.sender.host) is int:
-                        self.energy_plugin.executing[transfer.sender.host] -= 1  # an execution: its load ends
+                        self.energy_plugin.execution_ended(transfer.sender.host)  # an execution: its load ends
                 self._finish(transfer)
 
     def _plain_step(self, time_limit: float, beyond_limit: Callable[[float], Exception]) -> None:
