@@ -9,7 +9,13 @@ with a linear trend.
 
     python -m experiments.placement_network.run [--seeds N] [--fcomm-steps K] [--jobs N]
                                                 [--workers K] [--out DIR]
+    python -m experiments.placement_network.run --host-link-bw 1.25e8 --fcomm-stride 4
+    python -m experiments.placement_network.run --quick          # both sweeps, small (README untouched)
+    python -m experiments.placement_network.run --readme-only    # README.md from the committed results/
 
+The two whole sweeps (the defaults, on the platform as printed; and host links of 1.25e8 B/s,
+every 4th F_comm) write their figures to results/ and results/hostlink_1.25e8/ beside this file
+(committed), and README.md is rewritten from them; any other run writes only under --out.
 See README.md beside this file for the choices made and how they map to the thesis.
 """
 
@@ -32,9 +38,15 @@ from pathlib import Path
 
 import numpy as np
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from experiments.readme_results import render_readme, write_readme
+from experiments.run_record import read_run_record, record_figures, write_run_record
+
+HERE = Path(__file__).resolve().parent
+REPO_ROOT = HERE.parents[1]
 DEFAULT_TRACE = REPO_ROOT.parent / "shared" / "data" / "swf" / "CEA-Curie-2011-2.1-cln.swf.gz"
 DEFAULT_OUT = REPO_ROOT / "out" / "placement_network"  # /out/ is git-ignored
+QUICK_OUT = REPO_ROOT / "out" / "reproduce_quick" / "placement_network"
+RESULTS = HERE / "results"  # the whole sweeps' figures, committed; README.md is written from them
 
 PLATFORM = "griffon8x16"
 NB_HOSTS = 128
@@ -44,6 +56,15 @@ F_COMP = 1e6  # flops per host per second of trace run time (§5.5.3)
 F_WALL = 1e3  # walltime >= run time x F_w (§5.5.3)
 F_COMM_STEP = 1e7  # F_comm = 0, 1e7, 2e7, ... (§5.5.3)
 P_LOWER, P_UPPER = 3600.0, 4 * 3600.0  # run time bounds, s (§5.5.3)
+EVENT_GROUPING = "batsim"  # SimulationConfig's default, passed explicitly so that run.json states what ran
+# The whole sweeps: the README's figures come from runs with exactly these settings.
+WHOLE_SEEDS, WHOLE_FCOMM_STEPS, WHOLE_JOBS = 20, 40, 300
+# The second whole sweep: Griffon's host links as SimGrid's own griffon.xml has them (125 MBps),
+# where §5.5.3 prints 1.25e6 B/s; every 4th F_comm, to keep it a quarter of the first one's time.
+HOST_LINK_BW, HOST_LINK_STRIDE = 1.25e8, 4
+HOST_LINK_RESULTS = f"hostlink_{HOST_LINK_BW:g}"  # its folder under RESULTS
+# --quick: both sweeps on 2 seeds (a spread needs two), every 8th F_comm, 100-job workloads.
+QUICK_SEEDS, QUICK_STRIDE, QUICK_JOBS = 2, 8, 100
 
 COLUMNS = ["variant", "seed", "f_comm", "makespan_s", "mean_waiting_time_s", "nb_jobs",
            "nb_jobs_killed", "wall_time_s"]
@@ -61,9 +82,9 @@ class RunSpec:
 
 # ----------------------------------------------------------------------------- workloads
 def write_workloads(trace: Path, out_dir: Path, seeds: list[int], f_comms: list[float],
-                    nb_jobs: int) -> tuple[dict[tuple[int, float], Path], int]:
+                    nb_jobs: int) -> tuple[dict[tuple[int, float], Path], list]:
     """One workload file per (seed, F_comm); the same jobs for every F_comm of a seed.
-    Returns the paths and the number of eligible jobs in the trace."""
+    Returns the paths and the trace's eligible jobs."""
     from joulesim.workload_tools.ptask_from_swf import PtaskParams, eligible_jobs, pick_jobs, ptask_workload
     from joulesim.workload_tools.swf import write_workload
 
@@ -78,7 +99,19 @@ def write_workloads(trace: Path, out_dir: Path, seeds: list[int], f_comms: list[
             path = directory / f"curie_{nb_jobs}jobs_seed{seed:02d}_fcomm{f_comm:.2e}.json"
             write_workload(ptask_workload(jobs, params), str(path))
             paths[(seed, f_comm)] = path
-    return paths, len(eligible)
+    return paths, eligible
+
+
+def workload_facts(trace: Path, eligible: list) -> dict:
+    """What the README says of the trace and its eligible jobs: job lines, and eligible jobs by size."""
+    from collections import Counter
+
+    from joulesim.workload_tools.swf import read_swf
+
+    sizes = Counter(job.size for job in eligible)
+    return {"trace": trace.name, "job_lines": sum(1 for _ in read_swf(str(trace))), "eligible": len(eligible),
+            "eligible_by_size": {str(size): sizes[size] for size in sorted(sizes)},
+            "p_lower_s": P_LOWER, "p_upper_s": P_UPPER, "max_size": CLUSTER_SIZE}
 
 
 def platform_with_host_link_bw(bandwidth: float, out_dir: Path) -> Path:
@@ -131,7 +164,7 @@ def run_one(spec: RunSpec) -> dict:
             _PLATFORMS[spec.platform] = load_platform(spec.platform)
         config = SimulationConfig(platform=_PLATFORMS[spec.platform],
                                   workloads=[load_workload(spec.workload, "w0")],
-                                  export_prefix=os.path.join(directory, "run"))
+                                  export_prefix=os.path.join(directory, "run"), event_grouping=EVENT_GROUPING)
         # cluster_size as well as the platform's `cluster` zone property: the same clusters,
         # and the local variants still work on a platform file without the property.
         decider = load_decider("conservative", {"placement": spec.variant, "cluster_size": str(CLUSTER_SIZE)})
@@ -284,6 +317,15 @@ def report(rows: list[dict], info: dict, out_dir: Path, no_plots: bool) -> None:
         print(f"figure: {path}")
 
 
+def read_rows(path: Path) -> list[dict]:
+    """The rows of a sweep's results.csv, typed as the sweep made them."""
+    with open(path, newline="") as f:
+        return [{"variant": r["variant"], "seed": int(r["seed"]), "f_comm": float(r["f_comm"]),
+                 "makespan_s": float(r["makespan_s"]), "mean_waiting_time_s": float(r["mean_waiting_time_s"]),
+                 "nb_jobs": int(r["nb_jobs"]), "nb_jobs_killed": int(r["nb_jobs_killed"]),
+                 "wall_time_s": float(r["wall_time_s"])} for r in csv.DictReader(f)]
+
+
 def _platform_label(platform: str) -> str:
     """A shipped platform's name, or a platform file's name without .xml (for titles)."""
     return Path(platform).name.removesuffix(".xml")
@@ -292,16 +334,11 @@ def _platform_label(platform: str) -> str:
 def replot(out_dir: Path, no_plots: bool) -> int:
     """Rebuild the report of the sweep in `out_dir` from its results.csv and run_info.json."""
     try:
-        with open(out_dir / "results.csv", newline="") as f:
-            raw = list(csv.DictReader(f))
+        rows = read_rows(out_dir / "results.csv")
         saved = json.loads((out_dir / "run_info.json").read_text())
     except OSError as exc:
         print(f"error: nothing to replot in {out_dir}: {exc}", file=sys.stderr)
         return 2
-    rows = [{"variant": r["variant"], "seed": int(r["seed"]), "f_comm": float(r["f_comm"]),
-             "makespan_s": float(r["makespan_s"]), "mean_waiting_time_s": float(r["mean_waiting_time_s"]),
-             "nb_jobs": int(r["nb_jobs"]), "nb_jobs_killed": int(r["nb_jobs_killed"]),
-             "wall_time_s": float(r["wall_time_s"])} for r in raw]
     info = {**saved, "failed": [],  # failed runs are not in results.csv: only their count survives
             "workload": f"{saved['jobs']} CEA-Curie jobs (1 h <= run time <= 4 h, <= {CLUSTER_SIZE} hosts)",
             "nb_seeds": len(saved["seeds"]), "platform": _platform_label(saved.get("platform_path") or saved["platform"])}
@@ -310,22 +347,234 @@ def replot(out_dir: Path, no_plots: bool) -> int:
     return 0
 
 
+# ----------------------------------------------------------------------------- README
+LABELS = {"basic": "basic", "best_effort_contiguous": "best-effort contiguous",
+          "best_effort_local": "best-effort local", "contiguous": "contiguous", "local": "local"}
+# Rows of the README's two tables (the largest F_comm swept is added): round values, and on the
+# host-link sweep every other swept value from the one where the variants have parted.
+PRINTED_TABLE_F_COMM = (0.0, 1e7, 1e8)
+HOST_LINK_TABLE_F_COMM = (8e7, 1.6e8, 2.4e8)
+# A locality variant within 1 % of basic's makespan improves on it only "barely": a difference
+# of packing (see the README), not of placement.
+BARELY = 0.01
+# The forced constraints are "more stable" when their spread across seeds is at least 10 %
+# below the relaxed variant's: smaller differences are within what 20 seeds can tell apart.
+STABLER = 0.1
+GROUPING_TEXT = {"batsim": "Batsim's message grouping"}
+
+
+def platform_facts() -> dict[str, float]:
+    """Host speed (flop/s) and host-link, cluster-switch and main-switch bandwidths (B/s) of the
+    shipped platform, read from its XML: the README's arithmetic starts from them."""
+    from importlib.resources import files
+
+    from joulesim.simulator.platform.platform_checks import parse_bandwidth, parse_speed
+
+    path = files("joulesim.platforms") / f"{PLATFORM}.xml"
+    root = ET.fromstring(path.read_text())
+    clusters = list(root.iter("cluster"))
+    facts = {(c.get("speed"), c.get("bw"), c.get("bb_bw")) for c in clusters}
+    if len(facts) != 1:
+        raise RuntimeError(f"{path}: the README describes one kind of cluster, found {sorted(facts)}")
+    speed, bw, bb_bw = facts.pop()
+    main_switch = [link.get("bandwidth") for link in root.iter("link") if link.get("id") == "main_switch"]
+    if len(main_switch) != 1:
+        raise RuntimeError(f"{path}: no single main_switch link")
+    return {"speed": parse_speed(str(path), "cluster", speed), "host_bw": parse_bandwidth(str(path), "cluster", bw),
+            "switch_bw": parse_bandwidth(str(path), "cluster", bb_bw),
+            "main_bw": parse_bandwidth(str(path), "main_switch", main_switch[0])}
+
+
+def _sci(value: float, digits: int = 3) -> str:
+    """1e7, 1.25e6, 3.9e8, 0: how the README writes amounts."""
+    return f"{value:.{digits}g}".replace("e+0", "e").replace("e+", "e")
+
+
+def _span(values, fmt: str = ".2f") -> str:
+    """"0.30-0.34", or one value when they agree at that precision."""
+    low, high = format(min(values), fmt), format(max(values), fmt)
+    return low if low == high else f"{low}-{high}"
+
+
+def _ratio(summary: dict, variant: str, f_comm: float) -> float:
+    return summary[variant]["per_f"][f_comm]["mean"] / summary["basic"]["per_f"][f_comm]["mean"]
+
+
+def ratio_table(summary: dict, wanted: tuple[float, ...]) -> list[str]:
+    """Mean makespan of each variant / basic's, at the wanted F_comm that were swept (and the largest)."""
+    swept = sorted(summary["basic"]["per_f"])
+    shown = [x for x in dict.fromkeys((*wanted, swept[-1])) if x in swept]
+    if len(shown) < 2:  # a sweep over other values (--quick): a few of its own
+        shown = _picked_values(swept, 4)
+    lines = ["| F_comm | " + " | ".join(LABELS[v] for v in VARIANTS) + " |", "| --- " * (len(VARIANTS) + 1) + "|"]
+    lines += [f"| {_sci(x)} | " + " | ".join(f"{_ratio(summary, v, x):.3f}" for v in VARIANTS) + " |" for x in shown]
+    return lines
+
+
+def findings(summary: dict) -> tuple[dict[str, str], int]:
+    """The thesis's five findings (§5.5.3) checked on one sweep: a verdict and its figures per
+    finding, and how many hold ("yes")."""
+    f_pos = [x for x in sorted(summary["basic"]["per_f"]) if x > 0]
+    if not f_pos:
+        raise ValueError("the findings are about communication: the sweep has no F_comm > 0")
+
+    def ratios(variant: str) -> list[float]:
+        return [_ratio(summary, variant, x) for x in f_pos]
+
+    def below(a: str, b: str) -> bool:
+        return all(_ratio(summary, a, x) < _ratio(summary, b, x) for x in f_pos)
+
+    def percent(values: list[float]) -> str:
+        low, high = f"{100 * (min(values) - 1):+.0f} %", f"{100 * (max(values) - 1):+.0f} %"
+        return low if low == high else f"{low} to {high}"
+
+    text, holds = {}, []
+    worst_at = [max(VARIANTS, key=lambda v: summary[v]["per_f"][x]["mean"]) for x in f_pos]
+    basic_worst = worst_at.count("basic")
+    if basic_worst == len(f_pos):
+        text["worst"] = "yes, at every F_comm > 0"
+    else:
+        worst = max((v for v in VARIANTS if v != "basic"), key=worst_at.count)
+        others = [v for v in VARIANTS if v not in ("basic", worst)]
+        spread = max(abs(r - 1) for v in others for r in ratios(v))
+        verdict = "no" if basic_worst == 0 else f"at {basic_worst} of {len(f_pos)} F_comm > 0 only"
+        text["worst"] = (f"{verdict}: {LABELS[worst]} is worst ({percent(ratios(worst))}), "
+                         f"the others within {100 * spread:.1f} %")
+    holds.append(basic_worst == len(f_pos))
+
+    contiguity = all(r < 1 for v in ("best_effort_contiguous", "contiguous") for r in ratios(v))
+    text["contiguity"] = (f"{'yes' if contiguity else 'no'}: best-effort contiguous "
+                          f"{_span(ratios('best_effort_contiguous'))}, contiguous {_span(ratios('contiguous'))} of basic")
+    holds.append(contiguity)
+
+    locality = below("local", "contiguous") and below("best_effort_local", "best_effort_contiguous")
+    gain = all(r < 1 - BARELY for v in ("local", "best_effort_local") for r in ratios(v))
+    verdict = "yes" if locality and gain else "barely" if locality else "no"
+    text["locality"] = (f"{verdict}: local {_span(ratios('local'), '.3f')}, best-effort local "
+                        f"{_span(ratios('best_effort_local'), '.3f')} of basic")
+    holds.append(verdict == "yes")
+
+    strict = below("contiguous", "best_effort_contiguous") and below("local", "best_effort_local")
+    text["strict"] = (f"{'yes' if strict else 'no'}: contiguous {_span(ratios('contiguous'))} against "
+                      f"{_span(ratios('best_effort_contiguous'))}, local {_span(ratios('local'))} against "
+                      f"{_span(ratios('best_effort_local'))}")
+    holds.append(strict)
+
+    cv = {v: summary[v]["mean_cv"] for v in VARIANTS}
+    stable = all(cv[a] < (1 - STABLER) * cv[b] for a, b in (("contiguous", "best_effort_contiguous"),
+                                                             ("local", "best_effort_local")))
+    if not stable and max(cv.values()) < min(cv.values()) / (1 - STABLER):
+        text["stable"] = f"no (spreads {_span(cv.values(), '.3f')} for all)"
+    else:
+        text["stable"] = (f"{'yes' if stable else 'no'}: spread {cv['contiguous']:.3f} against "
+                          f"{cv['best_effort_contiguous']:.3f}, {cv['local']:.3f} against {cv['best_effort_local']:.3f}")
+    holds.append(stable)
+    return text, sum(holds)
+
+
+def _how_many(count: int) -> str:
+    if count == 0:
+        return "none of the five findings appears"
+    if count == 5:
+        return "all five findings appear"
+    return f"{count} of the five findings appear{'s' if count == 1 else ''}"
+
+
+def _sweep_text(record: dict) -> str:
+    return (f"{len(record['seeds'])} seeds x {len(record['f_comm'])} F_comm x {len(record['variants'])} variants = "
+            f"{record['runs']:,} runs")
+
+
+def readme_figures(results: Path) -> tuple[str, dict[str, str]]:
+    """README.md's tables and every figure its prose quotes, from the committed results: the
+    sweep on the platform as printed (results/) and the one with faster host links (its folder)."""
+    host_link = results / HOST_LINK_RESULTS
+    for folder in (results, host_link):
+        if not (folder / "results.csv").is_file():
+            sys.exit(f"{folder / 'results.csv'}: no results: run the whole sweeps first (README.md says how)")
+    printed_rows, host_rows = read_rows(results / "results.csv"), read_rows(host_link / "results.csv")
+    printed, host = summarise(printed_rows), summarise(host_rows)
+    record, host_record = read_run_record(results), read_run_record(host_link)
+    trace = json.loads((results / "workload.json").read_text())
+    plat = platform_facts()
+
+    block = ["**The platform as the thesis prints it** (host links of "
+             f"{_sci(plat['host_bw'])} B/s; {_sweep_text(record)}). Mean makespan relative to basic's:", "",
+             *ratio_table(printed, PRINTED_TABLE_F_COMM), "",
+             f"**With host links of {_sci(HOST_LINK_BW)} B/s** ({_sweep_text(host_record)}). "
+             "Mean makespan relative to basic's:", "",
+             *ratio_table(host, HOST_LINK_TABLE_F_COMM)]
+
+    by_size = trace["eligible_by_size"]
+    common = sorted(by_size, key=lambda size: -by_size[size])[:4]
+    sizes = ", ".join(f"{by_size[size]:,} of {size}" + (" processors" if i == 0 else "") for i, size in enumerate(common))
+    computation = F_COMP / plat["speed"]  # s of simulation per s of trace run time
+    per_step = F_COMM_STEP / plat["host_bw"]  # s of communication per s of run time, per peer, per F_comm step
+    wide = (CLUSTER_SIZE - 1) * per_step  # a whole-cluster job at F_comm = one step
+
+    def walltime_reached(hosts: int) -> float:
+        """F_comm from which a job on `hosts` hosts communicates for run time x F_w."""
+        return F_WALL * plat["host_bw"] / (hosts - 1)
+
+    printed_slopes = [printed[v]["slope"] * F_COMM_STEP for v in VARIANTS]
+    killed = [r["f_comm"] for r in printed_rows if r["nb_jobs_killed"] > 0]
+    host_killed = sum(1 for r in host_rows if r["nb_jobs_killed"] > 0)
+    printed_text, printed_count = findings(printed)
+    host_text, host_count = findings(host)
+
+    def record_of(prefix: str, rec: dict) -> dict[str, str]:
+        return {f"{prefix}{key}": value for key, value in record_figures(rec).items()} | {
+            f"{prefix}grouping": GROUPING_TEXT.get(rec["event_grouping"], rec["event_grouping"]),
+            f"{prefix}seeds": f"{min(rec['seeds'])} to {max(rec['seeds'])}", f"{prefix}decider": rec["decider"]}
+
+    figures = {
+        **record_of("", record), **record_of("hostlink.", host_record),
+        "f_comm.max": _sci((WHOLE_FCOMM_STEPS - 1) * F_COMM_STEP),
+        "trace.job_lines": f"{trace['job_lines']:,}", "trace.eligible": f"{trace['eligible']:,}",
+        "trace.sizes": sizes,
+        "platform.speed": f"{plat['speed'] / 1e3:g}", "platform.host_bw": _sci(plat["host_bw"]),
+        "platform.switch_bw": _sci(plat["switch_bw"]), "platform.main_bw": _sci(plat["main_bw"]),
+        "computation": f"{computation:.1f}",
+        "computation.hours": f"{P_LOWER / 3600 * computation:.1f} h to {P_UPPER / 3600 * computation:.0f} h",
+        "comm.per_step": f"{per_step:g}", "comm.wide": f"{wide:g}", "comm.wide_vs_computation": f"{wide / computation:.0f}",
+        "walltime.wide": _sci(walltime_reached(CLUSTER_SIZE), 2), "walltime.half": _sci(walltime_reached(CLUSTER_SIZE // 2), 2),
+        "wide.share": f"{100 * by_size.get(str(CLUSTER_SIZE), 0) / trace['eligible']:.0f} % of the eligible jobs",
+        "switch.most": _sci(CLUSTER_SIZE * plat["host_bw"]), "main.most": _sci(NB_HOSTS * plat["host_bw"]),
+        "hostlink.cluster_sends": _sci(CLUSTER_SIZE * HOST_LINK_BW),
+        "printed.first_kill": _sci(min(killed)) if killed else "none of the F_comm swept",
+        "printed.slopes": (f"{_span([x / 1e6 for x in printed_slopes])}e6"),
+        "hostlink.slopes": ", ".join(f"{LABELS[v]} {host[v]['slope'] * F_COMM_STEP / 1e6:.2f}e6" for v in VARIANTS),
+        "hostlink.killed": ("no job reaches its walltime" if host_killed == 0 else
+                            f"{host_killed:,} of {len(host_rows):,} runs kill jobs at their walltime"),
+        "hostlink.spreads": ", ".join(f"{host[v]['mean_cv']:.3f}" for v in VARIANTS),
+        **{f"printed.{key}": value for key, value in printed_text.items()},
+        **{f"hostlink.{key}": value for key, value in host_text.items()},
+        "printed.findings": _how_many(printed_count), "hostlink.findings": _how_many(host_count),
+    }
+    return "\n".join(block), figures
+
+
 # ----------------------------------------------------------------------------- main
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, default=20, metavar="N", help="seeds 0..N-1 (default: 20)")
-    parser.add_argument("--fcomm-steps", type=int, default=40, metavar="K",
-                        help=f"F_comm = 0, {F_COMM_STEP:g}, ..., (K-1) x {F_COMM_STEP:g} (default: 40)")
+    parser.add_argument("--seeds", type=int, default=WHOLE_SEEDS, metavar="N",
+                        help=f"seeds 0..N-1 (default: {WHOLE_SEEDS})")
+    parser.add_argument("--fcomm-steps", type=int, default=WHOLE_FCOMM_STEPS, metavar="K",
+                        help=f"F_comm = 0, {F_COMM_STEP:g}, ..., (K-1) x {F_COMM_STEP:g} (default: {WHOLE_FCOMM_STEPS})")
     parser.add_argument("--fcomm-stride", type=int, default=1, metavar="S",
                         help="keep every S-th of those values (a coarser sweep over the same range; "
                              "default: 1)")
-    parser.add_argument("--jobs", type=int, default=300, metavar="N", help="jobs per workload (default: 300)")
+    parser.add_argument("--jobs", type=int, default=WHOLE_JOBS, metavar="N",
+                        help=f"jobs per workload (default: {WHOLE_JOBS})")
     parser.add_argument("--workers", type=int, default=2, metavar="K",
                         help="simulations run in parallel (default: 2)")
     parser.add_argument("--variants", default=",".join(VARIANTS), metavar="NAMES",
                         help="comma-separated placement variants (default: all five)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="DIR",
-                        help=f"output directory (default: {DEFAULT_OUT.relative_to(REPO_ROOT)}, git-ignored)")
+    parser.add_argument("--out", type=Path, default=None, metavar="DIR",
+                        help=f"output directory (default: {DEFAULT_OUT.relative_to(REPO_ROOT)}, or "
+                             f"{DEFAULT_OUT.relative_to(REPO_ROOT)}/hostlink_B with --host-link-bw B, or "
+                             f"{QUICK_OUT.relative_to(REPO_ROOT)} with --quick; git-ignored). Another folder "
+                             "never writes results/ nor README.md")
     parser.add_argument("--trace", type=Path, default=DEFAULT_TRACE, help="the CEA-Curie SWF trace")
     parser.add_argument("--host-link-bw", type=float, default=None, metavar="B_PER_S",
                         help=f"run on a copy of {PLATFORM} whose host links have this bandwidth "
@@ -335,6 +584,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-plots", action="store_true", help="skip the figures")
     parser.add_argument("--replot", action="store_true",
                         help="run nothing: rebuild results.md and the figures from OUT/results.csv")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"both sweeps (as printed, and host links of {HOST_LINK_BW:g} B/s) on "
+                             f"{QUICK_SEEDS} seeds, every {QUICK_STRIDE}th F_comm, {QUICK_JOBS} jobs; writes "
+                             "OUT/results/ and OUT/README.md (the page as these figures would write it), "
+                             "never results/ nor README.md")
+    parser.add_argument("--readme-only", action="store_true",
+                        help="run nothing: rewrite README.md from the committed results/")
     args = parser.parse_args(argv)
     for name in ("seeds", "fcomm_steps", "fcomm_stride", "jobs", "workers"):
         if getattr(args, name) < 1:
@@ -346,45 +602,57 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.variants = [v for v in VARIANTS if v in variants]
     if args.host_link_bw is not None and not (math.isfinite(args.host_link_bw) and args.host_link_bw > 0):
         parser.error("--host-link-bw must be a bandwidth > 0 in bytes/s")
+    if args.quick:
+        # The quick sizes are the point of --quick: mixing them with sweep options would be ambiguous.
+        given = [f"--{n.replace('_', '-')}" for n in ("seeds", "fcomm_steps", "fcomm_stride", "jobs", "host_link_bw")
+                 if getattr(args, n) != parser.get_default(n)]
+        if given or args.variants != list(VARIANTS) or args.replot:
+            parser.error(f"--quick sets the sweep itself: drop {', '.join(given) or '--variants/--replot'}")
     return args
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    if args.replot:
-        return replot(args.out.resolve(), args.no_plots)
-    if not args.trace.is_file():
-        print(f"error: trace {args.trace} not found. This experiment reads the CEA-Curie log from "
-              "../shared/data/swf/ beside the checkout (see ../shared/data/MANIFEST.md); pass "
-              "--trace PATH to use a copy elsewhere.", file=sys.stderr)
-        return 2
-    try:
-        import joulesim  # noqa: F401
-    except ImportError:
-        print("error: joulesim is not importable: install it first (pip install -e '.[plot]')",
-              file=sys.stderr)
-        return 2
+def default_out(host_link_bw: float | None) -> Path:
+    """The output folder of a run without --out: one per platform, so that the two whole sweeps
+    do not write over each other's workloads and tables."""
+    return DEFAULT_OUT if host_link_bw is None else DEFAULT_OUT / f"hostlink_{host_link_bw:g}"
 
-    out_dir = args.out.resolve()
+
+def results_folder(args: argparse.Namespace) -> Path | None:
+    """Where this run's figures are committed (results/ or its host-link folder), or None: only
+    the two whole sweeps, with every default (trace, seeds, jobs, F_comm, variants, output
+    folder), write there. A reduced run must never replace the README's figures."""
+    whole = (not args.quick and args.seeds == WHOLE_SEEDS and args.fcomm_steps == WHOLE_FCOMM_STEPS
+             and args.jobs == WHOLE_JOBS and args.variants == list(VARIANTS)
+             and args.trace.resolve() == DEFAULT_TRACE.resolve()
+             and (args.out is None or args.out.resolve() == default_out(args.host_link_bw).resolve()))
+    if whole and args.host_link_bw is None and args.fcomm_stride == 1:
+        return RESULTS
+    if whole and args.host_link_bw == HOST_LINK_BW and args.fcomm_stride == HOST_LINK_STRIDE:
+        return RESULTS / HOST_LINK_RESULTS
+    return None
+
+
+def sweep(trace: Path, out_dir: Path, seeds: list[int], f_comms: list[float], jobs: int, variants: list[str],
+          host_link_bw: float | None, workers: int, run_timeout: float, no_plots: bool) -> tuple[list, dict]:
+    """Every (seed, F_comm, variant) run on one platform; writes OUT's tables and figures.
+    Returns the rows of the runs that finished and the sweep's info (its failed runs in info["failed"])."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    seeds = list(range(args.seeds))
-    f_comms = [k * F_COMM_STEP for k in range(0, args.fcomm_steps, args.fcomm_stride)]
     platform = PLATFORM
-    if args.host_link_bw is not None:
-        platform = str(platform_with_host_link_bw(args.host_link_bw, out_dir))
-        print(f"platform: {platform} (host links {args.host_link_bw:.4g} B/s)")
+    if host_link_bw is not None:
+        platform = str(platform_with_host_link_bw(host_link_bw, out_dir))
+        print(f"platform: {platform} (host links {host_link_bw:.4g} B/s)")
 
     started = time.perf_counter()
-    workloads, nb_eligible = write_workloads(args.trace, out_dir, seeds, f_comms, args.jobs)
-    print(f"workloads: {len(workloads)} in {out_dir / 'workloads'} ({args.jobs} jobs each, drawn from "
-          f"{nb_eligible} eligible jobs of {args.trace.name}; {time.perf_counter() - started:.1f} s)")
+    workloads, eligible = write_workloads(trace, out_dir, seeds, f_comms, jobs)
+    print(f"workloads: {len(workloads)} in {out_dir / 'workloads'} ({jobs} jobs each, drawn from "
+          f"{len(eligible)} eligible jobs of {trace.name}; {time.perf_counter() - started:.1f} s)")
 
     # Seed-major order, variants innermost: a sweep stopped early still covers all variants.
-    specs = [RunSpec(v, s, f, str(workloads[(s, f)]), platform, args.run_timeout)
-             for s in seeds for f in f_comms for v in args.variants]
+    specs = [RunSpec(v, s, f, str(workloads[(s, f)]), platform, run_timeout)
+             for s in seeds for f in f_comms for v in variants]
     rows, failed = [], []
     sweep_start = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=args.workers) as pool:
+    with ProcessPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(run_one, spec) for spec in specs]
         for done, future in enumerate(as_completed(futures), 1):
             row = future.result()
@@ -397,20 +665,100 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {done}/{len(specs)} runs, {elapsed:.0f} s "
                       f"(~{elapsed / done * (len(specs) - done):.0f} s left)", flush=True)
     sweep_wall = time.perf_counter() - sweep_start
+    info = {"workload": f"{jobs} CEA-Curie jobs (1 h <= run time <= 4 h, <= {CLUSTER_SIZE} hosts)",
+            "platform": _platform_label(platform),
+            "nb_seeds": len(seeds), "workers": workers, "sweep_wall_time_s": sweep_wall,
+            "failed": failed, "trace": str(trace), "eligible_jobs": len(eligible), "jobs": jobs,
+            "seeds": seeds, "f_comm": f_comms, "platform_path": platform, "variants": variants,
+            "runs": len(specs), "eligible": eligible}
     if not rows:
-        print("error: every run failed", file=sys.stderr)
-        return 1
-
+        return rows, info
     order = {v: i for i, v in enumerate(VARIANTS)}
     rows.sort(key=lambda r: (order[r["variant"]], r["seed"], r["f_comm"]))
-    info = {"workload": f"{args.jobs} CEA-Curie jobs (1 h <= run time <= 4 h, <= {CLUSTER_SIZE} hosts)",
-            "platform": _platform_label(platform),
-            "nb_seeds": len(seeds), "workers": args.workers, "sweep_wall_time_s": sweep_wall,
-            "failed": failed, "trace": str(args.trace), "eligible_jobs": nb_eligible, "jobs": args.jobs,
-            "seeds": seeds, "f_comm": f_comms, "platform_path": platform, "variants": args.variants,
-            "runs": len(specs)}
-    report(rows, info, out_dir, args.no_plots)
-    return 1 if failed else 0
+    report(rows, {k: v for k, v in info.items() if k != "eligible"}, out_dir, no_plots)
+    return rows, info
+
+
+def write_results(folder: Path, out_dir: Path, info: dict, trace: Path, command: str, wall_s: float) -> None:
+    """The committed form of a sweep: its table, the trace's facts and run.json (how, when, where)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(out_dir / "results.csv", folder / "results.csv")
+    (folder / "workload.json").write_text(json.dumps(workload_facts(trace, info["eligible"]), indent=1) + "\n")
+    write_run_record(folder, command, wall_s, event_grouping=EVENT_GROUPING, seeds=info["seeds"],
+                     workers=info["workers"], decider="conservative, in-process (Python API)",
+                     platform=info["platform"], jobs=info["jobs"], f_comm=info["f_comm"], variants=info["variants"],
+                     runs=info["runs"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.readme_only:
+        write_readme(HERE / "README.md", *readme_figures(RESULTS))
+        return 0
+    out_base = (args.out or (QUICK_OUT if args.quick else default_out(args.host_link_bw))).resolve()
+    if args.replot:
+        return replot(out_base, args.no_plots)
+    if not args.trace.is_file():
+        print(f"error: trace {args.trace} not found. This experiment reads the CEA-Curie log from "
+              "../shared/data/swf/ beside the checkout (see ../shared/data/MANIFEST.md); pass "
+              "--trace PATH to use a copy elsewhere.", file=sys.stderr)
+        return 2
+    try:
+        import joulesim  # noqa: F401
+    except ImportError:
+        print("error: joulesim is not importable: install it first (pip install -e '.[plot]')",
+              file=sys.stderr)
+        return 2
+
+    command = "python -m experiments.placement_network.run"
+    if args.quick:
+        # Both sweeps, small, each into its own folder; OUT/results/ mirrors results/ so that the
+        # README's figures can be computed from it (OUT/README.md), the committed page untouched.
+        plans = [(None, out_base / "printed", out_base / "results", command + " --quick"),
+                 (HOST_LINK_BW, out_base / "hostlink", out_base / "results" / HOST_LINK_RESULTS,
+                  command + " --quick")]
+        seeds, jobs, stride = list(range(QUICK_SEEDS)), QUICK_JOBS, QUICK_STRIDE
+    else:
+        folder = results_folder(args)
+        if args.host_link_bw is not None:
+            command += f" --host-link-bw {args.host_link_bw:g} --fcomm-stride {args.fcomm_stride}"
+        plans = [(args.host_link_bw, out_base, folder, command)]
+        seeds, jobs, stride = list(range(args.seeds)), args.jobs, args.fcomm_stride
+    f_comms = [k * F_COMM_STEP for k in range(0, args.fcomm_steps, stride)]
+
+    any_failed = False
+    for host_link_bw, out_dir, folder, record_command in plans:
+        began = time.perf_counter()
+        rows, info = sweep(args.trace, out_dir, seeds, f_comms, jobs, args.variants, host_link_bw,
+                           args.workers, args.run_timeout, args.no_plots)
+        if not rows:
+            print("error: every run failed", file=sys.stderr)
+            return 1
+        any_failed |= bool(info["failed"])
+        if folder is None:
+            continue
+        if info["failed"]:
+            print(f"{len(info['failed'])} run(s) failed: {folder} and README.md left as they were",
+                  file=sys.stderr)
+            continue
+        write_results(folder, out_dir, info, args.trace, record_command, time.perf_counter() - began)
+        print(f"results: {folder}")
+
+    if args.quick:
+        readme = out_base / "README.md"
+        readme.write_text(render_readme((HERE / "README.md").read_text(), *readme_figures(out_base / "results"),
+                                        name=str(readme)))
+        print(f"README as these figures would write it: {readme}")
+    elif plans[0][2] is not None and not any_failed:
+        missing = [f for f in (RESULTS, RESULTS / HOST_LINK_RESULTS) if not (f / "run.json").is_file()]
+        if missing:
+            print(f"README.md not rewritten: it quotes both sweeps, and {', '.join(map(str, missing))} has none "
+                  f"yet (run `{command.split(' --')[0]}` and `... --host-link-bw {HOST_LINK_BW:g} "
+                  f"--fcomm-stride {HOST_LINK_STRIDE}`)", file=sys.stderr)
+        else:
+            write_readme(HERE / "README.md", *readme_figures(RESULTS))
+            print("README.md rewritten from results/")
+    return 1 if any_failed else 0
 
 
 if __name__ == "__main__":
