@@ -550,6 +550,8 @@ def readme_figures(results: Path) -> tuple[str, dict[str, str]]:
         **{f"printed.{key}": value for key, value in printed_text.items()},
         **{f"hostlink.{key}": value for key, value in host_text.items()},
         "printed.findings": _how_many(printed_count), "hostlink.findings": _how_many(host_count),
+        "barely": f"{100 * BARELY:g} %", "stabler": f"{100 * STABLER:g} %",
+        "quick": f"{QUICK_SEEDS} seeds, every {QUICK_STRIDE}th F_comm and {QUICK_JOBS}-job workloads",
     }
     return "\n".join(block), figures
 
