@@ -6,7 +6,8 @@
     python -m experiments.reproduce --list          # the experiments and their commands
 
 A whole run writes each experiment's committed results (its `results/` folder or the file its
-README names) and rewrites its README from them. A quick run writes under --out (default
+README names) and rewrites its README from them; an experiment whose README quotes two sweeps
+(placement_network) runs its second whole command right after the first. A quick run writes under --out (default
 out/reproduce_quick) and leaves the READMEs alone: its figures are of smaller inputs. Each
 experiment runs as its own process, as its README says to run it; one whose inputs in
 ../shared are absent says so in its output (and, for some, with a failing exit status, which
@@ -32,10 +33,17 @@ class Experiment:
     whole: tuple[str, ...]
     quick: Callable[[Path], list[str]]   # the quick run's arguments, given its output folder
     what: str
+    then: tuple[str, ...] | None = None  # a second whole run, whose results the README quotes too
 
     def command(self, quick: bool, out: Path) -> list[str]:
         args = self.quick(out / self.name) if quick else list(self.whole)
         return [sys.executable, "-m", f"experiments.{self.name}.run", *args]
+
+    def commands(self, quick: bool, out: Path) -> list[list[str]]:
+        """What a run of this experiment runs: the quick command, or every whole one."""
+        if quick or self.then is None:
+            return [self.command(quick, out)]
+        return [self.command(False, out), [sys.executable, "-m", f"experiments.{self.name}.run", *self.then]]
 
 
 EXPERIMENTS = [
@@ -51,9 +59,9 @@ EXPERIMENTS = [
     Experiment("energy_shutdown", (), lambda out: ["--jobs", "300", "--only", "easy,os_tidle0", "--out", str(out),
                                                    "--no-plots"],
                "seed 001 §7.6, shutdown policies on KTH-SP2"),
-    Experiment("placement_network", (), lambda out: ["--seeds", "1", "--fcomm-stride", "20", "--jobs", "40",
-                                                     "--out", str(out), "--no-plots"],
-               "seed 001 figure 5.1, placement against communication"),
+    Experiment("placement_network", (), lambda out: ["--quick", "--out", str(out), "--no-plots"],
+               "seed 001 figure 5.1, placement against communication",
+               then=("--host-link-bw", "1.25e8", "--fcomm-stride", "4")),
     Experiment("grid_broker", (), lambda out: ["--quick", "--out", str(out), "--no-readme"],
                "seed 004 figure 3, a broker over ten clusters"),
     Experiment("energy_budget", ("--out", "out/energy_budget"), lambda out: ["--quick", "--out", str(out)],
@@ -82,15 +90,19 @@ def main(argv: list[str] | None = None) -> int:
         chosen = [BY_NAME[n] for n in names]
     if args.list:
         for e in chosen:
-            print(f"{e.name:18} {e.what}\n{'':18} whole: python {' '.join(e.command(False, args.out)[1:])}\n"
+            whole = f"\n{'':18} then:  python ".join(" ".join(c[1:]) for c in e.commands(False, args.out))
+            print(f"{e.name:18} {e.what}\n{'':18} whole: python {whole}\n"
                   f"{'':18} quick: python {' '.join(e.command(True, args.out)[1:])}")
         return 0
     failed = []
     for i, e in enumerate(chosen, 1):
-        command = e.command(args.quick, args.out)
-        print(f"[{i}/{len(chosen)}] {e.name}: python {' '.join(command[1:])}", flush=True)
         began = time.perf_counter()
-        status = subprocess.run(command, cwd=REPO_ROOT, stdin=subprocess.DEVNULL).returncode
+        status = 0
+        for command in e.commands(args.quick, args.out):
+            print(f"[{i}/{len(chosen)}] {e.name}: python {' '.join(command[1:])}", flush=True)
+            status = subprocess.run(command, cwd=REPO_ROOT, stdin=subprocess.DEVNULL).returncode
+            if status:
+                break
         print(f"[{i}/{len(chosen)}] {e.name}: {'done' if status == 0 else f'FAILED (exit {status})'} in "
               f"{time.perf_counter() - began:.0f} s", flush=True)
         if status:
