@@ -142,3 +142,87 @@ def test_script_without_trace(tmp_path):
         capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
     assert proc.returncode == 2
     assert "not found" in proc.stderr and "../shared/data" in proc.stderr
+
+
+# ----------------------------------------------------------------------------- results/ and the README (issue 48)
+def _run_module():
+    from conftest import load_experiment_script
+
+    return load_experiment_script("placement_network")
+
+
+@pytest.mark.parametrize("argv", [
+    ["--seeds", "5"], ["--fcomm-stride", "4"], ["--fcomm-steps", "20"], ["--jobs", "100"],
+    ["--variants", "basic,local"], ["--out", "/tmp/elsewhere"], ["--trace", "/tmp/other.swf.gz"], ["--quick"],
+    ["--host-link-bw", "1.25e8"], ["--host-link-bw", "1e9", "--fcomm-stride", "4"],
+    ["--host-link-bw", "1.25e8", "--fcomm-stride", "4", "--seeds", "5"],
+])
+def test_a_reduced_run_never_writes_the_committed_results(argv):
+    run = _run_module()
+    assert run.results_folder(run.parse_args(argv)) is None
+
+
+def test_the_two_whole_sweeps_write_their_results_folders():
+    run = _run_module()
+    assert run.results_folder(run.parse_args([])) == run.RESULTS
+    # Workers and the default output folder, given explicitly, change nothing of the figures.
+    assert run.results_folder(run.parse_args(["--workers", "1", "--out", str(run.DEFAULT_OUT)])) == run.RESULTS
+    host = run.parse_args(["--host-link-bw", "1.25e8", "--fcomm-stride", "4"])
+    assert run.results_folder(host) == run.RESULTS / "hostlink_1.25e8"
+    assert run.default_out(host.host_link_bw) != run.DEFAULT_OUT  # the two sweeps do not share a folder
+
+
+def test_quick_refuses_sweep_options():
+    proc = subprocess.run([*SCRIPT, "--quick", "--seeds", "3"], capture_output=True, text=True, timeout=60,
+                          cwd=REPO_ROOT)
+    assert proc.returncode == 2 and "drop --seeds" in proc.stderr
+
+
+# Mean makespan / basic's at F_comm > 0 and spread across seeds (coefficient of variation) of a
+# synthetic sweep: one where the thesis's five findings all hold, one where none does.
+THESIS_LIKE = {"basic": (1.0, 0.15), "best_effort_contiguous": (0.85, 0.2), "best_effort_local": (0.6, 0.3),
+               "contiguous": (0.3, 0.1), "local": (0.27, 0.05)}
+AS_PRINTED = {"basic": (1.0, 0.05), "best_effort_contiguous": (1.0, 0.05), "best_effort_local": (0.998, 0.05),
+              "contiguous": (1.02, 0.05), "local": (0.996, 0.05)}
+
+
+def _write_sweep(folder, shape: dict, killed_from: float | None) -> None:
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    f_comms = [0.0, 1e7, 2e7, 3e7]
+    with open(folder / "results.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(EXPECTED_COLUMNS)
+        for variant, (factor, cv) in shape.items():
+            for seed, z in enumerate((-1, 0, 1)):  # standard deviation 1 (ddof=1): the spread is cv
+                for f_comm in f_comms:
+                    mean = (1e6 + 0.3 * f_comm) * (factor if f_comm > 0 else 1.0)
+                    killed = int(killed_from is not None and f_comm >= killed_from)
+                    writer.writerow([variant, seed, f_comm, mean * (1 + cv * z), 10.0, 300, killed, 1.0])
+    (folder / "workload.json").write_text(json.dumps(
+        {"job_lines": 1000, "eligible": 100, "eligible_by_size": {"1": 30, "4": 14, "8": 10, "16": 46}}))
+    (folder / "run.json").write_text(json.dumps(
+        {"command": "python -m experiments.placement_network.run", "date": "2026-01-01", "commit": "abc1234",
+         "wall_s": 100.0, "cpu": "a CPU", "cores": 2, "load_average_at_end": 1.0, "event_grouping": "batsim",
+         "seeds": [0, 1, 2], "f_comm": f_comms, "variants": list(shape), "runs": 60,
+         "decider": "conservative, in-process (Python API)"}))
+
+
+def test_the_readme_is_written_from_results_and_checks_the_thesis_findings(tmp_path):
+    from experiments.readme_results import loose_numbers, render_readme, source_numbers
+
+    run = _run_module()
+    _write_sweep(tmp_path, AS_PRINTED, killed_from=2e7)
+    _write_sweep(tmp_path / run.HOST_LINK_RESULTS, THESIS_LIKE, killed_from=None)
+    block, figures = run.readme_figures(tmp_path)
+    readme = run.HERE / "README.md"
+    text = render_readme(readme.read_text(), block, figures)  # every marker's key is a figure
+    assert loose_numbers(text, source_numbers(run.HERE)) == []
+    assert figures["hostlink.findings"] == "all five findings appear"
+    assert figures["printed.findings"] == "none of the five findings appears"
+    assert figures["printed.locality"].startswith("barely")  # below contiguous, within 1 % of basic
+    assert figures["printed.stable"] == "no (spreads 0.050 for all)"
+    assert figures["printed.first_kill"] == "2e7" and figures["hostlink.killed"] == "no job reaches its walltime"
+    assert figures["trace.sizes"] == "46 of 16 processors, 30 of 1, 14 of 4, 10 of 8"
+    assert "20 seeds" not in block and "3 seeds x 4 F_comm x 5 variants = 60 runs" in block

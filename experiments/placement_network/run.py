@@ -62,12 +62,19 @@ WHOLE_SEEDS, WHOLE_FCOMM_STEPS, WHOLE_JOBS = 20, 40, 300
 # The second whole sweep: Griffon's host links as SimGrid's own griffon.xml has them (125 MBps),
 # where §5.5.3 prints 1.25e6 B/s; every 4th F_comm, to keep it a quarter of the first one's time.
 HOST_LINK_BW, HOST_LINK_STRIDE = 1.25e8, 4
-HOST_LINK_RESULTS = f"hostlink_{HOST_LINK_BW:g}"  # its folder under RESULTS
 # --quick: both sweeps on 2 seeds (a spread needs two), every 8th F_comm, 100-job workloads.
 QUICK_SEEDS, QUICK_STRIDE, QUICK_JOBS = 2, 8, 100
 
 COLUMNS = ["variant", "seed", "f_comm", "makespan_s", "mean_waiting_time_s", "nb_jobs",
            "nb_jobs_killed", "wall_time_s"]
+
+
+def _sci(value: float, digits: int = 3) -> str:
+    """1e7, 1.25e6, 3.9e8, 0: how the README (and folder names) write amounts."""
+    return f"{value:.{digits}g}".replace("e+0", "e").replace("e+", "e")
+
+
+HOST_LINK_RESULTS = f"hostlink_{_sci(HOST_LINK_BW)}"  # the host-link sweep's folder under RESULTS
 
 
 @dataclass(frozen=True)
@@ -385,11 +392,6 @@ def platform_facts() -> dict[str, float]:
             "main_bw": parse_bandwidth(str(path), "main_switch", main_switch[0])}
 
 
-def _sci(value: float, digits: int = 3) -> str:
-    """1e7, 1.25e6, 3.9e8, 0: how the README writes amounts."""
-    return f"{value:.{digits}g}".replace("e+0", "e").replace("e+", "e")
-
-
 def _span(values, fmt: str = ".2f") -> str:
     """"0.30-0.34", or one value when they agree at that precision."""
     low, high = format(min(values), fmt), format(max(values), fmt)
@@ -522,13 +524,17 @@ def readme_figures(results: Path) -> tuple[str, dict[str, str]]:
     printed_text, printed_count = findings(printed)
     host_text, host_count = findings(host)
 
-    def record_of(prefix: str, rec: dict) -> dict[str, str]:
-        return {f"{prefix}{key}": value for key, value in record_figures(rec).items()} | {
-            f"{prefix}grouping": GROUPING_TEXT.get(rec["event_grouping"], rec["event_grouping"]),
-            f"{prefix}seeds": f"{min(rec['seeds'])} to {max(rec['seeds'])}", f"{prefix}decider": rec["decider"]}
+    def settings(rec: dict) -> dict[str, str]:
+        return {"run.grouping": GROUPING_TEXT.get(rec["event_grouping"], rec["event_grouping"]),
+                "run.seeds": f"{min(rec['seeds'])} to {max(rec['seeds'])}", "run.decider": rec["decider"]}
+
+    # The README states the two sweeps' settings once: as one value when they agree, else both.
+    both = {key: value if value == settings(host_record)[key] else f"{value} (host links: {settings(host_record)[key]})"
+            for key, value in settings(record).items()}
 
     figures = {
-        **record_of("", record), **record_of("hostlink.", host_record),
+        **record_figures(record), **{f"hostlink.{key}": value for key, value in record_figures(host_record).items()},
+        **both,
         "f_comm.max": _sci((WHOLE_FCOMM_STEPS - 1) * F_COMM_STEP),
         "trace.job_lines": f"{trace['job_lines']:,}", "trace.eligible": f"{trace['eligible']:,}",
         "trace.sizes": sizes,
@@ -587,7 +593,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--replot", action="store_true",
                         help="run nothing: rebuild results.md and the figures from OUT/results.csv")
     parser.add_argument("--quick", action="store_true",
-                        help=f"both sweeps (as printed, and host links of {HOST_LINK_BW:g} B/s) on "
+                        help=f"both sweeps (as printed, and host links of {_sci(HOST_LINK_BW)} B/s) on "
                              f"{QUICK_SEEDS} seeds, every {QUICK_STRIDE}th F_comm, {QUICK_JOBS} jobs; writes "
                              "OUT/results/ and OUT/README.md (the page as these figures would write it), "
                              "never results/ nor README.md")
@@ -616,7 +622,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def default_out(host_link_bw: float | None) -> Path:
     """The output folder of a run without --out: one per platform, so that the two whole sweeps
     do not write over each other's workloads and tables."""
-    return DEFAULT_OUT if host_link_bw is None else DEFAULT_OUT / f"hostlink_{host_link_bw:g}"
+    return DEFAULT_OUT if host_link_bw is None else DEFAULT_OUT / f"hostlink_{_sci(host_link_bw)}"
 
 
 def results_folder(args: argparse.Namespace) -> Path | None:
@@ -723,7 +729,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         folder = results_folder(args)
         if args.host_link_bw is not None:
-            command += f" --host-link-bw {args.host_link_bw:g} --fcomm-stride {args.fcomm_stride}"
+            command += f" --host-link-bw {_sci(args.host_link_bw)} --fcomm-stride {args.fcomm_stride}"
         plans = [(args.host_link_bw, out_base, folder, command)]
         seeds, jobs, stride = list(range(args.seeds)), args.jobs, args.fcomm_stride
     f_comms = [k * F_COMM_STEP for k in range(0, args.fcomm_steps, stride)]
@@ -755,7 +761,7 @@ def main(argv: list[str] | None = None) -> int:
         missing = [f for f in (RESULTS, RESULTS / HOST_LINK_RESULTS) if not (f / "run.json").is_file()]
         if missing:
             print(f"README.md not rewritten: it quotes both sweeps, and {', '.join(map(str, missing))} has none "
-                  f"yet (run `{command.split(' --')[0]}` and `... --host-link-bw {HOST_LINK_BW:g} "
+                  f"yet (run `{command.split(' --')[0]}` and `... --host-link-bw {_sci(HOST_LINK_BW)} "
                   f"--fcomm-stride {HOST_LINK_STRIDE}`)", file=sys.stderr)
         else:
             write_readme(HERE / "README.md", *readme_figures(RESULTS))
