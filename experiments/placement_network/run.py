@@ -752,7 +752,7 @@ def main(argv: list[str] | None = None) -> int:
         write_results(folder, out_dir, info, args.trace, record_command, time.perf_counter() - began)
         print(f"results: {folder}")
 
-    if args.quick:
+    if args.quick and not any_failed:
         readme = out_base / "README.md"
         readme.write_text(render_readme((HERE / "README.md").read_text(), *readme_figures(out_base / "results"),
                                         name=str(readme)))
