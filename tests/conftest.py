@@ -7,6 +7,7 @@ import json
 import os
 import resource
 import shutil
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,15 @@ def write_workload(tmp_path: Path, jobs: list[dict[str, Any]], profiles: dict[st
     path = tmp_path / name
     path.write_text(json.dumps({"jobs": out_jobs, "profiles": profiles}))
     return str(path)
+
+
+def sigint_as_at_a_terminal() -> None:
+    """A child's preexec_fn for tests that send it SIGINT, as a terminal's Ctrl-C does: a process
+    started in the background by a shell, or under nohup, inherits SIGINT ignored, and Python then
+    keeps ignoring it (rightly: a background job must not die of the terminal's Ctrl-C). A test
+    suite launched that way would see its runs ignore the test's SIGINT; the child gets the
+    handling a foreground command has."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def write_json(tmp_path: Path, data: Any, name: str = "input.json") -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import zmq
 
-from conftest import read_csv, write_platform, write_workload
+from conftest import read_csv, sigint_as_at_a_terminal, write_platform, write_workload
 
 JOULESIM = [sys.executable, "-m", "joulesim.cli.main"]
 
@@ -202,7 +202,8 @@ def test_ctrl_c_stops_both_processes(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     run = subprocess.Popen([*JOULESIM, "run", "-p", "small4", "-w", "tiny", "-d", "blocking_decider:Blocker",
                             "-e", str(tmp_path / "out")], env=env, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                           preexec_fn=sigint_as_at_a_terminal)
     with open(fifo) as f:
         decider_pid = int(f.read())
     run.send_signal(signal.SIGINT)
@@ -322,7 +323,8 @@ def start_blocking_run(tmp_path: Path, at_call: int, *extra: str, new_session: b
     # The tiny workload submits jobs at t=0, 10, 20 and 30: call 3 (t=10) comes mid-run.
     run = subprocess.Popen([*JOULESIM, "run", "-p", "small4", "-w", "tiny", "-d", "blocking_easy:BlockAt",
                             "-e", str(tmp_path / "out"), *extra], env=env, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=new_session)
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=new_session,
+                           preexec_fn=sigint_as_at_a_terminal)
     with open(fifo) as f:
         decider_pid = int(f.read())
     return run, decider_pid
@@ -365,7 +367,7 @@ def test_ctrl_c_during_start_up_prints_one_line(tmp_path):
     it ends; fastjsonschema's come before the schemas are compiled and the platform loaded)."""
     run = subprocess.Popen([sys.executable, "-X", "importtime", *JOULESIM[1:], "run", "-p", "small4", "-w", "tiny",
                             "-e", str(tmp_path / "out")], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
+                           stderr=subprocess.PIPE, text=True, preexec_fn=sigint_as_at_a_terminal)
     for line in run.stderr:
         if "fastjsonschema" in line:
             run.send_signal(signal.SIGINT)

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import sigint_as_at_a_terminal
 from marked_processes import MARK_VARIABLE, live_marked_processes, new_mark
 
 import joulesim
@@ -63,7 +64,8 @@ def test_local_nodes_stops_every_process_it_started(tmp_path, ending, status, me
     result = subprocess.run([sys.executable, "-m", "joulesim.cli.main", "slurm", "--local-nodes", "1", "--no-progress",
                              "-w", str(tmp_path / "w.json"), "-d", "recording:Recording", "-e", str(tmp_path / "out")],
                             capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env=env,
-                            start_new_session=True)  # its own process group, for the decider's Ctrl-C
+                            start_new_session=True,  # its own process group, for the decider's Ctrl-C
+                            preexec_fn=sigint_as_at_a_terminal)
     assert result.returncode == status, result.stderr
     assert message in result.stdout + result.stderr and "Traceback" not in result.stderr
     assert not [line for line in result.stderr.splitlines() if line.startswith("slurm:")]  # --no-progress
