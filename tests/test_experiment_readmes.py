@@ -20,7 +20,7 @@ from experiments.readme_results import ReadmeError, loose_numbers, render_readme
 EXPERIMENTS = REPO_ROOT / "experiments"
 # The experiments whose README is written from results files so far; the others' READMEs still
 # carry figures typed from their last run (issue 48 converts them one by one).
-GENERATED = ["pcbe", "grid_energy", "irmasim_grid", "utility_policies", "energy_shutdown"]
+GENERATED = ["pcbe", "grid_energy", "irmasim_grid", "utility_policies", "energy_shutdown", "placement_network"]
 
 
 @pytest.mark.parametrize("name", GENERATED)
@@ -49,6 +49,16 @@ def test_the_results_record_says_where_and_how_they_were_measured(name):
     record = json.loads((run.RESULTS / "run.json").read_text())
     assert {"command", "date", "commit", "wall_s", "cpu", "cores", "event_grouping", "seeds"} <= set(record)
     assert "--quick" not in record["command"] and "--comparison" not in record["command"]
+
+
+def test_placement_network_s_host_link_sweep_has_its_own_record():
+    """placement_network's README quotes two sweeps: the second's record must say it is the host-link one."""
+    run = load_experiment_script("placement_network")
+    import json
+
+    record = json.loads((run.RESULTS / run.HOST_LINK_RESULTS / "run.json").read_text())
+    assert record["command"] == "python -m experiments.placement_network.run --host-link-bw 1.25e8 --fcomm-stride 4"
+    assert len(record["seeds"]) == run.WHOLE_SEEDS and record["event_grouping"] == "batsim"
 
 
 def test_a_figure_the_experiment_does_not_know_is_refused_by_name():
