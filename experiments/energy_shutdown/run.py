@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from experiments.readme_results import write_readme
+from experiments.run_prerequisites import prerequisites_missing
 from experiments.run_record import read_run_record, record_figures, write_run_record
 
 HERE = Path(__file__).resolve().parent
@@ -354,16 +355,7 @@ def main(argv: list[str] | None = None) -> int:
         write_readme(HERE / "README.md", *readme_figures(RESULTS))
         return 0
     began = time.perf_counter()
-    if not args.trace.is_file():
-        print(f"error: trace {args.trace} not found. This experiment reads the KTH-SP2 log from "
-              "../shared/data/swf/ beside the checkout (see ../shared/data/MANIFEST.md); pass "
-              "--trace PATH to use a copy elsewhere.", file=sys.stderr)
-        return 2
-    try:
-        import joulesim  # noqa: F401
-    except ImportError:
-        print("error: joulesim is not importable: install it first (pip install -e '.[plot]')",
-              file=sys.stderr)
+    if prerequisites_missing(args.trace, "KTH-SP2"):
         return 2
 
     out_dir = args.out.resolve()

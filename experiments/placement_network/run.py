@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from experiments.readme_results import render_readme, write_readme
+from experiments.run_prerequisites import prerequisites_missing
 from experiments.run_record import read_run_record, record_figures, write_run_record
 
 HERE = Path(__file__).resolve().parent
@@ -714,16 +715,7 @@ def main(argv: list[str] | None = None) -> int:
     out_base = (args.out or (QUICK_OUT if args.quick else default_out(args.host_link_bw))).resolve()
     if args.replot:
         return replot(out_base, args.no_plots)
-    if not args.trace.is_file():
-        print(f"error: trace {args.trace} not found. This experiment reads the CEA-Curie log from "
-              "../shared/data/swf/ beside the checkout (see ../shared/data/MANIFEST.md); pass "
-              "--trace PATH to use a copy elsewhere.", file=sys.stderr)
-        return 2
-    try:
-        import joulesim  # noqa: F401
-    except ImportError:
-        print("error: joulesim is not importable: install it first (pip install -e '.[plot]')",
-              file=sys.stderr)
+    if prerequisites_missing(args.trace, "CEA-Curie"):
         return 2
 
     command = "python -m experiments.placement_network.run"
