@@ -60,7 +60,7 @@ class RLPolicy(PairDecider):
             self.num_jobs = int(meta["num_jobs"])
             self.wait_action = bool(meta["wait_action"])
             self.wait_interval = float(meta.get("wait_interval", 1.0))
-            self.one_per_step = meta.get("per_step", "one") == "one"
+            self.step_rule.one_per_step = meta.get("per_step", "one") == "one"
             self.max_waits = meta.get("max_waits")
             self.features = check_features(meta["features"], f"model file {path}")
             # Models written before the choice existed saw the thesis's normalisation.

@@ -335,6 +335,23 @@ def test_submissions_are_scheduled_before_completions_of_the_same_message():
         ("EXECUTE", "b", "4-5"), ("EXECUTE", "c", "0-3")]
 
 
+# --------------------------------------------------------------------------- heuristic: step rule
+def test_one_per_step_starts_one_job_per_instant_and_the_rest_at_later_events():
+    # Seed 002's step rule for the learned scheduler, offered to the heuristic so that both are
+    # compared under it (issue 48): all three jobs fit at t=0; one starts then, one at each event.
+    platform = begins(node(proc(4)), node(proc(4)))
+    everything = make("heuristic", platform)
+    assert started(send(everything, 0.0, job(0, "1", 2), job(0, "2", 2), job(0, "3", 2))) == ["1", "2", "3"]
+    one = make("heuristic", platform, per_step="one")
+    assert send(one, 0.0, job(0, "1", 2), job(0, "2", 2), job(0, "3", 2)) == [("EXECUTE", "1", "0-1")]
+    assert send(one, 0.0) == []  # the same instant again: still one
+    assert send(one, 3.0, job(3, "4", 1)) == [("EXECUTE", "2", "2-3")]  # a submission is an event
+    # A completion's instant: its two passes (submissions, then freed cores) share one start.
+    assert send(one, 7.0, done(7, "1", "0-1"), job(7, "5", 1)) == [("EXECUTE", "3", "4-5")]
+    assert send(one, 9.0, done(9, "2", "2-3")) == [("EXECUTE", "4", "0")]
+    assert send(one, 9.5, done(9.5, "3", "4-5")) == [("EXECUTE", "5", "1")]
+
+
 # --------------------------------------------------------------------------- heuristic: refusals
 def test_jobs_that_can_never_fit_are_rejected():
     decider = make("heuristic", begins(node(proc(4)), node(proc(2))))
@@ -359,6 +376,7 @@ def test_a_platform_without_hierarchy_is_a_clear_error(name):
     ("heuristic", {"seed": "x"}, r"option seed='x' is invalid: accepted values are integers >= 0"),
     ("heuristic", {"seed": "-1"}, r"option seed='-1' is invalid"),
     ("heuristic", {"node_prio": "lo_first"}, r"does not accept option\(s\) node_prio"),
+    ("heuristic", {"per_step": "two"}, r"option per_step='two' is invalid: accepted values are 'one', 'all'"),
     ("pcbe", {"criterion": "power"}, r"option criterion='power' is invalid: accepted values are 'energy', 'edp'"),
     ("pcbe", {"job_prio": "low"}, r"option job_prio='low' is invalid: accepted values are 'lo_first', 'hi_first'"),
     ("pcbe", {"node_prio": "hi"}, r"option node_prio='hi' is invalid"),

@@ -32,6 +32,7 @@ from joulesim.deciders.learned.pair_observation import FEATURES, NORMALISATIONS,
 from joulesim.deciders.node.node_decider import NodeDecider
 from joulesim.deciders.node.node_jobs import NodeJob
 from joulesim.deciders.node.node_platform import NodeRun
+from joulesim.deciders.node.step_rule import StepRule, per_step_option_text
 from joulesim.protocol.errors import JoulesimError
 
 __all__ = ["PairDecider", "PAIR_OPTIONS"]
@@ -40,7 +41,7 @@ PAIR_OPTIONS: dict[str, str] = {
     "num_jobs": "how many jobs from the front of the queue the observation holds (default: 10)",
     "wait": "true to offer the wait action (default false)",
     "wait_interval": "seconds until a wait ends (default 1, as the thesis's timer)",
-    "per_step": "one (one action per time step, as the thesis, default) or all (until nothing more fits)",
+    "per_step": per_step_option_text("one"),
     "max_waits": "waits allowed in a run before waiting is no longer offered (default: no limit)",
     "normalisation": "columns (each feature over its largest value, default) or matrix (the whole matrix over "
                      "its Frobenius norm, as the thesis)",
@@ -57,8 +58,7 @@ class PairDecider(NodeDecider):
         self.wait_action = bool_option(self.NAME, self.options, "wait", False)
         self.wait_interval = float_option(self.NAME, self.options, "wait_interval", 1.0, minimum=0.0,
                                           minimum_excluded=True)
-        self.one_per_step = choice_option(self.NAME, self.options, "per_step", ("one", "all"), "one") == "one"
-        self._acted_at = -1.0  # the instant of the last action (one per step)
+        self.step_rule = StepRule(self.NAME, self.options, "one")
         self.max_waits = int_option(self.NAME, self.options, "max_waits", None, minimum=0)
         self.waits = 0
         self.normalisation = choice_option(self.NAME, self.options, "normalisation", NORMALISATIONS, "columns")
@@ -133,7 +133,7 @@ class PairDecider(NodeDecider):
         assert observation is not None
         wait_index = observation.n_actions - 1 if self.wait_action else -1
         while self.can_schedule():
-            if self.one_per_step and self._acted_at == self.now:
+            if not self.step_rule.may_start(self.now):
                 return
             count = min(len(self.pending), self.num_jobs)
             jobs = list(islice(self.pending.values(), count))  # not a copy of the whole queue
@@ -178,4 +178,4 @@ class PairDecider(NodeDecider):
         rows[job_index:last] = rows[job_index + 1:last + 1]
         observation.assigned[node] += 1
         self._alarm = None  # a decision cancels the pending wake-up
-        self._acted_at = self.now
+        self.step_rule.started(self.now)

@@ -14,6 +14,7 @@ from joulesim.deciders.node.job_order import (
 from joulesim.deciders.node.node_decider import NodeDecider
 from joulesim.deciders.node.node_jobs import NodeJob
 from joulesim.deciders.node.node_order import RESOURCE_SELECTION_NEEDS, RESOURCE_SELECTIONS, NodeOrder, node_order
+from joulesim.deciders.node.step_rule import StepRule, per_step_option_text
 
 __all__ = ["IrmasimHeuristic", "layout"]
 
@@ -42,7 +43,9 @@ class IrmasimHeuristic(NodeDecider):
     nodes (idle cores >= its ntasks_per_node) are ordered by the resource selection (see
     `joulesim.deciders.node.node_order`; `random` shuffles them with the same generator); with
     fewer viable nodes than the job's `nodes` the pass stops (no backfilling). Task i goes to
-    the (i mod nodes)-th chosen node, on its first idle core in core order.
+    the (i mod nodes)-th chosen node, on its first idle core in core order. With `per_step=one`
+    at most one job starts per time step, as the learned scheduler acts (seed 002's step rule;
+    IRMaSim's heuristics start all that fit, the default).
 
     Needs a platform with a node hierarchy (an IRMaSim platform file). Jobs no node set
     could ever take are rejected at submission.
@@ -53,6 +56,7 @@ class IrmasimHeuristic(NodeDecider):
         "job_selection": "pending job order: " + ", ".join(JOB_SELECTIONS) + " (default first)",
         "resource_selection": "node order: " + ", ".join(RESOURCE_SELECTIONS) + " (default first)",
         "seed": "seed of the random job and resource selections (integer, default 0)",
+        "per_step": per_step_option_text("all"),
     }
 
     def __init__(self, options: dict[str, str] | None = None):
@@ -61,6 +65,7 @@ class IrmasimHeuristic(NodeDecider):
         self.resource_selection = choice_option(self.NAME, self.options, "resource_selection",
                                                 RESOURCE_SELECTIONS, "first")
         self.seed = int_option(self.NAME, self.options, "seed", 0)
+        self.step_rule = StepRule(self.NAME, self.options, "all")
         self.rng = random.Random(self.seed)  # IRMaSim seeds Python's generator the same way
         self.track_bandwidth = self.resource_selection == "high_mem_bw"
         self.queue = HeadQueue()
@@ -95,7 +100,8 @@ class IrmasimHeuristic(NodeDecider):
         queue = self.queue
         order = self.order
         assert order is not None
-        while True:
+        step_rule = self.step_rule
+        while step_rule.may_start(self.now):
             job = queue.head()
             if job is None:
                 return
@@ -104,3 +110,4 @@ class IrmasimHeuristic(NodeDecider):
                 return
             queue.pop()
             self.start(job, layout(job, nodes))
+            step_rule.started(self.now)
