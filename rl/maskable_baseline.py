@@ -75,11 +75,14 @@ def train_maskable(config: TrainingConfig, seed: int, path: str | os.PathLike) -
 
 
 def evaluate_maskable(model_path: str | os.PathLike, config: TrainingConfig, runs: int = 100,
-                      untrained_seed: int | None = None) -> list[dict[str, float]]:
+                      untrained_seed: int | None = None, workload: str | os.PathLike | None = None
+                      ) -> list[dict[str, float]]:
     """`runs` episodes of the whole workload with actions sampled (torch seeded 0, 1, ... per run):
     energy, makespan and EDP of each, as the environment's last step reports them. With
-    `untrained_seed`, the MaskablePPO agent as built with that seed, before any training."""
-    env = make_environment(config, trajectory_length=None, trajectory_origin=0)
+    `untrained_seed`, the MaskablePPO agent as built with that seed, before any training. With
+    `workload`, that workload instead of the configuration's (of as many jobs: one the agent never saw)."""
+    overrides: dict = {"workload": os.fspath(workload)} if workload is not None else {}
+    env = make_environment(config, trajectory_length=None, trajectory_origin=0, **overrides)
     if untrained_seed is not None:
         model = MaskablePPO("MultiInputPolicy", DummyVecEnv([lambda: env]), seed=untrained_seed, device="cpu",
                             policy_kwargs=POLICY_KWARGS)

@@ -201,17 +201,32 @@ def test_every_experiment_configuration_loads_and_builds_its_environment(config)
     assert settings.environment["objective"] in config
 
 
-def test_the_experiment_tables_reduce_as_the_thesis_does():
-    # Table 4.6's "Min" column is the reduction of the best test run, "Max" of the worst.
+def test_unseen_workloads_are_the_experiments_jobs_in_orders_never_trained_on(tmp_path):
+    # Issue 48: the agent is also tested on workloads it never saw, from the thesis's generator
+    # (the same job types and numbers, one every 0.05 s). Experiment 1's 4 A and 2 B jobs have
+    # 15 orders: the training one and 14 others.
+    import json
+
     from conftest import load_experiment_script
 
     module = load_experiment_script("rl_energy")
-    import pandas as pd
+    training = json.loads((ROOT / "experiments" / "irmasim_grid" / "exp1" / "workload.json").read_text())
 
-    row = pd.Series({"energy_min": 2852.71, "energy_avg": 3158.94, "energy_max": 3564.88,
-                     "edp_min": 100.0, "edp_avg": 150.0, "edp_max": 250.0})
-    values = module.reductions(row, 3575.07, 200.0)
-    assert [round(v, 2) for v in values] == [20.21, 11.64, 0.29, 50.0, 25.0, -25.0]
+    def kinds(workload):
+        return [(job["profile"], job["res"]) for job in workload["jobs"]]
+
+    paths = module.unseen_workloads("exp1", 14, tmp_path / "a")
+    workloads = [json.loads(path.read_text()) for path in paths]
+    orders = {tuple(kinds(w)) for w in workloads}
+    assert len(orders) == 14 and tuple(kinds(training)) not in orders
+    for workload in workloads:
+        assert sorted(kinds(workload)) == sorted(kinds(training))
+        assert [job["subtime"] for job in workload["jobs"]] == [job["subtime"] for job in training["jobs"]]
+        assert workload["profiles"] == training["profiles"]
+    again = module.unseen_workloads("exp1", 3, tmp_path / "b")  # the same draws, whatever the count
+    assert [path.read_bytes() for path in again] == [path.read_bytes() for path in paths[:3]]
+    with pytest.raises(SystemExit, match="only 14 orders"):
+        module.unseen_workloads("exp1", 15, tmp_path / "c")
 
 
 def test_without_the_rl_extra_the_commands_and_the_decider_say_what_to_install(tmp_path):

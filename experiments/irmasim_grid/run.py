@@ -36,15 +36,17 @@ RESOURCE_SELECTIONS = ("random", "first", "high_gflops", "high_cores", "high_mem
 
 
 def run_pair(experiment: str, job_selection: str, resource_selection: str, seed: int = 0,
-             folder: Path | None = None, idle_power: str = "irmasim") -> dict:
+             folder: Path | None = None, idle_power: str = "irmasim", per_step: str = "all") -> dict:
     """One heuristic pair: energy (J), makespan (s), EDP (J s); the inputs are in `folder`
-    (default: the experiment's folder beside this script)."""
+    (default: the experiment's folder beside this script). `per_step="one"` starts one job per
+    time step, as the learned scheduler acts (the thesis's heuristics start all that fit)."""
     import joulesim
 
     folder = folder or HERE / experiment
     result = joulesim.simulate(folder / "platform.json", folder / "workload.json", "heuristic", energy=True,
                                idle_power=idle_power, options={"job_selection": job_selection,
-                                                               "resource_selection": resource_selection, "seed": seed})
+                                                               "resource_selection": resource_selection, "seed": seed,
+                                                               "per_step": per_step})
     energy = float(result.schedule["consumed_joules"])
     makespan = float(result.schedule["makespan"])
     return {"experiment": experiment, "job_selection": job_selection, "resource_selection": resource_selection,
@@ -69,9 +71,9 @@ def run_c_on_two_cores(seed: int = 0) -> dict:
         return run_pair("exp2", job_selection, resource_selection, seed, Path(folder))
 
 
-def run_grid(experiment: str, seed: int = 0, folder: Path | None = None) -> pd.DataFrame:
+def run_grid(experiment: str, seed: int = 0, folder: Path | None = None, per_step: str = "all") -> pd.DataFrame:
     """One row per heuristic pair of the grid (see run_pair)."""
-    return pd.DataFrame([run_pair(experiment, job_selection, resource_selection, seed, folder)
+    return pd.DataFrame([run_pair(experiment, job_selection, resource_selection, seed, folder, per_step=per_step)
                          for job_selection in JOB_SELECTIONS for resource_selection in RESOURCE_SELECTIONS])
 
 

@@ -1,8 +1,8 @@
 """Seed 002, experiments 1-3: train the Energy scheduler (PPO) on several seeds and compare it
 with its baselines and the heuristics.
 
-    python -m experiments.rl_energy.run                 # experiments 1 and 2, seeds 0-4, tables
-    python -m experiments.rl_energy.run --seeds 8       # seeds 0-7
+    python -m experiments.rl_energy.run                 # experiments 1 and 2, seeds 0-9, tables
+    python -m experiments.rl_energy.run --seeds 5       # seeds 0-4
     python -m experiments.rl_energy.run --exp3          # experiment 3 too (long: see README.md)
     python -m experiments.rl_energy.run --ablation      # the thesis's agent, and each change to it
     python -m experiments.rl_energy.run --maskable      # sb3-contrib's MaskablePPO too (extra rl-baselines)
@@ -13,11 +13,14 @@ with its baselines and the heuristics.
 For every configuration (a TOML file beside this script) and every training seed 0..N-1 (the
 file's own seed is not used: no seed is chosen): train with `joulesim rl train`'s code (unless
 out/rl_energy/NAME/seed_K/model.pt exists), then run the model `--runs` times on the whole
-workload with sampled actions (seeds 0..runs-1), as the thesis's test runs. The same test runs
-for the baselines on the same observation: the untrained agent of each seed, and a uniformly
-random valid action (decider random-pairs). Tables in the form of 4.6, 4.11 and 4.14: mean and
-standard deviation over the training seeds of each test metric's reduction against (a) the
-heuristic the thesis names as best and (b) the best heuristic of the grid here. Results in
+workload with sampled actions (seeds 0..runs-1), as the thesis's test runs, and `--unseen-runs`
+times on each of `--unseen` workloads it never saw (`unseen_workloads`). The same test runs for
+the baselines on the same observation: the untrained agent of each seed, and a uniformly random
+valid action (decider random-pairs). Tables: mean, standard deviation and range over the
+training seeds of the test-mean energy's and EDP's reduction against (a) the best heuristic of
+the grid run under the agent's own step rule (one job started per time step: what learning
+adds), (b) the heuristic the thesis names as best and the grid's best, both starting every job
+that fits (the thesis's comparison, which mixes learning with the step rule). Results in
 out/rl_energy/ (models, curves, results.csv), and the tables between the markers of README.md
 with the per-seed figures they come from in results.csv beside it:
 
@@ -80,8 +83,47 @@ INPUTS = {"exp1": REPO_ROOT / "experiments" / "irmasim_grid" / "exp1",
           "exp2": REPO_ROOT / "experiments" / "irmasim_grid" / "exp2", "exp3": HERE / "exp3"}
 
 
-def heuristic_grid(experiment: str) -> pd.DataFrame:
-    return run_grid(experiment, 0, INPUTS[experiment])
+def heuristic_grid(experiment: str, per_step: str = "all") -> pd.DataFrame:
+    """The heuristic grid on the experiment's inputs: starting every job that fits (`all`, the
+    thesis's heuristics) or one job per time step (`one`, the rule the agent acts under)."""
+    return run_grid(experiment, 0, INPUTS[experiment], per_step=per_step)
+
+
+#: Workloads the agent never saw come from the thesis's generator of experiments 1-3: the same
+#: job types in the same numbers, one every 0.05 s (tables 4.3, 4.8, 4.12), here in another order.
+#: Drawn from this seed (fixed: never chosen per result), distinct from each other and from the
+#: training order.
+UNSEEN_SEED = 20261129
+
+
+def unseen_workloads(experiment: str, count: int, folder: Path) -> list[Path]:
+    """`count` workloads of the experiment's jobs in orders the agent never trained on, written
+    under `folder`; the same files for the same count, whatever ran before."""
+    source = json.loads((INPUTS[experiment] / "workload.json").read_text())
+    jobs = source["jobs"]
+
+    def order_key(order) -> tuple:
+        return tuple((jobs[i]["profile"], jobs[i]["res"]) for i in order)
+
+    seen = {order_key(range(len(jobs)))}
+    rng = np.random.default_rng(UNSEEN_SEED)
+    paths: list[Path] = []
+    for _ in range(100_000):
+        if len(paths) == count:
+            return paths
+        order = rng.permutation(len(jobs))
+        key = order_key(order)
+        if key in seen:
+            continue
+        seen.add(key)
+        # Position k keeps the training workload's k-th arrival time; the job there is another.
+        reordered = [{**jobs[i], "id": f"J{k}", "subtime": jobs[k]["subtime"]} for k, i in enumerate(order)]
+        path = folder / experiment / f"unseen_{len(paths) + 1:02d}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"profiles": source["profiles"], "jobs": reordered}, indent=1))
+        paths.append(path)
+    raise SystemExit(f"{experiment}: only {len(paths)} orders of its {len(jobs)} jobs differ from the training "
+                     f"order; give --unseen {len(paths)} or fewer")
 
 
 METRICS = ("energy", "edp", "makespan")
@@ -92,9 +134,11 @@ def _stats(runs: list[dict[str, float]]) -> dict[str, float]:
             for m in METRICS for k, f in (("min", np.min), ("avg", np.mean), ("max", np.max))}
 
 
-def train_and_test(name: str, seed: int, out: Path, runs: int, retrain: bool) -> list[dict]:
+def train_and_test(name: str, seed: int, out: Path, runs: int, retrain: bool, unseen: list[Path] = (),
+                   unseen_runs: int = 10) -> list[dict]:
     """Train configuration `name` with training seed `seed`, test it, and test the untrained
-    agent of that seed on the same observation: two result rows."""
+    agent of that seed on the same observation: two result rows on the training workload, then
+    two per workload of `unseen` (`unseen_runs` test runs each)."""
     import torch
 
     from joulesim.rl.evaluation import evaluate_model
@@ -127,14 +171,19 @@ def train_and_test(name: str, seed: int, out: Path, runs: int, retrain: bool) ->
         evaluation = evaluate_model(path, inputs / "platform.json", inputs / "workload.json", runs, "sample", 0)
         pd.DataFrame(evaluation.runs).to_csv(folder / f"test_runs_{kind}.csv", index=False)
         rows.append({"name": name, "experiment": experiment, "label": label, "seed": seed, "kind": kind,
-                     "training_s": trained_s if kind == "trained" else 0.0,
+                     "workload": "training", "training_s": trained_s if kind == "trained" else 0.0,
                      "curve_first_fifth": float(curve.energy.iloc[:fifth].mean()),
                      "curve_last_fifth": float(curve.energy.iloc[-fifth:].mean()),
                      "final_entropy": float(curve.entropy.iloc[-1]), **_stats(evaluation.runs)})
+        for workload in unseen:
+            evaluation = evaluate_model(path, inputs / "platform.json", workload, unseen_runs, "sample", 0)
+            rows.append({"name": name, "experiment": experiment, "label": label, "seed": seed, "kind": kind,
+                         "workload": workload.stem, **_stats(evaluation.runs)})
     return rows
 
 
-def maskable_train_and_test(name: str, seed: int, out: Path, runs: int, retrain: bool) -> list[dict]:
+def maskable_train_and_test(name: str, seed: int, out: Path, runs: int, retrain: bool, unseen: list[Path] = (),
+                            unseen_runs: int = 10) -> list[dict]:
     """The yardstick: sb3-contrib's MaskablePPO, same environment, hyperparameters and budget."""
     import torch
 
@@ -154,13 +203,19 @@ def maskable_train_and_test(name: str, seed: int, out: Path, runs: int, retrain:
     runs_list = evaluate_maskable(model, config, runs)
     pd.DataFrame(runs_list).to_csv(folder / "test_runs_maskable.csv", index=False)
     experiment, label = CONFIGURATIONS[name]
-    return [{"name": name, "experiment": experiment, "label": label, "seed": seed, "kind": "maskable",
-             "training_s": trained_s, **_stats(runs_list)}]
+    rows = [{"name": name, "experiment": experiment, "label": label, "seed": seed, "kind": "maskable",
+             "workload": "training", "training_s": trained_s, **_stats(runs_list)}]
+    for workload in unseen:
+        rows.append({"name": name, "experiment": experiment, "label": label, "seed": seed, "kind": "maskable",
+                     "workload": workload.stem,
+                     **_stats(evaluate_maskable(model, config, unseen_runs, workload=workload))})
+    return rows
 
 
-def random_valid(name: str, runs: int) -> dict:
+def random_valid(name: str, runs: int, workload: Path | None = None) -> dict:
     """A uniformly random valid action at each step (decider random-pairs), `runs` seeds, on the
-    steps configuration `name` trains on (its jobs in view, wait action and wait budget)."""
+    steps configuration `name` trains on (its jobs in view, wait action and wait budget), on its
+    training workload or on `workload`."""
     import joulesim
     from joulesim.rl.training import make_environment
     from joulesim.rl.training_config import load_training_config
@@ -173,27 +228,13 @@ def random_valid(name: str, runs: int) -> dict:
     inputs = INPUTS[experiment]
     results = []
     for run in range(runs):
-        result = joulesim.simulate(inputs / "platform.json", inputs / "workload.json", "random-pairs",
+        result = joulesim.simulate(inputs / "platform.json", workload or inputs / "workload.json", "random-pairs",
                                    options={**options, "seed": str(run)}, energy=True, idle_power="irmasim")
         energy, makespan = float(result.schedule["consumed_joules"]), float(result.schedule["makespan"])
         results.append({"energy": energy, "makespan": makespan, "edp": energy * makespan})
     return {"name": f"{experiment}_random{'_wait' if wait else ''}", "experiment": experiment,
             "label": f"random valid action{', wait action' if wait else ''}", "seed": -1, "kind": "random",
-            "training_s": 0.0, **_stats(results)}
-
-
-def reductions(row: pd.Series, energy_ref: float, edp_ref: float) -> list[float]:
-    """Table 4.6's six columns: energy min/avg/max, EDP min/avg/max (positive: better)."""
-    from joulesim.rl.evaluation import reduction
-
-    out = [reduction(energy_ref, row[f"energy_{k}"]) for k in ("min", "avg", "max")]
-    return out + [reduction(edp_ref, row[f"edp_{k}"]) for k in ("min", "avg", "max")]
-
-
-def _mean_std(values: list[float]) -> str:
-    if len(values) == 1:
-        return f"{values[0]:.2f}"
-    return f"{np.mean(values):.2f} ± {np.std(values, ddof=1):.2f}"
+            "workload": workload.stem if workload is not None else "training", "training_s": 0.0, **_stats(results)}
 
 
 def _row_groups(rows: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
@@ -224,49 +265,125 @@ def _row_groups(rows: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     return groups
 
 
-def markdown(results: pd.DataFrame, grids: dict[str, pd.DataFrame]) -> str:
+def _cell(values: list[float]) -> str:
+    """mean ± standard deviation [min, max] over the seeds (one value alone: itself)."""
+    values = [v for v in values if not np.isnan(v)]
+    if not values:
+        return "-"
+    if len(values) == 1:
+        return f"{values[0]:.2f}"
+    return f"{np.mean(values):.2f} ± {np.std(values, ddof=1):.2f} [{min(values):.2f}, {max(values):.2f}]"
+
+
+def grid_on(experiment: str, workload: Path, per_step: str) -> pd.DataFrame:
+    """The heuristic grid on another workload of the experiment's platform."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        shutil.copy(INPUTS[experiment] / "platform.json", folder)
+        shutil.copy(workload, Path(folder) / "workload.json")
+        return run_grid(experiment, 0, Path(folder), per_step=per_step)
+
+
+def unseen_references(experiment: str, names: list[str], same_rule: pd.DataFrame) -> dict[str, tuple[float, float]]:
+    """Per workload the agent never saw: the energy of the pair that was best on the training
+    workload under the agent's rule, and the energy of that workload's own best pair (both one
+    job per time step)."""
+    import tempfile
+
+    best = same_rule.sort_values("energy").iloc[0]
+    references = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for path in unseen_workloads(experiment, len(names), Path(folder)):
+            grid = grid_on(experiment, path, "one")
+            chosen = grid[(grid.job_selection == best.job_selection)
+                          & (grid.resource_selection == best.resource_selection)].energy.iloc[0]
+            references[path.stem] = (float(chosen), float(grid.energy.min()))
+    return references
+
+
+def markdown(results: pd.DataFrame, grids: dict[str, pd.DataFrame], grids_one: dict[str, pd.DataFrame]) -> str:
+    """The tables; `grids` holds the heuristic grid as the thesis ran it (every job that fits
+    starts), `grids_one` the same grid under the agent's rule (one job per time step)."""
+    from joulesim.rl.evaluation import reduction
+
     lines = []
     for experiment in sorted(results.experiment.unique()):
-        rows = results[results.experiment == experiment]
+        everything = results[results.experiment == experiment]
+        rows = everything[everything.workload == "training"]
+        unseen_rows = everything[everything.workload != "training"]
+        unseen_names = sorted(set(unseen_rows.workload))
         seeds = sorted(rows[rows.kind == "trained"].seed.unique())
         grid = grids[experiment]
+        same_rule = grids_one[experiment]
+        best_one_energy = same_rule.sort_values("energy").iloc[0]
+        best_one_edp = same_rule.sort_values("edp").iloc[0]
         best_energy = grid.sort_values("energy").iloc[0]
         best_edp = grid.sort_values("edp").iloc[0]
         job, resource, _ = THESIS_BEST[experiment]
         named = grid[(grid.job_selection == job) & (grid.resource_selection == resource)].iloc[0]
-        lines += [f"**{experiment}** - training seeds {', '.join(map(str, seeds))}; each cell: mean ± standard "
-                  f"deviation over the seeds of the reduction of the 100 test runs' min / mean / max. Best "
-                  f"heuristic of the grid: {best_energy.job_selection} / {best_energy.resource_selection}, "
-                  f"{best_energy.energy:,.2f} J; best EDP {best_edp.job_selection} / {best_edp.resource_selection}, "
-                  f"{best_edp.edp:,.0f} J s. The thesis's best heuristic {job} / {resource}: {named.energy:,.2f} J, "
-                  f"{named.edp:,.0f} J s.", ""]
+        references = unseen_references(experiment, unseen_names, same_rule) if unseen_names else {}
+        lines += [f"**{experiment}** - training seeds {', '.join(map(str, seeds))}. The heuristic grid, one job "
+                  f"started per time step as the agent acts: best {best_one_energy.job_selection} / "
+                  f"{best_one_energy.resource_selection}, {best_one_energy.energy:,.2f} J; best EDP "
+                  f"{best_one_edp.job_selection} / {best_one_edp.resource_selection}, {best_one_edp.edp:,.0f} J s. "
+                  f"Every job that fits started, as the thesis ran it: best {best_energy.job_selection} / "
+                  f"{best_energy.resource_selection}, {best_energy.energy:,.2f} J; best EDP "
+                  f"{best_edp.job_selection} / {best_edp.resource_selection}, {best_edp.edp:,.0f} J s; the thesis's "
+                  f"best {job} / {resource}: {named.energy:,.2f} J, {named.edp:,.0f} J s.", ""]
+        unseen_text = (f"; on the {len(unseen_names)} workloads it never saw (the same jobs in other orders), "
+                       "the mean over them of the test-mean energy's reduction against the pair best on the "
+                       "training workload under the agent's rule, and against each workload's own best pair"
+                       if unseen_names else "")
+        lines += ["what learning adds: reduction (%) of the test-mean energy and EDP (sampled test runs) against the best heuristic of the grid under the agent's step rule (per "
+                  f"metric){unseen_text}. Each cell: mean ± standard deviation [min, max] over the training seeds:",
+                  "", "| | energy | EDP | unseen: energy against the same pair | unseen: against each one's best |",
+                  "|---|---:|---:|---:|---:|"]
+        for label, group in _row_groups(rows):
+            energy = [reduction(best_one_energy.energy, v) for v in group.energy_avg]
+            edp = [reduction(best_one_edp.edp, v) for v in group.edp_avg]
+            same_pair, own_best = [], []
+            for seed in group.seed:
+                seen = unseen_rows[(unseen_rows.name == group.name.iloc[0]) & (unseen_rows.kind == group.kind.iloc[0])
+                                   & (unseen_rows.seed == seed)]
+                if len(seen) and references:
+                    same_pair.append(float(np.mean([reduction(references[w][0], e)
+                                                    for w, e in zip(seen.workload, seen.energy_avg)])))
+                    own_best.append(float(np.mean([reduction(references[w][1], e)
+                                                   for w, e in zip(seen.workload, seen.energy_avg)])))
+            lines.append(f"| {label} | {_cell(energy)} | {_cell(edp)} | {_cell(same_pair)} | {_cell(own_best)} |")
+        lines += ["", "the thesis's comparison: reduction (%) of the test-mean energy and EDP against heuristics "
+                  "that start every job that fits (this mixes learning with the step rule). Each cell: mean ± "
+                  "standard deviation [min, max] over the training seeds:", "",
+                  f"| | energy, against {job} / {resource} | EDP, against it | energy, against the grid's best | "
+                  "EDP, against the grid's best |", "|---|---:|---:|---:|---:|"]
+        for label, group in _row_groups(rows):
+            lines.append(f"| {label} | " + " | ".join(_cell([reduction(ref, v) for v in group[column]]) for ref, column in (
+                (named.energy, "energy_avg"), (named.edp, "edp_avg"), (best_energy.energy, "energy_avg"),
+                (best_edp.edp, "edp_avg"))) + " |")
         header = ("| | energy min | avg | max | EDP min | avg | max |", "|---|---:|---:|---:|---:|---:|---:|")
-        for title, energy_ref, edp_ref in (
-                (f"reduction (%) against the thesis's best heuristic ({job} / {resource})", named.energy, named.edp),
-                ("reduction (%) against the best heuristic of the grid (per metric)", best_energy.energy,
-                 best_edp.edp)):
-            lines += [f"{title}:", "", *header]
-            for label, group in _row_groups(rows):
-                values = np.array([reductions(row, energy_ref, edp_ref) for _, row in group.iterrows()])
-                lines.append(f"| {label} | " + " | ".join(_mean_std(list(values[:, i])) for i in range(6)) + " |")
-            lines.append("")
-        lines += ["the thesis's table (its own runs, the most promising of several trainings, against its best "
-                  "heuristic):", "", *header]
+        lines += ["", "the thesis's table (its own runs, the most promising of several trainings, against its best "
+                  "heuristic; min and max are its best and worst test run):", "", *header]
         for label, values in THESIS_TABLES[experiment].items():
             lines.append(f"| {label} | " + " | ".join(f"{v:.2f}" for v in values) + " |")
-        lines += ["", "test-mean energy (J) of each training seed, the untrained agent of the same seed, and the "
-                  "training curve (mean energy of the first and last fifth of the training simulations):", "",
-                  "| configuration | seed | trained | untrained | curve first -> last fifth | final entropy | "
-                  "training s |", "|---|---:|---:|---:|---|---:|---:|"]
+        lines += ["", "test-mean energy (J) of each training seed, the untrained agent of the same seed, the mean over "
+                  "the unseen workloads, and the training curve (mean energy of the first and last fifth of the "
+                  "training simulations):", "",
+                  "| configuration | seed | trained | untrained | unseen | curve first -> last fifth | final entropy | "
+                  "training s |", "|---|---:|---:|---:|---:|---|---:|---:|"]
         trained = rows[rows.kind.isin(["trained", "maskable"])]
         for row in trained.itertuples():
             base = rows[(rows.name == row.name) & (rows.seed == row.seed) & (rows.kind == "untrained")]
             untrained_avg = f"{base.energy_avg.iloc[0]:,.0f}" if len(base) else "-"
+            seen = unseen_rows[(unseen_rows.name == row.name) & (unseen_rows.seed == row.seed)
+                               & (unseen_rows.kind == row.kind)]
+            unseen_avg = f"{seen.energy_avg.mean():,.0f}" if len(seen) else "-"
             if row.kind == "maskable":
-                lines.append(f"| {row.name} (MaskablePPO) | {row.seed} | {row.energy_avg:,.0f} | - | - | - | "
+                lines.append(f"| {row.name} (MaskablePPO) | {row.seed} | {row.energy_avg:,.0f} | - | {unseen_avg} | - | - | "
                              f"{row.training_s:.0f} |")
                 continue
-            lines.append(f"| {row.name} | {row.seed} | {row.energy_avg:,.0f} | {untrained_avg} | "
+            lines.append(f"| {row.name} | {row.seed} | {row.energy_avg:,.0f} | {untrained_avg} | {unseen_avg} | "
                          f"{row.curve_first_fifth:,.0f} -> {row.curve_last_fifth:,.0f} | {row.final_entropy:.3f} | "
                          f"{row.training_s:.0f} |")
         lines.append("")
@@ -280,8 +397,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--exp3", action="store_true", help="include experiment 3 (about 30 min of training per seed)")
     parser.add_argument("--only", action="append", choices=sorted(CONFIGURATIONS), help="only these configurations")
-    parser.add_argument("--seeds", type=int, default=5, help="training seeds 0..N-1 (default 5)")
+    parser.add_argument("--seeds", type=int, default=10, help="training seeds 0..N-1 (default 10)")
     parser.add_argument("--runs", type=int, default=100, help="test simulations per model (default 100)")
+    parser.add_argument("--unseen", type=int, default=10,
+                        help="workloads the agent never saw, per experiment (default 10; 0: none)")
+    parser.add_argument("--unseen-runs", type=int, default=10,
+                        help="test simulations per model and unseen workload (default 10)")
     parser.add_argument("--jobs", type=int, default=default_workers(), help="trainings at a time (default: CPUs)")
     parser.add_argument("--ablation", action="store_true",
                         help="also the ablations of the changes to the thesis's agent (exp2, energy objective)")
@@ -296,27 +417,37 @@ def main(argv: list[str] | None = None) -> int:
     if args.tables:
         if not RECORD.is_file():
             parser.error(f"--tables: {RECORD} is missing; run the experiments first")
-        return write_tables(pd.read_csv(RECORD), readme=True)
-    if args.seeds < 1 or args.runs < 1 or args.jobs < 1:
-        parser.error("--seeds, --runs and --jobs take integers >= 1")
+        return write_tables(read_results(RECORD), readme=True)
+    if args.seeds < 1 or args.runs < 1 or args.jobs < 1 or args.unseen_runs < 1:
+        parser.error("--seeds, --runs, --unseen-runs and --jobs take integers >= 1")
+    if args.unseen < 0:
+        parser.error("--unseen takes an integer >= 0")
     names = args.only or [n for n in CONFIGURATIONS if (args.exp3 or not n.startswith("exp3"))
                           and (args.ablation or "ablation" not in n)]
     args.out.mkdir(parents=True, exist_ok=True)
     results_path = args.out / "results.csv"
-    previous = pd.read_csv(results_path) if results_path.is_file() else pd.DataFrame()
+    previous = read_results(results_path) if results_path.is_file() else pd.DataFrame()
+    experiments = sorted({CONFIGURATIONS[name][0] for name in names})
+    unseen = {e: unseen_workloads(e, args.unseen, args.out / "unseen") for e in experiments}
     workers = ([] if args.maskable_only else [train_and_test]) + \
         ([maskable_train_and_test] if args.maskable or args.maskable_only else [])
     tasks = [(work, name, seed) for work in workers for name in names for seed in range(args.seeds)]
     rows: list[dict] = []
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(work, name, seed, args.out, args.runs, args.retrain): (name, seed)
+        futures = {pool.submit(work, name, seed, args.out, args.runs, args.retrain, unseen[CONFIGURATIONS[name][0]],
+                               args.unseen_runs): (name, seed)
                    for work, name, seed in tasks}
         for done, future in enumerate(as_completed(futures), 1):
             name, seed = futures[future]
             outcome = future.result()
             rows += outcome
-            others = "".join(f", {row['kind']} {row['energy_avg']:,.0f} J" for row in outcome[1:])
+            training = [row for row in outcome if row["workload"] == "training"]
+            unseen_energy = [row["energy_avg"] for row in outcome if row["workload"] != "training"
+                             and row["kind"] == outcome[0]["kind"]]
+            others = "".join(f", {row['kind']} {row['energy_avg']:,.0f} J" for row in training[1:])
+            if unseen_energy:
+                others += f", {outcome[0]['kind']} on the unseen workloads {np.mean(unseen_energy):,.0f} J"
             print(f"[{done}/{len(tasks)}, {time.perf_counter() - started:.0f} s] {name} seed {seed}: "
                   f"{outcome[0]['kind']} test-mean energy {outcome[0]['energy_avg']:,.0f} J{others}, trained in "
                   f"{outcome[0]['training_s']:.0f} s", flush=True)
@@ -326,21 +457,32 @@ def main(argv: list[str] | None = None) -> int:
         firsts.setdefault((CONFIGURATIONS[name][0], "wait" in name), name)
     for name in firsts.values():
         rows.append(random_valid(name, args.runs))
+        rows += [random_valid(name, args.unseen_runs, workload) for workload in unseen[CONFIGURATIONS[name][0]]]
     results = pd.DataFrame(rows)
     if len(previous):  # keep what was not rerun this time (by configuration and kind of agent)
         rerun = set(zip(results.name, results.kind))
         kept = previous[[(n, k) not in rerun for n, k in zip(previous.name, previous.kind)]]
         results = pd.concat([kept, results], ignore_index=True)
-    results = results.sort_values(["experiment", "name", "kind", "seed"]).reset_index(drop=True)
+    results = results.sort_values(["experiment", "name", "kind", "seed", "workload"]).reset_index(drop=True)
     results.to_csv(results_path, index=False)
     return write_tables(results, readme=not args.no_readme)
+
+
+def read_results(path: Path) -> pd.DataFrame:
+    """results.csv; rows written before workloads the agent never saw were on the training one."""
+    results = pd.read_csv(path)
+    if "workload" not in results:
+        results["workload"] = "training"
+    results["workload"] = results["workload"].fillna("training")
+    return results
 
 
 def write_tables(results: pd.DataFrame, readme: bool) -> int:
     """Print the tables; with `readme`, put them in README.md and their rows in results.csv beside
     it, so that the published tables can be checked seed by seed."""
     grids = {e: heuristic_grid(e) for e in results.experiment.unique()}
-    text = markdown(results, grids)
+    grids_one = {e: heuristic_grid(e, "one") for e in results.experiment.unique()}
+    text = markdown(results, grids, grids_one)
     print(text)
     if readme:
         results.to_csv(RECORD, index=False, float_format="%.6f")
