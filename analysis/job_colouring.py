@@ -18,11 +18,13 @@ of a span are one contiguous slice (found by two binary searches). A group where
 its spans instead, still exact. Rectangles that overlap (shared machines) are drawn over each
 other, and are not neighbours for this colouring.
 
-The colouring is greedy in the order of the jobs' starts (then their row in the jobs file),
-each job taking the first palette colour no earlier neighbour has: deterministic, and
-sufficient in practice (the touching graph of a schedule is close to planar); a job whose
-earlier neighbours already hold every colour takes the one fewest of them hold, and the count
-of such jobs is returned so a page can say so.
+The colouring is greedy, the jobs with the most neighbours first (then by start, then by row
+in the jobs file), each job taking the first palette colour no earlier neighbour has:
+deterministic, and enough where jobs hold contiguous machines (the touching graph is then
+close to planar). Where allocations are fragmented, jobs interleave host range by host range
+and touch by dozens at once (CEA-Curie under EASY: a 33-core), which no 7 colours separate: a
+job whose earlier neighbours hold every colour takes the one fewest of them hold, and the
+count of such jobs is returned so the page can say so.
 """
 
 from __future__ import annotations
