@@ -257,6 +257,23 @@ def test_a_large_gantt_opens_on_its_raster_and_shows_the_jobs_zoomed_in(runs, tm
     zoomed = browser.execute_script(LOCATE, f"{GANTT_NAME}_0", 0)
     assert zoomed["end"] - zoomed["start"] <= (where["end"] - where["start"]) * 2 / where["every_rows"] * 1.000001
     assert 0 < zoomed["rows"] == zoomed["in_view"] < where["every_rows"], zoomed
+    # the hatched overlay of the killed jobs follows: zoomed in on one, the overlay shows those in view
+    overlay = """
+        const doc = Bokeh.documents[0];
+        const every = doc.get_model_by_name(arguments[0] + '_hatched');
+        const drawn = [...doc.all_models].find(m => m.glyph && m.glyph.hatch_pattern && m.data_source !== every &&
+                                              m.glyph.hatch_pattern.value === '/' && m.data_source.data.job_id);
+        const x = [...doc.all_models].find(m => m.x_range && m.renderers && m.renderers.includes(drawn)).x_range;
+        if (arguments[1]) x.setv({start: every.data.left[0], end: every.data.right[0]});
+        const in_view = Array.from(every.data.job_id).filter((_, i) => every.data.left[i] <= x.end &&
+                                                                      every.data.right[i] >= x.start);
+        return [drawn.visible, Array.from(drawn.data_source.data.job_id), in_view];"""
+    browser.execute_script(overlay, f"{GANTT_NAME}_0", True)
+    deadline = time.monotonic() + 10
+    while (now := browser.execute_script(overlay, f"{GANTT_NAME}_0", False))[1] == []:
+        assert time.monotonic() < deadline, now
+        time.sleep(0.1)
+    assert now[0] is True and now[1] == now[2] != []
     screenshot(browser, "report_lod_exact.png")
     assert errors_of(browser) == []
 
