@@ -404,3 +404,42 @@ def test_runs_are_named_by_their_labels(runs, tmp_path, browser):
     assert result.returncode == 2 and "--label was given 1 times for 2 OUT_PREFIX" in result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "r.html").exists()
     assert errors_of(browser) == []
+
+
+def test_the_neighbour_search_finds_every_touching_pair_and_no_other():
+    """neighbour_pairs against a search of every pair, on random schedules: jobs in sequence on
+    machine ranges (touching in time and across machines, some of no length), and rectangles
+    thrown anywhere (overlapping, as compute sharing or a job file's rounded times make them)."""
+    from joulesim.analysis.job_colouring import greedy_colours, neighbour_pairs
+
+    rng = np.random.default_rng(7)
+    for trial in range(400):
+        n, machines = int(rng.integers(2, 30)), int(rng.integers(1, 8))
+        if trial % 2:
+            lows = rng.integers(0, machines, n)
+            highs = np.minimum(lows + rng.integers(0, 3, n), machines - 1)
+            starts = rng.integers(0, 10, n).astype(float)
+            ends = starts + rng.integers(0, 4, n)
+        else:
+            free = np.zeros(machines)
+            lows, highs, starts, ends = (np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n), np.zeros(n))
+            for job in range(n):
+                size = int(rng.integers(1, machines + 1))
+                lows[job] = int(rng.integers(0, machines - size + 1))
+                highs[job] = lows[job] + size - 1
+                starts[job] = free[lows[job]:highs[job] + 1].max() + rng.choice([0, 0, 1, 2.5])
+                ends[job] = starts[job] + rng.choice([0.0, 1, 2, 3, 5])
+                free[lows[job]:highs[job] + 1] = ends[job]
+        jobs = rng.integers(0, max(2, n - 3), n)  # (some jobs of several rectangles)
+        expected = set()
+        for i, k in itertools.combinations(range(n), 2):
+            in_time = (ends[i] == starts[k] or ends[k] == starts[i]) and lows[k] <= highs[i] + 1 \
+                and lows[i] <= highs[k] + 1
+            across = (highs[i] + 1 == lows[k] or highs[k] + 1 == lows[i]) and starts[k] <= ends[i] \
+                and starts[i] <= ends[k]
+            if (in_time or across) and jobs[i] != jobs[k]:
+                expected.add((min(jobs[i], jobs[k]), max(jobs[i], jobs[k])))
+        a, b = neighbour_pairs(jobs, starts, ends, lows, highs)
+        assert set(zip(a.tolist(), b.tolist())) == expected, trial
+        colours, clashes = greedy_colours(int(jobs.max()) + 1, np.arange(int(jobs.max()) + 1), a, b)
+        assert clashes > 0 or not (colours[a] == colours[b]).any()  # (a clash is always counted)
