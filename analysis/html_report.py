@@ -8,19 +8,28 @@ report_series.py). Bokeh rather than Plotly: its
 WebGL backend draws tens of thousands of rectangles smoothly, its figures share a time axis
 by sharing one range object, and it writes a single file with nothing to fetch.
 
-The page, per run, on one time axis shared by every run (zoom one, the others follow):
+The page, per run (named by its label, e.g. `joulesim report --label`, else its prefix), on one
+time axis shared by every run (zoom one, the others follow), in days and hours since the start
+or in UTC dates when the start is known (time_axis.py):
 - a Gantt chart of jobs on machines (a rectangle per contiguous host range of a job, coloured
-  by final state, workload or size class, chosen on the page; hover: job id, workload,
-  submission, start, end, waiting time, size, state, energy), its machines grouped as the
+  by default so that jobs that touch differ (job_colouring.py), or by final state, workload or
+  size class, chosen on the page; killed, failed and walltime-reached jobs hatched whatever
+  the colouring; hover: job id, workload, submission, start, end, waiting time with units,
+  size, state, energy in J and kWh when the run had energy), its machines grouped as the
   platform groups them when it is given (machine_groups.py: cores by node and processor on an
   IRMaSim node platform, each job a rectangle per processor it used; machines by cluster);
+  behind the jobs, on an energy run, each machine's power state (power_states.py: on,
+  switching on or off, asleep);
 - machine states over time (computing, idle, sleeping, switching);
 - power and cumulative energy, when the run had energy on;
-- queue length (jobs submitted and not started) and utilisation (computing / machines);
+- queue length (jobs submitted and not started), and utilisation (computing / machines), each
+  in its own panel;
 - on a priced platform, each cluster's electricity cost over the run (and each job's in the
   Gantt's hover).
-Then the distributions of waiting time, bounded slowdown and job size, the summary metrics
-(one row per run) and, with several runs, each job's start compared with the first run's.
+Then the distributions of waiting time, run time, bounded slowdown and job size (log bins
+where they span decades; each run an outline of its own colour), the summary metrics (one row
+per run) and, with several runs, each job's start compared with the first run's. Legends sit
+above their plots, off the data.
 
 The page is written to a temporary file beside the target and renamed over it, so a failure
 never leaves a half-written report.
@@ -35,7 +44,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from joulesim.analysis import report_series
+from joulesim.analysis import report_series, time_axis
+from joulesim.analysis.job_colouring import PALETTE, job_colours
+from joulesim.analysis.power_states import STATES as POWER_STATES, machine_power_spans
 from joulesim.analysis.machine_groups import MachineGroups, check_platform_fits
 from joulesim.analysis.metrics import DEFAULT_TAU, compute_metrics, metric_label
 from joulesim.analysis.run_outputs import AnalysisError, MissingExtraError, RunOutputs
@@ -47,6 +58,11 @@ from joulesim.inputs.output_file import refuse_non_regular_file, write_whole
 GANTT_NAME = "gantt_jobs"
 DIFFERENCE_NAME = "start_differences"
 SERIES_NAME = "series"  # SERIES_NAME_states_i, _utilisation_i, _queue_i: the drawn sources of run i's series
+# GANTT_NAME_i_power_states: run i's power-state band; HISTOGRAM_NAME_k_i: histogram k's bars of run i
+HISTOGRAM_NAME = "histogram"
+# A job that did not complete successfully is hatched, whatever colours the Gantt.
+UNSUCCESSFUL_STATES = ("COMPLETED_KILLED", "COMPLETED_WALLTIME_REACHED", "COMPLETED_FAILED")
+JOB_COLOURING = "job (neighbours differ)"
 STATE_COLORS = {
     "COMPLETED_SUCCESSFULLY": "#4c9be8", "COMPLETED_KILLED": "#e8734c", "COMPLETED_WALLTIME_REACHED": "#e8b64c",
     "COMPLETED_FAILED": "#c0392b", "REJECTED": "#999999",
@@ -74,10 +90,12 @@ def bokeh_version() -> str:
 
 
 def write_report(runs: list[RunOutputs], path: str, tau: float = DEFAULT_TAU, title: str | None = None,
-                 exact_rectangles: int | None = None, groups: MachineGroups | None = None) -> str:
+                 exact_rectangles: int | None = None, groups: MachineGroups | None = None,
+                 start_time: float | None = None) -> str:
     """Write the report of `runs` to `path` (.html added if missing); the path written.
     `exact_rectangles`: above this many, a Gantt opens on its raster (EXACT_RECTANGLES).
-    `groups`: how the runs' platform groups its machines (machine_groups.py), for the Gantts."""
+    `groups`: how the runs' platform groups its machines (machine_groups.py), for the Gantts.
+    `start_time`: the Unix time of simulated time 0, for a date axis (time_axis.py)."""
     exact_rectangles = EXACT_RECTANGLES if exact_rectangles is None else exact_rectangles
     bokeh_version()
     from bokeh.embed import file_html
@@ -102,8 +120,8 @@ def write_report(runs: list[RunOutputs], path: str, tau: float = DEFAULT_TAU, ti
     time_range = _time_range(runs)
     parts: list[Any] = [Div(text=f"<h1>{_escape(title or 'joulesim report')}</h1>"), _summary_table(metrics, tau)]
     for index, run in enumerate(runs):
-        parts.append(Div(text=f"<h2>{_escape(run.name)}</h2>"))
-        parts += _time_figures(run, time_range, index, exact_rectangles, groups)
+        parts.append(Div(text=_run_heading(run)))
+        parts += _time_figures(run, time_range, index, exact_rectangles, groups, start_time)
     parts.append(Div(text="<h2>Distributions</h2>"))
     parts += _distributions(runs, tau)
     if len(runs) > 1:
@@ -150,6 +168,14 @@ def _check_runs(runs: list[RunOutputs]) -> None:
                             "compare runs of one platform")
 
 
+def _run_heading(run: RunOutputs) -> str:
+    """A run's heading: its label (--label: decider and options), and the prefix its files are under."""
+    heading = f"<h2>{_escape(run.name)}</h2>"
+    if run.name != run.prefix:
+        heading += f"<p>outputs: <code>{_escape(run.prefix)}_*</code></p>"
+    return heading
+
+
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
@@ -163,40 +189,43 @@ def _time_range(runs: list[RunOutputs]):
         finish = run.jobs["finish_time"].to_numpy(dtype=float)
         submit = run.jobs["submission_time"].to_numpy(dtype=float)
         end = max(end, float(np.nanmax(np.concatenate([finish, submit, [0.0]]))))
+        changes = run.pstate_changes  # (a switch may end after the last job)
+        if changes is not None and len(changes):
+            end = max(end, float(np.nanmax(changes["time"].to_numpy(dtype=float))))
     end = end if end > 0 else 1.0
     return Range1d(0.0, end, bounds=(0.0 - 0.02 * end, end * 1.02))
 
 
 def _time_figure(time_range, height: int, y_label: str, tools: str = "xpan,xwheel_zoom,box_zoom,reset,save",
-                 webgl: bool = False):
+                 webgl: bool = False, start_time: float | None = None):
     """A figure on the shared time axis. WebGL for the Gantt's rectangles only: lines of
     hundreds of thousands of points drew 20-40 times slower in it than on the canvas in
     headless Chromium's software WebGL (CEA-Curie's queue: 42 s to the first frame against 2 s)."""
-    from bokeh.models import BasicTickFormatter
     from bokeh.plotting import figure
 
     fig = figure(x_range=time_range, height=height, width=WIDTH, tools=tools, active_scroll="xwheel_zoom",
                  output_backend="webgl" if webgl else "canvas", sizing_mode="stretch_width")
-    fig.xaxis.axis_label = "time (s)"
-    fig.xaxis.formatter = BasicTickFormatter(use_scientific=False)
+    time_axis.apply_time_axis(fig, start_time)
     fig.yaxis.axis_label = y_label
     fig.toolbar.logo = None
     return fig
 
 
 def _time_figures(run: RunOutputs, time_range, index: int, exact_rectangles: int,
-                  groups: MachineGroups | None = None) -> list[Any]:
+                  groups: MachineGroups | None = None, start_time: float | None = None) -> list[Any]:
     changes = _machine_state_changes(run)
-    figures = (*_gantt(run, time_range, f"{GANTT_NAME}_{index}", exact_rectangles, groups),
-               _machine_states(run, time_range, changes, index), _power(run, time_range, index),
-               _queue_and_utilisation(run, time_range, changes, index), _cluster_costs(run))
+    figures = (*_gantt(run, time_range, f"{GANTT_NAME}_{index}", exact_rectangles, groups, start_time),
+               _machine_states(run, time_range, changes, index, start_time), _power(run, time_range, index, start_time),
+               _queue(run, time_range, index, start_time), _utilisation(run, time_range, changes, index, start_time),
+               _cluster_costs(run))
     return [fig for fig in figures if fig is not None]
 
 
-def _colourings(jobs: pd.DataFrame) -> dict[str, tuple[str, np.ndarray, list[str], list[str]]]:
+def _colourings(jobs: pd.DataFrame, job_colour: np.ndarray) -> dict[str, tuple[str, np.ndarray, list[str], list[str]]]:
     """The Gantt's colourings: label -> (column, each job's code, the codes' names, their
     colours). Codes rather than names: a page of a million rectangles would otherwise carry a
-    million names, most of its weight, to decode and parse."""
+    million names, most of its weight, to decode and parse. The first, the default: each job
+    one of PALETTE's colours, neighbours never the same (job_colouring.py)."""
     from bokeh.palettes import Category10_10, Viridis256
 
     states, state_codes = np.unique(jobs["final_state"].astype(str).to_numpy(), return_inverse=True)
@@ -207,6 +236,7 @@ def _colourings(jobs: pd.DataFrame) -> dict[str, tuple[str, np.ndarray, list[str
     class_names = [str(2 ** k) if k == 0 else f"{2 ** k}-{2 ** (k + 1) - 1}" for k in classes.tolist()]
     spread = [Viridis256[int(i * 255 / max(len(classes) - 1, 1))] for i in range(len(classes))]
     return {
+        JOB_COLOURING: ("colour", job_colour, [f"colour {i + 1}" for i in range(len(PALETTE))], list(PALETTE)),
         "final state": ("state", state_codes.astype(np.int8), states.tolist(),
                         [STATE_COLORS.get(f, "#7f7f7f") for f in states.tolist()]),
         "workload": ("workload", workload_codes.astype(np.int16), workloads.tolist(),
@@ -215,18 +245,24 @@ def _colourings(jobs: pd.DataFrame) -> dict[str, tuple[str, np.ndarray, list[str
     }
 
 
-def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int, groups: MachineGroups | None = None):
+def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int, groups: MachineGroups | None = None,
+           start_time: float | None = None):
     """The colouring's choice, and the Gantt chart (its machines grouped by `groups`, if given)."""
     from bokeh.models import ColumnDataSource, CustomJS, CustomJSHover, HoverTool, Legend, LegendItem, Select
     from bokeh.transform import linear_cmap
 
     jobs = run.jobs
     rows, lows, highs = run.allocation_runs()
+    # colours from the job's whole host ranges (before any cut at groups: a job is one colour)
+    job_start = jobs["starting_time"].to_numpy(dtype=float)
+    job_colour, clashes = job_colours(len(jobs), rows, job_start[rows], jobs["finish_time"].to_numpy(dtype=float)[rows],
+                                      lows, highs, job_start)
     if groups is not None:  # a rectangle per job and group (processor, node or cluster) it used
         rows, lows, highs, group = _cut_at_groups(rows, lows, highs, groups.finest)
-    start = jobs["starting_time"].to_numpy(dtype=float)[rows]
+    start = job_start[rows]
     finish = jobs["finish_time"].to_numpy(dtype=float)[rows]
-    colourings = _colourings(jobs)
+    colourings = _colourings(jobs, job_colour)
+    unsuccessful = np.isin(jobs["final_state"].astype(str).to_numpy(), UNSUCCESSFUL_STATES)
     data = {
         "left": start, "right": finish, "bottom": (lows - 0.5).astype(np.float32),
         "top": (highs + 0.5).astype(np.float32), "job_id": _job_ids(jobs["job_id"])[rows],
@@ -235,8 +271,9 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int, groups
         "size": jobs["requested_number_of_resources"].to_numpy()[rows].astype(np.int32),
         **{column: codes[rows] for column, codes, _, _ in colourings.values()},
     }
-    tooltips = [("job", "@job_id"), ("workload", "@workload{name}"), ("submitted", "@submission{0.[000]}"),
-                ("start", "@left{0.[000]}"), ("end", "@right{0.[000]}"), ("waiting", "@waiting{0.[000]} s"),
+    hovers = time_axis.hover_formatters(start_time)
+    tooltips = [("job", "@job_id"), ("workload", "@workload{name}"), ("submitted", "@submission{time}"),
+                ("start", "@left{time}"), ("end", "@right{time}"), ("waiting", "@waiting{duration}"),
                 ("size", "@size"), ("state", "@state{name}")]
     names_of = {column: colourings[label][2] for label, column in (("final state", "state"), ("workload", "workload"))}
     if groups is not None:
@@ -244,9 +281,9 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int, groups
         names_of["group"] = [group_name for group_name, _, _ in groups.finest]
         tooltips += [(groups.inner_kind or groups.outer_kind, "@group{name}"),
                      ("cores" if groups.outer_kind == "node" else "machines", "@first to @last")]
-    if "consumed_energy" in jobs.columns:
+    if run.consumed_energy is not None and "consumed_energy" in jobs.columns:  # (-1 in every row with energy off)
         data["energy"] = pd.to_numeric(jobs["consumed_energy"], errors="coerce").to_numpy(dtype=float)[rows]
-        tooltips.append(("energy", "@energy{0.[00]} J"))
+        tooltips.append(("energy", "@energy{energy}"))
     costs = run.energy_cost
     if costs is not None and (costs["kind"] == "job").any():  # a priced platform: each job's electricity
         by_job = costs[costs["kind"] == "job"].set_index(costs.loc[costs["kind"] == "job", "name"].astype(str))
@@ -255,8 +292,10 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int, groups
         tooltips.append(("cost", "@cost{0.[000]} cents"))
     nb_machines = run.nb_machines
     top = max(nb_machines, int(highs.max(initial=0)) + 1)
-    fig = _time_figure(time_range, max(280, min(640, 40 + 12 * nb_machines)), _machine_axis_label(groups), webgl=True)
+    fig = _time_figure(time_range, max(280, min(640, 40 + 12 * nb_machines)), _machine_axis_label(groups), webgl=True,
+                       start_time=start_time)
     fig.y_range.start, fig.y_range.end = -0.5, top - 0.5
+    band_items = _power_band(fig, run, time_range, name)
     every = ColumnDataSource(data, name=f"{name}_all")
     detailed = rows.size > exact_rectangles
     # With a level of detail the rectangles' renderer starts empty and gets the jobs of the view
@@ -265,22 +304,45 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int, groups
     fills = {label: linear_cmap(column, colors, -0.5, len(names) - 0.5)
              for label, (column, _, names, colors) in colourings.items()}
     renderer = fig.quad(source=shown, left="left", right="right", bottom="bottom", top="top",
-                        fill_color=fills["final state"], line_color="white" if rows.size <= 2000 else None,
+                        fill_color=fills[JOB_COLOURING], line_color="white" if rows.size <= 2000 else None,
                         line_width=0.5, name=name)
+    # Killed, failed and walltime-reached jobs hatched, whatever colours the rectangles: an
+    # overlay of theirs alone (a pattern per rectangle in the jobs' renderer made each zoom on
+    # CEA-Curie's page take 3.6-4.6 s instead of 0.8-1.0 in headless Chromium).
+    # With a level of detail, it too shows only the jobs in view: all of CEA-Curie's killed jobs
+    # (5,416) made each zoom in 1.9-2.2 s, against 1.0 without them.
+    hatched_rows = unsuccessful[rows]
+    every_hatched = ColumnDataSource({key: data[key][hatched_rows] for key in ("left", "right", "bottom", "top",
+                                                                               "job_id")}, name=f"{name}_hatched")
+    shown_hatched = ColumnDataSource({key: column[:0] for key, column in every_hatched.data.items()}) if detailed \
+        else every_hatched
+    hatched = fig.quad(source=shown_hatched, left="left", right="right", bottom="bottom", top="top", fill_color=None, line_color=None,
+                       hatch_pattern="/", hatch_color="#000000", hatch_alpha=0.8, hatch_scale=8)
     # A legend per colouring, the chosen one shown (a legend from the data would scan every row;
-    # a rectangle at NaN draws nothing but gives its item the colour).
+    # a rectangle at NaN draws nothing but gives its item the colour). The neighbour colouring's
+    # colours mean nothing but "another job": one item says so.
     items: dict[str, list[Any]] = {}
     for label, (_, _, names, colors) in colourings.items():
-        items[label] = [LegendItem(label=factor, visible=label == "final state", renderers=[
+        if label == JOB_COLOURING:
+            names, colors = ["each job: one of 7 colour-blind-safe colours, touching jobs differ"], [PALETTE[0]]
+        items[label] = [LegendItem(label=factor, visible=label == JOB_COLOURING, renderers=[
             fig.quad(left=[math.nan], right=[math.nan], bottom=[math.nan], top=[math.nan], fill_color=color,
                      line_color=None)]) for factor, color in zip(names, colors)]
-    fig.add_layout(Legend(items=[item for group in items.values() for item in group], orientation="horizontal"),
-                   "above")  # (not over the jobs)
+    always = []
+    if unsuccessful.any():
+        always.append(LegendItem(label="hatched: killed, failed or walltime reached", renderers=[
+            fig.quad(left=[math.nan], right=[math.nan], bottom=[math.nan], top=[math.nan], fill_color="#ffffff",
+                     line_color="#000000", hatch_pattern="/", hatch_color="#000000", hatch_scale=8)]))
+    fig.add_layout(Legend(items=[item for group in items.values() for item in group] + always + band_items,
+                          orientation="horizontal"), "above")  # (not over the jobs)
+    fig.legend.ncols = 3  # (wrapped: a long row would widen the page)
     formatters = {f"@{column}": CustomJSHover(args={"names": names}, code="return names[value];")
                   for column, names in names_of.items()}
+    formatters.update({"@submission": hovers["time"], "@left": hovers["time"], "@right": hovers["time"],
+                       "@waiting": hovers["duration"], "@energy": hovers["energy"]})
     fig.add_tools(HoverTool(renderers=[renderer], tooltips=tooltips, formatters=formatters))
-    choice = Select(title="colour by", value="final state", options=list(colourings), name=f"{name}_colour_by",
-                    width=200)
+    choice = Select(title="colour by", value=JOB_COLOURING, options=list(colourings), name=f"{name}_colour_by",
+                    width=260)
     choice.js_on_change("value", CustomJS(args={"glyph": renderer.glyph, "fills": fills, "items": items},
                                           code=_COLOUR_BY))
     if groups is not None:
@@ -289,6 +351,8 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int, groups
         fig.yaxis.ticker = list(range(nb_machines))
     fig.title.text = f"jobs on machines ({len(jobs):,} jobs)" if groups is None else \
         f"jobs on {_grouping_title(groups)} ({len(jobs):,} jobs)"
+    if clashes:
+        fig.title.text += f"; {clashes:,} jobs share a colour with a neighbour (the palette ran out around them)"
     if detailed:
         # Level of detail: zoomed out, a raster of how busy the machines are; zoomed in to a
         # time span holding about `exact_rectangles` rectangles on average, the rectangles of
@@ -298,14 +362,39 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int, groups
         busy = _busy_raster(start, finish, lows, highs, span, top)
         raster = fig.image(image=[busy], x=0.0, y=-0.5, dw=span, dh=top, color_mapper=_busy_mapper(),
                            level="image", name=f"{name}_raster")
-        renderer.visible = False
+        renderer.visible = hatched.visible = False
         toggle = CustomJS(args={"exact": renderer, "raster": raster, "range": time_range, "detail": detail,
-                                "every": every, "shown": shown}, code=_SHOW_JOBS_IN_VIEW)
+                                "hatched": hatched, "sources": [[every, shown], [every_hatched, shown_hatched]]},
+                          code=_SHOW_JOBS_IN_VIEW)
         time_range.js_on_change("start", toggle)
         time_range.js_on_change("end", toggle)
-        fig.title.text += (f": how busy the machines are (darker: busier); zoom in to under {detail:,.0f} s for "
-                           "each job")
+        fig.title.text += (f": how busy the machines are (darker: busier); zoom in to under "
+                           f"{detail / 3600:,.1f} h for each job")
     return choice, fig
+
+
+def _power_band(fig, run: RunOutputs, time_range, name: str) -> list[Any]:
+    """Behind the jobs, each machine's power state over time (power_states.py), drawn light;
+    its legend items (the states the run had)."""
+    from bokeh.models import ColumnDataSource, LegendItem
+    from bokeh.transform import linear_cmap
+
+    spans = machine_power_spans(run, time_range.end)
+    if spans is None:
+        return []
+    colours = [colour for _, colour in POWER_STATES]
+    source = ColumnDataSource({"left": spans["left"], "right": spans["right"],
+                               "bottom": (spans["first"] - 0.5).astype(np.float32),
+                               "top": (spans["last"] + 0.5).astype(np.float32), "state": spans["state"]},
+                              name=f"{name}_power_states")
+    fig.quad(source=source, left="left", right="right", bottom="bottom", top="top", line_color=None,
+                    fill_color=linear_cmap("state", colours, -0.5, len(colours) - 0.5), fill_alpha=0.45,
+                    level="underlay")
+    present = sorted(set(spans["state"].tolist()))
+    # (legend items of stand-ins: an item of the band itself would scan its rows)
+    return [LegendItem(label=f"machine {POWER_STATES[state][0]}", renderers=[
+            fig.quad(left=[math.nan], right=[math.nan], bottom=[math.nan], top=[math.nan],
+                     fill_color=POWER_STATES[state][1], fill_alpha=0.45, line_color=None)]) for state in present]
 
 
 def _cut_at_groups(rows: np.ndarray, lows: np.ndarray, highs: np.ndarray, ranges: list[tuple[str, int, int]]):
@@ -367,22 +456,25 @@ for (const [label, group] of Object.entries(items))
 _SHOW_JOBS_IN_VIEW = """
 const zoomed_in = range.end - range.start <= detail;
 exact.visible = zoomed_in;
+hatched.visible = zoomed_in;
 raster.visible = !zoomed_in;
-if (!zoomed_in) {
-    if (shown.get_length()) shown.data = Object.fromEntries(Object.keys(shown.data).map(k => [k, []]));
-    return;
+for (const [every, shown] of sources) {  // (the jobs, and the hatched overlay of the killed ones)
+    if (!zoomed_in) {
+        if (shown.get_length()) shown.data = Object.fromEntries(Object.keys(shown.data).map(k => [k, []]));
+        continue;
+    }
+    const all = every.data, left = all.left, right = all.right;
+    const keep = [];
+    for (let i = 0; i < left.length; i++)
+        if (left[i] <= range.end && right[i] >= range.start) keep.push(i);
+    const data = {};
+    for (const [key, column] of Object.entries(all)) {
+        const copy = ArrayBuffer.isView(column) ? new column.constructor(keep.length) : new Array(keep.length);
+        for (let j = 0; j < keep.length; j++) copy[j] = column[keep[j]];
+        data[key] = copy;
+    }
+    shown.data = data;
 }
-const all = every.data, left = all.left, right = all.right;
-const keep = [];
-for (let i = 0; i < left.length; i++)
-    if (left[i] <= range.end && right[i] >= range.start) keep.push(i);
-const data = {};
-for (const [key, column] of Object.entries(all)) {
-    const copy = ArrayBuffer.isView(column) ? new column.constructor(keep.length) : new Array(keep.length);
-    for (let j = 0; j < keep.length; j++) copy[j] = column[keep[j]];
-    data[key] = copy;
-}
-shown.data = data;
 """
 
 
@@ -435,22 +527,28 @@ def _machine_state_changes(run: RunOutputs):
     return times, columns, utilisation, ColumnDataSource({"time": times, **columns, "utilisation": utilisation})
 
 
-def _machine_states(run: RunOutputs, time_range, changes, index: int):
+def _machine_states(run: RunOutputs, time_range, changes, index: int, start_time: float | None = None):
     times, columns, _, every = changes
-    fig = _time_figure(time_range, 200, "machines")
+    fig = _time_figure(time_range, 200, "machines", start_time=start_time)
     fig.title.text = "machine states"
     names = list(columns)
     # (each row holds until the next)
     shown = _step_series(time_range, times, columns, "area", every, f"{SERIES_NAME}_states_{index}")
     fig.varea_stack(names, x="x", color=[color for _, _, color in MACHINE_STATE_COLUMNS], legend_label=names,
                     source=shown)
-    fig.legend.location = "top_left"
-    fig.legend.orientation = "horizontal"
-    fig.legend.background_fill_alpha = 0.6
+    _legend_outside(fig)
     return fig
 
 
-def _power(run: RunOutputs, time_range, index: int):
+def _legend_outside(fig) -> None:
+    """The figure's legend above its plot, in a row: never over the data."""
+    legend = fig.legend[0]
+    fig.center.remove(legend)
+    legend.orientation = "horizontal"
+    fig.add_layout(legend, "above")
+
+
+def _power(run: RunOutputs, time_range, index: int, start_time: float | None = None):
     from bokeh.models import LinearAxis, Range1d
 
     energy = run.consumed_energy
@@ -462,7 +560,7 @@ def _power(run: RunOutputs, time_range, index: int):
     since = np.concatenate([[0.0], times[:-1]])
     power = energy["epower"].to_numpy(dtype=float)
     known = ~np.isnan(power)
-    fig = _time_figure(time_range, 200, "power (W)")
+    fig = _time_figure(time_range, 200, "power (W)", start_time=start_time)
     fig.title.text = "power and cumulative energy"
     # (each known row's power holds from the row before until its own time)
     watts = _step_series(time_range, since[known], {"power": power[known]}, "line",
@@ -474,7 +572,7 @@ def _power(run: RunOutputs, time_range, index: int):
     fig.add_layout(LinearAxis(y_range_name="energy", axis_label="energy (J)"), "right")
     consumed = _step_series(time_range, times, {"energy": joules}, "curve", name=f"{SERIES_NAME}_energy_{index}")
     fig.line("x", "energy", source=consumed, y_range_name="energy", color="#2ca02c", legend_label="energy (J)")
-    fig.legend.location = "top_left"
+    _legend_outside(fig)
     return fig
 
 
@@ -534,9 +632,9 @@ def _step_series(time_range, times: np.ndarray, columns: dict[str, np.ndarray], 
     return shown
 
 
-def _queue_and_utilisation(run: RunOutputs, time_range, changes, index: int):
-    from bokeh.models import LinearAxis, Range1d
-
+def _queue(run: RunOutputs, time_range, index: int, start_time: float | None = None):
+    """Queue length (jobs submitted and not started) over time: a panel of its own, not a twin
+    axis over the utilisation (two scales on one plot invite reading one against the other)."""
     jobs = run.jobs
     submitted = jobs["submission_time"].to_numpy(dtype=float)
     started = jobs["starting_time"].to_numpy(dtype=float)
@@ -545,56 +643,100 @@ def _queue_and_utilisation(run: RunOutputs, time_range, changes, index: int):
     # the queue after each instant's submissions and starts
     queue_times, instant = np.unique(np.concatenate([submitted, left]), return_inverse=True)
     queue = np.cumsum(np.bincount(instant, np.concatenate([np.ones(submitted.size), -np.ones(left.size)])))
-    fig = _time_figure(time_range, 200, "jobs waiting")
-    fig.title.text = "queue length and utilisation"
+    fig = _time_figure(time_range, 170, "jobs waiting", start_time=start_time)
+    fig.title.text = "queue length (jobs submitted, not started)"
     queue_source = _step_series(time_range, queue_times, {"queue": queue.astype(float)}, "line",
                                 name=f"{SERIES_NAME}_queue_{index}")
-    fig.y_range.renderers = [fig.line("x", "queue", source=queue_source, color="#9467bd", legend_label="queue length")]
+    fig.line("x", "queue", source=queue_source, color="#9467bd")
     fig.y_range.start = 0.0
+    return fig
+
+
+def _utilisation(run: RunOutputs, time_range, changes, index: int, start_time: float | None = None):
+    """Utilisation (computing machines / machines) over time, on its own 0-1 axis."""
+    from bokeh.models import Range1d
+
+    fig = _time_figure(time_range, 170, "utilisation", start_time=start_time)
+    fig.title.text = "utilisation (computing machines / machines)"
+    fig.y_range = Range1d(0.0, 1.05)
     times, _, utilisation, every = changes
-    fig.extra_y_ranges = {"utilisation": Range1d(0.0, 1.05)}
-    fig.add_layout(LinearAxis(y_range_name="utilisation", axis_label="utilisation"), "right")
-    utilisation = _step_series(time_range, times, {"utilisation": utilisation}, "line", every,
-                               f"{SERIES_NAME}_utilisation_{index}")
-    fig.line("x", "utilisation", source=utilisation, y_range_name="utilisation", color="#17becf",
-             legend_label="utilisation")
-    fig.legend.location = "top_left"
+    shown = _step_series(time_range, times, {"utilisation": utilisation}, "line", every,
+                         f"{SERIES_NAME}_utilisation_{index}")
+    fig.line("x", "utilisation", source=shown, color="#17becf")
     return fig
 
 
 # ---------------------------------------------------------------------- distributions
+# Distributions spanning more than this ratio (largest / smallest positive value) get log bins:
+# waiting times and run times of a trace run from seconds to days, and linear bins put almost
+# every job in the first one.
+SKEWED_RATIO = 100.0
+LOG_BINS_PER_DECADE = 5
+# Runs' histograms: outlines (no fill, so two runs never blend into a third colour) in
+# colour-blind-safe colours (Okabe-Ito, the blue and vermillion first: the most distinct pair).
+RUN_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+
+
+def distribution_values(run: RunOutputs, tau: float) -> dict[str, np.ndarray]:
+    """The values each histogram counts, by its title, from the run's jobs file (finite only)."""
+    jobs = run.jobs
+    ran = jobs[jobs["starting_time"].notna()]
+    execution = ran["execution_time"].to_numpy(dtype=float)
+    slowdown = np.maximum(ran["turnaround_time"].to_numpy(dtype=float) / np.maximum(execution, tau), 1.0)
+    values = {"waiting time (s)": ran["waiting_time"].to_numpy(dtype=float), "run time (s)": execution,
+              metric_label("mean_bounded_slowdown", tau).replace("mean ", ""): slowdown,
+              "job size (machines)": jobs["requested_number_of_resources"].to_numpy(dtype=float)}
+    return {label: array[np.isfinite(array)] for label, array in values.items()}
+
+
+def histogram_edges(joined: np.ndarray) -> tuple[np.ndarray, bool]:
+    """The bins' edges over every run's values, and whether they are logarithmic (a skewed
+    distribution: see SKEWED_RATIO; its zeros then fall outside the bins)."""
+    positive = joined[joined > 0]
+    if positive.size and positive.max() / positive.min() > SKEWED_RATIO:
+        low, high = math.floor(math.log10(positive.min())), math.ceil(math.log10(positive.max()))
+        high = max(high, low + 1)
+        return np.logspace(low, high, (high - low) * LOG_BINS_PER_DECADE + 1), True
+    if not joined.size:
+        return np.array([0.0, 1.0]), False
+    return np.histogram_bin_edges(joined, bins=min(40, max(1, len(np.unique(joined))))), False
+
+
 def _distributions(runs: list[RunOutputs], tau: float) -> list[Any]:
-    from bokeh.layouts import row
-    from bokeh.palettes import Category10_10
+    from bokeh.layouts import gridplot
+    from bokeh.models import ColumnDataSource, HoverTool, Legend, LegendItem
     from bokeh.plotting import figure
 
-    values: dict[str, list[np.ndarray]] = {"waiting time (s)": [], metric_label("mean_bounded_slowdown", tau).replace(
-        "mean ", ""): [], "job size (machines)": []}
-    for run in runs:
-        jobs = run.jobs
-        ran = jobs[jobs["starting_time"].notna()]
-        execution = ran["execution_time"].to_numpy(dtype=float)
-        slowdown = np.maximum(ran["turnaround_time"].to_numpy(dtype=float) / np.maximum(execution, tau), 1.0)
-        for (label, _), array in zip(values.items(), (ran["waiting_time"].to_numpy(dtype=float), slowdown,
-                                                       jobs["requested_number_of_resources"].to_numpy(dtype=float))):
-            values[label].append(array[np.isfinite(array)])
+    per_run = [distribution_values(run, tau) for run in runs]
     figures = []
-    for label, arrays in values.items():
-        fig = figure(height=260, width=WIDTH // 3, tools="pan,wheel_zoom,box_zoom,reset,save", title=label,
-                     sizing_mode="stretch_width")
-        fig.toolbar.logo = None
+    for number, label in enumerate(per_run[0]):
+        arrays = [values[label] for values in per_run]
         joined = np.concatenate(arrays)
-        edges = np.histogram_bin_edges(joined, bins=min(40, max(1, len(np.unique(joined))))) if joined.size \
-            else np.array([0.0, 1.0])
+        edges, logarithmic = histogram_edges(joined)
+        fig = figure(height=280, width=WIDTH // 2, tools="pan,wheel_zoom,box_zoom,reset,save", title=label,
+                     sizing_mode="stretch_width", x_axis_type="log" if logarithmic else "linear")
+        fig.toolbar.logo = None
+        items = []
         for index, (run, array) in enumerate(zip(runs, arrays)):
             counts, _ = np.histogram(array, bins=edges)
-            fig.quad(left=edges[:-1], right=edges[1:], bottom=0, top=counts, fill_alpha=0.45,
-                     color=Category10_10[index % 10], legend_label=run.name)
+            source = ColumnDataSource({"left": edges[:-1], "right": edges[1:], "count": counts},
+                                      name=f"{HISTOGRAM_NAME}_{number}_{index}")
+            bars = fig.quad(left="left", right="right", bottom=0, top="count", source=source, fill_color=None,
+                            line_color=RUN_COLOURS[index % len(RUN_COLOURS)], line_width=2)
+            fig.add_tools(HoverTool(renderers=[bars], tooltips=[("run", run.name), ("from", "@left{0,0.[00]}"),
+                                                                ("to", "@right{0,0.[00]}"), ("jobs", "@count")]))
+            items.append(LegendItem(label=run.name, renderers=[bars]))
+        if logarithmic and (joined <= 0).any():
+            fig.title.text += (f" (log bins; {int((joined <= 0).sum()):,} values of 0 not drawn"
+                               + (", all runs" if len(runs) > 1 else "") + ")")
+        elif logarithmic:
+            fig.title.text += " (log bins)"
         fig.xaxis.axis_label = label
         fig.yaxis.axis_label = "jobs"
-        fig.legend.location = "top_right"
+        fig.y_range.start = 0
+        fig.add_layout(Legend(items=items, orientation="horizontal"), "above")  # (off the bars)
         figures.append(fig)
-    return [row(*figures, sizing_mode="stretch_width")]
+    return [gridplot(figures, ncols=2, sizing_mode="stretch_width", toolbar_location="right")]
 
 
 def _summary_table(metrics: list[dict[str, Any]], tau: float):

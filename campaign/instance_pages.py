@@ -55,7 +55,7 @@ def write_instance_pages(results: str, out_dir: str) -> list[str]:
     for row, prefix in kept.items():
         instance = str(frame.at[row, "instance_id"])
         described = ", ".join(f"{name} {frame.at[row, name]}" for name in parameters)
-        run = RunOutputs(prefix)
+        run = RunOutputs(prefix, label=described or instance)  # (the page names the run by decider and options)
         source = sources[row]
         pages[row] = write_report([run], os.path.join(pages_dir, f"{instance}.html"),
                                   title=f"{instance}: {described}", groups=_groups(source, run, platforms))

@@ -18,9 +18,16 @@ from joulesim.cli.number_options import DecimalRange
               help="The runs' platform file (or shipped name): the Gantt groups cores by node and processor "
                    "(IRMaSim node platforms) or machines by cluster.")
 @click.option("--platform-name", default=None, help="Which platform of an IRMaSim platform file that holds several.")
+@click.option("--label", "labels", multiple=True, metavar="TEXT",
+              help="A run's name on the page (e.g. its decider and options: 'easy t_idle=600'), once per "
+                   "OUT_PREFIX in their order (default: the prefix; the outputs do not record the decider).")
+@click.option("--start-time", default=None, metavar="DATE|UNIX|WORKLOAD.json",
+              help="When simulated time 0 was, for a date axis: an ISO 8601 date (UTC unless it has a zone), "
+                   "a Unix time, or a workload that `joulesim workload from-swf` wrote from a trace whose "
+                   "header has UnixStartTime (default: the axis counts days and hours from the start).")
 @reports_errors
 def report(prefixes: tuple[str, ...], output: str, title: str | None, tau: float, platform: str | None,
-           platform_name: str | None) -> None:
+           platform_name: str | None, labels: tuple[str, ...], start_time: str | None) -> None:
     """One self-contained HTML page of the runs exported with prefix OUT_PREFIX: Gantt chart,
     machine states, power and energy, queue length and utilisation on one zoomable time axis
     (shared by all the runs), distributions, metrics, and with several runs each job's start
@@ -32,21 +39,26 @@ def report(prefixes: tuple[str, ...], output: str, title: str | None, tau: float
 
     bokeh_version()  # a missing extra is reported before any reading (exit status 1, not a bad file)
     try:
-        _report(prefixes, output, title, tau, platform, platform_name)
+        _report(prefixes, output, title, tau, platform, platform_name, labels, start_time)
     except AnalysisError as exc:  # a missing, damaged or unreadable output file: bad input, 2
         raise as_report_input_error(exc) from None
 
 
 def _report(prefixes: tuple[str, ...], output: str, title: str | None, tau: float, platform: str | None,
-            platform_name: str | None) -> None:
+            platform_name: str | None, labels: tuple[str, ...], start_time: str | None) -> None:
     from joulesim.analysis.html_report import write_report
     from joulesim.analysis.machine_groups import check_platform_fits, machine_groups
     from joulesim.analysis.run_outputs import RunOutputs
+    from joulesim.analysis.time_axis import parse_start_time
     from joulesim.simulator.platform.platform_loader import load_platform
 
     if platform_name is not None and platform is None:
         raise click.UsageError("--platform-name chooses a platform of the file --platform gives: give --platform")
-    runs = [RunOutputs(p) for p in prefixes]
+    if labels and len(labels) != len(prefixes):
+        raise click.UsageError(f"--label was given {len(labels)} times for {len(prefixes)} OUT_PREFIX: give one "
+                               "per run, in the same order")
+    origin = None if start_time is None else parse_start_time(start_time)
+    runs = [RunOutputs(p, label=labels[i] if labels else None) for i, p in enumerate(prefixes)]
     groups = None
     if platform is not None:
         loaded = load_platform(platform, platform_name=platform_name)
@@ -55,4 +67,4 @@ def _report(prefixes: tuple[str, ...], output: str, title: str | None, tau: floa
         groups = machine_groups(loaded)
         if groups is None:
             click.echo(f"note: {platform} has one cluster of plain machines: the Gantt is not grouped", err=True)
-    click.echo(f"wrote {write_report(runs, output, tau, title, groups=groups)}")
+    click.echo(f"wrote {write_report(runs, output, tau, title, groups=groups, start_time=origin)}")

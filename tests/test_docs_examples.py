@@ -146,3 +146,17 @@ def test_the_typed_options_example_runs_as_written_and_prints_what_it_says(tmp_p
     assert result.returncode == 0, result.stderr
     claimed = re.findall(r"^# ((?:fcfs|easy) .*)$", source, flags=re.M)
     assert len(claimed) == 2 and result.stdout.splitlines() == claimed
+
+
+def test_the_report_example_runs_as_written(tmp_path, shared_data):
+    """The reports guide's dated, labelled report of a KTH trace's first jobs: each command as
+    written (the traces read from ../shared beside the checkout), the page written."""
+    block = re.findall(r"```sh\n(joulesim workload from-swf .*?)```", page("guide/reports.md"), flags=re.S)[0]
+    for line in block.strip().splitlines():
+        command = line.replace("../shared/data", str(shared_data)).split()
+        arguments = [part.strip('"') for part in re.findall(r'"[^"]*"|\S+', " ".join(command))]
+        result = subprocess.run([sys.executable, "-m", "joulesim.cli.main", *arguments[1:]], cwd=tmp_path,
+                                capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
+        assert result.returncode == 0, (line, result.stderr)
+    html = (tmp_path / "kth.html").read_text()
+    assert "easy t_idle=600" in html and "easy, never off" in html and "date and time (UTC)" in html

@@ -59,7 +59,7 @@ def test_a_run_s_page_is_self_contained_and_holds_its_jobs(runs, tmp_path):
     html = Path(path).read_text()
     assert not re.search(r"<script[^>]*\ssrc=", html) and not re.search(r"<link\s", html)  # nothing to fetch
     assert "Bokeh" in html and f'"{GANTT_NAME}_0"' in html
-    assert "power and cumulative energy" in html and "queue length and utilisation" in html
+    assert "power and cumulative energy" in html and "queue length (jobs submitted" in html and "utilisation (" in html
     for label in ("waiting time (s)", "job size (machines)", "COMPLETED_WALLTIME_REACHED"):
         assert label in html
     assert oct(os.stat(path).st_mode & 0o777) == oct(0o666 & ~_umask())
@@ -257,6 +257,23 @@ def test_a_large_gantt_opens_on_its_raster_and_shows_the_jobs_zoomed_in(runs, tm
     zoomed = browser.execute_script(LOCATE, f"{GANTT_NAME}_0", 0)
     assert zoomed["end"] - zoomed["start"] <= (where["end"] - where["start"]) * 2 / where["every_rows"] * 1.000001
     assert 0 < zoomed["rows"] == zoomed["in_view"] < where["every_rows"], zoomed
+    # the hatched overlay of the killed jobs follows: zoomed in on one, the overlay shows those in view
+    overlay = """
+        const doc = Bokeh.documents[0];
+        const every = doc.get_model_by_name(arguments[0] + '_hatched');
+        const drawn = [...doc.all_models].find(m => m.glyph && m.glyph.hatch_pattern && m.data_source !== every &&
+                                              m.glyph.hatch_pattern.value === '/' && m.data_source.data.job_id);
+        const x = [...doc.all_models].find(m => m.x_range && m.renderers && m.renderers.includes(drawn)).x_range;
+        if (arguments[1]) x.setv({start: every.data.left[0], end: every.data.right[0]});
+        const in_view = Array.from(every.data.job_id).filter((_, i) => every.data.left[i] <= x.end &&
+                                                                      every.data.right[i] >= x.start);
+        return [drawn.visible, Array.from(drawn.data_source.data.job_id), in_view];"""
+    browser.execute_script(overlay, f"{GANTT_NAME}_0", True)
+    deadline = time.monotonic() + 10
+    while (now := browser.execute_script(overlay, f"{GANTT_NAME}_0", False))[1] == []:
+        assert time.monotonic() < deadline, now
+        time.sleep(0.1)
+    assert now[0] is True and now[1] == now[2] != []
     screenshot(browser, "report_lod_exact.png")
     assert errors_of(browser) == []
 
@@ -380,8 +397,9 @@ def test_series_are_redrawn_at_the_view_s_resolution(runs, tmp_path, browser, mo
 
 @needs_browser
 def test_the_gantt_is_coloured_by_state_workload_or_size(runs, tmp_path, browser):
-    """The colouring's choice changes the rectangles' fill and the legend shown; hover names the
-    job's workload."""
+    """The colouring's choice changes the rectangles' fill and the legend shown (the items
+    every colouring shows, hatching and power states, aside); by default each job's own colour
+    (test_report_readability.py checks it)."""
     path = write_report([RunOutputs(runs["fcfs"])], str(tmp_path / "colours.html"))
     open_page(browser, path, f"{GANTT_NAME}_0")
     shown = """
@@ -390,12 +408,17 @@ def test_the_gantt_is_coloured_by_state_workload_or_size(runs, tmp_path, browser
         const renderer = doc.get_model_by_name(arguments[0]);
         const legend = [...doc.all_models].find(m => m.items && m.items.length && m.items[0].label !== undefined &&
                                             m.items.some(i => i.label.value === 'COMPLETED_SUCCESSFULLY'));
-        return [renderer.glyph.fill_color.field, legend.items.filter(i => i.visible).map(i => i.label.value)];"""
+        return [renderer.glyph.fill_color.field, legend.items.filter(i => i.visible).map(i => i.label.value)
+                .filter(label => !label.startsWith('hatched') && !label.startsWith('machine '))];"""
     assert browser.execute_script(shown, f"{GANTT_NAME}_0", None) == [
-        "state", ["COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED"]]
+        "colour", ["each job: one of 7 colour-blind-safe colours, touching jobs differ"]]
+    deadline = time.monotonic() + 10
+    while (now := browser.execute_script(shown, f"{GANTT_NAME}_0", "final state")) != [
+            "state", ["COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED"]]:
+        assert time.monotonic() < deadline, now
+        time.sleep(0.1)
     sizes = sorted(int(size) for size in RunOutputs(runs["fcfs"]).jobs["requested_number_of_resources"].unique())
     expected = {1: "1", 2: "2-3"}
-    deadline = time.monotonic() + 10
     while (now := browser.execute_script(shown, f"{GANTT_NAME}_0", "size (machines)")) != [
             "size_class", [expected[size] for size in sizes]]:
         assert time.monotonic() < deadline, now

@@ -445,7 +445,13 @@ def convert_swf(path: str, *, profile: str = "delay", speed: float | None = None
                                  "overflows a double", "give the hosts' real speed")
             profiles[name] = {"type": "parallel_homogeneous", "cpu": _num(cpu), "com": 0}
 
-    workload = {"nb_res": nb_res, "jobs": jobs, "profiles": profiles}
+    workload: dict[str, Any] = {"nb_res": nb_res, "jobs": jobs, "profiles": profiles}
+    # When simulated time 0 was (the header's UnixStartTime is the trace's time 0; the shift moves
+    # it to the first kept job): `joulesim report --start-time WORKLOAD.json` dates its axis from it.
+    # Batsim and joulesim ignore top-level fields they do not know.
+    unix_start = header.integer("UnixStartTime")
+    if unix_start is not None and 0 <= unix_start < 10 ** 11:
+        workload["unix_start_time"] = _num(unix_start + shift)
     report: dict[str, Any] = {
         "input": path,
         "job_lines": bad_lines.count + sum(drops.values()) + cleaned,
@@ -470,6 +476,7 @@ def convert_swf(path: str, *, profile: str = "delay", speed: float | None = None
         "walltime_raised_to_runtime": walltime_raised,
         "profiles": len(profiles),
         "profile_kind": profile,
+        "unix_start_time": workload.get("unix_start_time"),
     }
     return workload, report
 
@@ -515,7 +522,10 @@ def _header_machine_size(path: str, header: SwfHeader, procs_per_node: int) -> t
 def write_workload(workload: dict[str, Any], out_path: str) -> None:
     """Write the workload JSON (orjson), one job and one profile per line; deterministic."""
     dumps = orjson.dumps
-    parts = [b'{\n  "nb_res": ', dumps(workload["nb_res"]), b',\n  "jobs": [']
+    parts = [b'{\n  "nb_res": ', dumps(workload["nb_res"])]
+    if "unix_start_time" in workload:
+        parts += [b',\n  "unix_start_time": ', dumps(workload["unix_start_time"])]
+    parts.append(b',\n  "jobs": [')
     jobs = workload["jobs"]
     parts.append(b",".join(b"\n    " + dumps(j) for j in jobs))
     parts.append(b"\n  ],\n  \"profiles\": {" if jobs else b"],\n  \"profiles\": {")
@@ -545,6 +555,9 @@ def format_report(report: dict[str, Any]) -> str:
     lines.append(f"  kept: {report['kept']} jobs, {report['profiles']} {report['profile_kind']} profiles")
     lines.append(f"  submit times decreasing in the trace (re-sorted): {report['submit_times_decreasing']}")
     lines.append(f"  submit times shifted by: -{report['submit_shift']} s")
+    if report.get("unix_start_time") is not None:
+        lines.append(f"  simulated time 0 is Unix time {report['unix_start_time']} (header UnixStartTime + shift; "
+                     "joulesim report --start-time WORKLOAD.json dates its axis from it)")
     lines.append(f"  size from requested processors (allocated -1): {report['size_from_requested_processors']}")
     lines.append(f"  walltime missing (requested time -1), rule '{report['missing_walltime_rule']}': "
                  f"{report['walltime_missing']}")
