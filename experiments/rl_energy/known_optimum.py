@@ -1,0 +1,196 @@
+"""Does training reach the optimum where it is known? Small cases whose every schedule is
+enumerated through the environment, trained on ten seeds (issue 48).
+
+    python -m experiments.rl_energy.known_optimum                  # 8 cases x seeds 0-9, tiny-case settings
+    python -m experiments.rl_energy.known_optimum --cases 3 --seeds 2 --actor-lr 0.003 --simulations 100
+
+A case: three single-processor 4-core nodes of different speed (clock rate) and power (static
+and dynamic), and four 4-core jobs arriving one after another, so that each decision places one
+job on a node with idle cores (at most 3^4 = 81 schedules). Cases are drawn from a fixed seed
+and kept in the order drawn when their optimum is unique and uses more than one node (a case
+whose optimum is "always the same node" is what tests/test_rl_learning.py already covers); none
+is chosen by its outcome.
+
+For each case, every sequence of valid actions is played through `NodeSchedulingEnv` (the
+optimum and the number of schedules), then the agent is trained with the tiny-case settings of
+tests/test_rl_learning.py (or the options given) on each seed, and its greedy schedule is
+compared with the optimum. Printed: per case, the seeds that reach it and the gap of the others;
+with --out, the rows as CSV.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+#: The cases' generator (fixed: a case is never chosen by how training does on it).
+CASE_SEED = 48
+CLOCKS = (0.5, 1.0, 1.5, 2.0)
+STATIC_W = (5, 10, 20, 40, 60, 100)
+DYNAMIC_W = (1, 2, 4, 6, 10)
+OPERATIONS = (1e10, 2e10, 4e10, 8e10)
+GAPS_S = (10, 20, 30, 60)
+
+
+def _processor(clock: float, static: float, dynamic: float) -> dict:
+    # IRMaSim's processor model; the memory terms are those of tests/conftest.py's small cases.
+    return {"cores": 4, "clock_rate": clock, "dpflops_per_cycle": 1, "dynamic_power": dynamic,
+            "static_power": static, "min_power": 0.5, "b": -1.85e-05, "c": 21000, "da": 1.0, "db": 100,
+            "dc": 25000, "dd": 10}
+
+
+def write_case(folder: Path, nodes: list[tuple[float, float, float]], jobs: list[tuple[float, float]]
+               ) -> tuple[str, str]:
+    """Platform and workload files of a case: nodes (clock, static W, dynamic W), jobs (subtime, ops)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    names = [f"n{i}" for i in range(len(nodes))]
+    platform = {"platform": {"p": {"id": "p", "model_name": "modelV1", "clusters": [
+        {"id": "c0", "nodes": [{"type": name, "number": 1} for name in names]}]}},
+        "node": {name: {"id": name, "processors": [{"type": f"{name}p", "number": 1}]} for name in names},
+        "processor": {f"{name}p": _processor(*node) for name, node in zip(names, nodes)}}
+    workload = {"profiles": {f"P{k}": {"req_ops": int(ops), "ipc": 1, "req_time": 100, "mem": 0, "mem_vol": 0}
+                             for k, (_, ops) in enumerate(jobs)},
+                "jobs": [{"id": f"J{k}", "subtime": subtime, "res": 4, "profile": f"P{k}"}
+                         for k, (subtime, _) in enumerate(jobs)]}
+    (folder / "platform.json").write_text(json.dumps(platform))
+    (folder / "workload.json").write_text(json.dumps(workload))
+    return str(folder / "platform.json"), str(folder / "workload.json")
+
+
+def settings(platform: str, workload: str, seed: int, simulations: int, actor_lr: float, entropy: float):
+    """The tiny-case settings of tests/test_rl_learning.py, with the budget and rates given."""
+    from joulesim.rl.training_config import config_from_dict
+
+    return config_from_dict({"environment": {"platform": platform, "workload": workload},
+                             "training": {"simulations": simulations, "trajectories": 4, "seed": seed},
+                             "ppo": {"minibatch_size": 8, "epochs": 8, "actor_lr": actor_lr, "critic_lr": 0.01,
+                                     "entropy": entropy}},
+                            "known-optimum case", "/")
+
+
+def every_schedule(config) -> dict[tuple[int, ...], float]:
+    """Every sequence of valid actions, played through the environment: its energy."""
+    from joulesim.rl.training import make_environment
+
+    env = make_environment(config)
+    energies: dict[tuple[int, ...], float] = {}
+
+    def play(prefix: list[int]) -> None:
+        observation, _ = env.reset(seed=0)
+        info: dict = {}
+        terminated = False
+        for action in prefix:
+            observation, _, terminated, _, info = env.step(action)
+        if terminated:
+            energies[tuple(prefix)] = float(info["energy"])
+            return
+        for action in np.flatnonzero(observation["mask"]):
+            play(prefix + [int(action)])
+
+    play([])
+    env.close()
+    return energies
+
+
+def draw_cases(count: int, folder: Path) -> list[dict]:
+    """The first `count` cases of the generator whose optimum is unique and uses two nodes or more."""
+    from joulesim.rl.training_config import config_from_dict  # noqa: F401 (the rl extra, checked early)
+
+    rng = np.random.default_rng(CASE_SEED)
+    cases: list[dict] = []
+    drawn = 0
+    while len(cases) < count:
+        drawn += 1
+        nodes = [(float(rng.choice(CLOCKS)), float(rng.choice(STATIC_W)), float(rng.choice(DYNAMIC_W)))
+                 for _ in range(3)]
+        arrivals = np.concatenate([[0], np.cumsum(rng.choice(GAPS_S, 3))]).tolist()
+        jobs = [(float(t), float(rng.choice(OPERATIONS))) for t in arrivals]
+        platform, workload = write_case(folder / f"draw_{drawn:03d}", nodes, jobs)
+        energies = every_schedule(settings(platform, workload, 0, 1, 0.01, 0.0))
+        best = min(energies.values())
+        optima = [schedule for schedule, energy in energies.items() if energy == best]
+        if len(optima) != 1 or len(set(optima[0])) < 2:
+            continue
+        others = sorted(energy for energy in energies.values() if energy > best)
+        cases.append({"case": f"draw_{drawn:03d}", "platform": platform, "workload": workload, "nodes": nodes,
+                      "jobs": jobs, "schedules": len(energies), "optimum": optima[0], "optimum_j": best,
+                      "second_gap_pct": 100 * (others[0] / best - 1) if others else float("nan")})
+    return cases
+
+
+def greedy_schedule(model: str, config) -> tuple[tuple[int, ...], float]:
+    from joulesim.rl.model_file import load_agent
+    from joulesim.rl.training import make_environment
+
+    agent, _ = load_agent(model)
+    env = make_environment(config)
+    observation, _ = env.reset(seed=0)
+    actions: list[int] = []
+    while True:
+        action, _, _ = agent.act(observation, greedy=True, value=False)
+        actions.append(action)
+        observation, _, terminated, _, info = env.step(action)
+        if terminated:
+            env.close()
+            return tuple(actions), float(info["energy"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=8)
+    parser.add_argument("--seeds", type=int, default=10, help="training seeds 0..N-1 (default 10)")
+    parser.add_argument("--simulations", type=int, default=50,
+                        help="training simulations of 4 trajectories each (default 50: 200 episodes)")
+    parser.add_argument("--actor-lr", type=float, default=0.01, help="default 0.01, the tiny-case tests'")
+    parser.add_argument("--entropy", type=float, default=0.0, help="entropy bonus (default 0)")
+    parser.add_argument("--out", type=Path, help="write the rows as CSV here")
+    args = parser.parse_args(argv)
+    if min(args.cases, args.seeds, args.simulations) < 1:
+        parser.error("--cases, --seeds and --simulations take integers >= 1")
+    try:
+        from joulesim.rl.training import train
+    except ImportError as error:
+        print(f"known_optimum: the rl extra is missing ({error}): pip install '.[rl]'", file=sys.stderr)
+        return 2
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        cases = draw_cases(args.cases, Path(scratch) / "cases")
+        for case in cases:
+            reached = []
+            for seed in range(args.seeds):
+                config = settings(case["platform"], case["workload"], seed, args.simulations, args.actor_lr,
+                                  args.entropy)
+                started = time.perf_counter()
+                outcome = train(config, Path(scratch) / "train", progress=False)
+                schedule, energy = greedy_schedule(outcome.model, config)
+                gap = 100 * (energy / case["optimum_j"] - 1)
+                rows.append({"case": case["case"], "seed": seed, "schedules": case["schedules"],
+                             "optimum": "-".join(map(str, case["optimum"])), "optimum_j": case["optimum_j"],
+                             "greedy": "-".join(map(str, schedule)), "greedy_j": energy, "gap_pct": gap,
+                             "reached": schedule == case["optimum"], "training_s": time.perf_counter() - started})
+                reached.append(rows[-1])
+            hits = sum(row["reached"] for row in reached)
+            gaps = ", ".join(f"{row['gap_pct']:.1f}" for row in reached if not row["reached"])
+            print(f"{case['case']}: nodes (clock, static W, dynamic W) {case['nodes']}, jobs (t, ops) {case['jobs']}; "
+                  f"{case['schedules']} schedules, optimum {case['optimum']} {case['optimum_j']:,.2f} J (next "
+                  f"{case['second_gap_pct']:.1f} % above); reached on {hits} of {args.seeds} seeds"
+                  + (f"; the others % above: {gaps}" if gaps else ""), flush=True)
+    total = sum(row["reached"] for row in rows)
+    print(f"all cases: {total} of {len(rows)} trainings reach the optimum (simulations {args.simulations}, "
+          f"actor lr {args.actor_lr}, entropy {args.entropy})")
+    if args.out:
+        import pandas as pd
+
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        pd.DataFrame(rows).to_csv(args.out, index=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
