@@ -368,3 +368,23 @@ def test_training_and_evaluation_report_progress_without_a_terminal(tmp_path, tw
     assert done.exit_code == 0, done.output
     assert any(line.startswith("evaluating:") and "2/2" in line for line in done.stderr.splitlines()), done.stderr
     assert "\r" not in done.stderr
+
+
+def test_known_optimum_cases_enumerate_every_schedule_through_the_environment(three_nodes):
+    # The three-node case of tests/conftest.py: every decision has all three nodes free, so
+    # 3^4 = 81 schedules; the optimum is every job on the cool node, 860 J (derived there).
+    from experiments.rl_energy.known_optimum import every_schedule, settings
+
+    energies = every_schedule(settings(*three_nodes, seed=0, simulations=1, actor_lr=0.01, entropy=0.0))
+    assert len(energies) == 81
+    assert min(energies, key=energies.get) == (2, 2, 2, 2) and min(energies.values()) == pytest.approx(860.0, abs=1e-9)
+    assert sorted(energies.values())[1] > 860.0  # unique
+
+
+def test_known_optimum_study_draws_cases_with_a_unique_mixed_optimum(tmp_path):
+    from experiments.rl_energy.known_optimum import draw_cases
+
+    cases = draw_cases(2, tmp_path)
+    assert [case["case"] for case in cases] == [case["case"] for case in draw_cases(2, tmp_path / "again")]
+    for case in cases:
+        assert len(set(case["optimum"])) >= 2 and 1 < case["schedules"] <= 81 and case["second_gap_pct"] > 0
