@@ -63,12 +63,13 @@ def write_case(folder: Path, nodes: list[tuple[float, float, float]], jobs: list
     return str(folder / "platform.json"), str(folder / "workload.json")
 
 
-def settings(platform: str, workload: str, seed: int, simulations: int, actor_lr: float, entropy: float):
+def settings(platform: str, workload: str, seed: int, simulations: int, actor_lr: float, entropy: float,
+             trajectories: int = 4):
     """The tiny-case settings of tests/test_rl_learning.py, with the budget and rates given."""
     from joulesim.rl.training_config import config_from_dict
 
     return config_from_dict({"environment": {"platform": platform, "workload": workload},
-                             "training": {"simulations": simulations, "trajectories": 4, "seed": seed},
+                             "training": {"simulations": simulations, "trajectories": trajectories, "seed": seed},
                              "ppo": {"minibatch_size": 8, "epochs": 8, "actor_lr": actor_lr, "critic_lr": 0.01,
                                      "entropy": entropy}},
                             "known-optimum case", "/")
@@ -149,10 +150,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="training simulations of 4 trajectories each (default 50: 200 episodes)")
     parser.add_argument("--actor-lr", type=float, default=0.01, help="default 0.01, the tiny-case tests'")
     parser.add_argument("--entropy", type=float, default=0.0, help="entropy bonus (default 0)")
+    parser.add_argument("--trajectories", type=int, default=4, help="episodes per training simulation (default 4)")
     parser.add_argument("--out", type=Path, help="write the rows as CSV here")
     args = parser.parse_args(argv)
-    if min(args.cases, args.seeds, args.simulations) < 1:
-        parser.error("--cases, --seeds and --simulations take integers >= 1")
+    if min(args.cases, args.seeds, args.simulations, args.trajectories) < 1:
+        parser.error("--cases, --seeds, --simulations and --trajectories take integers >= 1")
     try:
         from joulesim.rl.training import train
     except ImportError as error:
@@ -165,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
             reached = []
             for seed in range(args.seeds):
                 config = settings(case["platform"], case["workload"], seed, args.simulations, args.actor_lr,
-                                  args.entropy)
+                                  args.entropy, args.trajectories)
                 started = time.perf_counter()
                 outcome = train(config, Path(scratch) / "train", progress=False)
                 schedule, energy = greedy_schedule(outcome.model, config)
@@ -182,8 +184,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"{case['second_gap_pct']:.1f} % above); reached on {hits} of {args.seeds} seeds"
                   + (f"; the others % above: {gaps}" if gaps else ""), flush=True)
     total = sum(row["reached"] for row in rows)
-    print(f"all cases: {total} of {len(rows)} trainings reach the optimum (simulations {args.simulations}, "
-          f"actor lr {args.actor_lr}, entropy {args.entropy})")
+    print(f"all cases: {total} of {len(rows)} trainings reach the optimum (simulations {args.simulations} of "
+          f"{args.trajectories} trajectories, actor lr {args.actor_lr}, entropy {args.entropy})")
     if args.out:
         import pandas as pd
 
