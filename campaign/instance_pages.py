@@ -2,13 +2,14 @@
 
 Each instance whose Batsim files the campaign kept (`outputs = true` in its [campaign] table:
 RESULTS/runs/ID/out_*) gets the page `joulesim report` writes (analysis/html_report.py) in
-OUT/instances/ID.html; OUT/index.html lists the instances, a row each (its decider, the
-parameters that vary, the main metrics), each linking to its page. Failed instances are listed
-without a link. A campaign folder damaged since the run (a succeeded instance's run folder, jobs
-file or record gone, a record that is not one, a results table cut short) stops the report with
-one line naming the file, before any page is written. A page's Gantt groups the machines as the
-instance's platform does (by node and processor, or by cluster) when its record names the
-platform file and the file is still there.
+OUT/instances/ID.html, except that the pages share one copy of BokehJS in OUT/static/ (analysis/
+shared_bokehjs.py: 16 pages of tiny runs were 36 MB with a copy each); OUT/index.html lists the
+instances, a row each (its decider, the parameters that vary, the main metrics), each linking to
+its page. Failed instances are listed without a link. A campaign folder damaged since the run (a
+succeeded instance's run folder, jobs file or record gone, a record that is not one, a results
+table cut short) stops the report with one line naming the file, before any page is written. A
+page's Gantt groups the machines as the instance's platform does (by node and processor, or by
+cluster) when its record names the platform file and the file is still there.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pandas as pd
 from joulesim.analysis.html_report import write_page, write_report
 from joulesim.analysis.machine_groups import MachineGroups, machine_groups
 from joulesim.analysis.run_outputs import RunOutputs
+from joulesim.analysis.shared_bokehjs import SharedBokehJS
 from joulesim.inputs.input_error import InputError
 from joulesim.inputs.output_file import make_output_folder, refuse_non_regular_file
 from joulesim.simulation_inputs import platform_from
@@ -52,13 +54,15 @@ def write_instance_pages(results: str, out_dir: str) -> list[str]:
     # Every record read before any page is made: a damaged one stops the report at once.
     sources = {row: store.load_for_report(str(frame.at[row, "instance_id"])).get("platform_source") for row in kept}
     platforms: dict[str, Platform | None] = {}  # by source: instances share a few
+    shared_js = SharedBokehJS(out_dir)
     for row, prefix in kept.items():
         instance = str(frame.at[row, "instance_id"])
         described = ", ".join(f"{name} {frame.at[row, name]}" for name in parameters)
         run = RunOutputs(prefix, label=described or instance)  # (the page names the run by decider and options)
         source = sources[row]
         pages[row] = write_report([run], os.path.join(pages_dir, f"{instance}.html"),
-                                  title=f"{instance}: {described}", groups=_groups(source, run, platforms))
+                                  title=f"{instance}: {described}", groups=_groups(source, run, platforms),
+                                  shared_js=shared_js)
     write_page(index, _index_page(frame, parameters, {row: os.path.relpath(page, out_dir)
                                                             for row, page in pages.items()}))
     return [index, *pages.values()]
