@@ -52,6 +52,18 @@ def test_a_campaign_that_kept_no_files_is_one_line(tmp_path):
         write_instance_pages(str(tmp_path / "res"), str(tmp_path / "plots"))
 
 
+
+def test_a_file_where_the_shared_copy_goes_is_one_line(tmp_path):
+    study = write_study(tmp_path, RUNS.replace('name = "basic"', 'name = "basic"\noutputs = true'))
+    run_campaign(str(study), str(tmp_path / "res"), workers=2, progress=False)
+    (tmp_path / "plots").mkdir()
+    (tmp_path / "plots" / "static").write_text("not a folder")
+    done = cli("report", "res", "-o", "plots", "--html", cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
+    assert "shared BokehJS folder (in -o)" in done.stderr and "static" in done.stderr
+    assert not list((tmp_path / "plots" / "instances").glob("*.html"))
+    assert not (tmp_path / "plots" / "index.html").exists()
+
 # ------------------------------------------------ 16 instances: one copy of BokehJS, a sortable index
 # Two workloads of 10 jobs on the 2 hosts of energy2: in "kills", the odd jobs' walltime (100 s) is
 # shorter than some of their delays, so some are killed; FCFS and EASY switching idle machines off
