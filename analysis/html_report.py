@@ -2,9 +2,9 @@
 
 Written with Bokeh (the `report` extra): it renders in the browser from data embedded in the
 page, with its own JavaScript inlined (`resources=INLINE`), so the file opens from disk with no
-server and no network; the only code of ours it runs is the level of detail's callbacks (a zoom
-shows the rectangles in view, and redraws the series at the view's resolution:
-report_series.py). Bokeh rather than Plotly: its
+server and no network (a campaign's pages share one copy of it instead: shared_bokehjs.py); the
+only code of ours it runs is the level of detail's callbacks (a zoom shows the rectangles in view,
+and redraws the series at the view's resolution: report_series.py). Bokeh rather than Plotly: its
 WebGL backend draws tens of thousands of rectangles smoothly, its figures share a time axis
 by sharing one range object, and it writes a single file with nothing to fetch.
 
@@ -50,6 +50,7 @@ from joulesim.analysis.power_states import STATES as POWER_STATES, machine_power
 from joulesim.analysis.machine_groups import MachineGroups, check_platform_fits
 from joulesim.analysis.metrics import DEFAULT_TAU, compute_metrics, metric_label
 from joulesim.analysis.run_outputs import AnalysisError, MissingExtraError, RunOutputs
+from joulesim.analysis.shared_bokehjs import SharedBokehJS
 from joulesim.inputs.input_error import InputError
 from joulesim.inputs.output_file import refuse_non_regular_file, write_whole
 
@@ -91,11 +92,12 @@ def bokeh_version() -> str:
 
 def write_report(runs: list[RunOutputs], path: str, tau: float = DEFAULT_TAU, title: str | None = None,
                  exact_rectangles: int | None = None, groups: MachineGroups | None = None,
-                 start_time: float | None = None) -> str:
+                 start_time: float | None = None, shared_js: SharedBokehJS | None = None) -> str:
     """Write the report of `runs` to `path` (.html added if missing); the path written.
     `exact_rectangles`: above this many, a Gantt opens on its raster (EXACT_RECTANGLES).
     `groups`: how the runs' platform groups its machines (machine_groups.py), for the Gantts.
-    `start_time`: the Unix time of simulated time 0, for a date axis (time_axis.py)."""
+    `start_time`: the Unix time of simulated time 0, for a date axis (time_axis.py).
+    `shared_js`: the page loads BokehJS from that copy (shared_bokehjs.py) rather than inlining it."""
     exact_rectangles = EXACT_RECTANGLES if exact_rectangles is None else exact_rectangles
     bokeh_version()
     from bokeh.embed import file_html
@@ -127,7 +129,9 @@ def write_report(runs: list[RunOutputs], path: str, tau: float = DEFAULT_TAU, ti
     if len(runs) > 1:
         parts.append(Div(text=f"<h2>Start times against {_escape(runs[0].name)}</h2>"))
         parts.append(_start_differences(runs))
-    write_page(path, file_html(column(*parts, sizing_mode="stretch_width"), INLINE, title or "joulesim report"))
+    root = column(*parts, sizing_mode="stretch_width")
+    resources = INLINE if shared_js is None else shared_js.resources_for(path, root)
+    write_page(path, file_html(root, resources, title or "joulesim report"))
     return path
 
 

@@ -2,29 +2,32 @@
 
 Each instance whose Batsim files the campaign kept (`outputs = true` in its [campaign] table:
 RESULTS/runs/ID/out_*) gets the page `joulesim report` writes (analysis/html_report.py) in
-OUT/instances/ID.html; OUT/index.html lists the instances, a row each (its decider, the
-parameters that vary, the main metrics), each linking to its page. Failed instances are listed
-without a link. A campaign folder damaged since the run (a succeeded instance's run folder, jobs
-file or record gone, a record that is not one, a results table cut short) stops the report with
-one line naming the file, before any page is written. A page's Gantt groups the machines as the
-instance's platform does (by node and processor, or by cluster) when its record names the
-platform file and the file is still there.
+OUT/instances/ID.html, except that the pages share one copy of BokehJS in OUT/static/ (analysis/
+shared_bokehjs.py: 16 pages of tiny runs were 36 MB with a copy each); OUT/index.html lists the
+instances, a row each, sortable (campaign/index_page.py), each linking to its page. Failed
+instances are listed without a link. A campaign folder damaged since the run (a succeeded
+instance's run folder, jobs file or record gone, a record that is not one, a results table cut
+short) stops the report with one line naming the file, before any page is written. A page's Gantt
+groups the machines as the instance's platform does (by node and processor, or by cluster) when
+its record names the platform file and the file is still there.
 """
 
 from __future__ import annotations
 
-import html
 import os
 
 import pandas as pd
 
 from joulesim.analysis.html_report import write_page, write_report
 from joulesim.analysis.machine_groups import MachineGroups, machine_groups
+from joulesim.analysis.metrics import compute_metrics
 from joulesim.analysis.run_outputs import RunOutputs
+from joulesim.analysis.shared_bokehjs import SharedBokehJS
 from joulesim.inputs.input_error import InputError
 from joulesim.inputs.output_file import make_output_folder, refuse_non_regular_file
 from joulesim.simulation_inputs import platform_from
-from joulesim.campaign.report import DEFAULT_METRICS, _label, varying_parameters
+from joulesim.campaign.index_page import COUNT_COLUMNS, index_page
+from joulesim.campaign.report import varying_parameters
 from joulesim.campaign.results_store import ResultsStore, read_table
 from joulesim.protocol.errors import JoulesimError
 from joulesim.simulator.platform.platform_model import Platform
@@ -48,19 +51,25 @@ def write_instance_pages(results: str, out_dir: str) -> list[str]:
     ok = frame.loc[list(kept)]
     parameters = ["decider"] * ("decider" in frame.columns) + varying_parameters(ok)
     pages = {}
+    counts = {}
     store = ResultsStore(folder)
     # Every record read before any page is made: a damaged one stops the report at once.
     sources = {row: store.load_for_report(str(frame.at[row, "instance_id"])).get("platform_source") for row in kept}
     platforms: dict[str, Platform | None] = {}  # by source: instances share a few
+    shared_js = SharedBokehJS(out_dir)
     for row, prefix in kept.items():
         instance = str(frame.at[row, "instance_id"])
         described = ", ".join(f"{name} {frame.at[row, name]}" for name in parameters)
         run = RunOutputs(prefix, label=described or instance)  # (the page names the run by decider and options)
         source = sources[row]
         pages[row] = write_report([run], os.path.join(pages_dir, f"{instance}.html"),
-                                  title=f"{instance}: {described}", groups=_groups(source, run, platforms))
-    write_page(index, _index_page(frame, parameters, {row: os.path.relpath(page, out_dir)
-                                                            for row, page in pages.items()}))
+                                  title=f"{instance}: {described}", groups=_groups(source, run, platforms),
+                                  shared_js=shared_js)
+        # The counts the page's summary shows, from the jobs file the page has just checked.
+        metrics = compute_metrics(run)
+        counts[row] = {key: metrics[key] for _, key in COUNT_COLUMNS}
+    links = {row: os.path.relpath(page, out_dir) for row, page in pages.items()}
+    write_page(index, index_page(frame, parameters, links, counts))
     return [index, *pages.values()]
 
 
@@ -102,28 +111,3 @@ def _groups(source: str | None, run: RunOutputs, platforms: dict[str, Platform |
 
 def _succeeded(row: pd.Series) -> bool:
     return "status" not in row.index or row["status"] == "ok"
-
-
-def _index_page(frame: pd.DataFrame, parameters: list[str], links: dict) -> str:
-    metrics = [m for m in DEFAULT_METRICS if m in frame.columns and frame[m].notna().any()]
-    head = "".join(f"<th>{html.escape(_label(c))}</th>" for c in ["instance", *parameters, *metrics])
-    rows = []
-    for row in frame.index:
-        instance = html.escape(str(frame.at[row, "instance_id"]))
-        if row in links:
-            first = f'<a href="{html.escape(links[row])}">{instance}</a>'
-        else:
-            first = f"{instance} (failed: no page)"
-        cells = [first, *(html.escape(_cell(frame.at[row, c])) for c in parameters + metrics)]
-        rows.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
-    return ("<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>joulesim campaign</title><style>"
-            "body{font-family:sans-serif} table{border-collapse:collapse} td,th{border:1px solid #ccc;"
-            "padding:2px 6px;text-align:right} td:first-child{text-align:left}</style></head><body>"
-            f"<h1>joulesim campaign: {len(links)} of {len(frame)} instances with a page</h1>"
-            f"<table><tr>{head}</tr>{''.join(rows)}</table></body></html>\n")
-
-
-def _cell(value) -> str:
-    if isinstance(value, float):
-        return "" if pd.isna(value) else f"{value:.6g}"
-    return str(value)
