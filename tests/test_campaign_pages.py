@@ -178,14 +178,17 @@ return {plots: plots.length, views: views.length, finished: views.filter(v => v.
 
 
 @needs_browser
-def test_every_page_draws_from_the_shared_copy_once_the_folder_is_moved(campaign_report, browser, tmp_path):
+def test_pages_draw_from_the_shared_copy_once_the_folder_is_moved(campaign_report, browser, tmp_path):
     _, report = campaign_report
     moved = tmp_path / "elsewhere" / "moved report"  # (a space: the paths are URLs once loaded)
     shutil.copytree(report, moved)
     hidden = report.with_name(report.name + ".hidden")
     os.rename(report, hidden)  # nothing may still point into the original folder
     try:
-        for page in sorted((moved / "instances").glob("*.html")):
+        pages = sorted((moved / "instances").glob("*.html"))
+        # Four of the sixteen, first and last among them: every page's script paths are checked
+        # without a browser above, and each page drawn costs about two seconds of the suite.
+        for page in [pages[0], pages[5], pages[10], pages[-1]]:
             browser.get_log("browser")  # (what the previous page left)
             browser.get(page.as_uri())
             deadline = time.monotonic() + 60
