@@ -55,6 +55,18 @@ def workload(walltime) -> dict:
             "profiles": {f"p{k}": {"type": "delay", "delay": 60 * (k + 1)} for k in range(3)}}
 
 
+def write_inputs(directory: str) -> str:
+    """The campaign's workloads and study file in `directory` (tests/test_campaign_pages.py builds
+    the same campaign from here); the study file's path."""
+    with open(os.path.join(directory, "ok.json"), "w") as handle:
+        json.dump(workload(lambda i: 400), handle)
+    with open(os.path.join(directory, "kills.json"), "w") as handle:
+        json.dump(workload(lambda i: 100 if i % 2 else 400), handle)
+    with open(os.path.join(directory, "study.toml"), "w") as handle:
+        handle.write(STUDY)
+    return os.path.join(directory, "study.toml")
+
+
 def size(path: str) -> int:
     if os.path.isfile(path):
         return os.path.getsize(path)
@@ -68,14 +80,7 @@ def main() -> None:
     directory = args.keep or tempfile.mkdtemp(prefix="bench-campaign-pages-")
     os.makedirs(directory, exist_ok=True)
     try:
-        with open(os.path.join(directory, "ok.json"), "w") as handle:
-            json.dump(workload(lambda i: 400), handle)
-        with open(os.path.join(directory, "kills.json"), "w") as handle:
-            json.dump(workload(lambda i: 100 if i % 2 else 400), handle)
-        with open(os.path.join(directory, "study.toml"), "w") as handle:
-            handle.write(STUDY)
-        summary = run_campaign(os.path.join(directory, "study.toml"), os.path.join(directory, "res"), workers=2,
-                               progress=False)
+        summary = run_campaign(write_inputs(directory), os.path.join(directory, "res"), workers=2, progress=False)
         assert summary.failed == [], summary.failed
         start = time.perf_counter()
         subprocess.run([sys.executable, "-m", "joulesim.cli.main", "campaign", "report", "res", "-o", "report",

@@ -4,7 +4,6 @@ The browser tests open the pages in headless Chromium (tests/conftest.py's `brow
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -67,48 +66,27 @@ def test_a_file_where_the_shared_copy_goes_is_one_line(tmp_path):
 # ------------------------------------------------ 16 instances: one copy of BokehJS, a sortable index
 # Two workloads of 10 jobs on the 2 hosts of energy2: in "kills", the odd jobs' walltime (100 s) is
 # shorter than some of their delays, so some are killed; FCFS and EASY switching idle machines off
-# after 7 delays: 16 instances, each succeeding with its page.
-PAGES_STUDY = """
-[campaign]
-name = "pages"
-energy = true
-outputs = true
+# after 7 delays: 16 instances, each succeeding with its page. Built by the benchmark that
+# measures the same report (benchmarks/bench_campaign_pages.py).
+def _load_benchmark(name: str):
+    """benchmarks/NAME.py as a module (the benchmarks are scripts, not a package)."""
+    import importlib.util
 
-[[platforms]]
-path = "energy2"
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-[[workloads]]
-path = "ok.json"
 
-[[workloads]]
-path = "kills.json"
-
-[[deciders]]
-decider = "fcfs"
-
-[[deciders]]
-name = "easy-os"
-decider = "easy"
-grid = {t_idle = [30, 60, 120, 240, 480, 960, 1920]}
-"""
 BOKEH_PAGE_LIMIT = 5_000_000  # issue 49: 16 instances' report under 5 MB (36 MB with BokehJS in each page)
-
-
-def _workload(walltime) -> dict:
-    return {"nb_res": 2,
-            "jobs": [{"id": str(i), "subtime": 10 * i, "res": 1 + i % 2, "walltime": walltime(i), "profile": f"p{i % 3}"}
-                     for i in range(10)],
-            "profiles": {f"p{k}": {"type": "delay", "delay": 60 * (k + 1)} for k in range(3)}}
 
 
 @pytest.fixture(scope="module")
 def campaign_report(tmp_path_factory) -> tuple[Path, Path]:
     """(the results folder, the report folder) of the 16 instances."""
     directory = tmp_path_factory.mktemp("pages")
-    (directory / "ok.json").write_text(json.dumps(_workload(lambda i: 400)))
-    (directory / "kills.json").write_text(json.dumps(_workload(lambda i: 100 if i % 2 else 400)))
-    (directory / "study.toml").write_text(PAGES_STUDY)
-    assert run_campaign(str(directory / "study.toml"), str(directory / "res"), workers=2, progress=False).failed == []
+    study = _load_benchmark("bench_campaign_pages").write_inputs(str(directory))
+    assert run_campaign(study, str(directory / "res"), workers=2, progress=False).failed == []
     done = cli("report", "res", "-o", "report", "--html", cwd=directory)
     assert done.returncode == 0, done.stderr
     return directory / "res", directory / "report"
