@@ -36,14 +36,15 @@ RESOURCE_SELECTIONS = ("random", "first", "high_gflops", "high_cores", "high_mem
 
 
 def run_pair(experiment: str, job_selection: str, resource_selection: str, seed: int = 0,
-             folder: Path | None = None, idle_power: str = "irmasim", per_step: str = "all") -> dict:
+             folder: Path | None = None, idle_power: str = "irmasim", per_step: str = "all",
+             workload: Path | None = None) -> dict:
     """One heuristic pair: energy (J), makespan (s), EDP (J s); the inputs are in `folder`
-    (default: the experiment's folder beside this script). `per_step="one"` starts one job per
+    (default: the experiment's folder beside this script), the workload `workload` if given. `per_step="one"` starts one job per
     time step, as the learned scheduler acts (the thesis's heuristics start all that fit)."""
     import joulesim
 
     folder = folder or HERE / experiment
-    result = joulesim.simulate(folder / "platform.json", folder / "workload.json", "heuristic", energy=True,
+    result = joulesim.simulate(folder / "platform.json", workload or folder / "workload.json", "heuristic", energy=True,
                                idle_power=idle_power, options={"job_selection": job_selection,
                                                                "resource_selection": resource_selection, "seed": seed,
                                                                "per_step": per_step})
@@ -57,7 +58,6 @@ def run_c_on_two_cores(seed: int = 0) -> dict:
     """Experiment 2's thesis pair with profile C's jobs on 2 cores, as the thesis's text says
     (its table 4.8, which the inputs follow, says 4)."""
     import json
-    import shutil
     import tempfile
 
     workload = json.loads((HERE / "exp2" / "workload.json").read_text())
@@ -65,15 +65,16 @@ def run_c_on_two_cores(seed: int = 0) -> dict:
         if job["profile"] == "C":
             job["res"] = 2
     with tempfile.TemporaryDirectory() as folder:
-        shutil.copy(HERE / "exp2" / "platform.json", folder)
         (Path(folder) / "workload.json").write_text(json.dumps(workload))
         job_selection, resource_selection, _ = THESIS_BEST["exp2"]
-        return run_pair("exp2", job_selection, resource_selection, seed, Path(folder))
+        return run_pair("exp2", job_selection, resource_selection, seed, workload=Path(folder) / "workload.json")
 
 
-def run_grid(experiment: str, seed: int = 0, folder: Path | None = None, per_step: str = "all") -> pd.DataFrame:
+def run_grid(experiment: str, seed: int = 0, folder: Path | None = None, per_step: str = "all",
+             workload: Path | None = None) -> pd.DataFrame:
     """One row per heuristic pair of the grid (see run_pair)."""
-    return pd.DataFrame([run_pair(experiment, job_selection, resource_selection, seed, folder, per_step=per_step)
+    return pd.DataFrame([run_pair(experiment, job_selection, resource_selection, seed, folder, per_step=per_step,
+                                  workload=workload)
                          for job_selection in JOB_SELECTIONS for resource_selection in RESOURCE_SELECTIONS])
 
 

@@ -275,17 +275,6 @@ def _cell(values: list[float]) -> str:
     return f"{np.mean(values):.2f} ± {np.std(values, ddof=1):.2f} [{min(values):.2f}, {max(values):.2f}]"
 
 
-def grid_on(experiment: str, workload: Path, per_step: str) -> pd.DataFrame:
-    """The heuristic grid on another workload of the experiment's platform."""
-    import shutil
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as folder:
-        shutil.copy(INPUTS[experiment] / "platform.json", folder)
-        shutil.copy(workload, Path(folder) / "workload.json")
-        return run_grid(experiment, 0, Path(folder), per_step=per_step)
-
-
 def unseen_references(experiment: str, names: list[str], same_rule: pd.DataFrame) -> dict[str, tuple[float, float]]:
     """Per workload the agent never saw: the energy of the pair that was best on the training
     workload under the agent's rule, and the energy of that workload's own best pair (both one
@@ -296,7 +285,7 @@ def unseen_references(experiment: str, names: list[str], same_rule: pd.DataFrame
     references = {}
     with tempfile.TemporaryDirectory() as folder:
         for path in unseen_workloads(experiment, len(names), Path(folder)):
-            grid = grid_on(experiment, path, "one")
+            grid = run_grid(experiment, 0, INPUTS[experiment], per_step="one", workload=path)
             chosen = grid[(grid.job_selection == best.job_selection)
                           & (grid.resource_selection == best.resource_selection)].energy.iloc[0]
             references[path.stem] = (float(chosen), float(grid.energy.min()))
