@@ -101,8 +101,6 @@ def every_schedule(config) -> dict[tuple[int, ...], float]:
 
 def draw_cases(count: int, folder: Path) -> list[dict]:
     """The first `count` cases of the generator whose optimum is unique and uses two nodes or more."""
-    from joulesim.rl.training_config import config_from_dict  # noqa: F401 (the rl extra, checked early)
-
     rng = np.random.default_rng(CASE_SEED)
     cases: list[dict] = []
     drawn = 0
