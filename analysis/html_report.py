@@ -22,14 +22,15 @@ or in UTC dates when the start is known (time_axis.py):
   switching on or off, asleep);
 - machine states over time (computing, idle, sleeping, switching);
 - power and cumulative energy, when the run had energy on;
-- queue length (jobs submitted and not started), and utilisation (computing / machines), each
-  in its own panel;
+- queue length (jobs submitted and not started), the queue in requested resources (machines
+  asked for by the waiting jobs), and utilisation (computing / machines), each in its own panel;
 - on a priced platform, each cluster's electricity cost over the run (and each job's in the
   Gantt's hover).
-Then the distributions of waiting time, run time, bounded slowdown and job size (log bins
-where they span decades; each run an outline of its own colour), the summary metrics (one row
-per run) and, with several runs, each job's start compared with the first run's. Legends sit
-above their plots, off the data.
+Then the distributions of waiting time, run time, bounded slowdown and job size, each as a
+histogram (log bins where they span decades; each run an outline of its own colour) beside its
+CDF, the summary metrics (one row per run) and, with several runs, each job's start compared
+with the first run's: on each later run's Gantt (colour by "start against ...": the difference
+Gantt) and as a scatter. Legends sit above their plots, off the data.
 
 The page is written to a temporary file beside the target and renamed over it, so a failure
 never leaves a half-written report.
@@ -58,9 +59,10 @@ from joulesim.inputs.output_file import refuse_non_regular_file, write_whole
 # run i's start differences against run 0.
 GANTT_NAME = "gantt_jobs"
 DIFFERENCE_NAME = "start_differences"
-SERIES_NAME = "series"  # SERIES_NAME_states_i, _utilisation_i, _queue_i: the drawn sources of run i's series
+SERIES_NAME = "series"  # SERIES_NAME_states_i, _utilisation_i, _queue_i, _queued_machines_i: run i's drawn series
 # GANTT_NAME_i_power_states: run i's power-state band; HISTOGRAM_NAME_k_i: histogram k's bars of run i
 HISTOGRAM_NAME = "histogram"
+CDF_NAME = "cdf"  # CDF_NAME_k_i: distribution k's CDF of run i
 # A job that did not complete successfully is hatched, whatever colours the Gantt.
 UNSUCCESSFUL_STATES = ("COMPLETED_KILLED", "COMPLETED_WALLTIME_REACHED", "COMPLETED_FAILED")
 JOB_COLOURING = "job (neighbours differ)"
@@ -78,6 +80,14 @@ SUMMARY_KEYS = ["nb_jobs", "nb_jobs_finished", "nb_jobs_success", "nb_jobs_kille
                 "mean_waiting_time", "max_waiting_time", "mean_bounded_slowdown", "utilization", "consumed_joules",
                 "nb_machine_switches"]
 WIDTH = 1100
+# A later run's Gantt against the first run's (the difference Gantt): each job by how its start
+# moved, in colour-blind-safe colours (Okabe-Ito; earlier blue, later orange, unmoved grey).
+# Starts within SAME_START_S of each other count as the same (jobs files print microseconds).
+SHIFT_HOUR = 3600.0
+SAME_START_S = 1e-6
+SHIFT_CLASSES = (("started earlier by more than 1 h", "#0072B2"), ("started earlier by up to 1 h", "#56B4E9"),
+                 ("same start", "#BBBBBB"), ("started later by up to 1 h", "#E69F00"),
+                 ("started later by more than 1 h", "#D55E00"), ("not started in the first run", "#CC79A7"))
 _PAGE_FIX = "give the path of the page's file, e.g. FOLDER/report.html"
 
 
@@ -123,12 +133,13 @@ def write_report(runs: list[RunOutputs], path: str, tau: float = DEFAULT_TAU, ti
     parts: list[Any] = [Div(text=f"<h1>{_escape(title or 'joulesim report')}</h1>"), _summary_table(metrics, tau)]
     for index, run in enumerate(runs):
         parts.append(Div(text=_run_heading(run)))
-        parts += _time_figures(run, time_range, index, exact_rectangles, groups, start_time)
+        parts += _time_figures(run, time_range, index, exact_rectangles, groups, start_time,
+                               runs[0] if index else None)
     parts.append(Div(text="<h2>Distributions</h2>"))
     parts += _distributions(runs, tau)
     if len(runs) > 1:
         parts.append(Div(text=f"<h2>Start times against {_escape(runs[0].name)}</h2>"))
-        parts.append(_start_differences(runs))
+        parts.append(_start_differences(runs, start_time))
     root = column(*parts, sizing_mode="stretch_width")
     resources = INLINE if shared_js is None else shared_js.resources_for(path, root)
     write_page(path, file_html(root, resources, title or "joulesim report"))
@@ -216,20 +227,48 @@ def _time_figure(time_range, height: int, y_label: str, tools: str = "xpan,xwhee
 
 
 def _time_figures(run: RunOutputs, time_range, index: int, exact_rectangles: int,
-                  groups: MachineGroups | None = None, start_time: float | None = None) -> list[Any]:
+                  groups: MachineGroups | None = None, start_time: float | None = None,
+                  base: RunOutputs | None = None) -> list[Any]:
     changes = _machine_state_changes(run)
-    figures = (*_gantt(run, time_range, f"{GANTT_NAME}_{index}", exact_rectangles, groups, start_time),
+    figures = (*_gantt(run, time_range, f"{GANTT_NAME}_{index}", exact_rectangles, groups, start_time, base),
                _machine_states(run, time_range, changes, index, start_time), _power(run, time_range, index, start_time),
-               _queue(run, time_range, index, start_time), _utilisation(run, time_range, changes, index, start_time),
+               *_queues(run, time_range, index, start_time),
+               _utilisation(run, time_range, changes, index, start_time),
                _cluster_costs(run))
     return [fig for fig in figures if fig is not None]
 
 
-def _colourings(jobs: pd.DataFrame, job_colour: np.ndarray) -> dict[str, tuple[str, np.ndarray, list[str], list[str]]]:
+def _job_keys(jobs: pd.DataFrame) -> pd.Index:
+    """Each job's identity across runs of the same workloads: workload!id, as Batsim names it."""
+    return pd.Index(jobs["workload_name"].astype(str) + "!" + jobs["job_id"].astype(str))
+
+
+def start_shifts(run: RunOutputs, base: RunOutputs) -> np.ndarray:
+    """Per job of `run` (its jobs file's order), its start here minus its start in `base` (s);
+    NaN where either run did not start it."""
+    base_starts = pd.Series(base.jobs["starting_time"].to_numpy(dtype=float), index=_job_keys(base.jobs))
+    base_starts = base_starts[~base_starts.index.duplicated()]
+    there = base_starts.reindex(_job_keys(run.jobs)).to_numpy(dtype=float)
+    return run.jobs["starting_time"].to_numpy(dtype=float) - there
+
+
+def shift_classes(shifts: np.ndarray) -> np.ndarray:
+    """SHIFT_CLASSES' index of each start shift (NaN: not started in the first run)."""
+    codes = np.full(shifts.shape, 5, dtype=np.int8)
+    known = ~np.isnan(shifts)
+    value = shifts[known]
+    codes[known] = np.select([value < -SHIFT_HOUR, value < -SAME_START_S, value <= SAME_START_S, value <= SHIFT_HOUR],
+                             [0, 1, 2, 3], 4)
+    return codes
+
+
+def _colourings(jobs: pd.DataFrame, job_colour: np.ndarray, shifts: np.ndarray | None = None,
+                base_name: str = "") -> dict[str, tuple[str, np.ndarray, list[str], list[str]]]:
     """The Gantt's colourings: label -> (column, each job's code, the codes' names, their
     colours). Codes rather than names: a page of a million rectangles would otherwise carry a
     million names, most of its weight, to decode and parse. The first, the default: each job
-    one of PALETTE's colours, neighbours never the same (job_colouring.py)."""
+    one of PALETTE's colours, neighbours never the same (job_colouring.py). With `shifts` (a
+    later run's start shifts against the first run, `base_name`), the difference Gantt's too."""
     from bokeh.palettes import Category10_10, Viridis256
 
     states, state_codes = np.unique(jobs["final_state"].astype(str).to_numpy(), return_inverse=True)
@@ -239,7 +278,7 @@ def _colourings(jobs: pd.DataFrame, job_colour: np.ndarray) -> dict[str, tuple[s
     classes, class_codes = np.unique(power, return_inverse=True)
     class_names = [str(2 ** k) if k == 0 else f"{2 ** k}-{2 ** (k + 1) - 1}" for k in classes.tolist()]
     spread = [Viridis256[int(i * 255 / max(len(classes) - 1, 1))] for i in range(len(classes))]
-    return {
+    colourings = {
         JOB_COLOURING: ("colour", job_colour, [f"colour {i + 1}" for i in range(len(PALETTE))], list(PALETTE)),
         "final state": ("state", state_codes.astype(np.int8), states.tolist(),
                         [STATE_COLORS.get(f, "#7f7f7f") for f in states.tolist()]),
@@ -247,11 +286,21 @@ def _colourings(jobs: pd.DataFrame, job_colour: np.ndarray) -> dict[str, tuple[s
                      [Category10_10[i % 10] for i in range(len(workloads))]),
         "size (machines)": ("size_class", class_codes.astype(np.int8), class_names, spread),
     }
+    if shifts is not None:
+        colourings[shift_label(base_name)] = ("shift", shift_classes(shifts), [
+            name.replace("the first run", base_name) for name, _ in SHIFT_CLASSES], [c for _, c in SHIFT_CLASSES])
+    return colourings
+
+
+def shift_label(base_name: str) -> str:
+    """The difference Gantt's entry in a later run's colouring choice."""
+    return f"start against {base_name}"
 
 
 def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int, groups: MachineGroups | None = None,
-           start_time: float | None = None):
-    """The colouring's choice, and the Gantt chart (its machines grouped by `groups`, if given)."""
+           start_time: float | None = None, base: RunOutputs | None = None):
+    """The colouring's choice, and the Gantt chart (its machines grouped by `groups`, if given);
+    with `base` (the first run, for a later one), also coloured by how each start moved."""
     from bokeh.models import ColumnDataSource, CustomJS, CustomJSHover, HoverTool, Legend, LegendItem, Select
     from bokeh.transform import linear_cmap
 
@@ -265,7 +314,8 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int, groups
         rows, lows, highs, group = _cut_at_groups(rows, lows, highs, groups.finest)
     start = job_start[rows]
     finish = jobs["finish_time"].to_numpy(dtype=float)[rows]
-    colourings = _colourings(jobs, job_colour)
+    shifts = start_shifts(run, base) if base is not None else None
+    colourings = _colourings(jobs, job_colour, shifts, base.name if base is not None else "")
     unsuccessful = np.isin(jobs["final_state"].astype(str).to_numpy(), UNSUCCESSFUL_STATES)
     data = {
         "left": start, "right": finish, "bottom": (lows - 0.5).astype(np.float32),
@@ -280,6 +330,9 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int, groups
                 ("start", "@left{time}"), ("end", "@right{time}"), ("waiting", "@waiting{duration}"),
                 ("size", "@size"), ("state", "@state{name}")]
     names_of = {column: colourings[label][2] for label, column in (("final state", "state"), ("workload", "workload"))}
+    if shifts is not None:
+        data["start_shift"] = shifts[rows]
+        tooltips.append((f"start - start in {base.name}", "@start_shift{duration}"))  # type: ignore[union-attr]
     if groups is not None:
         data.update(group=group, first=lows.astype(np.int32), last=highs.astype(np.int32))
         names_of["group"] = [group_name for group_name, _, _ in groups.finest]
@@ -343,7 +396,7 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int, groups
     formatters = {f"@{column}": CustomJSHover(args={"names": names}, code="return names[value];")
                   for column, names in names_of.items()}
     formatters.update({"@submission": hovers["time"], "@left": hovers["time"], "@right": hovers["time"],
-                       "@waiting": hovers["duration"], "@energy": hovers["energy"]})
+                       "@waiting": hovers["duration"], "@energy": hovers["energy"], "@start_shift": hovers["duration"]})
     fig.add_tools(HoverTool(renderers=[renderer], tooltips=tooltips, formatters=formatters))
     choice = Select(title="colour by", value=JOB_COLOURING, options=list(colourings), name=f"{name}_colour_by",
                     width=260)
@@ -636,24 +689,48 @@ def _step_series(time_range, times: np.ndarray, columns: dict[str, np.ndarray], 
     return shown
 
 
-def _queue(run: RunOutputs, time_range, index: int, start_time: float | None = None):
-    """Queue length (jobs submitted and not started) over time: a panel of its own, not a twin
-    axis over the utilisation (two scales on one plot invite reading one against the other)."""
+def queue_series(run: RunOutputs, weight: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(instants, what waits after each instant's submissions and starts): jobs submitted and not
+    started, or with `weight` a jobs-file column (e.g. the machines they request), its sum over
+    them. A rejected job leaves the queue when the decider rejects it."""
     jobs = run.jobs
     submitted = jobs["submission_time"].to_numpy(dtype=float)
     started = jobs["starting_time"].to_numpy(dtype=float)
     left = np.where(np.isnan(started), jobs["finish_time"].to_numpy(dtype=float), started)  # rejected: when told
     left = np.where(np.isnan(left), submitted, left)
-    # the queue after each instant's submissions and starts
-    queue_times, instant = np.unique(np.concatenate([submitted, left]), return_inverse=True)
-    queue = np.cumsum(np.bincount(instant, np.concatenate([np.ones(submitted.size), -np.ones(left.size)])))
+    amount = np.ones(submitted.size) if weight is None else \
+        pd.to_numeric(jobs[weight], errors="coerce").fillna(0).to_numpy(dtype=float)
+    times, instant = np.unique(np.concatenate([submitted, left]), return_inverse=True)
+    return times, np.cumsum(np.bincount(instant, np.concatenate([amount, -amount]), minlength=times.size))
+
+
+def _queues(run: RunOutputs, time_range, index: int, start_time: float | None = None) -> tuple[Any, Any]:
+    """Queue length (jobs submitted and not started) over time, then the queue in requested
+    resources (the machines the waiting jobs ask for, beside the platform's size: three jobs of
+    the whole machine are not three of one machine; the backlog a decider has to place). Each a
+    panel of its own, not twin axes (two scales on one plot invite reading one against the
+    other); one page source of both series' changes (they change at the same instants)."""
+    from bokeh.models import ColumnDataSource, Span
+
+    times, queue = queue_series(run)
+    _, machines = queue_series(run, "requested_number_of_resources")
+    # whole numbers: int32 in the page (half float64's bytes; CEA-Curie's queue changes 600,000 times)
+    queue, machines = queue.astype(np.int32), machines.astype(np.int32)
+    every = ColumnDataSource({"time": times, "queue": queue, "machines": machines})
     fig = _time_figure(time_range, 170, "jobs waiting", start_time=start_time)
     fig.title.text = "queue length (jobs submitted, not started)"
-    queue_source = _step_series(time_range, queue_times, {"queue": queue.astype(float)}, "line",
-                                name=f"{SERIES_NAME}_queue_{index}")
+    queue_source = _step_series(time_range, times, {"queue": queue}, "line", every, name=f"{SERIES_NAME}_queue_{index}")
     fig.line("x", "queue", source=queue_source, color="#9467bd")
     fig.y_range.start = 0.0
-    return fig
+    requested = _time_figure(time_range, 170, "machines requested", start_time=start_time)
+    requested.title.text = (f"queue in requested resources (machines asked for by waiting jobs; the dashed line: "
+                            f"the platform's {run.nb_machines:,} machines)")
+    source = _step_series(time_range, times, {"machines": machines}, "line", every,
+                          name=f"{SERIES_NAME}_queued_machines_{index}")
+    requested.line("x", "machines", source=source, color="#8c564b")
+    requested.add_layout(Span(location=run.nb_machines, dimension="width", line_dash="dashed", line_color="#555555"))
+    requested.y_range.start = 0.0
+    return fig, requested
 
 
 def _utilisation(run: RunOutputs, time_range, changes, index: int, start_time: float | None = None):
@@ -706,6 +783,50 @@ def histogram_edges(joined: np.ndarray) -> tuple[np.ndarray, bool]:
     return np.histogram_bin_edges(joined, bins=min(40, max(1, len(np.unique(joined))))), False
 
 
+# A CDF of more values than this is drawn at this many of them (evenly spaced ranks), each exact.
+CDF_POINTS = 2000
+
+
+def cdf_points(values: np.ndarray, at_most: int = CDF_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """The empirical CDF at (at most `at_most` of) the values: x ascending and distinct, y the
+    fraction of all the values <= x."""
+    ordered = np.sort(values)
+    if not ordered.size:
+        return ordered, ordered
+    ranks = np.arange(ordered.size) if ordered.size <= at_most else \
+        np.unique(np.round(np.linspace(0, ordered.size - 1, at_most)).astype(np.int64))
+    x = np.unique(ordered[ranks])
+    return x, np.searchsorted(ordered, x, side="right") / ordered.size
+
+
+def _cdf_figure(runs: list[RunOutputs], arrays: list[np.ndarray], label: str, number: int, logarithmic: bool):
+    """The distribution as a CDF (fraction of jobs at or below each value), a step line per run:
+    where histograms of skewed values hide the tails, a CDF reads medians and percentiles."""
+    from bokeh.models import ColumnDataSource, HoverTool, Legend, LegendItem, Range1d
+    from bokeh.plotting import figure
+
+    fig = figure(height=280, width=WIDTH // 2, tools="pan,wheel_zoom,box_zoom,reset,save",
+                 title=f"{label}: CDF" + (" (log x; values of 0 counted, not drawn)" if logarithmic else ""),
+                 sizing_mode="stretch_width", x_axis_type="log" if logarithmic else "linear")
+    fig.toolbar.logo = None
+    items = []
+    for index, (run, array) in enumerate(zip(runs, arrays)):
+        x, y = cdf_points(array)
+        if logarithmic:
+            x, y = x[x > 0], y[x > 0]
+        source = ColumnDataSource({"x": x, "fraction": y}, name=f"{CDF_NAME}_{number}_{index}")
+        line = fig.step("x", "fraction", source=source, mode="after", line_width=2,
+                        color=RUN_COLOURS[index % len(RUN_COLOURS)])
+        fig.add_tools(HoverTool(renderers=[line], tooltips=[("run", run.name), ("value", "@x{0,0.[00]}"),
+                                                            ("jobs at or below", "@fraction{0.0%}")], mode="vline"))
+        items.append(LegendItem(label=run.name, renderers=[line]))
+    fig.xaxis.axis_label = label
+    fig.yaxis.axis_label = "share of jobs <= x"
+    fig.y_range = Range1d(0.0, 1.02)
+    fig.add_layout(Legend(items=items, orientation="horizontal"), "above")
+    return fig
+
+
 def _distributions(runs: list[RunOutputs], tau: float) -> list[Any]:
     from bokeh.layouts import gridplot
     from bokeh.models import ColumnDataSource, HoverTool, Legend, LegendItem
@@ -739,7 +860,7 @@ def _distributions(runs: list[RunOutputs], tau: float) -> list[Any]:
         fig.yaxis.axis_label = "jobs"
         fig.y_range.start = 0
         fig.add_layout(Legend(items=items, orientation="horizontal"), "above")  # (off the bars)
-        figures.append(fig)
+        figures += [fig, _cdf_figure(runs, arrays, label, number, logarithmic)]
     return [gridplot(figures, ncols=2, sizing_mode="stretch_width", toolbar_location="right")]
 
 
@@ -764,36 +885,40 @@ def _formatted(value: Any) -> str:
 
 
 # ---------------------------------------------------------------------- comparison
-def _start_differences(runs: list[RunOutputs]):
-    """Per job, its start in each other run minus its start in the first run."""
+def _start_differences(runs: list[RunOutputs], start_time: float | None = None):
+    """Per job, its start in each other run minus its start in the first run, against its start
+    in the first run (on the report's time axis: days and hours, or dates)."""
     from bokeh.models import ColumnDataSource, HoverTool
     from bokeh.palettes import Category10_10
     from bokeh.plotting import figure
 
-    def starts(run: RunOutputs) -> pd.Series:
-        jobs = run.jobs
-        return pd.Series(jobs["starting_time"].to_numpy(dtype=float), index=jobs["job_id"].astype(str).to_numpy())
-
-    base = starts(runs[0])
+    base = runs[0]
     fig = figure(height=300, width=WIDTH, tools="pan,wheel_zoom,box_zoom,reset,save", sizing_mode="stretch_width",
                  output_backend="webgl")
     fig.toolbar.logo = None
-    fig.xaxis.axis_label = f"start in {runs[0].name} (s)"
-    fig.yaxis.axis_label = "start here - start there (s): > 0 later"
+    time_axis.apply_time_axis(fig, start_time)
+    fig.xaxis.axis_label = f"start in {base.name}: " + time_axis.axis_label(start_time)
+    fig.yaxis.axis_label = f"start - start in {base.name} (h): > 0 later"
+    hovers = time_axis.hover_formatters(start_time)
     lines = []
     for index, run in enumerate(runs[1:], start=1):
-        other = starts(run)
-        common = base.index.intersection(other.index)
-        delta = (other[common] - base[common]).to_numpy(dtype=float)
+        delta = start_shifts(run, base)
+        started = run.jobs["starting_time"].to_numpy(dtype=float)
         known = ~np.isnan(delta)
-        source = ColumnDataSource({"job_id": common.to_numpy()[known], "base": base[common].to_numpy()[known],
-                                   "delta": delta[known]})
-        renderer = fig.scatter("base", "delta", source=source, size=5, alpha=0.6, color=Category10_10[index % 10],
+        source = ColumnDataSource({"job_id": _job_ids(run.jobs["job_id"])[known], "base": (started - delta)[known],
+                                   "delta": delta[known], "delta_h": delta[known] / 3600.0})
+        renderer = fig.scatter("base", "delta_h", source=source, size=5, alpha=0.6, color=Category10_10[index % 10],
                                legend_label=run.name, name=f"{DIFFERENCE_NAME}_{index}")
-        fig.add_tools(HoverTool(renderers=[renderer], tooltips=[("job", "@job_id"), ("difference", "@delta{0.[000]} s")]))
-        lines.append(f"{run.name}: {int((delta[known] < 0).sum()):,} jobs started earlier, "
-                     f"{int((delta[known] > 0).sum()):,} later, {int((delta[known] == 0).sum()):,} at the same time"
-                     + (f", {int((~known).sum()):,} started in one run only" if (~known).any() else ""))
+        fig.add_tools(HoverTool(renderers=[renderer], tooltips=[
+            ("job", "@job_id"), (f"start in {base.name}", "@base{time}"), ("difference", "@delta{duration}")],
+            formatters={"@base": hovers["time"], "@delta": hovers["duration"]}))
+        shifted = delta[known]
+        base_started = ~np.isnan(base.jobs["starting_time"].to_numpy(dtype=float))
+        only_one = int((~np.isnan(started) & ~known).sum() + (base_started & np.isnan(start_shifts(base, run))).sum())
+        lines.append(f"{run.name}: {int((shifted < -SAME_START_S).sum()):,} jobs started earlier, "
+                     f"{int((shifted > SAME_START_S).sum()):,} later, "
+                     f"{int((np.abs(shifted) <= SAME_START_S).sum()):,} at the same time"
+                     + (f", {only_one:,} started in one run only" if only_one else ""))
     fig.legend.location = "top_left"
     from bokeh.layouts import column
     from bokeh.models import Div

@@ -24,7 +24,7 @@ import numpy as np
 
 from joulesim.analysis import report_series
 from joulesim.analysis.html_report import (DIFFERENCE_NAME, GANTT_NAME, SERIES_NAME, _busy_raster,
-                                           _machine_state_changes, write_report)
+                                           _machine_state_changes, queue_series, write_report)
 from joulesim.analysis.run_outputs import AnalysisError, RunOutputs
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
@@ -346,7 +346,7 @@ def set_view(browser, name: str, start: float, end: float, sources: list[str]) -
 @needs_browser
 def test_series_are_redrawn_at_the_view_s_resolution(runs, tmp_path, browser, monkeypatch):
     """Bins and the threshold brought down (3 bins; corners for 2 changes at most): the page's
-    machine states and utilisation are aggregated; a view of part of the run makes the browser
+    machine states, utilisation and the queue's two series are aggregated; a view of part of the run makes the browser
     recompute them, to the points report_series gives for that view; a view of a few changes
     draws their corners."""
     monkeypatch.setattr(report_series, "BINS", 3)
@@ -366,6 +366,15 @@ def test_series_are_redrawn_at_the_view_s_resolution(runs, tmp_path, browser, mo
         assert np.allclose(drawn[states][label], mean, rtol=1e-6), label  # (counts as int32 in the page)
     xs, ys = report_series.line_envelope(times, utilisation.astype(float), start, end, until)
     assert np.allclose(drawn[ratio]["x"], xs, rtol=1e-12) and np.allclose(drawn[ratio]["utilisation"], ys, rtol=1e-6)
+    # the queue's two series (jobs, machines requested) share one page source of their changes
+    queue, machines = f"{SERIES_NAME}_queue_0", f"{SERIES_NAME}_queued_machines_0"
+    queue_times, jobs_waiting = queue_series(run)
+    _, machines_waiting = queue_series(run, "requested_number_of_resources")
+    assert report_series.changes_in(queue_times, start, end) > 2
+    drawn = set_view(browser, f"{GANTT_NAME}_0", start * 1.01, end, [queue, machines])
+    for key, column, values in ((queue, "queue", jobs_waiting), (machines, "machines", machines_waiting)):
+        xs, ys = report_series.line_envelope(queue_times, values, start * 1.01, end, until)
+        assert np.allclose(drawn[key]["x"], xs, rtol=1e-12) and drawn[key][column] == ys.tolist(), key
     # power (a step from each row's previous one) and cumulative energy (a curve through the rows)
     energy = run.consumed_energy
     rows = energy["time"].to_numpy(dtype=float)

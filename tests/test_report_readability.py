@@ -2,7 +2,9 @@
 run's output files: jobs coloured so that neighbours differ (killed ones hatched), each
 machine's power state behind the jobs, a time axis in days and hours (or dates, from an SWF
 trace's UnixStartTime), units in the hover, histograms on log bins, queue and utilisation in
-panels of their own, and runs named by --label.
+panels of their own, and runs named by --label. Then the comparison of runs: the queue in
+requested resources, each later run's Gantt coloured by how its starts moved against the first
+run's (the difference Gantt), each distribution's CDF, the start-time scatter on the time axis.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import joulesim
-from joulesim.analysis.html_report import (GANTT_NAME, HISTOGRAM_NAME, SERIES_NAME, UNSUCCESSFUL_STATES,
-                                           distribution_values, write_report)
+from joulesim.analysis.html_report import (CDF_NAME, DIFFERENCE_NAME, GANTT_NAME, HISTOGRAM_NAME, SERIES_NAME,
+                                           SHIFT_CLASSES, UNSUCCESSFUL_STATES, cdf_points, distribution_values,
+                                           shift_label, write_report)
 from joulesim.analysis.job_colouring import PALETTE
 from joulesim.analysis.power_states import STATES as POWER_STATES
 from joulesim.analysis.run_outputs import RunOutputs, parse_interval_set
@@ -90,6 +94,16 @@ const doc = Bokeh.documents[0];
 const read = (name) => Object.fromEntries(Object.entries(doc.get_model_by_name(name).data)
                                           .map(([k, v]) => [k, Array.from(v)]));
 return Object.fromEntries(arguments[0].map(name => [name, read(name)]));
+"""
+
+
+# plot_of(name): the renderer drawing the data source `name`, and its plot.
+PLOT_OF_SOURCE = """
+const doc = Bokeh.documents[0];
+const plot_of = (name) => {
+    const renderer = [...doc.all_models].find(m => m.data_source && m.data_source.name === name);
+    return [renderer, [...doc.all_models].find(m => m.x_range && m.renderers && m.renderers.includes(renderer))];
+};
 """
 
 
@@ -339,11 +353,9 @@ def test_histograms_use_log_bins_when_skewed_and_compare_runs_in_distinct_colour
     assert labels[:2] == ["waiting time (s)", "run time (s)"]
     names = [f"{HISTOGRAM_NAME}_{k}_{i}" for k in range(len(labels)) for i in range(2)]
     drawn = sources(browser, *names)
-    figures = browser.execute_script("""
-        const doc = Bokeh.documents[0];
+    figures = browser.execute_script(PLOT_OF_SOURCE + """
         return arguments[0].map(name => {
-            const renderer = [...doc.all_models].find(m => m.data_source && m.data_source.name === name);
-            const plot = [...doc.all_models].find(m => m.x_range && m.renderers && m.renderers.includes(renderer));
+            const [renderer, plot] = plot_of(name);
             const legend = plot.above.find(m => m.items);
             const value = (v) => v !== null && typeof v === 'object' && 'value' in v ? v.value : v;
             return [plot.x_scale.type, value(renderer.glyph.fill_color), value(renderer.glyph.line_color),
@@ -443,3 +455,131 @@ def test_the_neighbour_search_finds_every_touching_pair_and_no_other():
         assert set(zip(a.tolist(), b.tolist())) == expected, trial
         colours, clashes = greedy_colours(int(jobs.max()) + 1, np.arange(int(jobs.max()) + 1), a, b)
         assert clashes > 0 or not (colours[a] == colours[b]).any()  # (a clash is always counted)
+
+
+# ---------------------------------------------------------------------- 6. comparing runs
+def waiting_machines(jobs, t: float) -> float:
+    """Machines asked for by the jobs submitted at or before t and not started by then (a job
+    started at t has left the queue)."""
+    total = 0.0
+    for submitted, started, size in zip(jobs["submission_time"], jobs["starting_time"],
+                                        jobs["requested_number_of_resources"]):
+        if submitted <= t and not started <= t:
+            total += size
+    return total
+
+
+def scroll_to_plot_of(browser, name: str) -> None:
+    """Scroll the page so that the plot drawing the renderer or data source `name` is at the top
+    (for the screenshots kept as test artefacts)."""
+    browser.execute_script("""
+        const doc = Bokeh.documents[0];
+        const named = doc.get_model_by_name(arguments[0]);
+        const plot = [...doc.all_models].find(m => m.x_range && m.renderers && m.renderers.some(
+            r => r === named || r.data_source === named));
+        const view = [...Bokeh.index.all_views()].find(v => v.model === plot);
+        window.scrollBy(0, view.el.getBoundingClientRect().top - 60);""", name)
+
+
+def expected_shift_class(shift: float) -> int:
+    if np.isnan(shift):
+        return 5
+    return 0 if shift < -3600 else 1 if shift < -1e-6 else 2 if shift <= 1e-6 else 3 if shift <= 3600 else 4
+
+
+@needs_browser
+def test_the_comparison_views_hold_what_the_jobs_files_say(runs, tmp_path, browser):
+    """Two runs (fcfs first, easy second) of the same jobs:
+    - each run's queue in requested resources is, after every instant, the machines asked for by
+      the jobs submitted and not started (a loop over the jobs file), in its own panel;
+    - easy's Gantt can be coloured by its start against fcfs's (each rectangle's class is its
+      job's start shift's, from the two jobs files; both directions occur here); choosing it
+      shows that colouring and its legend; fcfs's Gantt has no such choice;
+    - each distribution's CDF is, at every drawn value, the fraction of the run's values at or
+      below it, up to 1, on a log axis where the histogram has log bins;
+    - the start-time scatter's differences are the jobs files', its x axis the report's time axis."""
+    chosen = [RunOutputs(runs[d]) for d in ("fcfs", "easy")]
+    path = write_report(chosen, str(tmp_path / "compare.html"))
+    open_page(browser, path, f"{GANTT_NAME}_1")
+    names = [f"{SERIES_NAME}_queued_machines_{i}" for i in range(2)] + [f"{GANTT_NAME}_1_all", f"{GANTT_NAME}_0_all"]
+    drawn = sources(browser, *names)
+    for i, run in enumerate(chosen):
+        series = drawn[f"{SERIES_NAME}_queued_machines_{i}"]
+        jobs = run.jobs
+        instants = np.unique(np.concatenate([jobs["submission_time"], jobs["starting_time"]]))
+        assert set(series["x"]) >= set(instants.tolist())
+        last_at = {x: y for x, y in zip(series["x"], series["machines"])}  # (the value after the instant)
+        assert [last_at[t] for t in instants] == [waiting_machines(jobs, t) for t in instants]
+        assert max(series["machines"]) > run.nb_machines  # (a backlog beyond the platform: worth its panel)
+    fcfs = chosen[0].jobs.set_index(chosen[0].jobs["job_id"].astype(int))["starting_time"]
+    easy = drawn[f"{GANTT_NAME}_1_all"]
+    shifts = [easy_start - fcfs[int(job)] for job, easy_start in zip(easy["job_id"], easy["left"])]
+    assert easy["shift"] == [expected_shift_class(shift) for shift in shifts]
+    assert {0, 1, 2}.issubset(set(easy["shift"])) and set(easy["shift"]) & {3, 4}, set(easy["shift"])
+    assert np.allclose(easy["start_shift"], shifts, rtol=0, atol=1e-9)
+    assert "shift" not in drawn[f"{GANTT_NAME}_0_all"]
+    label = shift_label(chosen[0].name)
+    browser.execute_script("Bokeh.documents[0].get_model_by_name(arguments[0] + '_colour_by').value = arguments[1];",
+                           f"{GANTT_NAME}_1", label)
+    chosen_view = browser.execute_script("""
+        const doc = Bokeh.documents[0];
+        const options = doc.get_model_by_name(arguments[0] + '_colour_by').options;
+        const renderer = doc.get_model_by_name(arguments[0]);
+        const plot = [...doc.all_models].find(m => m.renderers && m.renderers.includes(renderer));
+        const legend = plot.above.find(m => m.items);
+        return [options, renderer.glyph.fill_color.field, legend.items.filter(i => i.visible).map(i => i.label.value),
+                doc.get_model_by_name(arguments[2] + '_colour_by').options];
+        """, f"{GANTT_NAME}_1", label, f"{GANTT_NAME}_0")
+    options, field, legend, first_options = chosen_view
+    assert label in options and field == "shift" and label not in first_options
+    assert legend[:len(SHIFT_CLASSES)] == [name.replace("the first run", chosen[0].name) for name, _ in SHIFT_CLASSES]
+    scroll_to_plot_of(browser, f"{GANTT_NAME}_1")
+    screenshot(browser, "report_difference_gantt.png")
+    values = [distribution_values(run, 10.0) for run in chosen]
+    labels = list(values[0])
+    cdf_names = [f"{CDF_NAME}_{k}_{i}" for k in range(len(labels)) for i in range(2)]
+    cdfs = sources(browser, *cdf_names)
+    scales = browser.execute_script(PLOT_OF_SOURCE + "return arguments[0].map(name => plot_of(name)[1].x_scale.type);",
+                                    cdf_names)
+    for k, label_k in enumerate(labels):
+        joined = np.concatenate([v[label_k] for v in values])
+        positive = joined[joined > 0]
+        skewed = positive.max() / positive.min() > 100
+        for i in range(2):
+            x, y = np.array(cdfs[f"{CDF_NAME}_{k}_{i}"]["x"]), np.array(cdfs[f"{CDF_NAME}_{k}_{i}"]["fraction"])
+            data = values[i][label_k]
+            assert np.all(np.diff(x) > 0) and y[-1] == 1.0 and x[-1] == data.max()
+            assert np.array_equal(y, np.array([np.mean(data <= v) for v in x]))
+            assert set(x.tolist()) == set((data[data > 0] if skewed else data).tolist())  # (small runs: every value)
+            assert scales[k * 2 + i] == ("LogScale" if skewed else "LinearScale")
+    scatter = browser.execute_script("""
+        const data = Bokeh.documents[0].get_model_by_name(arguments[0]).data_source.data;
+        return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Array.from(v)]));""", f"{DIFFERENCE_NAME}_1")
+    easy_jobs = chosen[1].jobs.set_index(chosen[1].jobs["job_id"].astype(int))["starting_time"]
+    assert sorted(int(j) for j in scatter["job_id"]) == sorted(fcfs.index)
+    for job, base, delta in zip(scatter["job_id"], scatter["base"], scatter["delta"]):
+        assert base == fcfs[int(job)] and delta == pytest.approx(easy_jobs[int(job)] - fcfs[int(job)], abs=1e-9)
+    axis = browser.execute_script("""
+        const doc = Bokeh.documents[0];
+        const renderer = doc.get_model_by_name(arguments[0]);
+        const plot = [...doc.all_models].find(m => m.renderers && m.renderers.includes(renderer));
+        return [plot.below[0].axis_label, plot.below[0].formatter.type];""", f"{DIFFERENCE_NAME}_1")
+    assert axis[0] == f"start in {chosen[0].name}: time since the start (d hh:mm)", axis
+    assert axis[1] == "CustomJSTickFormatter"
+    scroll_to_plot_of(browser, f"{CDF_NAME}_0_0")
+    screenshot(browser, "report_cdfs.png")
+    assert errors_of(browser) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(0, 1e7, allow_nan=False), min_size=1, max_size=300), st.integers(2, 50))
+def test_cdf_points_are_exact_at_every_point_they_keep(values, at_most):
+    """At most `at_most` distinct values (every one when there are fewer), ascending, the
+    smallest and largest among them, each with the exact fraction of values at or below it."""
+    data = np.array(values)
+    x, y = cdf_points(data, at_most)
+    assert np.all(np.diff(x) > 0) and len(x) <= max(at_most, 1)
+    assert x[0] == data.min() and x[-1] == data.max() and y[-1] == 1.0
+    assert np.array_equal(y, np.array([np.mean(data <= v) for v in x]))
+    if len(np.unique(data)) <= at_most and data.size <= at_most:
+        assert np.array_equal(x, np.unique(data))
