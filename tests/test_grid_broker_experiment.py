@@ -154,3 +154,27 @@ def test_joulesim_run_on_the_shipped_grid_prints_the_total_energy_cost(tmp_path)
         joules = jobs.loc[jobs.index.str.endswith(f"!{i}"), "energy_joules"].iloc[0]
         assert joules == pytest.approx(0.43 * 520.0 / 8.4 * (1 + i % 3) * 600, rel=1e-9)
 
+
+
+def test_committed_records_let_a_new_checkout_resume_and_rerun_nothing(gb, tmp_path):
+    """A quick campaign's records written with --records-only are restored into another output
+    folder (a fresh checkout's): the campaign there runs no instance again and derives the same
+    figure; the records file is the same bytes when written again; a damaged line is one error
+    naming the file and line."""
+    records = tmp_path / "records.jsonl"
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert gb.main(["--quick", "--out", str(first), "--no-readme", "--workers", "1"]) == 0
+    assert gb.main(["--quick", "--out", str(first), "--no-readme", "--records", str(records), "--records-only"]) == 0
+    lines = records.read_bytes().splitlines()
+    assert len(lines) == 12 and all(json.loads(line)["status"] == "ok" for line in lines)
+    assert all(json.loads(line)["platform_source"] == "platform.json" for line in lines)
+    results = second / "fig3_quick_results"
+    assert gb.restore_records(records, results) == 12 and gb.restore_records(records, results) == 0
+    summary = run_campaign(str(first / "fig3_quick.toml"), str(results), workers=1, progress=None)
+    assert summary.nb_run == 0 and summary.nb_already_done == 12
+    assert gb.main(["--quick", "--out", str(second), "--no-readme", "--records", str(records), "--workers", "1"]) == 0
+    assert (second / "fig3_quick.csv").read_bytes() == (first / "fig3_quick.csv").read_bytes()
+    assert records.read_bytes().splitlines() == lines
+    records.write_bytes(records.read_bytes() + b"{not json\n")
+    with pytest.raises(SystemExit, match=r"records.jsonl: line 13 is not an instance record"):
+        gb.restore_records(records, tmp_path / "third")

@@ -2,9 +2,15 @@
 joulesim campaign over the stream density (jobs/day, equal steps from 500) and P's H_diff
 (5-minute steps): the increase of the mean waiting time (P - S) and the energy-cost ratio S / P.
 
-    python -m experiments.grid_broker.run               # the paper's grid (about 40 min on 2 cores)
+    python -m experiments.grid_broker.run               # the paper's grid: 2,592 instances, hours (below)
     python -m experiments.grid_broker.run --quick       # 3 densities x 3 H_diff, a quarter day (seconds)
     python -m experiments.grid_broker.run --no-readme   # leave README.md alone
+    python -m experiments.grid_broker.run --records-only  # commit what a stopped campaign finished
+
+The paper's grid is about 5 core-hours (an instance takes about 7.5 s at the middle density,
+5,300 jobs/day, on the project's machine; the cost grows with the density). Its records are
+committed (results/fig3_instances.jsonl): a run restores them first, so a campaign stopped
+mid-way, whose finished instances were committed with --records-only, resumes where it stopped.
 
 It writes OUT/platform.json (make_platform.py), OUT/fig3.toml (the campaign file) and runs it
 into OUT/fig3_results/ (resumable: an interrupted run continues where it stopped; the same
@@ -31,6 +37,11 @@ from experiments.readme_results import replace_results
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
 DEFAULT_OUT = REPO_ROOT / "out" / "grid_broker"  # /out/ is git-ignored
+# The campaign's records, committed (one JSON line per finished instance, by id): the campaign
+# takes hours on two cores, so a run restores them before it starts (finished instances are not
+# run again) and writes them back, and the figures are read from them. A session that stops
+# mid-campaign commits what finished (--records-only); the next one resumes from there.
+RESULTS = HERE / "results"
 
 # The paper's grid: densities from 500 jobs/day in equal steps (its points 620 and 3,140 are
 # 500 + 1 x 120 and 500 + 22 x 120), H_diff in 5-minute steps (its 8,700 and 9,000 are 29 and
@@ -221,6 +232,52 @@ def markdown(fig: pd.DataFrame, days: float, wall: float | None, nb_instances: i
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------- committed records
+def records_file(name: str) -> Path:
+    return RESULTS / f"{name}_instances.jsonl"
+
+
+def restore_records(records: Path, results_dir: Path) -> int:
+    """Write each committed record whose instance has none in `results_dir` (as the campaign's
+    store writes them): the campaign then skips it. Returns how many were restored."""
+    import orjson
+
+    if not records.exists():
+        return 0
+    instances = results_dir / "instances"
+    instances.mkdir(parents=True, exist_ok=True)
+    restored = 0
+    for number, line in enumerate(records.read_bytes().splitlines(), start=1):
+        try:
+            record = orjson.loads(line)
+            target = instances / f"{record['id']}.json"
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            raise SystemExit(f"{records}: line {number} is not an instance record (a JSON object with an id): "
+                             f"restore the file from git") from None
+        if not target.exists():
+            target.write_bytes(orjson.dumps(record, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+            restored += 1
+    return restored
+
+
+def save_records(results_dir: Path, records: Path) -> int:
+    """Every finished ("ok") record of `results_dir`, one compact line each, sorted by id (the
+    same records give the same bytes), into `records`; the platform named by its file name (the
+    folder is the machine's). Returns how many."""
+    import orjson
+
+    lines = []
+    for path in sorted((results_dir / "instances").glob("*.json")):
+        record = orjson.loads(path.read_bytes())
+        if record.get("status") != "ok":
+            continue
+        record["platform_source"] = Path(str(record.get("platform_source", ""))).name
+        lines.append(orjson.dumps(record, option=orjson.OPT_SORT_KEYS))
+    records.parent.mkdir(parents=True, exist_ok=True)
+    records.write_bytes(b"".join(line + b"\n" for line in lines))
+    return len(lines)
+
+
 # ---------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -236,6 +293,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="nodes of a cluster of relative size 1 (default: make_platform.py's)")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: the cores)")
     parser.add_argument("--no-readme", action="store_true")
+    parser.add_argument("--records", type=Path, default=None,
+                        help="the committed records (default results/NAME_instances.jsonl; none for --quick)")
+    parser.add_argument("--records-only", action="store_true",
+                        help="write the finished instances' records to --records and stop (a campaign stopped "
+                             "mid-way keeps what it did)")
     parser.add_argument("--readme", type=Path, default=HERE / "README.md")
     args = parser.parse_args(argv)
     if min(args.density_step, args.h_diff_step, args.base_size or 1) < 1:
@@ -257,8 +319,18 @@ def main(argv: list[str] | None = None) -> int:
     study.write_text(study_text(platform_file, densities(args.quick, args.density_stop, args.density_step),
                                 h_diffs(args.quick, args.h_diff_step), days, round(grid_energy.T_BE, 1), nb_hosts))
     results_dir = args.out / f"{name}_results"
+    records = args.records if args.records is not None else None if args.quick else records_file(name)
+    if args.records_only:
+        if records is None:
+            parser.error("--records-only needs --records FILE with --quick")
+        print(f"{save_records(results_dir, records)} finished instance(s) of {results_dir} written to {records}")
+        return 0
+    if records is not None:
+        print(f"{restore_records(records, results_dir)} finished instance(s) restored from {records}", flush=True)
     print(f"campaign {study} -> {results_dir} (also: joulesim campaign run {study} --out {results_dir})", flush=True)
     summary = run_campaign(str(study), str(results_dir), workers=args.workers, progress=None)
+    if records is not None:
+        save_records(results_dir, records)
     # The campaign's speed is that of a run in one go; a resumed or repeated run keeps it.
     timing = results_dir / "timing.json"
     if summary.nb_run == summary.nb_instances:
