@@ -311,6 +311,13 @@ def main(argv: list[str] | None = None) -> int:
     name = "fig3" + ("_quick" if args.quick else "") + (f"_base{base}" if base != make_platform.BASE_SIZE else "")
     if not args.quick and (args.density_step, args.h_diff_step) != (DENSITY_STEP, H_DIFF_STEP):
         name += f"_step{args.density_step}x{args.h_diff_step}"
+    results_dir = args.out / f"{name}_results"
+    records = args.records if args.records is not None else None if args.quick else records_file(name)
+    if args.records_only:  # (nothing else written: a campaign may be running from these files)
+        if records is None:
+            parser.error("--records-only needs --records FILE with --quick")
+        print(f"{save_records(results_dir, records)} finished instance(s) of {results_dir} written to {records}")
+        return 0
     doc = make_platform.platform(base)
     platform_file = "platform.json" if base == make_platform.BASE_SIZE else f"platform_base{base}.json"
     (args.out / platform_file).write_text(json.dumps(doc, indent=1) + "\n")
@@ -318,13 +325,6 @@ def main(argv: list[str] | None = None) -> int:
     study = args.out / f"{name}.toml"
     study.write_text(study_text(platform_file, densities(args.quick, args.density_stop, args.density_step),
                                 h_diffs(args.quick, args.h_diff_step), days, round(grid_energy.T_BE, 1), nb_hosts))
-    results_dir = args.out / f"{name}_results"
-    records = args.records if args.records is not None else None if args.quick else records_file(name)
-    if args.records_only:
-        if records is None:
-            parser.error("--records-only needs --records FILE with --quick")
-        print(f"{save_records(results_dir, records)} finished instance(s) of {results_dir} written to {records}")
-        return 0
     if records is not None:
         print(f"{restore_records(records, results_dir)} finished instance(s) restored from {records}", flush=True)
     print(f"campaign {study} -> {results_dir} (also: joulesim campaign run {study} --out {results_dir})", flush=True)
