@@ -21,7 +21,7 @@ or in UTC dates when the start is known (time_axis.py):
   behind the jobs, on an energy run, each machine's power state (power_states.py: on,
   switching on or off, asleep);
 - machine states over time (computing, idle, sleeping, switching);
-- power and cumulative energy, when the run had energy on;
+- power, and cumulative energy in kWh, each in its own panel, when the run had energy on;
 - queue length (jobs submitted and not started), the queue in requested resources (machines
   asked for by the waiting jobs), and utilisation (computing / machines), each in its own panel;
 - on a priced platform, each cluster's electricity cost over the run (and each job's in the
@@ -231,7 +231,7 @@ def _time_figures(run: RunOutputs, time_range, index: int, exact_rectangles: int
                   base: RunOutputs | None = None) -> list[Any]:
     changes = _machine_state_changes(run)
     figures = (*_gantt(run, time_range, f"{GANTT_NAME}_{index}", exact_rectangles, groups, start_time, base),
-               _machine_states(run, time_range, changes, index, start_time), _power(run, time_range, index, start_time),
+               _machine_states(run, time_range, changes, index, start_time), *_power(run, time_range, index, start_time),
                *_queues(run, time_range, index, start_time),
                _utilisation(run, time_range, changes, index, start_time),
                _cluster_costs(run))
@@ -605,32 +605,37 @@ def _legend_outside(fig) -> None:
     fig.add_layout(legend, "above")
 
 
-def _power(run: RunOutputs, time_range, index: int, start_time: float | None = None):
-    from bokeh.models import LinearAxis, Range1d
+def _power(run: RunOutputs, time_range, index: int, start_time: float | None = None) -> tuple[Any, ...]:
+    """Power, then cumulative energy, each in a panel of its own (not twin axes: two scales on one
+    plot invite reading one against the other), the energy's axis in kWh (the page's data stay
+    in joules, as the run's file gives them); nothing for a run without energy."""
+    from bokeh.models import CustomJSTickFormatter, NumeralTickFormatter
 
     energy = run.consumed_energy
     if energy is None or len(energy) == 0:
-        return None
+        return ()
     times = energy["time"].to_numpy(dtype=float)
     joules = energy["energy"].to_numpy(dtype=float)
     # A row's epower is the mean power since the row before (NA on a row at that row's time).
     since = np.concatenate([[0.0], times[:-1]])
     power = energy["epower"].to_numpy(dtype=float)
     known = ~np.isnan(power)
-    fig = _time_figure(time_range, 200, "power (W)", start_time=start_time)
-    fig.title.text = "power and cumulative energy"
+    fig = _time_figure(time_range, 170, "power (W)", start_time=start_time)
+    fig.title.text = "power (W: the mean since the row before, as the run's energy file gives it)"
     # (each known row's power holds from the row before until its own time)
     watts = _step_series(time_range, since[known], {"power": power[known]}, "line",
                          name=f"{SERIES_NAME}_power_{index}", until=float(times[known][-1]) if known.any() else None)
-    fig.y_range.renderers = [fig.line("x", "power", source=watts, color="#d62728", legend_label="power (W)")]
+    fig.line("x", "power", source=watts, color="#d62728")
+    fig.yaxis.formatter = NumeralTickFormatter(format="0,0")
     fig.y_range.start = 0.0
-    top = float(np.nanmax(joules)) if joules.size else 1.0
-    fig.extra_y_ranges = {"energy": Range1d(0.0, top * 1.05 if top > 0 else 1.0)}
-    fig.add_layout(LinearAxis(y_range_name="energy", axis_label="energy (J)"), "right")
+    cumulative = _time_figure(time_range, 170, "energy (kWh)", start_time=start_time)
+    cumulative.title.text = "cumulative energy (kWh)"
     consumed = _step_series(time_range, times, {"energy": joules}, "curve", name=f"{SERIES_NAME}_energy_{index}")
-    fig.line("x", "energy", source=consumed, y_range_name="energy", color="#2ca02c", legend_label="energy (J)")
-    _legend_outside(fig)
-    return fig
+    cumulative.line("x", "energy", source=consumed, color="#2ca02c")
+    cumulative.yaxis.formatter = CustomJSTickFormatter(code="return (tick / 3.6e6).toLocaleString('en', "
+                                                            "{maximumSignificantDigits: 4});")
+    cumulative.y_range.start = 0.0
+    return fig, cumulative
 
 
 def _cluster_costs(run: RunOutputs):

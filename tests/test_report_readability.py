@@ -326,6 +326,21 @@ def test_an_energy_run_s_hover_gives_joules_and_kwh(runs, tmp_path, browser):
         assert time.monotonic() < deadline, (wanted, browser.execute_script(TOOLTIPS))
         time.sleep(0.1)
     assert re.search(r"kWh\)", browser.execute_script(TOOLTIPS))
+    # power and cumulative energy: two panels, no twin axis, the energy's ticks in kWh
+    panels = browser.execute_script("""
+        const doc = Bokeh.documents[0];
+        return arguments[0].map(name => {
+            const source = doc.get_model_by_name(name);
+            const plot = [...doc.all_models].find(m => m.x_range && m.renderers && m.renderers.some(r => r.data_source === source));
+            const view = [...Bokeh.index.all_views()].find(v => v.model === plot);
+            const axis = plot.left[0];
+            const ticks = [1.8e6, 3.6e6, 7.2e6];
+            return [plot.id, Object.keys(plot.extra_y_ranges || {}).length, axis.axis_label,
+                    axis.formatter.compute ? ticks.map(t => axis.formatter.compute(t)) : null];
+        });""", [f"{SERIES_NAME}_power_0", f"{SERIES_NAME}_energy_0"])
+    (power_plot, power_extra, power_label, _), (energy_plot, energy_extra, energy_label, ticks) = panels
+    assert power_plot != energy_plot and power_extra == energy_extra == 0
+    assert power_label == "power (W)" and energy_label == "energy (kWh)" and ticks == ["0.5", "1", "2"]
 
 
 def test_bad_start_times_are_one_line_errors(runs, tmp_path):
