@@ -63,6 +63,7 @@ SERIES_NAME = "series"  # SERIES_NAME_states_i, _utilisation_i, _queue_i, _queue
 # GANTT_NAME_i_power_states: run i's power-state band; HISTOGRAM_NAME_k_i: histogram k's bars of run i
 HISTOGRAM_NAME = "histogram"
 CDF_NAME = "cdf"  # CDF_NAME_k_i: distribution k's CDF of run i
+SUMMARY_NAME = "summary"  # the metrics table
 # A job that did not complete successfully is hatched, whatever colours the Gantt.
 UNSUCCESSFUL_STATES = ("COMPLETED_KILLED", "COMPLETED_WALLTIME_REACHED", "COMPLETED_FAILED")
 JOB_COLOURING = "job (neighbours differ)"
@@ -870,23 +871,34 @@ def _distributions(runs: list[RunOutputs], tau: float) -> list[Any]:
 
 
 def _summary_table(metrics: list[dict[str, Any]], tau: float):
+    """The metrics, a row per run; each column as wide as its title (titles are never cut: the
+    table scrolls sideways when they do not fit the page)."""
     from bokeh.models import ColumnDataSource, DataTable, TableColumn
 
     data: dict[str, list[str]] = {"run": [str(m["run"]) for m in metrics]}
     columns = [TableColumn(field="run", title="run", width=max(120, 7 * max(len(r) for r in data["run"])))]
     for key in SUMMARY_KEYS:
-        data[key] = [_formatted(m.get(key)) for m in metrics]
-        columns.append(TableColumn(field=key, title=metric_label(key, tau)))
+        data[key] = [formatted_metric(m.get(key)) for m in metrics]
+        title = metric_label(key, tau)
+        width = max(70, 8 * max(len(title), *(len(text) for text in data[key])) + 12)
+        columns.append(TableColumn(field=key, title=title, width=width))
     return DataTable(source=ColumnDataSource(data), columns=columns, height=40 + 28 * len(metrics), width=WIDTH,
-                     index_position=None, sizing_mode="stretch_width")
+                     index_position=None, autosize_mode="none", name=SUMMARY_NAME)
 
 
-def _formatted(value: Any) -> str:
+def formatted_metric(value: Any) -> str:
+    """One format for every number of the table: thousands separated; whole numbers from 100 up,
+    two decimals from 1, four significant digits below (an exponent only under 0.0001); "-" when
+    absent."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
-    if isinstance(value, float):
-        return f"{value:,.4g}" if abs(value) < 1e6 else f"{value:,.0f}"
-    return f"{value:,}" if isinstance(value, int) else str(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int) or abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 1:
+        return f"{value:,.2f}"
+    return f"{value:.4g}" if value else "0"
 
 
 # ---------------------------------------------------------------------- comparison

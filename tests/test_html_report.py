@@ -59,7 +59,8 @@ def test_a_run_s_page_is_self_contained_and_holds_its_jobs(runs, tmp_path):
     html = Path(path).read_text()
     assert not re.search(r"<script[^>]*\ssrc=", html) and not re.search(r"<link\s", html)  # nothing to fetch
     assert "Bokeh" in html and f'"{GANTT_NAME}_0"' in html
-    assert "power and cumulative energy" in html and "queue length (jobs submitted" in html and "utilisation (" in html
+    assert "cumulative energy (kWh)" in html and "power (W" in html and "queue length (jobs submitted" in html \
+        and "queue in requested resources" in html and "utilisation (" in html
     for label in ("waiting time (s)", "job size (machines)", "COMPLETED_WALLTIME_REACHED"):
         assert label in html
     assert oct(os.stat(path).st_mode & 0o777) == oct(0o666 & ~_umask())

@@ -598,3 +598,49 @@ def test_cdf_points_are_exact_at_every_point_they_keep(values, at_most):
     assert np.array_equal(y, np.array([np.mean(data <= v) for v in x]))
     if len(np.unique(data)) <= at_most and data.size <= at_most:
         assert np.array_equal(x, np.unique(data))
+
+
+# ---------------------------------------------------------------------- 7. the summary table
+HEADERS = """
+const cells = [];
+const visit = (root) => {
+    for (const e of root.querySelectorAll('.slick-header-column')) {
+        const name = e.querySelector('.slick-column-name') || e;
+        cells.push([name.innerText, name.scrollWidth, e.clientWidth]);
+    }
+    for (const e of root.querySelectorAll('*')) if (e.shadowRoot) visit(e.shadowRoot);
+};
+visit(document);
+return cells;
+"""
+
+
+@needs_browser
+def test_the_summary_table_shows_whole_titles_and_one_number_format(runs, tmp_path, browser):
+    """Every column title of the metrics table fits its column (none cut), and every number is
+    written the one way (no exponent: the makespan of 48,450 s read 4.845e+04)."""
+    from joulesim.analysis.html_report import SUMMARY_KEYS, SUMMARY_NAME, formatted_metric
+    from joulesim.analysis.metrics import compute_metrics
+
+    chosen = [RunOutputs(runs[d]) for d in ("fcfs", "easy")]
+    path = write_report(chosen, str(tmp_path / "table.html"))
+    open_page(browser, path, f"{GANTT_NAME}_0")
+    cells = browser.execute_script(HEADERS)
+    assert len(cells) == 1 + len(SUMMARY_KEYS)
+    cut = [(title, needed, shown) for title, needed, shown in cells if needed > shown]
+    assert cut == [], cut
+    data = browser.execute_script("return Bokeh.documents[0].get_model_by_name(arguments[0]).source.data;",
+                                  SUMMARY_NAME)
+    for index, run in enumerate(chosen):
+        metrics = compute_metrics(run, 10.0)
+        assert [data[key][index] for key in SUMMARY_KEYS] == [formatted_metric(metrics[key]) for key in SUMMARY_KEYS]
+    assert not any("e+" in text or "e-" in text for key in SUMMARY_KEYS for text in data[key])
+    screenshot(browser, "report_summary_table.png")
+
+
+def test_every_metric_is_written_one_way():
+    from joulesim.analysis.html_report import formatted_metric
+
+    assert [formatted_metric(v) for v in (48450.0, 14720.4, 935.44, 60, 2_768_626_813.57, 12.0808, 0.80583, 0.0,
+                                          1.5e-7, None, float("nan"), -250.5)] == [
+        "48,450", "14,720", "935", "60", "2,768,626,814", "12.08", "0.8058", "0", "1.5e-07", "-", "-", "-250"]
