@@ -321,13 +321,12 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int, groups
     data = {
         "left": start, "right": finish, "bottom": (lows - 0.5).astype(np.float32),
         "top": (highs + 0.5).astype(np.float32), "job_id": _job_ids(jobs["job_id"])[rows],
-        "submission": jobs["submission_time"].to_numpy(dtype=float)[rows],
         "waiting": jobs["waiting_time"].to_numpy(dtype=float)[rows],
         "size": jobs["requested_number_of_resources"].to_numpy()[rows].astype(np.int32),
         **{column: codes[rows] for column, codes, _, _ in colourings.values()},
     }
     hovers = time_axis.hover_formatters(start_time)
-    tooltips = [("job", "@job_id"), ("workload", "@workload{name}"), ("submitted", "@submission{time}"),
+    tooltips = [("job", "@job_id"), ("workload", "@workload{name}"), ("submitted", "$index{submitted}"),
                 ("start", "@left{time}"), ("end", "@right{time}"), ("waiting", "@waiting{duration}"),
                 ("size", "@size"), ("state", "@state{name}")]
     names_of = {column: colourings[label][2] for label, column in (("final state", "state"), ("workload", "workload"))}
@@ -396,7 +395,8 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int, groups
     fig.legend.ncols = 3  # (wrapped: a long row would widen the page)
     formatters = {f"@{column}": CustomJSHover(args={"names": names}, code="return names[value];")
                   for column, names in names_of.items()}
-    formatters.update({"@submission": hovers["time"], "@left": hovers["time"], "@right": hovers["time"],
+    formatters.update({"$index": time_axis.submission_hover(start_time, shown), "@left": hovers["time"],
+                       "@right": hovers["time"],
                        "@waiting": hovers["duration"], "@energy": hovers["energy"], "@start_shift": hovers["duration"]})
     fig.add_tools(HoverTool(renderers=[renderer], tooltips=tooltips, formatters=formatters))
     choice = Select(title="colour by", value=JOB_COLOURING, options=list(colourings), name=f"{name}_colour_by",
@@ -574,19 +574,19 @@ def _busy_raster(start: np.ndarray, finish: np.ndarray, lows: np.ndarray, highs:
 
 
 def _machine_state_changes(run: RunOutputs):
-    """The machine states' times, each state's count (int32) and the utilisation (float32), and
-    the one page source of all of them (for series drawn at the view's resolution)."""
+    """The machine states' times, each state's count (int32), and the one page source of them
+    (for series drawn at the view's resolution; the utilisation is drawn from the computing
+    count, not a column of its own: on CEA-Curie that column was 1.6 MB of the page)."""
     from bokeh.models import ColumnDataSource
 
     states = run.machine_states.sort_values("time", kind="stable")
     times = states["time"].to_numpy(dtype=float)
     columns = {label: states[column].to_numpy().astype(np.int32) for column, label, _ in MACHINE_STATE_COLUMNS}
-    utilisation = (states["nb_computing"].to_numpy(dtype=float) / max(run.nb_machines, 1)).astype(np.float32)
-    return times, columns, utilisation, ColumnDataSource({"time": times, **columns, "utilisation": utilisation})
+    return times, columns, ColumnDataSource({"time": times, **columns})
 
 
 def _machine_states(run: RunOutputs, time_range, changes, index: int, start_time: float | None = None):
-    times, columns, _, every = changes
+    times, columns, every = changes
     fig = _time_figure(time_range, 200, "machines", start_time=start_time)
     fig.title.text = "machine states"
     names = list(columns)
@@ -740,16 +740,21 @@ def _queues(run: RunOutputs, time_range, index: int, start_time: float | None = 
 
 
 def _utilisation(run: RunOutputs, time_range, changes, index: int, start_time: float | None = None):
-    """Utilisation (computing machines / machines) over time, on its own 0-1 axis."""
-    from bokeh.models import Range1d
+    """Utilisation (computing machines / machines) over time, on its own 0-1 axis: the computing
+    count drawn on an axis of the platform's machines whose ticks read fractions of it."""
+    from bokeh.models import CustomJSTickFormatter, FixedTicker, Range1d
 
+    machines = max(run.nb_machines, 1)
     fig = _time_figure(time_range, 170, "utilisation", start_time=start_time)
     fig.title.text = "utilisation (computing machines / machines)"
-    fig.y_range = Range1d(0.0, 1.05)
-    times, _, utilisation, every = changes
-    shown = _step_series(time_range, times, {"utilisation": utilisation}, "line", every,
+    fig.y_range = Range1d(0.0, 1.05 * machines)
+    fig.yaxis.ticker = FixedTicker(ticks=[machines * k / 5 for k in range(6)])
+    fig.yaxis.formatter = CustomJSTickFormatter(args={"machines": machines},
+                                                code="return String(Math.round(tick / machines * 10) / 10);")
+    times, columns, every = changes
+    shown = _step_series(time_range, times, {"computing": columns["computing"]}, "line", every,
                          f"{SERIES_NAME}_utilisation_{index}")
-    fig.line("x", "utilisation", source=shown, color="#17becf")
+    fig.line("x", "computing", source=shown, color="#17becf")
     return fig
 
 

@@ -99,6 +99,21 @@ def apply_time_axis(fig, origin: float | None) -> None:
     fig.xgrid.ticker = fig.xaxis.ticker
 
 
+_HOVER_SUBMITTED = _FORMAT + """
+const t = source.data.left[value] - source.data.waiting[value];  // (value: the row's index)
+return `${t.toFixed(3)} s (${label(t, 1)}${origin === null ? '' : ' UTC'})`;
+"""
+
+
+def submission_hover(origin: float | None, source: object) -> object:
+    """A hover formatter for "$index" giving a Gantt row's submission as its start minus its
+    waiting time, from `source` (the rows drawn): the page carries no submission column (on
+    CEA-Curie's page it was 1.5 MB; waiting times, often 0, weigh far less)."""
+    from bokeh.models import CustomJSHover
+
+    return CustomJSHover(args={"origin": origin, "source": source}, code=_HOVER_SUBMITTED)
+
+
 def hover_formatters(origin: float | None) -> dict[str, object]:
     """Bokeh CustomJSHover models by kind: "time" (an instant of the run), "duration", "energy"."""
     from bokeh.models import CustomJSHover

@@ -355,7 +355,8 @@ def test_series_are_redrawn_at_the_view_s_resolution(runs, tmp_path, browser, mo
     run = RunOutputs(runs["fcfs"])
     path = write_report([run], str(tmp_path / "series.html"))
     where = open_page(browser, path, f"{GANTT_NAME}_0")
-    times, columns, utilisation, _ = _machine_state_changes(run)
+    times, columns, _ = _machine_state_changes(run)
+    computing = columns["computing"].astype(float)  # (the utilisation's axis reads it over the machines)
     until = where["end"]
     states, ratio = f"{SERIES_NAME}_states_0", f"{SERIES_NAME}_utilisation_0"
     start, end = until * 0.1, until * 0.9
@@ -365,8 +366,16 @@ def test_series_are_redrawn_at_the_view_s_resolution(runs, tmp_path, browser, mo
     assert np.allclose(drawn[states]["x"], xs, rtol=1e-12)
     for label, mean in zip(columns, means):
         assert np.allclose(drawn[states][label], mean, rtol=1e-6), label  # (counts as int32 in the page)
-    xs, ys = report_series.line_envelope(times, utilisation.astype(float), start, end, until)
-    assert np.allclose(drawn[ratio]["x"], xs, rtol=1e-12) and np.allclose(drawn[ratio]["utilisation"], ys, rtol=1e-6)
+    xs, ys = report_series.line_envelope(times, computing, start, end, until)
+    assert np.allclose(drawn[ratio]["x"], xs, rtol=1e-12) and drawn[ratio]["computing"] == ys.tolist()
+    axis = browser.execute_script("""
+        const doc = Bokeh.documents[0];
+        const source = doc.get_model_by_name(arguments[0]);
+        const plot = [...doc.all_models].find(m => m.x_range && m.renderers && m.renderers.some(r => r.data_source === source));
+        const ticks = plot.left[0].ticker.ticks;
+        return [ticks, ticks.map(t => plot.left[0].formatter.compute(t)), plot.y_range.end];""", ratio)
+    machines = run.nb_machines  # (the computing count on an axis whose ticks read it over the machines)
+    assert axis == [[machines * k / 5 for k in range(6)], ["0", "0.2", "0.4", "0.6", "0.8", "1"], 1.05 * machines]
     # the queue's two series (jobs, machines requested) share one page source of their changes
     queue, machines = f"{SERIES_NAME}_queue_0", f"{SERIES_NAME}_queued_machines_0"
     queue_times, jobs_waiting = queue_series(run)
@@ -396,11 +405,11 @@ def test_series_are_redrawn_at_the_view_s_resolution(runs, tmp_path, browser, mo
     middle = float(times[len(times) // 2])
     drawn = set_view(browser, f"{GANTT_NAME}_0", middle - 1e-3, middle + 1e-3, [ratio])[ratio]
     assert len(drawn["x"]) >= 4 and drawn["x"][0] <= middle - 1e-3 and drawn["x"][-1] >= middle + 1e-3
-    for (x0, x1), (y0, y1) in zip(zip(drawn["x"][::2], drawn["x"][1::2]), zip(drawn["utilisation"][::2],
-                                                                             drawn["utilisation"][1::2])):
+    for (x0, x1), (y0, y1) in zip(zip(drawn["x"][::2], drawn["x"][1::2]), zip(drawn["computing"][::2],
+                                                                             drawn["computing"][1::2])):
         assert y0 == y1
         if x1 > x0:  # (several rows at one time, as Batsim writes them, leave steps of no length between them)
-            assert y0 == pytest.approx(float(utilisation[np.searchsorted(times, (x0 + x1) / 2, side="right") - 1]))
+            assert y0 == computing[np.searchsorted(times, (x0 + x1) / 2, side="right") - 1]
     screenshot(browser, "report_series_zoomed.png")
     assert errors_of(browser) == []
 

@@ -29,7 +29,7 @@ from joulesim.analysis.html_report import (CDF_NAME, DIFFERENCE_NAME, GANTT_NAME
 from joulesim.analysis.job_colouring import PALETTE
 from joulesim.analysis.power_states import STATES as POWER_STATES
 from joulesim.analysis.run_outputs import RunOutputs, parse_interval_set
-from test_html_report import TOOLTIPS, errors_of, needs_browser, open_page, screenshot
+from test_html_report import LOCATE, TOOLTIPS, errors_of, needs_browser, open_page, screenshot
 
 # 60 jobs on the 4 hosts of small4, sizes 1-4 and run times from 1 s to about 3 h: jobs touch in
 # time and across machines, waiting times span decades, and a few reach their walltime.
@@ -281,8 +281,13 @@ def test_the_time_axis_reads_days_and_hours_or_dates_and_the_hover_has_units(run
     fmt = "%Y-%m-%d" if step % 86400 == 0 else "%Y-%m-%d %H:%M"
     assert labels == [dt.datetime.fromtimestamp(t + origin, dt.timezone.utc).strftime(fmt) for t in ticks]
     assert axis_label == "date and time (UTC)"
-    # hover: the first rectangle's start as seconds and as its date, waiting in s and h
+    # hover: the first rectangle of a job that waited: its start as seconds and as its date,
+    # waiting in s and h, submission (its start minus its waiting) in s and as its date
     from selenium.webdriver.common.actions.action_builder import ActionBuilder
+
+    waited = sources(browser, f"{GANTT_NAME}_0_all")[f"{GANTT_NAME}_0_all"]["waiting"]
+    row = next(i for i, w in enumerate(waited) if w > 0)
+    where = browser.execute_script(LOCATE, f"{GANTT_NAME}_0", row)
 
     pointer = ActionBuilder(browser)
     pointer.pointer_action.move_to_location(int(where["x"]), int(where["y"]))
@@ -291,14 +296,17 @@ def test_the_time_axis_reads_days_and_hours_or_dates_and_the_hover_has_units(run
     start = float(jobs.at[str(where["job"]), "starting_time"])
     waiting = float(jobs.at[str(where["job"]), "waiting_time"])
     date = dt.datetime.fromtimestamp(round(start + origin), dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-    wanted = [rf"start:\s*{start:.3f} s \({date} UTC\)", rf"waiting:\s*{waiting:.3f} s \({waiting / 3600:.2f} h\)"]
+    submitted = float(jobs.at[str(where["job"]), "submission_time"])
+    submitted_date = dt.datetime.fromtimestamp(round(submitted + origin), dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    wanted = [rf"start:\s*{start:.3f} s \({date} UTC\)", rf"waiting:\s*{waiting:.3f} s \({waiting / 3600:.2f} h\)",
+              rf"submitted:\s*{submitted:.3f} s \({submitted_date} UTC\)"]
     deadline = time.monotonic() + 10
     while not all(re.search(w, browser.execute_script(TOOLTIPS)) for w in wanted):
         assert time.monotonic() < deadline, (wanted, browser.execute_script(TOOLTIPS))
         time.sleep(0.1)
     assert "energy" not in browser.execute_script(TOOLTIPS)  # (no energy: Batsim's -1 per job is not shown)
     html = page.read_text()
-    assert "power and cumulative energy" not in html and not re.search(r"energy: *0 J", html)
+    assert "cumulative energy" not in html and not re.search(r"energy: *0 J", html)
     summary = browser.execute_script("""
         const table = [...Bokeh.documents[0].all_models].find(m => m.columns && m.source &&
                                                               m.source.data.consumed_joules);
