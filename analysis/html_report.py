@@ -23,7 +23,8 @@ or in UTC dates when the start is known (time_axis.py):
 - machine states over time (computing, idle, sleeping, switching);
 - power, and cumulative energy in kWh, each in its own panel, when the run had energy on;
 - queue length (jobs submitted and not started), the queue in requested resources (machines
-  asked for by the waiting jobs), and utilisation (computing / machines), each in its own panel;
+  asked for by the waiting jobs), utilisation (computing / machines), and fragmentation (free
+  machines and the largest block of contiguous ones: free_slots.py), each in its own panel;
 - on a priced platform, each cluster's electricity cost over the run (and each job's in the
   Gantt's hover).
 Then the distributions of waiting time, run time, bounded slowdown and job size, each as a
@@ -45,7 +46,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from joulesim.analysis import report_series, time_axis
+from joulesim.analysis import free_slots, report_series, time_axis
 from joulesim.analysis.job_colouring import PALETTE, job_colours
 from joulesim.analysis.power_states import STATES as POWER_STATES, machine_power_spans
 from joulesim.analysis.machine_groups import MachineGroups, check_platform_fits
@@ -235,6 +236,7 @@ def _time_figures(run: RunOutputs, time_range, index: int, exact_rectangles: int
                _machine_states(run, time_range, changes, index, start_time), *_power(run, time_range, index, start_time),
                *_queues(run, time_range, index, start_time),
                _utilisation(run, time_range, changes, index, start_time),
+               _free_slots(run, time_range, index, start_time),
                _cluster_costs(run))
     return [fig for fig in figures if fig is not None]
 
@@ -755,6 +757,35 @@ def _utilisation(run: RunOutputs, time_range, changes, index: int, start_time: f
     shown = _step_series(time_range, times, {"computing": columns["computing"]}, "line", every,
                          f"{SERIES_NAME}_utilisation_{index}")
     fig.line("x", "computing", source=shown, color="#17becf")
+    return fig
+
+
+def _free_slots(run: RunOutputs, time_range, index: int, start_time: float | None = None):
+    """Fragmentation: the machines no job holds and the largest block of contiguous ones (the
+    widest job that could start on contiguous machines), in one panel (one unit: machines)."""
+    from bokeh.models import ColumnDataSource, Legend, LegendItem
+
+    rows, lows, highs = run.allocation_runs()
+    jobs = run.jobs
+    start = jobs["starting_time"].to_numpy(dtype=float)[rows]
+    finish = jobs["finish_time"].to_numpy(dtype=float)[rows]
+    instants, exact = free_slots.report_instants(start, finish, run.nb_machines, time_range.end)
+    free, largest = free_slots.free_machines(start, finish, lows, highs, run.nb_machines, instants)
+    free, largest = free.astype(np.int32), largest.astype(np.int32)
+    every = ColumnDataSource({"time": instants, "free": free, "largest": largest})
+    fig = _time_figure(time_range, 240, "machines", start_time=start_time)
+    fig.title.text = ("free machines (held by no job) and the largest block of contiguous free machines"
+                      + ("" if exact else f" (at {instants.size:,} evenly spaced instants)"))
+    items = []
+    # (the block dashed over the free count: where they coincide, both show)
+    for column, label, colour, dash in (("free", "free machines", "#009E73", "solid"),
+                                        ("largest", "largest contiguous block", "#CC79A7", "dashed")):
+        shown = _step_series(time_range, instants, {column: every.data[column]}, "line", every,
+                             f"{SERIES_NAME}_{column}_machines_{index}")
+        items.append(LegendItem(label=label, renderers=[fig.line("x", column, source=shown, color=colour,
+                                                                 line_width=2, line_dash=dash)]))
+    fig.add_layout(Legend(items=items, orientation="horizontal"), "above")
+    fig.y_range.start = 0.0
     return fig
 
 

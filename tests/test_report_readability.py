@@ -652,3 +652,32 @@ def test_every_metric_is_written_one_way():
     assert [formatted_metric(v) for v in (48450.0, 14720.4, 935.44, 60, 2_768_626_813.57, 12.0808, 0.80583, 0.0,
                                           1.5e-7, None, float("nan"), -250.5)] == [
         "48,450", "14,720", "935", "60", "2,768,626,814", "12.08", "0.8058", "0", "1.5e-07", "-", "-", "-250"]
+
+
+# ---------------------------------------------------------------------- 8. fragmentation
+@needs_browser
+def test_the_free_machines_panel_holds_each_instant_s_free_machines_and_largest_block(runs, tmp_path, browser):
+    """The fcfs run's page: after every instant of change (every instant of this small run), the
+    free machines and the largest block of contiguous free ones are those of the jobs file's
+    allocations, counted machine by machine (tests/test_free_slots.py's brute force)."""
+    from test_free_slots import brute_force
+
+    run = RunOutputs(runs["fcfs"])
+    path = write_report([run], str(tmp_path / "free.html"))
+    open_page(browser, path, f"{GANTT_NAME}_0")
+    names = [f"{SERIES_NAME}_free_machines_0", f"{SERIES_NAME}_largest_machines_0"]
+    drawn = sources(browser, *names)
+    jobs = run.jobs
+    ranges = [(float(s), float(f), lo, hi) for s, f, alloc in zip(jobs["starting_time"], jobs["finish_time"],
+                                                                   jobs["allocated_resources"])
+              if isinstance(alloc, str) for lo, hi in parse_interval_set(alloc)]
+    start, finish, lows, highs = (np.array(column) for column in zip(*ranges))
+    instants = np.unique(np.concatenate([[0.0], start, finish]))
+    for name, column, which in ((names[0], "free", 0), (names[1], "largest", 1)):
+        after = {x: y for x, y in zip(drawn[name]["x"], drawn[name][column])}  # (the value after each instant)
+        assert [after[t] for t in instants] == [brute_force(start, finish, lows, highs, run.nb_machines, t)[which]
+                                                for t in instants], name
+    assert any(a != b for a, b in zip(drawn[names[0]]["free"], drawn[names[1]]["largest"]))  # (fragmented at times)
+    scroll_to_plot_of(browser, names[0])
+    screenshot(browser, "report_free_machines.png")
+    assert errors_of(browser) == []
