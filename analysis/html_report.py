@@ -608,11 +608,24 @@ def _legend_outside(fig) -> None:
     fig.add_layout(legend, "above")
 
 
+# The energy axis' ticks (Bokeh CustomJSTicker, values in joules): about 5 over the view, each a
+# round number of kWh.
+_KWH_TICKS = """
+const low = cb_data.range.start / 3.6e6, high = cb_data.range.end / 3.6e6;
+const raw = Math.max((high - low) / 5, 1e-12);
+const power = Math.pow(10, Math.floor(Math.log10(raw)));
+const step = [1, 2, 5, 10].map(m => m * power).find(s => s >= raw);
+const ticks = [];
+for (let k = Math.ceil(low / step); k * step <= high + step * 1e-9; k++) ticks.push(k * step * 3.6e6);
+return ticks;
+"""
+
+
 def _power(run: RunOutputs, time_range, index: int, start_time: float | None = None) -> tuple[Any, ...]:
     """Power, then cumulative energy, each in a panel of its own (not twin axes: two scales on one
     plot invite reading one against the other), the energy's axis in kWh (the page's data stay
     in joules, as the run's file gives them); nothing for a run without energy."""
-    from bokeh.models import CustomJSTickFormatter, NumeralTickFormatter
+    from bokeh.models import CustomJSTicker, CustomJSTickFormatter, NumeralTickFormatter
 
     energy = run.consumed_energy
     if energy is None or len(energy) == 0:
@@ -635,6 +648,8 @@ def _power(run: RunOutputs, time_range, index: int, start_time: float | None = N
     cumulative.title.text = "cumulative energy (kWh)"
     consumed = _step_series(time_range, times, {"energy": joules}, "curve", name=f"{SERIES_NAME}_energy_{index}")
     cumulative.line("x", "energy", source=consumed, color="#2ca02c")
+    # Ticks on round kWh (1, 2 or 5 x 10^k), not on round joules shown as kWh (277.8, 555.6, ...).
+    cumulative.yaxis.ticker = CustomJSTicker(major_code=_KWH_TICKS)
     cumulative.yaxis.formatter = CustomJSTickFormatter(code="return (tick / 3.6e6).toLocaleString('en', "
                                                             "{maximumSignificantDigits: 4});")
     cumulative.y_range.start = 0.0

@@ -10,7 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 from conftest import read_csv
+from test_html_report import needs_browser
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -148,15 +152,51 @@ def test_the_typed_options_example_runs_as_written_and_prints_what_it_says(tmp_p
     assert len(claimed) == 2 and result.stdout.splitlines() == claimed
 
 
-def test_the_report_example_runs_as_written(tmp_path, shared_data):
-    """The reports guide's dated, labelled report of a KTH trace's first jobs: each command as
-    written (the traces read from ../shared beside the checkout), the page written."""
+@pytest.fixture(scope="module")
+def kth_report(tmp_path_factory) -> Path:
+    """The reports guide's dated, labelled report of a KTH trace's first jobs, each command as
+    written (the traces read from ../shared beside the checkout): the folder it was made in."""
+    from conftest import SHARED_DATA
+
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"{SHARED_DATA} is absent: the real traces live in ../shared/data beside the checkout")
+    folder = tmp_path_factory.mktemp("kth-report")
     block = re.findall(r"```sh\n(joulesim workload from-swf .*?)```", page("guide/reports.md"), flags=re.S)[0]
     for line in block.strip().splitlines():
-        command = line.replace("../shared/data", str(shared_data)).split()
+        command = line.replace("../shared/data", str(SHARED_DATA)).split()
         arguments = [part.strip('"') for part in re.findall(r'"[^"]*"|\S+', " ".join(command))]
-        result = subprocess.run([sys.executable, "-m", "joulesim.cli.main", *arguments[1:]], cwd=tmp_path,
+        result = subprocess.run([sys.executable, "-m", "joulesim.cli.main", *arguments[1:]], cwd=folder,
                                 capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
         assert result.returncode == 0, (line, result.stderr)
-    html = (tmp_path / "kth.html").read_text()
+    return folder
+
+
+def test_the_report_example_runs_as_written(kth_report):
+    html = (kth_report / "kth.html").read_text()
     assert "easy t_idle=600" in html and "easy, never off" in html and "date and time (UTC)" in html
+
+
+@needs_browser
+def test_the_kth_comparison_is_drawn_and_kept_as_screenshots(kth_report, browser):
+    """The KTH comparison in Chromium, no JavaScript error, its screenshots kept as test artefacts
+    (issue 49: a researcher looks at them): the second run's Gantt coloured by its start against
+    the first run's (the difference Gantt, whose classes are each job's start shift between the two
+    jobs files), then the distributions."""
+    from joulesim.analysis.html_report import GANTT_NAME, shift_classes
+    from joulesim.analysis.run_outputs import RunOutputs
+    from test_report_readability import scroll_to_plot_of, sources
+    from test_html_report import errors_of, open_page, screenshot
+
+    open_page(browser, str(kth_report / "kth.html"), f"{GANTT_NAME}_1")
+    browser.execute_script("Bokeh.documents[0].get_model_by_name(arguments[0] + '_colour_by').value = arguments[1];",
+                           f"{GANTT_NAME}_1", "start against easy t_idle=600")
+    drawn = sources(browser, f"{GANTT_NAME}_1_all")[f"{GANTT_NAME}_1_all"]
+    first, second = (RunOutputs(str(kth_report / "out" / name)) for name in ("kth", "kth_on"))
+    starts = first.jobs.set_index(first.jobs["job_id"].astype(int))["starting_time"]
+    shifts = np.array([left - starts[int(job)] for job, left in zip(drawn["job_id"], drawn["left"])])
+    assert drawn["shift"] == shift_classes(shifts).tolist() and len(set(drawn["shift"])) >= 2
+    scroll_to_plot_of(browser, f"{GANTT_NAME}_1")
+    screenshot(browser, "report_kth_difference_gantt.png")
+    scroll_to_plot_of(browser, "cdf_0_0")
+    screenshot(browser, "report_kth_distributions.png")
+    assert errors_of(browser) == []

@@ -343,12 +343,20 @@ def test_an_energy_run_s_hover_gives_joules_and_kwh(runs, tmp_path, browser):
             const view = [...Bokeh.index.all_views()].find(v => v.model === plot);
             const axis = plot.left[0];
             const ticks = [1.8e6, 3.6e6, 7.2e6];
+            const placed = axis.ticker.major_code === undefined ? null :
+                axis.ticker.get_ticks(plot.y_range.start, plot.y_range.end, plot.y_range, NaN).major;
             return [plot.id, Object.keys(plot.extra_y_ranges || {}).length, axis.axis_label,
-                    axis.formatter.compute ? ticks.map(t => axis.formatter.compute(t)) : null];
+                    axis.formatter.compute ? ticks.map(t => axis.formatter.compute(t)) : null, placed];
         });""", [f"{SERIES_NAME}_power_0", f"{SERIES_NAME}_energy_0"])
-    (power_plot, power_extra, power_label, _), (energy_plot, energy_extra, energy_label, ticks) = panels
+    (power_plot, power_extra, power_label, _, _), (energy_plot, energy_extra, energy_label, ticks, placed) = panels
     assert power_plot != energy_plot and power_extra == energy_extra == 0
     assert power_label == "power (W)" and energy_label == "energy (kWh)" and ticks == ["0.5", "1", "2"]
+    # the ticks placed on the run's energy axis: 3 to 11, a round number of kWh apart (1, 2 or 5 x 10^k)
+    kwh = np.array(placed) / 3.6e6
+    step = kwh[1] - kwh[0]
+    mantissa = step / 10 ** np.floor(np.log10(step))
+    assert 3 <= len(kwh) <= 11 and np.allclose(np.diff(kwh), step) and min(abs(mantissa - m) for m in (1, 2, 5)) < 1e-9
+    assert np.allclose(kwh / step, np.round(kwh / step))
 
 
 def test_bad_start_times_are_one_line_errors(runs, tmp_path):
