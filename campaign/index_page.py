@@ -51,9 +51,12 @@ _STYLE = ("body{font-family:sans-serif} table{border-collapse:collapse} td,th{bo
           "th[aria-sort=descending]::after{content:' \\25BC'}")
 
 
-def index_page(frame: pd.DataFrame, parameters: list[str], links: dict, counts: dict) -> str:
+def index_page(frame: pd.DataFrame, parameters: list[str], links: dict, counts: dict,
+               comparisons: list[tuple[str, str]] | None = None) -> str:
     """The index's HTML. `links`: row -> its page's path relative to the index (rows without one
-    failed); `counts`: row -> {"nb_jobs_success": n, "nb_jobs_killed": n} read from its jobs file."""
+    failed); `counts`: row -> {"nb_jobs_success": n, "nb_jobs_killed": n} read from its jobs file;
+    `comparisons`: (what a comparison page compares, its path relative to the index), listed above
+    the table."""
     metrics = [m for m in DEFAULT_METRICS if m in frame.columns and frame[m].notna().any()]
     columns = [("instance", False), *((c, _numeric(frame[c])) for c in parameters),
                *((name, True) for name, _ in COUNT_COLUMNS), *((m, True) for m in metrics)]
@@ -82,7 +85,10 @@ def index_page(frame: pd.DataFrame, parameters: list[str], links: dict, counts: 
             f"<h1>joulesim campaign: {len(links)} of {len(frame)} instances with a page</h1>"
             "<p>Click a column's header to sort by it, again to reverse. Killed jobs include those that "
             "reached their walltime.</p>"
-            f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+            + ("<h2>Comparisons (instances that ran the same jobs, on one page)</h2><ul>"
+               + "".join(f'<li><a href="{html.escape(link)}">{html.escape(label)}</a></li>'
+                         for label, link in comparisons) + "</ul>" if comparisons else "")
+            + f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
             f"<script>{_SORT_SCRIPT}</script></body></html>\n")
 
 

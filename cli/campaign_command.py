@@ -114,9 +114,12 @@ def list_instances(study: str, where: dict[str, list[str]]) -> None:
 @click.option("--html", "pages", is_flag=True,
               help="Also write an interactive page per instance (as `joulesim report` does; the study must "
                    "keep outputs: 'outputs = true') and DIR/index.html linking them (needs the report extra).")
+@click.option("--compare", is_flag=True,
+              help="With --html: also a page per group of instances that ran the same jobs (platform, workload, "
+                   "week, seed...), comparing their schedules, linked from the index (up to 8 a page).")
 @reports_errors
 def report(results: str, out_dir: str, x_columns: tuple[str, ...], y_columns: tuple[str, ...],
-           tradeoffs: tuple[str, ...], pages: bool) -> None:
+           tradeoffs: tuple[str, ...], pages: bool, compare: bool) -> None:
     """Draw metric-vs-parameter and trade-off plots of a campaign's RESULTS (folder or table)."""
     from joulesim.campaign.report import draw_report, plan_report
     from joulesim.inputs.output_file import make_output_folder
@@ -125,6 +128,8 @@ def report(results: str, out_dir: str, x_columns: tuple[str, ...], y_columns: tu
     # The table and its columns checked before any page or plot is written (a damaged header:
     # one line naming the file, exit status 2).
     plan = plan_report(results, list(x_columns), list(y_columns), list(tradeoffs))
+    if compare and not pages:
+        raise click.UsageError("--compare draws interactive pages: give it with --html")
     if pages:  # (checked first: a campaign without kept outputs fails before any drawing)
         from joulesim.analysis.html_report import bokeh_version
         from joulesim.analysis.run_outputs import AnalysisError, as_report_input_error
@@ -132,7 +137,7 @@ def report(results: str, out_dir: str, x_columns: tuple[str, ...], y_columns: tu
 
         bokeh_version()  # a missing extra: exit status 1, not a bad file
         try:
-            written = write_instance_pages(results, out_dir)
+            written = write_instance_pages(results, out_dir, compare=compare)
         except AnalysisError as exc:  # an instance's output file missing or damaged: bad input, 2
             raise as_report_input_error(exc) from None
     else:

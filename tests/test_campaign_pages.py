@@ -10,6 +10,7 @@ import shutil
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -87,7 +88,7 @@ def campaign_report(tmp_path_factory) -> tuple[Path, Path]:
     directory = tmp_path_factory.mktemp("pages")
     study = _load_benchmark("bench_campaign_pages").write_inputs(str(directory))
     assert run_campaign(study, str(directory / "res"), workers=2, progress=False).failed == []
-    done = cli("report", "res", "-o", "report", "--html", cwd=directory)
+    done = cli("report", "res", "-o", "report", "--html", "--compare", cwd=directory)
     assert done.returncode == 0, done.stderr
     return directory / "res", directory / "report"
 
@@ -107,7 +108,8 @@ def test_sixteen_pages_share_one_copy_of_bokehjs_by_relative_paths(campaign_repo
     results, report = campaign_report
     pages = sorted((report / "instances").glob("*.html"))
     assert len(pages) == 16
-    assert _folder_size(report) < BOKEH_PAGE_LIMIT, _folder_size(report)
+    # (the instances' report: the comparison pages --compare adds are not part of the target)
+    assert _folder_size(report) - _folder_size(report / "comparisons") < BOKEH_PAGE_LIMIT, _folder_size(report)
     copies = sorted(path.relative_to(report).as_posix() for path in (report / "static").rglob("*.js"))
     assert [name for name in copies if name.endswith("/bokeh.min.js")] == [copies[0].rsplit("/", 1)[0] + "/bokeh.min.js"]
     for page in pages:
@@ -218,3 +220,42 @@ def test_the_index_sorts_numbers_as_numbers_and_text_as_text(campaign_report, br
     t_idle = headers.index("option.t_idle")
     assert [original[i][t_idle] for i in table.index if table.at[i, "decider"] == "fcfs"] == ["", ""]
     assert errors_of(browser) == []
+
+
+@needs_browser
+def test_compare_puts_the_instances_of_the_same_jobs_on_one_page(campaign_report, browser):
+    """--compare: one page per workload (each of its 8 instances ran the same jobs: fcfs and the 7
+    t_idle of easy), linked from the index, its runs named as the index names them, the first
+    the reference of the others' difference Gantts (each job's start shift from the jobs files);
+    the pages load the shared BokehJS; --compare without --html is a usage error."""
+    from joulesim.analysis.html_report import GANTT_NAME, SUMMARY_NAME, shift_classes
+    from test_html_report import open_page
+    from test_report_readability import sources
+
+    results, report = campaign_report
+    index = (report / "index.html").read_text()
+    links = re.findall(r'<li><a href="(comparisons/[^"]+)">([^<]+)</a></li>', index)
+    assert sorted(label for _, label in links) == ["workload kills: 8 instances", "workload ok: 8 instances"], links
+    table = pd.read_csv(results / "results.csv")
+    for link, label in links:
+        page = report / link
+        assert "/* BEGIN bokeh" not in page.read_text()
+        open_page(browser, str(page), f"{GANTT_NAME}_1")
+        names = browser.execute_script("return Bokeh.documents[0].get_model_by_name(arguments[0]).source.data.run;",
+                                       SUMMARY_NAME)
+        workload = label.split("workload ")[1].split(":")[0]
+        group = table[table["workload"] == workload]
+        assert len(names) == 8 and names[0] == "decider fcfs" and all(n.startswith("decider easy-os") for n in names[1:])
+        first = pd.read_csv(results / "runs" / group["instance_id"].iloc[0] / "out_jobs.csv")
+        starts = first.set_index(first["job_id"].astype(str))["starting_time"]
+        for k in (1, 7):  # (the second and the last run against the first)
+            instance = group["instance_id"].iloc[k]
+            drawn = sources(browser, f"{GANTT_NAME}_{k}_all")[f"{GANTT_NAME}_{k}_all"]
+            jobs = pd.read_csv(results / "runs" / instance / "out_jobs.csv")
+            mine = jobs.set_index(jobs["job_id"].astype(str))["starting_time"]
+            assert set(drawn["left"]) == set(mine.dropna())  # (this instance's own jobs)
+            shifts = np.array([left - starts[str(job)] for job, left in zip(drawn["job_id"], drawn["left"])])
+            assert drawn["shift"] == shift_classes(shifts).tolist()
+        assert errors_of(browser) == []
+    done = cli("report", str(results), "-o", str(report.parent / "other"), "--compare", cwd=report.parent)
+    assert done.returncode == 2 and "--compare draws interactive pages: give it with --html" in done.stderr
