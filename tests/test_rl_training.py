@@ -388,3 +388,26 @@ def test_known_optimum_study_draws_cases_with_a_unique_mixed_optimum(tmp_path):
     assert [case["case"] for case in cases] == [case["case"] for case in draw_cases(2, tmp_path / "again")]
     for case in cases:
         assert len(set(case["optimum"])) >= 2 and 1 < case["schedules"] <= 81 and case["second_gap_pct"] > 0
+
+
+def test_known_optimum_summary_counts_each_variant_s_reached_seeds_per_case(tmp_path):
+    """--summarise: a row per variant (its settings, episodes = simulations x episodes per
+    update), per case the seeds that reached the optimum, the total; the next-best gaps last."""
+    import pandas as pd
+
+    from experiments.rl_energy.known_optimum import summary_table
+
+    def rows(simulations, trajectories, lr, entropy, reached):
+        return [{"simulations": simulations, "trajectories": trajectories, "actor_lr": lr, "entropy": entropy,
+                 "case": case, "seed": seed, "reached": hit, "second_gap_pct": gap}
+                for (case, gap), hits in zip((("draw_002", 11.4), ("draw_010", 1.6)), reached)
+                for seed, hit in enumerate(hits)]
+
+    pd.DataFrame(rows(50, 4, 0.01, 0.0, [[True, False, True], [False, False, False]])).to_csv(tmp_path / "a.csv")
+    pd.DataFrame(rows(100, 8, 0.003, 0.01, [[True, True, True], [True, False, False]])).to_csv(tmp_path / "b.csv")
+    assert summary_table([tmp_path / "a.csv", tmp_path / "b.csv"]).splitlines() == [
+        "| actor lr | episodes per update | entropy | episodes | draw_002 | draw_010 | all cases |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| 0.01 | 4 | 0 | 200 | 2/3 | 0/3 | **2/6** |",
+        "| 0.003 | 8 | 0.01 | 800 | 3/3 | 1/3 | **4/6** |",
+        "| the next-best schedule, % above the optimum | | | | 11.4 | 1.6 | |"]

@@ -140,6 +140,39 @@ def greedy_schedule(model: str, config) -> tuple[tuple[int, ...], float]:
             return tuple(actions), float(info["energy"])
 
 
+#: The settings a row of the CSV records (the variant it belongs to).
+SETTINGS = ("simulations", "trajectories", "actor_lr", "entropy")
+
+
+def settings_columns(args: argparse.Namespace) -> dict:
+    return {name: getattr(args, name) for name in SETTINGS}
+
+
+def summary_table(csv_paths: list[Path]) -> str:
+    """The variants' results as a markdown table (a row per variant: its settings, the episodes of
+    training, and per case the seeds that reached the optimum), from their CSVs."""
+    import pandas as pd
+
+    frame = pd.concat([pd.read_csv(path) for path in csv_paths], ignore_index=True)
+    cases = list(dict.fromkeys(frame["case"]))
+    head = (["actor lr", "episodes per update", "entropy", "episodes"] + [f"{case}" for case in cases]
+            + ["all cases"])
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for settings, rows in frame.groupby(list(SETTINGS), sort=False):
+        simulations, trajectories, lr, entropy = settings
+        per_case = rows.groupby("case", sort=False)["reached"].agg(["sum", "count"])
+        cells = [f"{lr:g}", f"{trajectories}", f"{entropy:g}", f"{simulations * trajectories:,}"]
+        cells += [f"{int(per_case.at[case, 'sum'])}/{int(per_case.at[case, 'count'])}" if case in per_case.index
+                  else "-" for case in cases]
+        cells.append(f"**{int(rows['reached'].sum())}/{len(rows)}**")
+        lines.append("| " + " | ".join(cells) + " |")
+    if "second_gap_pct" in frame.columns:  # (how far the next-best schedule is: near ties are the hard cases)
+        gaps = frame.groupby("case", sort=False)["second_gap_pct"].first()
+        lines.append("| the next-best schedule, % above the optimum | | | | "
+                     + " | ".join(f"{gaps[case]:.1f}" for case in cases) + " | |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=8)
@@ -150,7 +183,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--entropy", type=float, default=0.0, help="entropy bonus (default 0)")
     parser.add_argument("--trajectories", type=int, default=4, help="episodes per training simulation (default 4)")
     parser.add_argument("--out", type=Path, help="write the rows as CSV here")
+    parser.add_argument("--summarise", type=Path, nargs="+", metavar="CSV",
+                        help="print the markdown table of these runs' CSVs (a row per variant) and stop")
     args = parser.parse_args(argv)
+    if args.summarise:
+        print(summary_table(args.summarise))
+        return 0
     if min(args.cases, args.seeds, args.simulations, args.trajectories) < 1:
         parser.error("--cases, --seeds, --simulations and --trajectories take integers >= 1")
     try:
@@ -170,10 +208,11 @@ def main(argv: list[str] | None = None) -> int:
                 outcome = train(config, Path(scratch) / "train", progress=False)
                 schedule, energy = greedy_schedule(outcome.model, config)
                 gap = 100 * (energy / case["optimum_j"] - 1)
-                rows.append({"case": case["case"], "seed": seed, "schedules": case["schedules"],
+                rows.append({**settings_columns(args), "case": case["case"], "seed": seed, "schedules": case["schedules"],
                              "optimum": "-".join(map(str, case["optimum"])), "optimum_j": case["optimum_j"],
                              "greedy": "-".join(map(str, schedule)), "greedy_j": energy, "gap_pct": gap,
-                             "reached": schedule == case["optimum"], "training_s": time.perf_counter() - started})
+                             "reached": schedule == case["optimum"], "second_gap_pct": case["second_gap_pct"],
+                             "training_s": time.perf_counter() - started})
                 reached.append(rows[-1])
             hits = sum(row["reached"] for row in reached)
             gaps = ", ".join(f"{row['gap_pct']:.1f}" for row in reached if not row["reached"])
