@@ -5,8 +5,9 @@ page, with its own JavaScript inlined (`resources=INLINE`), so the file opens fr
 server and no network (a campaign's pages share one copy of it instead: shared_bokehjs.py); the
 only code of ours it runs is the level of detail's callbacks (a zoom shows the rectangles in view,
 and redraws the series at the view's resolution: report_series.py). Bokeh rather than Plotly: its
-WebGL backend draws tens of thousands of rectangles smoothly, its figures share a time axis
-by sharing one range object, and it writes a single file with nothing to fetch.
+canvas draws the tens of thousands of rectangles of a view smoothly (its WebGL, the many points
+of the start-time scatter), its figures share a time axis by sharing one range object, and it
+writes a single file with nothing to fetch.
 
 The page, per run (named by its label, e.g. `joulesim report --label`, else its prefix), on one
 time axis shared by every run (zoom one, the others follow), in days and hours since the start
@@ -214,14 +215,17 @@ def _time_range(runs: list[RunOutputs]):
 
 
 def _time_figure(time_range, height: int, y_label: str, tools: str = "xpan,xwheel_zoom,box_zoom,reset,save",
-                 webgl: bool = False, start_time: float | None = None):
-    """A figure on the shared time axis. WebGL for the Gantt's rectangles only: lines of
-    hundreds of thousands of points drew 20-40 times slower in it than on the canvas in
-    headless Chromium's software WebGL (CEA-Curie's queue: 42 s to the first frame against 2 s)."""
+                 start_time: float | None = None):
+    """A figure on the shared time axis, drawn on the canvas, the Gantt too: lines of hundreds of
+    thousands of points drew 20-40 times slower in WebGL than on the canvas in headless
+    Chromium's software WebGL (CEA-Curie's queue: 42 s to the first frame against 2 s), and with
+    the level of detail a Gantt draws at most some tens of thousands of rectangles, which the
+    canvas drew 2-3 times faster than WebGL there (each WebGL frame is copied back into the page:
+    CEA-Curie's zooms 0.62-0.71 s in WebGL, 0.17-0.35 s on the canvas; BENCHMARKS.md)."""
     from bokeh.plotting import figure
 
     fig = figure(x_range=time_range, height=height, width=WIDTH, tools=tools, active_scroll="xwheel_zoom",
-                 output_backend="webgl" if webgl else "canvas", sizing_mode="stretch_width")
+                 output_backend="canvas", sizing_mode="stretch_width")
     time_axis.apply_time_axis(fig, start_time)
     fig.yaxis.axis_label = y_label
     fig.toolbar.logo = None
@@ -351,7 +355,7 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int, groups
         tooltips.append(("cost", "@cost{0.[000]} cents"))
     nb_machines = run.nb_machines
     top = max(nb_machines, int(highs.max(initial=0)) + 1)
-    fig = _time_figure(time_range, max(280, min(640, 40 + 12 * nb_machines)), _machine_axis_label(groups), webgl=True,
+    fig = _time_figure(time_range, max(280, min(640, 40 + 12 * nb_machines)), _machine_axis_label(groups),
                        start_time=start_time)
     fig.y_range.start, fig.y_range.end = -0.5, top - 0.5
     band_items = _power_band(fig, run, time_range, name)
