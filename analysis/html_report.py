@@ -427,14 +427,26 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int, groups
         raster = fig.image(image=[busy], x=0.0, y=-0.5, dw=span, dh=top, color_mapper=_busy_mapper(),
                            level="image", name=f"{name}_raster")
         renderer.visible = hatched.visible = False
+        titles = [fig.title.text + (f": how busy the machines are (darker: busier); zoom in to under "
+                                    f"{_span_text(detail)} for each job"),
+                  fig.title.text + f": each job in view (zoom out past {_span_text(detail)} for how busy the "
+                                   "machines are)"]
+        fig.title.text = titles[0]
         toggle = CustomJS(args={"exact": renderer, "raster": raster, "range": time_range, "detail": detail,
-                                "hatched": hatched, "sources": [[every, shown], [every_hatched, shown_hatched]]},
+                                "hatched": hatched, "sources": [[every, shown], [every_hatched, shown_hatched]],
+                                "title": fig.title, "titles": titles},
                           code=_SHOW_JOBS_IN_VIEW)
         time_range.js_on_change("start", toggle)
         time_range.js_on_change("end", toggle)
-        fig.title.text += (f": how busy the machines are (darker: busier); zoom in to under "
-                           f"{detail / 3600:,.1f} h for each job")
     return choice, fig
+
+
+def _span_text(seconds: float) -> str:
+    """A time span in the unit that reads best: days, hours, minutes or seconds."""
+    for unit, size in (("d", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= size:
+            return f"{seconds / size:,.1f} {unit}"
+    return f"{seconds:.3g} s"
 
 
 def _power_band(fig, run: RunOutputs, time_range, name: str) -> list[Any]:
@@ -522,6 +534,8 @@ const zoomed_in = range.end - range.start <= detail;
 exact.visible = zoomed_in;
 hatched.visible = zoomed_in;
 raster.visible = !zoomed_in;
+const wanted = zoomed_in ? titles[1] : titles[0];  // (the title says what is drawn now)
+if (title.text !== wanted) title.text = wanted;
 for (const [every, shown] of sources) {  // (the jobs, and the hatched overlay of the killed ones)
     if (!zoomed_in) {
         if (shown.get_length()) shown.data = Object.fromEntries(Object.keys(shown.data).map(k => [k, []]));

@@ -248,6 +248,9 @@ def test_a_large_gantt_opens_on_its_raster_and_shows_the_jobs_zoomed_in(runs, tm
                "Bokeh.documents[0].get_model_by_name(arguments[0] + '_raster').visible]")
     assert browser.execute_script(visible, f"{GANTT_NAME}_0") == [False, True]
     assert where["rows"] == 0 and where["every_rows"] == len(RunOutputs(runs["fcfs"]).allocation_runs()[0])
+    title = ("const doc = Bokeh.documents[0], renderer = doc.get_model_by_name(arguments[0]);"
+             "return [...doc.all_models].find(m => m.renderers && m.renderers.includes(renderer)).title.text;")
+    assert "how busy the machines are" in browser.execute_script(title, f"{GANTT_NAME}_0")
     screenshot(browser, "report_lod_raster.png")
     deadline = time.monotonic() + 20
     while browser.execute_script(visible, f"{GANTT_NAME}_0") != [True, False]:
@@ -256,6 +259,9 @@ def test_a_large_gantt_opens_on_its_raster_and_shows_the_jobs_zoomed_in(runs, tm
         assert time.monotonic() < deadline
         time.sleep(0.2)
     zoomed = browser.execute_script(LOCATE, f"{GANTT_NAME}_0", 0)
+    # the title says what is drawn now (it said "how busy" over the jobs themselves)
+    assert re.search(r": each job in view \(zoom out past [\d.,]+ (d|h|min|s) for how busy the machines are\)$",
+                     browser.execute_script(title, f"{GANTT_NAME}_0"))
     assert zoomed["end"] - zoomed["start"] <= (where["end"] - where["start"]) * 2 / where["every_rows"] * 1.000001
     assert 0 < zoomed["rows"] == zoomed["in_view"] < where["every_rows"], zoomed
     # the hatched overlay of the killed jobs follows: zoomed in on one, the overlay shows those in view
