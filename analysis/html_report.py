@@ -222,12 +222,15 @@ def _time_figure(time_range, height: int, y_label: str, tools: str = "xpan,xwhee
     the level of detail a Gantt draws at most some tens of thousands of rectangles, which the
     canvas drew 2-3 times faster than WebGL there (each WebGL frame is copied back into the page:
     CEA-Curie's zooms 0.62-0.71 s in WebGL, 0.17-0.35 s on the canvas; BENCHMARKS.md)."""
+    from bokeh.models import NumeralTickFormatter
     from bokeh.plotting import figure
 
     fig = figure(x_range=time_range, height=height, width=WIDTH, tools=tools, active_scroll="xwheel_zoom",
                  output_backend="canvas", sizing_mode="stretch_width")
     time_axis.apply_time_axis(fig, start_time)
     fig.yaxis.axis_label = y_label
+    # counts with thousands separated, never an exponent (CEA-Curie's queue read 2.000e+6 machines)
+    fig.yaxis.formatter = NumeralTickFormatter(format="0,0.[00]")
     fig.toolbar.logo = None
     return fig
 

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 SWF = Path(__file__).resolve().parents[2] / "shared" / "data" / "swf" / "CEA-Curie-2011-2.1-cln.swf.gz"
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 HOSTS = 93_312
 DRAWN = """
 const done = arguments[arguments.length - 1];
@@ -106,11 +107,15 @@ def browse(page: str) -> None:
         while not driver.execute_async_script(DRAWN):
             time.sleep(0.05)
         print(f"browser: first frame {time.perf_counter() - start:.1f} s after the load began")
+        ARTIFACTS.mkdir(exist_ok=True)  # (screenshots to look at, as the tests keep theirs)
+        driver.save_screenshot(str(ARTIFACTS / "report_curie_first_frame.png"))
         for factor in (0.5, 0.1, 0.01, 0.001):
             start = time.perf_counter()
             exact = driver.execute_async_script(ZOOM, factor)
             print(f"browser: zoom to {factor:g} of the view drawn in {time.perf_counter() - start:.2f} s "
                   f"({'rectangles' if exact else 'raster'})")
+        driver.save_screenshot(str(ARTIFACTS / "report_curie_zoomed.png"))
+        print(f"screenshots: {ARTIFACTS}/report_curie_first_frame.png, report_curie_zoomed.png")
     finally:
         driver.quit()
 

@@ -689,3 +689,15 @@ def test_the_free_machines_panel_holds_each_instant_s_free_machines_and_largest_
     scroll_to_plot_of(browser, names[0])
     screenshot(browser, "report_free_machines.png")
     assert errors_of(browser) == []
+
+
+def test_count_axes_separate_thousands_and_never_use_an_exponent(runs, tmp_path):
+    """Every time panel's y axis but those with their own units (utilisation, energy) reads counts
+    with thousands separated (CEA-Curie's queue in machines read 2.000e+6)."""
+    from bokeh.models import NumeralTickFormatter
+
+    from joulesim.analysis.html_report import _queues, _time_range
+
+    run = RunOutputs(runs["fcfs"])
+    for fig in _queues(run, _time_range([run]), 0):
+        assert isinstance(fig.yaxis[0].formatter, NumeralTickFormatter) and fig.yaxis[0].formatter.format == "0,0.[00]"
