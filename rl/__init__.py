@@ -8,9 +8,13 @@ The environment is also registered with Gymnasium as "joulesim/NodeScheduling-v0
 (gymnasium.make("joulesim/NodeScheduling-v0", platform=..., workload=...)).
 """
 
-import gymnasium
+from joulesim.rl import cpu_kernels
 
-from joulesim.rl.environment import OBJECTIVES, NodeSchedulingEnv
+cpu_kernels.pin()  # (before any module of this package imports torch: cpu_kernels.py says why)
+
+import gymnasium  # noqa: E402
+
+from joulesim.rl.environment import OBJECTIVES, NodeSchedulingEnv  # noqa: E402
 
 __all__ = ["NodeSchedulingEnv", "OBJECTIVES"]
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from joulesim.inputs.input_error import InputError
 from joulesim.inputs.output_file import non_regular_kind, write_whole
+from joulesim.rl import cpu_kernels
 from joulesim.rl.environment import NodeSchedulingEnv
 from joulesim.rl.training_config import TrainingConfig
 
@@ -58,7 +59,8 @@ def model_metadata(config: TrainingConfig, env: NodeSchedulingEnv) -> dict[str, 
             "wait_interval": env.wait_interval, "per_step": env.per_step, "max_waits": env.max_waits,
             "objective": env.objective,
             "platform": os.path.basename(env.platform.source), "node_names": [n.name for n in env.platform.nodes.nodes],
-            "seed": config.seed, "simulations": config.simulations, "trajectories": config.trajectories}
+            "seed": config.seed, "simulations": config.simulations, "trajectories": config.trajectories,
+            "cpu_kernels": cpu_kernels.capability()}  # (a model depends on them: cpu_kernels.py)
 
 
 def prepare_output_folder(out_dir: str, checkpoints: bool) -> None:

@@ -178,6 +178,11 @@ def test_cli_train_and_evaluate_end_to_end(tmp_path, two_nodes):
     assert done.returncode == 0, done.stderr
     assert "trained 3 simulation(s)" in done.stdout
     assert (tmp_path / "out" / "model.pt").is_file() and (tmp_path / "out" / "training.png").is_file()
+    from joulesim.rl import cpu_kernels
+    from joulesim.rl.model_file import load_agent
+
+    _, metadata = load_agent(str(tmp_path / "out" / "model.pt"))  # (torch's kernels: AVX2 wherever the CPU has them)
+    assert metadata["cpu_kernels"] == ("AVX2" if cpu_kernels.cpu_has_avx2() else cpu_kernels.capability())
     done = subprocess.run(command + ["rl", "evaluate", str(tmp_path / "out" / "model.pt"), "-p", two_nodes[0],
                                      "-w", two_nodes[1], "--runs", "3", "-o", str(tmp_path / "runs.csv")],
                           capture_output=True, text=True, timeout=300)
@@ -411,3 +416,31 @@ def test_known_optimum_summary_counts_each_variant_s_reached_seeds_per_case(tmp_
         "| 0.01 | 4 | 0 | 200 | 2/3 | 0/3 | **2/6** |",
         "| 0.003 | 8 | 0.01 | 800 | 3/3 | 1/3 | **4/6** |",
         "| the next-best schedule, % above the optimum | | | | 11.4 | 1.6 | |"]
+
+
+def test_torch_kernels_are_pinned_to_avx2_unless_chosen_torch_came_first_or_the_cpu_lacks_it(tmp_path):
+    """cpu_kernels.pin: ATEN_CPU_CAPABILITY=avx2 when unset, torch not yet imported and the CPU has
+    AVX2 (read from cpuinfo's flags); nothing otherwise. A fresh process that imports joulesim.rl
+    runs torch's AVX2 kernels on a CPU with AVX2, and the kernels a user sets otherwise."""
+    from joulesim.rl.cpu_kernels import cpu_has_avx2, pin
+
+    environ: dict[str, str] = {}
+    assert pin(environ, {}, has_avx2=True) == "avx2" and environ == {"ATEN_CPU_CAPABILITY": "avx2"}
+    for environ, modules, has in (({"ATEN_CPU_CAPABILITY": "default"}, {}, True), ({}, {"torch": object()}, True),
+                                  ({}, {}, False)):
+        before = dict(environ)
+        assert pin(environ, modules, has_avx2=has) is None and environ == before
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n")
+    assert cpu_has_avx2(str(info))
+    info.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx avx512f\n")
+    assert not cpu_has_avx2(str(info)) and not cpu_has_avx2(str(tmp_path / "absent"))
+    script = "import joulesim.rl; from joulesim.rl import cpu_kernels; print(cpu_kernels.capability())"
+    env = {key: value for key, value in os.environ.items() if key != "ATEN_CPU_CAPABILITY"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    if cpu_has_avx2():
+        assert done.stdout.strip() == "AVX2"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          env={**env, "ATEN_CPU_CAPABILITY": "default"})
+    assert done.stdout.strip() == "DEFAULT", done.stderr
