@@ -361,9 +361,15 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int, groups
     fig = _time_figure(time_range, max(280, min(640, 40 + 12 * nb_machines)), _machine_axis_label(groups),
                        start_time=start_time)
     fig.y_range.start, fig.y_range.end = -0.5, top - 0.5
-    band_items = _power_band(fig, run, time_range, name)
+    band_items, band = _power_band(fig, run, time_range, name)
     every = ColumnDataSource(data, name=f"{name}_all")
-    detailed = rows.size > exact_rectangles
+    # (the power band's spans count too: a large run with shutdown has hundreds of thousands)
+    detailed = rows.size + (0 if band is None else len(band.data_source.data["left"])) > exact_rectangles
+    lod_sources = []
+    if detailed and band is not None:  # zoomed out none of its spans, zoomed in those in view
+        every_band = band.data_source
+        band.data_source = ColumnDataSource({key: column[:0] for key, column in every_band.data.items()})
+        lod_sources.append([every_band, band.data_source])
     # With a level of detail the rectangles' renderer starts empty and gets the jobs of the view
     # once zoomed in (a browser then indexes and colours thousands of rectangles, not all).
     shown = ColumnDataSource({key: column[:0] for key, column in data.items()}) if detailed else every
@@ -436,7 +442,8 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int, groups
                                    "machines are)"]
         fig.title.text = titles[0]
         toggle = CustomJS(args={"exact": renderer, "raster": raster, "range": time_range, "detail": detail,
-                                "hatched": hatched, "sources": [[every, shown], [every_hatched, shown_hatched]],
+                                "hatched": hatched,
+                                "sources": [[every, shown], [every_hatched, shown_hatched], *lod_sources],
                                 "title": fig.title, "titles": titles},
                           code=_SHOW_JOBS_IN_VIEW)
         time_range.js_on_change("start", toggle)
@@ -452,28 +459,28 @@ def _span_text(seconds: float) -> str:
     return f"{seconds:.3g} s"
 
 
-def _power_band(fig, run: RunOutputs, time_range, name: str) -> list[Any]:
+def _power_band(fig, run: RunOutputs, time_range, name: str) -> tuple[list[Any], Any]:
     """Behind the jobs, each machine's power state over time (power_states.py), drawn light;
-    its legend items (the states the run had)."""
+    its legend items (the states the run had) and its renderer (None without power states)."""
     from bokeh.models import ColumnDataSource, LegendItem
     from bokeh.transform import linear_cmap
 
     spans = machine_power_spans(run, time_range.end)
     if spans is None:
-        return []
+        return [], None
     colours = [colour for _, colour in POWER_STATES]
     source = ColumnDataSource({"left": spans["left"], "right": spans["right"],
                                "bottom": (spans["first"] - 0.5).astype(np.float32),
                                "top": (spans["last"] + 0.5).astype(np.float32), "state": spans["state"]},
                               name=f"{name}_power_states")
-    fig.quad(source=source, left="left", right="right", bottom="bottom", top="top", line_color=None,
+    band = fig.quad(source=source, left="left", right="right", bottom="bottom", top="top", line_color=None,
                     fill_color=linear_cmap("state", colours, -0.5, len(colours) - 0.5), fill_alpha=0.45,
                     level="underlay")
     present = sorted(set(spans["state"].tolist()))
     # (legend items of stand-ins: an item of the band itself would scan its rows)
     return [LegendItem(label=f"machine {POWER_STATES[state][0]}", renderers=[
             fig.quad(left=[math.nan], right=[math.nan], bottom=[math.nan], top=[math.nan],
-                     fill_color=POWER_STATES[state][1], fill_alpha=0.45, line_color=None)]) for state in present]
+                     fill_color=POWER_STATES[state][1], fill_alpha=0.45, line_color=None)]) for state in present], band
 
 
 def _cut_at_groups(rows: np.ndarray, lows: np.ndarray, highs: np.ndarray, ranges: list[tuple[str, int, int]]):

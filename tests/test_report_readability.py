@@ -229,6 +229,41 @@ def test_the_gantt_draws_each_machine_s_power_state_behind_the_jobs(runs, tmp_pa
     assert errors_of(browser) == []
 
 
+@needs_browser
+def test_a_large_gantt_draws_the_power_states_of_the_view_only(runs, tmp_path, browser):
+    """With the level of detail on (its threshold brought down to 3 rectangles, the band's spans
+    counted), zoomed out the band draws none of its spans; zoomed in, exactly those that overlap
+    the view (from the band's every span, as the jobs)."""
+    run = RunOutputs(runs["shutdown"])
+    path = write_report([run], str(tmp_path / "lod_band.html"), exact_rectangles=3)
+    open_page(browser, path, f"{GANTT_NAME}_0")
+    name = f"{GANTT_NAME}_0_power_states"
+    drawn = """
+        const doc = Bokeh.documents[0];
+        const every = doc.get_model_by_name(arguments[0]);
+        const band = [...doc.all_models].find(m => m.glyph && m.level === 'underlay' && m.data_source &&
+                                              m.data_source !== every && m.data_source.data.state);
+        const plot = [...doc.all_models].find(m => m.x_range && m.renderers && m.renderers.includes(band));
+        if (arguments[1] !== null) plot.x_range.setv({start: arguments[1], end: arguments[2]});
+        const x = plot.x_range;
+        const in_view = Array.from(every.data.left).map((l, i) => [l, every.data.right[i], every.data.state[i]])
+            .filter(([l, r]) => l <= x.end && r >= x.start);
+        const shown = Array.from(band.data_source.data.left).map((l, i) => [l, band.data_source.data.right[i],
+                                                                            band.data_source.data.state[i]]);
+        return [shown, in_view, every.data.left.length];"""
+    shown, _, total = browser.execute_script(drawn, name, None, None)
+    assert shown == [] and total > 3
+    every = sources(browser, name)[name]
+    middle = (every["left"][1] + every["right"][1]) / 2
+    browser.execute_script(drawn, name, middle - 0.5, middle + 0.5)  # (a second: under the threshold)
+    deadline = time.monotonic() + 10
+    while not (now := browser.execute_script(drawn, name, None, None))[0]:
+        assert time.monotonic() < deadline, now
+        time.sleep(0.1)
+    assert sorted(map(tuple, now[0])) == sorted(map(tuple, now[1])) and 0 < len(now[0]) < total
+    assert errors_of(browser) == []
+
+
 # ---------------------------------------------------------------------- 3. time axis, units
 # The Gantt's time axis: the ticks of a view [start, end] and their labels, as the page makes them.
 AXIS = """
