@@ -69,13 +69,15 @@ SUMMARY_NAME = "summary"  # the metrics table
 # A job that did not complete successfully is hatched, whatever colours the Gantt.
 UNSUCCESSFUL_STATES = ("COMPLETED_KILLED", "COMPLETED_WALLTIME_REACHED", "COMPLETED_FAILED")
 JOB_COLOURING = "job (neighbours differ)"
+# Every categorical colour of the page from Okabe and Ito's colour-blind-safe palette (the job
+# colouring's, job_colouring.PALETTE), or grey: states told apart by hue and lightness alike.
 STATE_COLORS = {
-    "COMPLETED_SUCCESSFULLY": "#4c9be8", "COMPLETED_KILLED": "#e8734c", "COMPLETED_WALLTIME_REACHED": "#e8b64c",
-    "COMPLETED_FAILED": "#c0392b", "REJECTED": "#999999",
+    "COMPLETED_SUCCESSFULLY": "#0072B2", "COMPLETED_KILLED": "#D55E00", "COMPLETED_WALLTIME_REACHED": "#E69F00",
+    "COMPLETED_FAILED": "#CC79A7", "REJECTED": "#999999",
 }
-MACHINE_STATE_COLUMNS = [("nb_computing", "computing", "#4c9be8"), ("nb_idle", "idle", "#a6d96a"),
-                         ("nb_switching_on", "switching on", "#fdae61"),
-                         ("nb_switching_off", "switching off", "#f46d43"), ("nb_sleeping", "sleeping", "#bababa")]
+MACHINE_STATE_COLUMNS = [("nb_computing", "computing", "#0072B2"), ("nb_idle", "idle", "#009E73"),
+                         ("nb_switching_on", "switching on", "#E69F00"),
+                         ("nb_switching_off", "switching off", "#D55E00"), ("nb_sleeping", "sleeping", "#999999")]
 # Above this many rectangles, a Gantt opens on a raster of RASTER_ROWS x RASTER_COLUMNS cells.
 EXACT_RECTANGLES = 20_000
 RASTER_ROWS, RASTER_COLUMNS = 600, 1600

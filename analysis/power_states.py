@@ -23,8 +23,8 @@ from joulesim.analysis.run_outputs import DamagedOutputError, RunOutputs, parse_
 
 ON, SWITCHING_ON, SWITCHING_OFF, ASLEEP = range(4)
 # (name in the legend, colour: those of the machine states figure, drawn light behind the jobs)
-STATES = (("on (idle where no job)", "#a6d96a"), ("switching on", "#fdae61"), ("switching off", "#f46d43"),
-          ("asleep / off", "#9e9e9e"))
+STATES = (("on (idle where no job)", "#009E73"), ("switching on", "#E69F00"), ("switching off", "#D55E00"),
+          ("asleep / off", "#999999"))  # (Okabe and Ito's colour-blind-safe colours, drawn light under the jobs)
 _FIX = "rerun the simulation with -E to rewrite it"
 
 

@@ -736,3 +736,14 @@ def test_count_axes_separate_thousands_and_never_use_an_exponent(runs, tmp_path)
     run = RunOutputs(runs["fcfs"])
     for fig in _queues(run, _time_range([run]), 0):
         assert isinstance(fig.yaxis[0].formatter, NumeralTickFormatter) and fig.yaxis[0].formatter.format == "0,0.[00]"
+
+
+def test_every_categorical_colour_is_colour_blind_safe():
+    """The job colouring's, the final states', the machine states', the power band's and the runs'
+    colours are all Okabe and Ito's (or grey, for rejected jobs and sleeping machines)."""
+    from joulesim.analysis.html_report import MACHINE_STATE_COLUMNS, RUN_COLOURS, SHIFT_CLASSES, STATE_COLORS
+
+    okabe_ito = {"#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"}
+    used = {*PALETTE, *STATE_COLORS.values(), *(c for _, _, c in MACHINE_STATE_COLUMNS), *(c for _, c in POWER_STATES),
+            *RUN_COLOURS, *(c for _, c in SHIFT_CLASSES)}
+    assert {c.upper() for c in used} - okabe_ito <= {"#999999", "#BBBBBB"}, used
