@@ -444,3 +444,14 @@ def test_torch_kernels_are_pinned_to_avx2_unless_chosen_torch_came_first_or_the_
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
                           env={**env, "ATEN_CPU_CAPABILITY": "default"})
     assert done.stdout.strip() == "DEFAULT", done.stderr
+
+
+def test_the_committed_known_optimum_table_is_what_its_rows_give():
+    """experiments/rl_energy/results/known_optimum/summary.md is --summarise of the CSVs beside it
+    (in the order the README's commands make them)."""
+    from experiments.rl_energy.known_optimum import summary_table
+
+    folder = EXPERIMENTS / "results" / "known_optimum"
+    names = ["tiny_case_settings.csv", "lr0.003_8_episodes.csv", "lr0.003_8_episodes_entropy0.01.csv"]
+    assert sorted(path.name for path in folder.glob("*.csv")) == sorted(names)
+    assert (folder / "summary.md").read_text() == summary_table([folder / name for name in names]) + "\n"
