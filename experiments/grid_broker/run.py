@@ -7,8 +7,8 @@ joulesim campaign over the stream density (jobs/day, equal steps from 500) and P
     python -m experiments.grid_broker.run --no-readme   # leave README.md alone
     python -m experiments.grid_broker.run --records-only  # commit what a stopped campaign finished
 
-The paper's grid is about 5 core-hours (an instance takes about 7.5 s at the middle density,
-5,300 jobs/day, on the project's machine; the cost grows with the density). Its records are
+The paper's grid is about 4 core-hours (an instance takes about 5.5 s at 5,660 jobs/day on the
+project's machine, and the cost grows with the density: BENCHMARKS.md). Its records are
 committed (results/fig3_instances.jsonl): a run restores them first, so a campaign stopped
 mid-way, whose finished instances were committed with --records-only, resumes where it stopped.
 
