@@ -26,8 +26,8 @@ or in UTC dates when the start is known (time_axis.py):
 - queue length (jobs submitted and not started), the queue in requested resources (machines
   asked for by the waiting jobs), utilisation (computing / machines), and fragmentation (free
   machines and the largest block of contiguous ones: free_slots.py), each in its own panel;
-- on a priced platform, each cluster's electricity cost over the run (and each job's in the
-  Gantt's hover).
+- on a priced platform, each cluster's electricity cost over time and over the run (and each
+  job's in the Gantt's hover).
 Then the distributions of waiting time, run time, bounded slowdown and job size, each as a
 histogram (log bins where they span decades; each run an outline of its own colour) beside its
 CDF, the summary metrics (one row per run) and, with several runs, each job's start compared
@@ -246,7 +246,7 @@ def _time_figures(run: RunOutputs, time_range, index: int, exact_rectangles: int
                *_queues(run, time_range, index, start_time),
                _utilisation(run, time_range, changes, index, start_time),
                _free_slots(run, time_range, index, start_time),
-               _cluster_costs(run))
+               _cost_over_time(run, time_range, index, start_time), _cluster_costs(run))
     return [fig for fig in figures if fig is not None]
 
 
@@ -703,6 +703,36 @@ def _cluster_costs(run: RunOutputs):
         "energy": clusters["energy_joules"].to_numpy(dtype=float)}))
     fig.add_tools(HoverTool(renderers=[bars], tooltips=[("cluster", "@name"), ("energy", "@energy{0.[00]} J"),
                                                         ("cost", "@cost{0.[000]} cents")]))
+    fig.y_range.start = 0.0
+    return fig
+
+
+def _cost_over_time(run: RunOutputs, time_range, index: int, start_time: float | None = None):
+    """On a priced platform, each cluster's electricity cost since the start over time, from
+    PREFIX_energy_cost_trace.csv (its rows are the exact corners: linear between them)."""
+    from bokeh.models import ColumnDataSource, Legend, LegendItem
+
+    trace = run.energy_cost_trace
+    if trace is None or len(trace) == 0:
+        return None
+    times = trace["time"].to_numpy(dtype=float)
+    clusters = [column for column in trace.columns if column != "time"]
+    columns = {f"c{k}": trace[name].to_numpy(dtype=float) for k, name in enumerate(clusters)}
+    every = ColumnDataSource({"time": times, **columns})
+    fig = _time_figure(time_range, 240, "cost (cents)", start_time=start_time)
+    fig.title.text = "cost over time: each cluster's electricity cost since the start (cents)"
+    items = []
+    # (Okabe and Ito's colours, dashed after the first eight)
+    lines = [(colour, dash) for dash in ("solid", "dashed") for colour in (*RUN_COLOURS, "#F0E442")]
+    for k, name in enumerate(clusters):
+        shown = _step_series(time_range, times, {f"c{k}": columns[f"c{k}"]}, "curve", every,
+                             f"{SERIES_NAME}_cost_{index}_{k}")
+        colour, dash = lines[k % len(lines)]
+        items.append(LegendItem(label=name, renderers=[fig.line("x", f"c{k}", source=shown, color=colour,
+                                                                 line_dash=dash, line_width=2)]))
+    legend = Legend(items=items, orientation="horizontal")
+    fig.add_layout(legend, "above")
+    fig.legend.ncols = 5
     fig.y_range.start = 0.0
     return fig
 

@@ -10,6 +10,7 @@ way from the texts of those files.
 
 from __future__ import annotations
 
+import csv
 import io
 import math
 import os
@@ -359,6 +360,21 @@ class RunOutputs:
         """`PREFIX_energy_cost.csv` (a platform with prices, energy on), or None."""
         return self._optional("energy_cost", ENERGY_COST_REQUIRED, ["energy_joules", "cost_cents"],
                               ["kind", "name"])
+
+    @property
+    def energy_cost_trace(self) -> pd.DataFrame | None:
+        """`PREFIX_energy_cost_trace.csv` (a priced platform, energy on: each cluster's cost in
+        cents since time 0, a column each, at every change), or None (also for a run of an
+        older joulesim, which did not write it)."""
+        if "energy_cost_trace" not in self._cache and self.has("energy_cost_trace"):
+            if self._texts is not None:
+                header = self._texts["energy_cost_trace"].split("\n", 1)[0]
+            else:
+                with open(self.path("energy_cost_trace"), newline="") as handle:
+                    header = handle.readline()
+            columns = next(csv.reader([header]), [])
+            self._cache["energy_cost_trace"] = self._read("energy_cost_trace", ["time"], columns or ["time"], [])
+        return self._cache.get("energy_cost_trace")
 
     def allocation_runs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Contiguous host ranges of every started job: arrays (job row, first host, last host).

@@ -478,3 +478,24 @@ def test_a_priced_run_shows_each_cluster_s_cost_and_each_job_s(tmp_path):
         assert cost == jobs[f"w0!{job_id}"]
     html = Path(write_report([run], str(tmp_path / "priced.html"))).read_text()
     assert "electricity cost per cluster" in html and "cents" in html
+    # cost over time: PREFIX_energy_cost_trace.csv, a column per cluster (platform order), each
+    # cluster's cost since time 0 at every change (non-decreasing), to the end of the run; over
+    # the window of PREFIX_energy_cost.csv (first submission to last job end) it adds up to that
+    # file's cluster rows; the page draws its rows (few enough to be drawn as they are)
+    trace = run.energy_cost_trace
+    names = clusters["name"].tolist()
+    assert trace.columns.tolist() == ["time", *names]
+    times = trace["time"].to_numpy()
+    assert times[0] == 0.0 and np.all(np.diff(times) > 0) and times[-1] == pytest.approx(run.schedule["makespan"])
+    assert all(np.all(np.diff(trace[name].to_numpy()) >= 0) for name in names)
+    # (the jobs file prints times to the microsecond; the trace's rows are at the exact instants)
+    first, last = (int(np.argmin(np.abs(times - t))) for t in (run.jobs["submission_time"].min(),
+                                                                 run.jobs["finish_time"].max()))
+    assert abs(times[last] - run.jobs["finish_time"].max()) < 1e-5
+    for name, cost in zip(names, clusters["cost_cents"]):
+        assert trace[name].iloc[last] - trace[name].iloc[first] == pytest.approx(cost, rel=1e-12, abs=1e-12)
+    over_time = next(f for f in figures if getattr(getattr(f, "title", None), "text", "").startswith("cost over time"))
+    drawn = {r.data_source.name: r.data_source.data for r in over_time.renderers if r.data_source.name}
+    for k, name in enumerate(names):
+        assert drawn[f"{SERIES_NAME}_cost_0_{k}"]["x"].tolist() == times.tolist()
+        assert drawn[f"{SERIES_NAME}_cost_0_{k}"][f"c{k}"].tolist() == trace[name].tolist()

@@ -19,6 +19,12 @@ cluster (platform order) with the energy and cost over the window of Batsim's co
 (first job submission to last job end), one `job` row per finished job (in the order they
 finished; name `workload!id`, energy as `consumed_energy` in the jobs output), and a `total`
 row (the sum of the clusters). Cost = joules / 3.6e6 x cents per kWh.
+
+`PREFIX_energy_cost_trace.csv` (joulesim's, not Batsim's), columns `time` and one per cluster
+(platform order): each cluster's cost in cents since time 0 at every instant the power or the
+price of some cluster changed, and at the end. Between two rows a cluster's power and price are
+constant, so its cost grows linearly: the rows are the exact corners of the cost over time
+(the report draws it).
 """
 
 from __future__ import annotations
@@ -144,6 +150,7 @@ class PricedEnergyMeter(EnergyMeter):
         self._window_start: tuple[list[float], list[float]] | None = None
         self._window_end: tuple[list[float], list[float]] | None = None
         self.job_rows: list[tuple[str, float, float]] = []  # (job id, joules, joules x cents/kWh)
+        self.trace: list[tuple[float, ...]] = [(0.0, *([0.0] * count))]  # (time, each cluster's joules x cents/kWh)
 
     # ------------------------------------------------------------------ integration
     def _advance(self, now: float) -> None:
@@ -155,6 +162,8 @@ class PricedEnergyMeter(EnergyMeter):
                     joules = power * elapsed
                     self._c_energy[c].add(joules)
                     self._c_cost[c].add(joules * prices[c])
+            # (the corners of the cost over time: what follows may change a power or a price)
+            self.trace.append((now, *(cost.value for cost in self._c_cost)))
         super()._advance(now)
 
     def _refresh_cluster(self, c: int) -> None:
@@ -279,6 +288,14 @@ class PricedEnergyMeter(EnergyMeter):
             rows.append(("job", job_id, joules, cost / JOULES_PER_KWH))
         rows.append(("total", "all", math.fsum(energies), math.fsum(costs)))
         return rows
+
+    def write_trace(self, out: TextIO, now: float) -> None:
+        """Write PREFIX_energy_cost_trace.csv, up to `now` (the end of the simulation)."""
+        self._advance(now)
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["time", *(tariff.name for tariff in self.plan.tariffs)])
+        for row in self.trace:
+            writer.writerow([repr(row[0]), *(repr(value / JOULES_PER_KWH) for value in row[1:])])
 
     def write(self, out: TextIO) -> float:
         """Write PREFIX_energy_cost.csv; returns the total cost (cents), its last row's."""

@@ -403,6 +403,10 @@ class Simulation(EventSources, JobLifecycle):
                 cost_total = self.energy.write(cost_file)
                 if not isinstance(cost_file, io.StringIO):  # a buffer's text is read below
                     cost_file.close()
+                trace_file = self._open_output("energy_cost_trace")
+                self.energy.write_trace(trace_file, self.env.now)
+                if not isinstance(trace_file, io.StringIO):
+                    trace_file.close()
             texts = {name: buffer.getvalue() for name, buffer in self._buffers.items()}
         node_model = f"{self.hierarchy.model}, idle power {self.config.idle_power}" if self.hierarchy else ""
         not_delays = 0

@@ -19,7 +19,7 @@ from joulesim.inputs.output_file import non_regular_kind
 
 #: Every output a run may write, in the order they are opened and listed.
 ALL_OUTPUT_NAMES = ("jobs", "schedule", "machine_states", "consumed_energy", "pstate_changes", "energy_cost",
-                    "schedule_trace")
+                    "energy_cost_trace", "schedule_trace")
 # The outputs whose file is not PREFIX_<name>.csv.
 _FILE_NAMES = {"schedule_trace": "schedule.trace"}  # Batsim's Pajé trace
 
@@ -34,7 +34,7 @@ def output_names(energy: bool = False, cost: bool = False, machine_states: bool 
     if energy:
         names += ["consumed_energy", "pstate_changes"]
         if cost:  # a platform with prices (simulator/energy/energy_cost.py)
-            names.append("energy_cost")
+            names += ["energy_cost", "energy_cost_trace"]
     if schedule_trace:
         names.append("schedule_trace")
     return names
