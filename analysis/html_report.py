@@ -407,8 +407,9 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int, groups
         always.append(LegendItem(label="hatched: killed, failed or walltime reached", renderers=[
             fig.quad(left=[math.nan], right=[math.nan], bottom=[math.nan], top=[math.nan], fill_color="#ffffff",
                      line_color="#000000", hatch_pattern="/", hatch_color="#000000", hatch_scale=8)]))
-    fig.add_layout(Legend(items=[item for group in items.values() for item in group] + always + band_items,
-                          orientation="horizontal"), "above")  # (not over the jobs)
+    legend = Legend(items=[item for group in items.values() for item in group] + always + band_items,
+                    orientation="horizontal", name=f"{name}_legend")
+    fig.add_layout(legend, "above")  # (not over the jobs)
     fig.legend.ncols = 3  # (wrapped: a long row would widen the page)
     formatters = {f"@{column}": CustomJSHover(args={"names": names}, code="return names[value];")
                   for column, names in names_of.items()}
@@ -437,14 +438,15 @@ def _gantt(run: RunOutputs, time_range, name: str, exact_rectangles: int, groups
         busy = _busy_raster(start, finish, lows, highs, span, top)
         raster = fig.image(image=[busy], x=0.0, y=-0.5, dw=span, dh=top, color_mapper=_busy_mapper(),
                            level="image", name=f"{name}_raster")
-        renderer.visible = hatched.visible = False
+        # (zoomed out, the legend's colours, hatching and power states are not what is drawn)
+        renderer.visible = hatched.visible = legend.visible = False
         titles = [fig.title.text + (f": how busy the machines are (darker: busier); zoom in to under "
                                     f"{_span_text(detail)} for each job"),
                   fig.title.text + f": each job in view (zoom out past {_span_text(detail)} for how busy the "
                                    "machines are)"]
         fig.title.text = titles[0]
         toggle = CustomJS(args={"exact": renderer, "raster": raster, "range": time_range, "detail": detail,
-                                "hatched": hatched,
+                                "hatched": hatched, "legend": legend,
                                 "sources": [[every, shown], [every_hatched, shown_hatched], *lod_sources],
                                 "title": fig.title, "titles": titles},
                           code=_SHOW_JOBS_IN_VIEW)
@@ -546,6 +548,7 @@ const zoomed_in = range.end - range.start <= detail;
 exact.visible = zoomed_in;
 hatched.visible = zoomed_in;
 raster.visible = !zoomed_in;
+legend.visible = zoomed_in;  // (its items are the jobs', the hatching's and the power states')
 const wanted = zoomed_in ? titles[1] : titles[0];  // (the title says what is drawn now)
 if (title.text !== wanted) title.text = wanted;
 for (const [every, shown] of sources) {  // (the jobs, and the hatched overlay of the killed ones)

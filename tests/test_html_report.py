@@ -251,6 +251,8 @@ def test_a_large_gantt_opens_on_its_raster_and_shows_the_jobs_zoomed_in(runs, tm
     title = ("const doc = Bokeh.documents[0], renderer = doc.get_model_by_name(arguments[0]);"
              "return [...doc.all_models].find(m => m.renderers && m.renderers.includes(renderer)).title.text;")
     assert "how busy the machines are" in browser.execute_script(title, f"{GANTT_NAME}_0")
+    legend = "return Bokeh.documents[0].get_model_by_name(arguments[0] + '_legend').visible;"
+    assert browser.execute_script(legend, f"{GANTT_NAME}_0") is False  # (the raster has no job colours)
     screenshot(browser, "report_lod_raster.png")
     deadline = time.monotonic() + 20
     while browser.execute_script(visible, f"{GANTT_NAME}_0") != [True, False]:
@@ -262,6 +264,7 @@ def test_a_large_gantt_opens_on_its_raster_and_shows_the_jobs_zoomed_in(runs, tm
     # the title says what is drawn now (it said "how busy" over the jobs themselves)
     assert re.search(r": each job in view \(zoom out past [\d.,]+ (d|h|min|s) for how busy the machines are\)$",
                      browser.execute_script(title, f"{GANTT_NAME}_0"))
+    assert browser.execute_script(legend, f"{GANTT_NAME}_0") is True
     assert zoomed["end"] - zoomed["start"] <= (where["end"] - where["start"]) * 2 / where["every_rows"] * 1.000001
     assert 0 < zoomed["rows"] == zoomed["in_view"] < where["every_rows"], zoomed
     # the hatched overlay of the killed jobs follows: zoomed in on one, the overlay shows those in view
