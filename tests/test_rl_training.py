@@ -455,3 +455,14 @@ def test_the_committed_known_optimum_table_is_what_its_rows_give():
     names = ["tiny_case_settings.csv", "lr0.003_8_episodes.csv", "lr0.003_8_episodes_entropy0.01.csv"]
     assert sorted(path.name for path in folder.glob("*.csv")) == sorted(names)
     assert (folder / "summary.md").read_text() == summary_table([folder / name for name in names]) + "\n"
+
+
+def test_known_optimum_only_trains_on_named_drawn_cases(capsys):
+    """--only keeps the named cases of those drawn (the same draw as always); a name not drawn
+    is one usage error naming the cases that were."""
+    from experiments.rl_energy.known_optimum import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--cases", "1", "--only", "draw_999", "--seeds", "1", "--simulations", "1"])
+    assert stop.value.code == 2
+    assert "--only draw_999: not among the 1 cases drawn (draw_002)" in capsys.readouterr().err

@@ -182,6 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--actor-lr", type=float, default=0.01, help="default 0.01, the tiny-case tests'")
     parser.add_argument("--entropy", type=float, default=0.0, help="entropy bonus (default 0)")
     parser.add_argument("--trajectories", type=int, default=4, help="episodes per training simulation (default 4)")
+    parser.add_argument("--only", nargs="+", metavar="CASE",
+                        help="train on these of the drawn cases only (e.g. draw_010 draw_012: the same cases, drawn "
+                             "as always)")
     parser.add_argument("--out", type=Path, help="write the rows as CSV here")
     parser.add_argument("--summarise", type=Path, nargs="+", metavar="CSV",
                         help="print the markdown table of these runs' CSVs (a row per variant) and stop")
@@ -199,6 +202,12 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         cases = draw_cases(args.cases, Path(scratch) / "cases")
+        if args.only:
+            unknown = sorted(set(args.only) - {case["case"] for case in cases})
+            if unknown:
+                parser.error(f"--only {' '.join(unknown)}: not among the {args.cases} cases drawn "
+                             f"({', '.join(case['case'] for case in cases)})")
+            cases = [case for case in cases if case["case"] in args.only]
         for case in cases:
             reached = []
             for seed in range(args.seeds):
