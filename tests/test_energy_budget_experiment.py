@@ -76,3 +76,31 @@ def test_the_baseline_of_section_6_5_6():
     script = load_script()
     assert script.baseline(0.8, 100) == pytest.approx(0.8)
     assert script.baseline(0.8, 30) == pytest.approx(0.8 * (3 / 7 * 0.3 + 4 / 7))
+
+
+def test_the_campaign_resumes_from_committed_records_and_writes_them_back(tmp_path, monkeypatch):
+    """run() restores the committed records into the results folder before the campaign runs (so
+    the runner skips those instances), and writes every finished record back after it."""
+    import json
+
+    from experiments.energy_budget import run as eb
+    from joulesim.campaign import runner
+
+    records = tmp_path / "records.jsonl"
+    records.write_text(json.dumps({"id": "aaa", "status": "ok", "platform_source": "/x/curie_taurus.json"}) + "\n")
+    out = tmp_path / "out"
+    seen = []
+
+    class Summary:
+        failed, wall_time, nb_run, nb_instances = [], 1.0, 1, 2
+
+    def fake_campaign(study, folder, workers=None, where=None):
+        seen.append(sorted(path.name for path in (Path(folder) / "instances").glob("*.json")))
+        (Path(folder) / "instances" / "bbb.json").write_text(json.dumps({"id": "bbb", "status": "ok"}))
+        return Summary()
+
+    monkeypatch.setattr(runner, "run_campaign", fake_campaign)
+    eb.run(out, full=True, workers=1, records=records)
+    assert seen == [["aaa.json"]]  # (restored before the campaign ran)
+    assert [json.loads(line)["id"] for line in records.read_text().splitlines()] == ["aaa", "bbb"]
+    assert json.loads(records.read_text().splitlines()[0])["platform_source"] == "curie_taurus.json"

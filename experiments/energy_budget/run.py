@@ -21,10 +21,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from experiments.campaign_records import restore_records, save_records
+
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
 CAMPAIGN = HERE / "campaign.toml"
 DEFAULT_OUT = REPO_ROOT / "out" / "energy_budget"  # /out/ is git-ignored
+# The campaign's finished instances, committed: it spans sessions (experiments/campaign_records.py).
+RECORDS = HERE / "results" / "instances.jsonl"
 SHARED_SWF = REPO_ROOT.parent / "shared" / "data" / "swf"
 TRACES = {"curie": ("CEA-Curie-2011-2.1-cln.swf.gz", 80640), "sdsc-blue": ("SDSC-BLUE-2000-4.2-cln.swf.gz", 1152)}
 #: The default subset: every SDSC-BLUE week, the two Curie weeks of highest offered load.
@@ -61,9 +65,13 @@ def select_weeks(count: int = 10) -> dict[str, list[int]]:
     return weeks
 
 
-def run(out: Path, full: bool, workers: int | None, quick: bool = False) -> None:
+def run(out: Path, full: bool, workers: int | None, quick: bool = False, records: Path | None = None) -> None:
+    """Run the campaign (the subset, --full or --quick) into `out`, resuming from `records` (the
+    committed records: experiments/campaign_records.py) and writing them back as parts finish."""
     from joulesim.campaign.runner import run_campaign
 
+    if records is not None:
+        print(f"{restore_records(records, out)} finished instance(s) restored from {records}", flush=True)
     summaries = []
     if quick:  # every configuration on one SDSC-BLUE week
         study = tomllib.loads(CAMPAIGN.read_text())
@@ -75,6 +83,8 @@ def run(out: Path, full: bool, workers: int | None, quick: bool = False) -> None
     else:  # the two parts of the subset, into the same results folder
         for part in ({"workload": ["sdsc-blue"]}, {"workload": ["curie"], "week": DEFAULT_CURIE_WEEKS}):
             summaries.append(run_campaign(str(CAMPAIGN), str(out), workers=workers, where=part))
+    if records is not None:
+        save_records(out, records)
     failed = sum(len(s.failed) for s in summaries)
     wall = sum(s.wall_time for s in summaries)
     ran = sum(s.nb_run for s in summaries)
@@ -253,7 +263,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: the cores)")
     parser.add_argument("--analyze-only", action="store_true", help="analyze the results already in --out")
     parser.add_argument("--select-weeks", action="store_true", help="print the weeks of highest load and exit")
+    parser.add_argument("--records", type=Path, default=None,
+                        help=f"the committed records (default {RECORDS.relative_to(HERE)}; none for --quick)")
+    parser.add_argument("--records-only", action="store_true",
+                        help="write the finished instances' records of --out to --records and stop")
     args = parser.parse_args(argv)
+    records = args.records if args.records is not None else None if args.quick else RECORDS
+    if args.records_only:
+        if records is None:
+            parser.error("--records-only needs --records FILE with --quick")
+        print(f"{save_records(args.out, records)} finished instance(s) of {args.out} written to {records}")
+        return 0
     if not args.analyze_only and not SHARED_SWF.is_dir():
         print(f"run.py: the traces are read from {SHARED_SWF} (../shared/data beside the checkout), which is "
               "absent; nothing to run", file=sys.stderr)
@@ -263,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: weeks = {weeks}")
         return 0
     if not args.analyze_only:
-        run(args.out, args.full, args.workers, args.quick)
+        run(args.out, args.full, args.workers, args.quick, records)
     analyze(args.out)
     return 0
 

@@ -32,6 +32,7 @@ import pandas as pd
 
 from experiments.grid_broker import make_platform
 from experiments.grid_energy import run as grid_energy
+from experiments.campaign_records import restore_records, save_records
 from experiments.readme_results import replace_results
 
 HERE = Path(__file__).resolve().parent
@@ -235,47 +236,6 @@ def markdown(fig: pd.DataFrame, days: float, wall: float | None, nb_instances: i
 # ---------------------------------------------------------------- committed records
 def records_file(name: str) -> Path:
     return RESULTS / f"{name}_instances.jsonl"
-
-
-def restore_records(records: Path, results_dir: Path) -> int:
-    """Write each committed record whose instance has none in `results_dir` (as the campaign's
-    store writes them): the campaign then skips it. Returns how many were restored."""
-    import orjson
-
-    if not records.exists():
-        return 0
-    instances = results_dir / "instances"
-    instances.mkdir(parents=True, exist_ok=True)
-    restored = 0
-    for number, line in enumerate(records.read_bytes().splitlines(), start=1):
-        try:
-            record = orjson.loads(line)
-            target = instances / f"{record['id']}.json"
-        except (orjson.JSONDecodeError, KeyError, TypeError):
-            raise SystemExit(f"{records}: line {number} is not an instance record (a JSON object with an id): "
-                             f"restore the file from git") from None
-        if not target.exists():
-            target.write_bytes(orjson.dumps(record, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
-            restored += 1
-    return restored
-
-
-def save_records(results_dir: Path, records: Path) -> int:
-    """Every finished ("ok") record of `results_dir`, one compact line each, sorted by id (the
-    same records give the same bytes), into `records`; the platform named by its file name (the
-    folder is the machine's). Returns how many."""
-    import orjson
-
-    lines = []
-    for path in sorted((results_dir / "instances").glob("*.json")):
-        record = orjson.loads(path.read_bytes())
-        if record.get("status") != "ok":
-            continue
-        record["platform_source"] = Path(str(record.get("platform_source", ""))).name
-        lines.append(orjson.dumps(record, option=orjson.OPT_SORT_KEYS))
-    records.parent.mkdir(parents=True, exist_ok=True)
-    records.write_bytes(b"".join(line + b"\n" for line in lines))
-    return len(lines)
 
 
 # ---------------------------------------------------------------- main
