@@ -411,11 +411,11 @@ def test_known_optimum_summary_counts_each_variant_s_reached_seeds_per_case(tmp_
     pd.DataFrame(rows(50, 4, 0.01, 0.0, [[True, False, True], [False, False, False]])).to_csv(tmp_path / "a.csv")
     pd.DataFrame(rows(100, 8, 0.003, 0.01, [[True, True, True], [True, False, False]])).to_csv(tmp_path / "b.csv")
     assert summary_table([tmp_path / "a.csv", tmp_path / "b.csv"]).splitlines() == [
-        "| actor lr | episodes per update | entropy | episodes | draw_002 | draw_010 | all cases |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
-        "| 0.01 | 4 | 0 | 200 | 2/3 | 0/3 | **2/6** |",
-        "| 0.003 | 8 | 0.01 | 800 | 3/3 | 1/3 | **4/6** |",
-        "| the next-best schedule, % above the optimum | | | | 11.4 | 1.6 | |"]
+        "| actor lr | episodes per update | entropy | episodes | requested time | draw_002 | draw_010 | all cases |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| 0.01 | 4 | 0 | 200 | constant | 2/3 | 0/3 | **2/6** |",
+        "| 0.003 | 8 | 0.01 | 800 | constant | 3/3 | 1/3 | **4/6** |",
+        "| the next-best schedule, % above the optimum | | | | | 11.4 | 1.6 | |"]
 
 
 def test_torch_kernels_are_pinned_to_avx2_unless_chosen_torch_came_first_or_the_cpu_lacks_it(tmp_path):
@@ -467,3 +467,20 @@ def test_known_optimum_only_trains_on_named_drawn_cases(capsys):
         main(["--cases", "1", "--only", "draw_999", "--seeds", "1", "--simulations", "1"])
     assert stop.value.code == 2
     assert "--only draw_999: not among the 1 cases drawn (draw_002)" in capsys.readouterr().err
+
+
+def test_known_optimum_requests_in_proportion_to_work_keep_the_cases_and_their_optima(tmp_path):
+    """--requests work: each job requests time in proportion to its operations (so the
+    observation tells jobs apart), never less than it runs: the same cases are drawn, with the
+    same schedules' energies and optima as with the constant 100 s."""
+    import json
+
+    from experiments.rl_energy.known_optimum import draw_cases
+
+    constant, work = draw_cases(2, tmp_path / "c"), draw_cases(2, tmp_path / "w", "work")
+    for a, b in zip(constant, work):
+        assert (a["case"], a["optimum"], a["optimum_j"], a["schedules"]) == (b["case"], b["optimum"], b["optimum_j"],
+                                                                           b["schedules"])
+        profiles = json.loads(Path(b["workload"]).read_text())["profiles"]
+        requests = [profiles[f"P{k}"]["req_time"] for k in range(4)]
+        assert [r / ops for r, (_, ops) in zip(requests, b["jobs"])] == pytest.approx([1e-9] * 4, rel=0.02)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import tempfile
 import time
@@ -45,8 +46,19 @@ def _processor(clock: float, static: float, dynamic: float) -> dict:
             "dc": 25000, "dd": 10}
 
 
-def write_case(folder: Path, nodes: list[tuple[float, float, float]], jobs: list[tuple[float, float]]
-               ) -> tuple[str, str]:
+#: How a case's jobs request time (the observation's "requested time" column): "constant", every
+#: job 100 s (the study's committed results: nothing then tells a big job from a small one), or
+#: "work", in proportion to the job's operations (as a user's request would be), twice what its
+#: four cores take at the slowest clock so that no job outlives its request.
+REQUESTS = ("constant", "work")
+
+
+def requested_time(ops: float, rule: str) -> float:
+    return 100.0 if rule == "constant" else math.ceil(2 * ops / (4 * min(CLOCKS) * 1e9))
+
+
+def write_case(folder: Path, nodes: list[tuple[float, float, float]], jobs: list[tuple[float, float]],
+               requests: str = "constant") -> tuple[str, str]:
     """Platform and workload files of a case: nodes (clock, static W, dynamic W), jobs (subtime, ops)."""
     folder.mkdir(parents=True, exist_ok=True)
     names = [f"n{i}" for i in range(len(nodes))]
@@ -54,7 +66,8 @@ def write_case(folder: Path, nodes: list[tuple[float, float, float]], jobs: list
         {"id": "c0", "nodes": [{"type": name, "number": 1} for name in names]}]}},
         "node": {name: {"id": name, "processors": [{"type": f"{name}p", "number": 1}]} for name in names},
         "processor": {f"{name}p": _processor(*node) for name, node in zip(names, nodes)}}
-    workload = {"profiles": {f"P{k}": {"req_ops": int(ops), "ipc": 1, "req_time": 100, "mem": 0, "mem_vol": 0}
+    workload = {"profiles": {f"P{k}": {"req_ops": int(ops), "ipc": 1, "req_time": requested_time(ops, requests),
+                                       "mem": 0, "mem_vol": 0}
                              for k, (_, ops) in enumerate(jobs)},
                 "jobs": [{"id": f"J{k}", "subtime": subtime, "res": 4, "profile": f"P{k}"}
                          for k, (subtime, _) in enumerate(jobs)]}
@@ -99,8 +112,9 @@ def every_schedule(config) -> dict[tuple[int, ...], float]:
     return energies
 
 
-def draw_cases(count: int, folder: Path) -> list[dict]:
-    """The first `count` cases of the generator whose optimum is unique and uses two nodes or more."""
+def draw_cases(count: int, folder: Path, requests: str = "constant") -> list[dict]:
+    """The first `count` cases of the generator whose optimum is unique and uses two nodes or more
+    (`requests`: REQUESTS; the draw is the same either way)."""
     rng = np.random.default_rng(CASE_SEED)
     cases: list[dict] = []
     drawn = 0
@@ -110,7 +124,7 @@ def draw_cases(count: int, folder: Path) -> list[dict]:
                  for _ in range(3)]
         arrivals = np.concatenate([[0], np.cumsum(rng.choice(GAPS_S, 3))]).tolist()
         jobs = [(float(t), float(rng.choice(OPERATIONS))) for t in arrivals]
-        platform, workload = write_case(folder / f"draw_{drawn:03d}", nodes, jobs)
+        platform, workload = write_case(folder / f"draw_{drawn:03d}", nodes, jobs, requests)
         energies = every_schedule(settings(platform, workload, 0, 1, 0.01, 0.0))
         best = min(energies.values())
         optima = [schedule for schedule, energy in energies.items() if energy == best]
@@ -141,7 +155,7 @@ def greedy_schedule(model: str, config) -> tuple[tuple[int, ...], float]:
 
 
 #: The settings a row of the CSV records (the variant it belongs to).
-SETTINGS = ("simulations", "trajectories", "actor_lr", "entropy")
+SETTINGS = ("simulations", "trajectories", "actor_lr", "entropy", "requests")
 
 
 def settings_columns(args: argparse.Namespace) -> dict:
@@ -154,21 +168,24 @@ def summary_table(csv_paths: list[Path]) -> str:
     import pandas as pd
 
     frame = pd.concat([pd.read_csv(path) for path in csv_paths], ignore_index=True)
+    if "requests" not in frame.columns:
+        frame["requests"] = "constant"  # (rows written before the option: every job requested 100 s)
+    frame["requests"] = frame["requests"].fillna("constant")
     cases = list(dict.fromkeys(frame["case"]))
-    head = (["actor lr", "episodes per update", "entropy", "episodes"] + [f"{case}" for case in cases]
+    head = (["actor lr", "episodes per update", "entropy", "episodes", "requested time"] + [f"{case}" for case in cases]
             + ["all cases"])
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for settings, rows in frame.groupby(list(SETTINGS), sort=False):
-        simulations, trajectories, lr, entropy = settings
+        simulations, trajectories, lr, entropy, requests = settings
         per_case = rows.groupby("case", sort=False)["reached"].agg(["sum", "count"])
-        cells = [f"{lr:g}", f"{trajectories}", f"{entropy:g}", f"{simulations * trajectories:,}"]
+        cells = [f"{lr:g}", f"{trajectories}", f"{entropy:g}", f"{simulations * trajectories:,}", requests]
         cells += [f"{int(per_case.at[case, 'sum'])}/{int(per_case.at[case, 'count'])}" if case in per_case.index
                   else "-" for case in cases]
         cells.append(f"**{int(rows['reached'].sum())}/{len(rows)}**")
         lines.append("| " + " | ".join(cells) + " |")
     if "second_gap_pct" in frame.columns:  # (how far the next-best schedule is: near ties are the hard cases)
         gaps = frame.groupby("case", sort=False)["second_gap_pct"].first()
-        lines.append("| the next-best schedule, % above the optimum | | | | "
+        lines.append("| the next-best schedule, % above the optimum | | | | | "
                      + " | ".join(f"{gaps[case]:.1f}" for case in cases) + " | |")
     return "\n".join(lines)
 
@@ -185,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", metavar="CASE",
                         help="train on these of the drawn cases only (e.g. draw_010 draw_012: the same cases, drawn "
                              "as always)")
+    parser.add_argument("--requests", choices=REQUESTS, default="constant",
+                        help="jobs' requested time: 100 s each (default) or in proportion to their work")
     parser.add_argument("--out", type=Path, help="write the rows as CSV here")
     parser.add_argument("--summarise", type=Path, nargs="+", metavar="CSV",
                         help="print the markdown table of these runs' CSVs (a row per variant) and stop")
@@ -201,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
-        cases = draw_cases(args.cases, Path(scratch) / "cases")
+        cases = draw_cases(args.cases, Path(scratch) / "cases", args.requests)
         if args.only:
             unknown = sorted(set(args.only) - {case["case"] for case in cases})
             if unknown:
