@@ -411,11 +411,12 @@ def test_known_optimum_summary_counts_each_variant_s_reached_seeds_per_case(tmp_
     pd.DataFrame(rows(50, 4, 0.01, 0.0, [[True, False, True], [False, False, False]])).to_csv(tmp_path / "a.csv")
     pd.DataFrame(rows(100, 8, 0.003, 0.01, [[True, True, True], [True, False, False]])).to_csv(tmp_path / "b.csv")
     assert summary_table([tmp_path / "a.csv", tmp_path / "b.csv"]).splitlines() == [
-        "| actor lr | episodes per update | entropy | episodes | requested time | draw_002 | draw_010 | all cases |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
-        "| 0.01 | 4 | 0 | 200 | constant | 2/3 | 0/3 | **2/6** |",
-        "| 0.003 | 8 | 0.01 | 800 | constant | 3/3 | 1/3 | **4/6** |",
-        "| the next-best schedule, % above the optimum | | | | | 11.4 | 1.6 | |"]
+        "| actor lr | episodes per update | entropy | episodes | requested time | normalisation | draw_002 | draw_010 "
+        "| all cases |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| 0.01 | 4 | 0 | 200 | constant | columns | 2/3 | 0/3 | **2/6** |",
+        "| 0.003 | 8 | 0.01 | 800 | constant | columns | 3/3 | 1/3 | **4/6** |",
+        "| the next-best schedule, % above the optimum | | | | | | 11.4 | 1.6 | |"]
 
 
 def test_torch_kernels_are_pinned_to_avx2_unless_chosen_torch_came_first_or_the_cpu_lacks_it(tmp_path):

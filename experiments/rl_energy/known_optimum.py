@@ -77,11 +77,13 @@ def write_case(folder: Path, nodes: list[tuple[float, float, float]], jobs: list
 
 
 def settings(platform: str, workload: str, seed: int, simulations: int, actor_lr: float, entropy: float,
-             trajectories: int = 4):
-    """The tiny-case settings of tests/test_rl_learning.py, with the budget and rates given."""
+             trajectories: int = 4, normalisation: str = "columns"):
+    """The tiny-case settings of tests/test_rl_learning.py, with the budget, rates and the
+    observation's normalisation given."""
     from joulesim.rl.training_config import config_from_dict
 
-    return config_from_dict({"environment": {"platform": platform, "workload": workload},
+    return config_from_dict({"environment": {"platform": platform, "workload": workload,
+                                             "normalisation": normalisation},
                              "training": {"simulations": simulations, "trajectories": trajectories, "seed": seed},
                              "ppo": {"minibatch_size": 8, "epochs": 8, "actor_lr": actor_lr, "critic_lr": 0.01,
                                      "entropy": entropy}},
@@ -155,7 +157,7 @@ def greedy_schedule(model: str, config) -> tuple[tuple[int, ...], float]:
 
 
 #: The settings a row of the CSV records (the variant it belongs to).
-SETTINGS = ("simulations", "trajectories", "actor_lr", "entropy", "requests")
+SETTINGS = ("simulations", "trajectories", "actor_lr", "entropy", "requests", "normalisation")
 
 
 def settings_columns(args: argparse.Namespace) -> dict:
@@ -171,21 +173,25 @@ def summary_table(csv_paths: list[Path]) -> str:
     if "requests" not in frame.columns:
         frame["requests"] = "constant"  # (rows written before the option: every job requested 100 s)
     frame["requests"] = frame["requests"].fillna("constant")
+    if "normalisation" not in frame.columns:
+        frame["normalisation"] = "columns"  # (rows written before the option)
+    frame["normalisation"] = frame["normalisation"].fillna("columns")
     cases = list(dict.fromkeys(frame["case"]))
-    head = (["actor lr", "episodes per update", "entropy", "episodes", "requested time"] + [f"{case}" for case in cases]
-            + ["all cases"])
+    head = (["actor lr", "episodes per update", "entropy", "episodes", "requested time", "normalisation"]
+            + [f"{case}" for case in cases] + ["all cases"])
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for settings, rows in frame.groupby(list(SETTINGS), sort=False):
-        simulations, trajectories, lr, entropy, requests = settings
+        simulations, trajectories, lr, entropy, requests, normalisation = settings
         per_case = rows.groupby("case", sort=False)["reached"].agg(["sum", "count"])
-        cells = [f"{lr:g}", f"{trajectories}", f"{entropy:g}", f"{simulations * trajectories:,}", requests]
+        cells = [f"{lr:g}", f"{trajectories}", f"{entropy:g}", f"{simulations * trajectories:,}", requests,
+                 normalisation]
         cells += [f"{int(per_case.at[case, 'sum'])}/{int(per_case.at[case, 'count'])}" if case in per_case.index
                   else "-" for case in cases]
         cells.append(f"**{int(rows['reached'].sum())}/{len(rows)}**")
         lines.append("| " + " | ".join(cells) + " |")
     if "second_gap_pct" in frame.columns:  # (how far the next-best schedule is: near ties are the hard cases)
         gaps = frame.groupby("case", sort=False)["second_gap_pct"].first()
-        lines.append("| the next-best schedule, % above the optimum | | | | | "
+        lines.append("| the next-best schedule, % above the optimum | | | | | | "
                      + " | ".join(f"{gaps[case]:.1f}" for case in cases) + " | |")
     return "\n".join(lines)
 
@@ -202,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", metavar="CASE",
                         help="train on these of the drawn cases only (e.g. draw_010 draw_012: the same cases, drawn "
                              "as always)")
+    parser.add_argument("--normalisation", choices=("columns", "matrix"), default="columns",
+                        help="the observation's scaling (the environment's option; default columns)")
     parser.add_argument("--requests", choices=REQUESTS, default="constant",
                         help="jobs' requested time: 100 s each (default) or in proportion to their work")
     parser.add_argument("--out", type=Path, help="write the rows as CSV here")
@@ -231,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
             reached = []
             for seed in range(args.seeds):
                 config = settings(case["platform"], case["workload"], seed, args.simulations, args.actor_lr,
-                                  args.entropy, args.trajectories)
+                                  args.entropy, args.trajectories, args.normalisation)
                 started = time.perf_counter()
                 outcome = train(config, Path(scratch) / "train", progress=False)
                 schedule, energy = greedy_schedule(outcome.model, config)
