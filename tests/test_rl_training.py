@@ -455,7 +455,8 @@ def test_the_committed_known_optimum_table_is_what_its_rows_give():
     folder = EXPERIMENTS / "results" / "known_optimum"
     names = ["tiny_case_settings.csv", "lr0.003_8_episodes.csv", "lr0.003_8_episodes_entropy0.01.csv",
              "lr0.003_8_episodes_entropy0.01_near_ties_1200_episodes.csv",
-             "lr0.003_8_episodes_entropy0.01_requests_work.csv"]
+             "lr0.003_8_episodes_entropy0.01_requests_work.csv",
+             "lr0.003_8_episodes_entropy0.01_requests_work_matrix.csv"]
     assert sorted(path.name for path in folder.glob("*.csv")) == sorted(names)
     assert (folder / "summary.md").read_text() == summary_table([folder / name for name in names]) + "\n"
 
