@@ -10,26 +10,66 @@ digests, so a record is reused only for the same instance on the same inputs.
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import orjson
 
 
+def add_arguments(parser: argparse.ArgumentParser, default: str) -> None:
+    """--records FILE and --records-only, as every campaign experiment takes them (`default`: the
+    committed file, said in the help)."""
+    parser.add_argument("--records", type=Path, default=None,
+                        help=f"the committed records (default {default}; none for --quick)")
+    parser.add_argument("--records-only", action="store_true",
+                        help="write the finished instances' records to --records and stop (a campaign stopped "
+                             "mid-way keeps what it did)")
+
+
+def chosen_records(args: argparse.Namespace, default: Path) -> Path | None:
+    """The records file of this run: --records, else `default`, but none for a --quick run (its
+    small campaign is not committed)."""
+    return args.records if args.records is not None else None if args.quick else default
+
+
+def write_records_only(parser: argparse.ArgumentParser, results_dir: Path, records: Path | None) -> int:
+    """--records-only: write the finished records of `results_dir` and say how many (nothing
+    else is written: a campaign may be running from the same files)."""
+    if records is None:
+        parser.error("--records-only needs --records FILE with --quick")
+    held = save_records(results_dir, records)
+    print(f"{records} holds {held} finished instance(s) (those of {results_dir} added)")
+    return 0
+
+
+def committed(records: Path) -> list[dict]:
+    """The records of the committed file (none when it does not exist yet)."""
+    if not records.exists():
+        return []
+    found = []
+    for number, line in enumerate(records.read_bytes().splitlines(), start=1):
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            record = None
+        if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+            raise SystemExit(f"{records}: line {number} is not an instance record (a JSON object with an id): "
+                             f"restore the file from git")
+        found.append(record)
+    return found
+
+
 def restore_records(records: Path, results_dir: Path) -> int:
     """Write each committed record whose instance has none in `results_dir` (as the campaign's
     store writes them): the campaign then skips it. Returns how many were restored."""
-    if not records.exists():
+    found = committed(records)
+    if not found:
         return 0
     instances = results_dir / "instances"
     instances.mkdir(parents=True, exist_ok=True)
     restored = 0
-    for number, line in enumerate(records.read_bytes().splitlines(), start=1):
-        try:
-            record = orjson.loads(line)
-            target = instances / f"{record['id']}.json"
-        except (orjson.JSONDecodeError, KeyError, TypeError):
-            raise SystemExit(f"{records}: line {number} is not an instance record (a JSON object with an id): "
-                             f"restore the file from git") from None
+    for record in found:
+        target = instances / f"{record['id']}.json"
         if not target.exists():
             target.write_bytes(orjson.dumps(record, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
             restored += 1
@@ -37,16 +77,18 @@ def restore_records(records: Path, results_dir: Path) -> int:
 
 
 def save_records(results_dir: Path, records: Path) -> int:
-    """Every finished ("ok") record of `results_dir`, one compact line each, sorted by id (the
-    same records give the same bytes), into `records`; the platform named by its file name (the
-    folder is the machine's). Returns how many."""
-    lines = []
+    """Every finished ("ok") record of `results_dir` added to those already committed (a record
+    is never lost: --records-only from a folder that lacks some keeps them), one compact line
+    each, sorted by id (the same records give the same bytes), into `records`; the platform named
+    by its file name (the folder is the machine's). Returns how many the file holds."""
+    by_id = {record["id"]: record for record in committed(records)}
     for path in sorted((results_dir / "instances").glob("*.json")):
         record = orjson.loads(path.read_bytes())
         if record.get("status") != "ok":
             continue
         record["platform_source"] = Path(str(record.get("platform_source", ""))).name
-        lines.append(orjson.dumps(record, option=orjson.OPT_SORT_KEYS))
+        by_id[record["id"]] = record
     records.parent.mkdir(parents=True, exist_ok=True)
-    records.write_bytes(b"".join(line + b"\n" for line in lines))
-    return len(lines)
+    records.write_bytes(b"".join(orjson.dumps(by_id[key], option=orjson.OPT_SORT_KEYS) + b"\n"
+                                 for key in sorted(by_id)))
+    return len(by_id)

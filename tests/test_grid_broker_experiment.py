@@ -175,6 +175,8 @@ def test_committed_records_let_a_new_checkout_resume_and_rerun_nothing(gb, tmp_p
     assert gb.main(["--quick", "--out", str(second), "--no-readme", "--records", str(records), "--workers", "1"]) == 0
     assert (second / "fig3_quick.csv").read_bytes() == (first / "fig3_quick.csv").read_bytes()
     assert records.read_bytes().splitlines() == lines
+    # written from a folder that lacks them (a fresh checkout's), the committed records stay
+    assert gb.save_records(tmp_path / "empty", records) == 12 and records.read_bytes().splitlines() == lines
     records.write_bytes(records.read_bytes() + b"{not json\n")
     with pytest.raises(SystemExit, match=r"records.jsonl: line 13 is not an instance record"):
         gb.restore_records(records, tmp_path / "third")

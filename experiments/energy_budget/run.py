@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from experiments import campaign_records
 from experiments.campaign_records import restore_records, save_records
 
 HERE = Path(__file__).resolve().parent
@@ -263,17 +264,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: the cores)")
     parser.add_argument("--analyze-only", action="store_true", help="analyze the results already in --out")
     parser.add_argument("--select-weeks", action="store_true", help="print the weeks of highest load and exit")
-    parser.add_argument("--records", type=Path, default=None,
-                        help=f"the committed records (default {RECORDS.relative_to(HERE)}; none for --quick)")
-    parser.add_argument("--records-only", action="store_true",
-                        help="write the finished instances' records of --out to --records and stop")
+    campaign_records.add_arguments(parser, str(RECORDS.relative_to(HERE)))
     args = parser.parse_args(argv)
-    records = args.records if args.records is not None else None if args.quick else RECORDS
+    records = campaign_records.chosen_records(args, RECORDS)
     if args.records_only:
-        if records is None:
-            parser.error("--records-only needs --records FILE with --quick")
-        print(f"{save_records(args.out, records)} finished instance(s) of {args.out} written to {records}")
-        return 0
+        return campaign_records.write_records_only(parser, args.out, records)
     if not args.analyze_only and not SHARED_SWF.is_dir():
         print(f"run.py: the traces are read from {SHARED_SWF} (../shared/data beside the checkout), which is "
               "absent; nothing to run", file=sys.stderr)

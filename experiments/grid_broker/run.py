@@ -32,17 +32,14 @@ import pandas as pd
 
 from experiments.grid_broker import make_platform
 from experiments.grid_energy import run as grid_energy
+from experiments import campaign_records
 from experiments.campaign_records import restore_records, save_records
 from experiments.readme_results import replace_results
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
 DEFAULT_OUT = REPO_ROOT / "out" / "grid_broker"  # /out/ is git-ignored
-# The campaign's records, committed (one JSON line per finished instance, by id): the campaign
-# takes hours on two cores, so a run restores them before it starts (finished instances are not
-# run again) and writes them back, and the figures are read from them. A session that stops
-# mid-campaign commits what finished (--records-only); the next one resumes from there.
-RESULTS = HERE / "results"
+RESULTS = HERE / "results"  # the campaign's committed records (experiments/campaign_records.py)
 
 # The paper's grid: densities from 500 jobs/day in equal steps (its points 620 and 3,140 are
 # 500 + 1 x 120 and 500 + 22 x 120), H_diff in 5-minute steps (its 8,700 and 9,000 are 29 and
@@ -253,11 +250,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="nodes of a cluster of relative size 1 (default: make_platform.py's)")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: the cores)")
     parser.add_argument("--no-readme", action="store_true")
-    parser.add_argument("--records", type=Path, default=None,
-                        help="the committed records (default results/NAME_instances.jsonl; none for --quick)")
-    parser.add_argument("--records-only", action="store_true",
-                        help="write the finished instances' records to --records and stop (a campaign stopped "
-                             "mid-way keeps what it did)")
+    campaign_records.add_arguments(parser, "results/NAME_instances.jsonl")
     parser.add_argument("--readme", type=Path, default=HERE / "README.md")
     args = parser.parse_args(argv)
     if min(args.density_step, args.h_diff_step, args.base_size or 1) < 1:
@@ -272,12 +265,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.quick and (args.density_step, args.h_diff_step) != (DENSITY_STEP, H_DIFF_STEP):
         name += f"_step{args.density_step}x{args.h_diff_step}"
     results_dir = args.out / f"{name}_results"
-    records = args.records if args.records is not None else None if args.quick else records_file(name)
-    if args.records_only:  # (nothing else written: a campaign may be running from these files)
-        if records is None:
-            parser.error("--records-only needs --records FILE with --quick")
-        print(f"{save_records(results_dir, records)} finished instance(s) of {results_dir} written to {records}")
-        return 0
+    records = campaign_records.chosen_records(args, records_file(name))
+    if args.records_only:
+        return campaign_records.write_records_only(parser, results_dir, records)
     doc = make_platform.platform(base)
     platform_file = "platform.json" if base == make_platform.BASE_SIZE else f"platform_base{base}.json"
     (args.out / platform_file).write_text(json.dumps(doc, indent=1) + "\n")
