@@ -404,6 +404,7 @@ def test_known_optimum_summary_counts_each_variant_s_reached_seeds_per_case(tmp_
 
     def rows(simulations, trajectories, lr, entropy, reached):
         return [{"simulations": simulations, "trajectories": trajectories, "actor_lr": lr, "entropy": entropy,
+                 "requests": "constant", "normalisation": "columns",
                  "case": case, "seed": seed, "reached": hit, "second_gap_pct": gap}
                 for (case, gap), hits in zip((("draw_002", 11.4), ("draw_010", 1.6)), reached)
                 for seed, hit in enumerate(hits)]

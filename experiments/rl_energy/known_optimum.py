@@ -170,12 +170,6 @@ def summary_table(csv_paths: list[Path]) -> str:
     import pandas as pd
 
     frame = pd.concat([pd.read_csv(path) for path in csv_paths], ignore_index=True)
-    if "requests" not in frame.columns:
-        frame["requests"] = "constant"  # (rows written before the option: every job requested 100 s)
-    frame["requests"] = frame["requests"].fillna("constant")
-    if "normalisation" not in frame.columns:
-        frame["normalisation"] = "columns"  # (rows written before the option)
-    frame["normalisation"] = frame["normalisation"].fillna("columns")
     cases = list(dict.fromkeys(frame["case"]))
     head = (["actor lr", "episodes per update", "entropy", "episodes", "requested time", "normalisation"]
             + [f"{case}" for case in cases] + ["all cases"])
