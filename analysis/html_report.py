@@ -713,7 +713,7 @@ def _cluster_costs(run: RunOutputs):
 def _cost_over_time(run: RunOutputs, time_range, index: int, start_time: float | None = None):
     """On a priced platform, each cluster's electricity cost since the start over time, from
     PREFIX_energy_cost_trace.csv (its rows are the exact corners: linear between them)."""
-    from bokeh.models import ColumnDataSource, Legend, LegendItem
+    from bokeh.models import ColumnDataSource
 
     trace = run.energy_cost_trace
     if trace is None or len(trace) == 0:
@@ -724,17 +724,14 @@ def _cost_over_time(run: RunOutputs, time_range, index: int, start_time: float |
     every = ColumnDataSource({"time": times, **columns})
     fig = _time_figure(time_range, 240, "cost (cents)", start_time=start_time)
     fig.title.text = "cost over time: each cluster's electricity cost since the start (cents)"
-    items = []
     # (Okabe and Ito's colours, dashed after the first eight)
     lines = [(colour, dash) for dash in ("solid", "dashed") for colour in (*RUN_COLOURS, "#F0E442")]
     for k, name in enumerate(clusters):
         shown = _step_series(time_range, times, {f"c{k}": columns[f"c{k}"]}, "curve", every,
                              f"{SERIES_NAME}_cost_{index}_{k}")
         colour, dash = lines[k % len(lines)]
-        items.append(LegendItem(label=name, renderers=[fig.line("x", f"c{k}", source=shown, color=colour,
-                                                                 line_dash=dash, line_width=2)]))
-    legend = Legend(items=items, orientation="horizontal")
-    fig.add_layout(legend, "above")
+        fig.line("x", f"c{k}", source=shown, color=colour, line_dash=dash, line_width=2, legend_label=name)
+    _legend_outside(fig)
     fig.legend.ncols = 5
     fig.y_range.start = 0.0
     return fig
@@ -841,7 +838,7 @@ def _utilisation(run: RunOutputs, time_range, changes, index: int, start_time: f
 def _free_slots(run: RunOutputs, time_range, index: int, start_time: float | None = None):
     """Fragmentation: the machines no job holds and the largest block of contiguous ones (the
     widest job that could start on contiguous machines), in one panel (one unit: machines)."""
-    from bokeh.models import ColumnDataSource, Legend, LegendItem
+    from bokeh.models import ColumnDataSource
 
     rows, lows, highs = run.allocation_runs()
     jobs = run.jobs
@@ -854,15 +851,13 @@ def _free_slots(run: RunOutputs, time_range, index: int, start_time: float | Non
     fig = _time_figure(time_range, 240, "machines", start_time=start_time)
     fig.title.text = ("free machines (held by no job) and the largest block of contiguous free machines"
                       + ("" if exact else f" (at {instants.size:,} evenly spaced instants)"))
-    items = []
     # (the block dashed over the free count: where they coincide, both show)
     for column, label, colour, dash in (("free", "free machines", "#009E73", "solid"),
                                         ("largest", "largest contiguous block", "#CC79A7", "dashed")):
         shown = _step_series(time_range, instants, {column: every.data[column]}, "line", every,
                              f"{SERIES_NAME}_{column}_machines_{index}")
-        items.append(LegendItem(label=label, renderers=[fig.line("x", column, source=shown, color=colour,
-                                                                 line_width=2, line_dash=dash)]))
-    fig.add_layout(Legend(items=items, orientation="horizontal"), "above")
+        fig.line("x", column, source=shown, color=colour, line_width=2, line_dash=dash, legend_label=label)
+    _legend_outside(fig)
     fig.y_range.start = 0.0
     return fig
 
