@@ -10,6 +10,7 @@ way from the texts of those files.
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
 import math
@@ -252,6 +253,12 @@ class RunOutputs:
     @property
     def name(self) -> str:
         return self.prefix if self._label is None else self._label
+
+    def labelled(self, label: str) -> "RunOutputs":
+        """The same run under another name, sharing the files already read (nothing read again)."""
+        other = copy.copy(self)
+        other._label = label
+        return other
 
     def path(self, kind: str) -> str:
         return f"{self.prefix}_{kind}.csv"

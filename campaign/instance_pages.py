@@ -120,8 +120,8 @@ def _write_comparisons(kept: pd.DataFrame, runs: dict, sources: dict, platforms:
             label = f"{inputs or 'the campaign'}: {len(chosen)} instances" + (
                 f" (part {part} of {-(-len(rows) // MAX_COMPARED)})" if len(rows) > MAX_COMPARED else "")
             # each run named by what differs within the group (decider and options)
-            named = [RunOutputs(runs[row].prefix, label=_described(kept, row, [p for p in parameters if p not in keys])
-                                or runs[row].name) for row in chosen]
+            named = [runs[row].labelled(_described(kept, row, [p for p in parameters if p not in keys])
+                                        or runs[row].name) for row in chosen]
             path = write_report(named, os.path.join(folder, f"group{number}_{part}.html"),
                                 title=label, groups=_groups(sources[chosen[0]], runs[chosen[0]], platforms),
                                 shared_js=shared_js)
