@@ -38,7 +38,8 @@ def test_the_campaign_file_pairs_one_stream_per_density_with_s_and_every_h_diff_
     assert len(instances) == 2 * (1 + 3)
     assert [w.label for w in parsed.workloads] == ["d500", "d620"]
     settings = dict(parsed.workloads[0].settings)
-    assert settings == {"jobs_per_day": 500, "days": 0.5, "nb_res": 20, "night_weight": 1.0, "compute_speed": 1e9}
+    assert settings == {"jobs_per_day": 500, "days": 0.5, "nb_res": 20, "night_weight": 1.0, "compute_speed": 1e9,
+                        "walltime_factor": 1.0}
     p = [i.parameters() for i in instances if i.parameters()["decider"] == "P"]
     assert sorted({row["option.h_diff"] for row in p}) == [0, 300, 600]
     assert all(row["option.algorithm"] == "P" and row["option.t_idle"] == 209.8 for row in p)
@@ -100,6 +101,10 @@ def test_campaign_results_carry_the_energy_cost_of_priced_platforms_only(gb, tmp
         single = joulesim.simulate(_two_clusters(), workload, "broker", options=options, energy=True).metrics
         assert row["energy_cost_cents"] == pytest.approx(single["energy_cost_cents"], rel=1e-12)
     # P at H_diff 0 still takes the cheaper cluster whenever the queues are even: it costs less
+    # The paper's h is the exact queued work: every job's walltime is its duration (grid-stream's
+    # default would double it), so each ends at its walltime having run its whole duration.
+    profiles = workload["profiles"]
+    assert workload["jobs"] and all(job["walltime"] == profiles[job["profile"]]["cpu"] / 1e9 for job in workload["jobs"])
     s, p = (table.set_index("decider").loc[d, "energy_cost_cents"] for d in ("S", "P"))
     assert p < s
     no_prices = _two_clusters()
@@ -180,3 +185,47 @@ def test_committed_records_let_a_new_checkout_resume_and_rerun_nothing(gb, tmp_p
     records.write_bytes(records.read_bytes() + b"{not json\n")
     with pytest.raises(SystemExit, match=r"records.jsonl: line 13 is not an instance record"):
         gb.restore_records(records, tmp_path / "third")
+
+
+def _write_records(path, savings, waits=lambda density, h: h / 10):
+    """Committed records of S and of P at H_diff 0-9,000: S costs 100 cents and waits 100 s at every
+    density; P saves `savings[density]` % from H_diff 2,000 (nothing below) and waits `waits` more."""
+    lines = []
+    for density, saving in savings.items():
+        rows = [("S", None, 100.0, 100.0)] + [("P", h, 100.0 + waits(density, h), 100.0 - (saving if h >= 2000 else 0.0))
+                                              for h in (0, 300, 600, 900, 1200, 2100, 3900, 8700, 9000)]
+        for decider, h, wait, cost in rows:
+            parameters = {"workload": f"d{density}", "decider": decider, "platform": "table2"}
+            if h is not None:
+                parameters["option.h_diff"] = h
+            lines.append(json.dumps({"id": f"{density}-{decider}-{h}", "parameters": parameters, "status": "ok",
+                                     "wall_time": 2.0, "metrics": {"mean_waiting_time": wait,
+                                                                   "energy_cost_cents": cost, "nb_jobs": 10}}))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_the_readme_figures_follow_the_committed_records(gb, tmp_path):
+    """Figures of README.md's prose from records whose savings and waits are set by hand: the bands'
+    mean savings, the density from which the saving stays under 3 %, the lowest density's ratio, the
+    trade-off per H_diff, the cells where P waits less, and the sensitivity rows of the records present."""
+    savings = {500: 50.0, 620: 40.0, 740: 30.0, 2060: 10.0, 3140: 2.5, 6020: 4.0, 7000: 1.0}
+    _write_records(tmp_path / "fig3_instances.jsonl", savings,
+                   waits=lambda density, h: -5.0 if (density, h) == (740, 600) else h / 10)
+    (tmp_path / "run.json").write_text(json.dumps({"command": "c", "date": "d", "commit": "x", "wall_s": 1.0,
+                                                   "cpu": "cpu", "cores": 2, "days": 1.0}))
+    block, figures = gb.readme_figures(tmp_path)
+    assert block.startswith("Measured by `run.py` (relative size 1 = 16 nodes, 1,393 in all): densities "
+                            "500-7,000 jobs/day (7 values)") and "70 simulations (2 min 20 s of simulation" in block
+    assert figures["band.500"] == "45.0 %" and figures["band.740"] == "30.0 %" and figures["band.2000"] == "10.0 %"
+    assert figures["band.3000"] == "2.5 %" and figures["band.6000"] == "2.5 %"
+    assert figures["under3.density"] == "7,000"  # not 3,140: the saving is back above 3 % at 6,020
+    assert figures["lowest.density"] == "500" and figures["lowest.ratio"] == "2.00" and figures["lowest.saving"] == "50 %"
+    assert figures["trade.wait.9000"] == "+900 s" and figures["trade.saving.2100"] == f"{sum(savings.values()) / 7:.1f} %"
+    assert figures["top.increase"] == "900 s" and figures["paper_point.wait"] == "900 s"
+    assert figures["paper_point.ratio"] == f"{100 / 60:.2f}" and figures["less.densities"] == "740"
+    assert figures["less.cells"] == "1" and figures["cheapest.name"] == "united states e"
+    assert figures["sensitivity"].count("\n") == 0 and figures["sensitivity"].startswith("| 16 (the default, full grid) | 1,393 |")
+    _write_records(tmp_path / "fig3_base32_step480x900_instances.jsonl", {500: 20.0, 2060: 8.0, 10100: 0.5})
+    rows = gb.readme_figures(tmp_path)[1]["sensitivity"].splitlines()
+    assert len(rows) == 2 and rows[1] == ("| 32 | 2,787 | 900 s (500, 9,000) | 1.25 (500, 2,100) | 1.25 | "
+                                          "8.0-8.0 %, mean 8.0 % | 0.5-0.5 % |")

@@ -6,11 +6,13 @@ joulesim campaign over the stream density (jobs/day, equal steps from 500) and P
     python -m experiments.grid_broker.run --quick       # 3 densities x 3 H_diff, a quarter day (seconds)
     python -m experiments.grid_broker.run --no-readme   # leave README.md alone
     python -m experiments.grid_broker.run --records-only  # commit what a stopped campaign finished
+    python -m experiments.grid_broker.run --readme-only   # README.md from the committed results/
 
-The paper's grid is about 4 core-hours (an instance takes about 5.5 s at 5,660 jobs/day on the
-project's machine, and the cost grows with the density: BENCHMARKS.md). Its records are
-committed (results/fig3_instances.jsonl): a run restores them first, so a campaign stopped
-mid-way, whose finished instances were committed with --records-only, resumes where it stopped.
+The paper's grid takes hours on two cores (the README says how long it took, from the
+records). Its records are committed (results/fig3_instances.jsonl): a run restores them first,
+so a campaign stopped mid-way, whose finished instances were committed with --records-only,
+resumes where it stopped. README.md's figures are written from those records and from
+results/run.json (where and how they were measured), never typed by hand.
 
 It writes OUT/platform.json (make_platform.py), OUT/fig3.toml (the campaign file) and runs it
 into OUT/fig3_results/ (resumable: an interrupted run continues where it stopped; the same
@@ -25,6 +27,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -34,7 +37,8 @@ from experiments.grid_broker import make_platform
 from experiments.grid_energy import run as grid_energy
 from experiments import campaign_records
 from experiments.campaign_records import restore_records, save_records
-from experiments.readme_results import replace_results
+from experiments.readme_results import replace_results, write_readme
+from experiments.run_record import duration_text, read_run_record, record_figures, write_run_record
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
@@ -48,7 +52,13 @@ DENSITY_START, DENSITY_STEP, DENSITY_STOP = 500, 120, 10_100
 H_DIFF_STEP, H_DIFF_STOP = 300, 9_000
 DAYS = 1.0
 SEED = 0
+# The sensitivity to the absolute size: the same script on a coarser grid, these base sizes.
+SENSITIVITY_BASES, SENSITIVITY_STEPS = (32, 48), (480, 900)
 HOST_SPEED = 1e9  # flop/s of every node (make_platform.py: "1Gf"): jobs load their nodes fully
+# Walltime = duration: the paper's h is the exact queued work (grid-stream's default is twice the
+# duration, so that a generated job completes under Batsim's rule; with 1 each job ends at its
+# walltime, as killed, having run its whole duration, as in grid_energy).
+WALLTIME_FACTOR = 1.0
 
 
 def densities(quick: bool, stop: int = DENSITY_STOP, step: int = DENSITY_STEP) -> list[int]:
@@ -70,7 +80,7 @@ def study_text(platform_file: str, density_list: list[int], h_list: list[int], d
     for density in density_list:
         lines += ["[[workloads]]", 'generator = "grid-stream"', f'name = "d{density}"', f"seeds = [{SEED}]",
                   f"parameters = {{jobs_per_day = {density}, days = {days}, nb_res = {nb_hosts}, "
-                  f"night_weight = 1.0, compute_speed = {HOST_SPEED:.0f}.0}}", ""]
+                  f"night_weight = 1.0, compute_speed = {HOST_SPEED:.0f}.0, walltime_factor = {WALLTIME_FACTOR}}}", ""]
     lines += ["[[deciders]]", 'name = "S"', 'decider = "broker"', f'options = {{algorithm = "S", t_idle = {t_idle!r}}}',
               "", "[[deciders]]", 'name = "P"', 'decider = "broker"',
               f'options = {{algorithm = "P", t_idle = {t_idle!r}}}',
@@ -211,14 +221,16 @@ def plot(fig: pd.DataFrame, path: Path) -> None:
     plt.close(figure)
 
 
-def markdown(fig: pd.DataFrame, days: float, wall: float | None, nb_instances: int, quick: bool,
-             base: int, nb_hosts: int) -> str:
+def markdown(fig: pd.DataFrame, days: float, nb_instances: int, quick: bool, base: int, nb_hosts: int,
+             seconds: float | None = None) -> str:
+    """The results block: the comparison with the paper and the trade-off per H_diff
+    (`seconds`: the simulations' summed time, when known)."""
     dens = sorted(fig["density"].unique())
     hs = sorted(fig["h_diff"].unique())
     lines = [f"Measured by `run.py{' --quick' if quick else ''}` (relative size 1 = {base} nodes, {nb_hosts:,} in all): densities {dens[0]:,}-{dens[-1]:,} jobs/day "
              f"({len(dens)} values), H_diff {hs[0]:,}-{hs[-1]:,} s ({len(hs)} values), {days:g} day(s) of a uniform "
              f"stream (seed {SEED}) per density, {nb_instances:,} simulations"
-             + (f" in {wall / 60:.1f} min ({nb_instances / wall:.2f} instances/s)." if wall else "."), "",
+             + (f" ({duration_text(seconds)} of simulation, summed over instances)." if seconds else "."), "",
              "| the paper says | paper | joulesim |", "|---|---|---|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in comparison(fig)]
     lines += ["", "Per H_diff, over all densities (the trade-off):", "",
@@ -230,9 +242,143 @@ def markdown(fig: pd.DataFrame, days: float, wall: float | None, nb_instances: i
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------- README.md from the results
+def _band(fig: pd.DataFrame, lo: int, hi: int | None) -> pd.DataFrame:
+    """The cells of densities lo..hi (hi None: no upper end) with H_diff >= 2,000, where the paper
+    says the cost no longer changes."""
+    rows = (fig["density"] >= lo) & (fig["h_diff"] >= 2000)
+    if hi is not None:
+        rows &= fig["density"] <= hi
+    return fig[rows]
+
+
+def sensitivity_rows(results: Path, fig: pd.DataFrame) -> list[str]:
+    """The sensitivity table to the absolute size: the default grid's row, then one per committed
+    coarser campaign of SENSITIVITY_BASES, then the paper's."""
+    rows = []
+    files = {base: results / records_file(campaign_name(False, base, *SENSITIVITY_STEPS)).name
+             for base in SENSITIVITY_BASES}
+    for base, frame in [(make_platform.BASE_SIZE, fig)] + [
+            (base, figure3(records_table(path))) for base, path in files.items() if path.exists()]:
+        nodes = sum(c["count"] for c in make_platform.platform(base)["clusters"])
+        top, best = _cell(frame, "wait_increase"), _cell(frame, "cost_ratio")
+        lowest = frame[(frame["density"] == frame["density"].min()) & (frame["h_diff"] >= 1000)]["cost_ratio"]
+        mid = _band(frame, 2000, 4000)["saving_pct"]
+        high = frame[(frame["density"] == frame["density"].max()) & (frame["h_diff"] >= 2000)]["saving_pct"]
+        name = f"{base} (the default, full grid)" if base == make_platform.BASE_SIZE else str(base)
+        rows.append(f"| {name} | {nodes:,} | {top.wait_increase:,.0f} s ({top.density:,}, {top.h_diff:,}) | "
+                    f"{best.cost_ratio:.2f} ({best.density:,}, {best.h_diff:,}) | {lowest.max():.2f} | "
+                    f"{mid.min():.1f}-{mid.max():.1f} %, mean {mid.mean():.1f} % | {high.min():.1f}-{high.max():.1f} % |")
+    return rows
+
+
+def readme_figures(results: Path) -> tuple[str, dict[str, str]]:
+    """README.md's results block and every figure its prose quotes, from the committed records
+    (results/fig3_instances.jsonl, and the sensitivity campaigns') and results/run.json."""
+    record = read_run_record(results)
+    table = records_table(results / records_file(campaign_name(False, make_platform.BASE_SIZE, DENSITY_STEP,
+                                                                 H_DIFF_STEP)).name)
+    fig = figure3(table)
+    doc = make_platform.platform()
+    nb_hosts = sum(c["count"] for c in doc["clusters"])
+    block = markdown(fig, record["days"], len(table), False, make_platform.BASE_SIZE, nb_hosts,
+                     instance_seconds(table))
+    top, best = _cell(fig, "wait_increase"), _cell(fig, "cost_ratio")
+    trade = tradeoff(fig).set_index("h_diff")
+    lowest_density = int(fig["density"].min())
+    lowest = fig[(fig["density"] == lowest_density) & (fig["h_diff"] >= 1000)]["cost_ratio"]
+    high = fig["density"] >= fig["density"].quantile(0.75)
+    low_h = fig["h_diff"] <= sorted(fig["h_diff"].unique())[4]
+    # Where the mean saving (H_diff >= 2,000) falls under 3 % and stays there.
+    saving = _band(fig, 0, None).groupby("density")["saving_pct"].mean()
+    above = saving[saving >= 3.0]
+    under3 = saving.index[saving.index > above.index.max()].min() if len(above) else saving.index.min()
+    # The cheapest cluster (price x peak watts): P's first choice; it fills at about its nodes x a
+    # day / the mean job area.
+    cheapest = min(doc["clusters"], key=lambda c: make_platform.TABLE_2[_cluster_row(c)][4]
+                   * make_platform.node_power_factor(make_platform.TABLE_2[_cluster_row(c)][3]))
+    row = make_platform.TABLE_2[_cluster_row(cheapest)]
+    mean_area = grid_energy.mean_width() * grid_energy.MEAN_DURATION
+    # Cells where P waits less than S beyond H_diff 300 (where P is S up to noise).
+    less = fig[(fig["wait_increase"] < 0) & (fig["h_diff"] > 300)]
+
+    def at(density: int, h_diff: int, column: str) -> float:
+        return float(fig[(fig["density"] == density) & (fig["h_diff"] == h_diff)][column].iloc[0])
+
+    def band_mean(lo: int, hi: int | None) -> str:
+        return f"{_band(fig, lo, hi)['saving_pct'].mean():.1f} %"
+
+    figures = {
+        **record_figures(record),
+        "cells": f"{len(fig):,}", "positive": f"{100 * (fig['wait_increase'] > 0).mean():.0f} %",
+        "top.increase": f"{top.wait_increase:,.0f} s", "top.density": f"{top.density:,}",
+        "best.ratio": f"{best.cost_ratio:.2f}", "best.density": f"{best.density:,}",
+        "lowest.density": f"{lowest_density:,}", "lowest.ratio": f"{lowest.max():.2f}",
+        "lowest.saving": f"{100 * (1 - 1 / lowest.max()):.0f} %",
+        "paper_point.wait": f"{at(3140, 9000, 'wait_increase'):,.0f} s",
+        "paper_point.ratio": f"{at(620, 8700, 'cost_ratio'):.2f}",
+        "region3.max": f"{fig[high & low_h]['wait_increase'].max():,.0f} s",
+        "under3.density": f"{under3:,}",
+        "band.500": band_mean(500, 620), "band.740": band_mean(740, 980), "band.2000": band_mean(2000, 3000),
+        "band.3000": band_mean(3000, 4000), "band.6000": band_mean(6000, None),
+        "cheapest.name": row[0].replace("_", " "), "cheapest.nodes": f"{cheapest['count']}",
+        "cheapest.watts": f"{520 * make_platform.node_power_factor(row[3]):.1f}", "cheapest.price": f"{row[4]:g}",
+        "cheapest.full": f"{cheapest['count'] * 86400 / mean_area:,.0f}", "mean_area": f"{mean_area:,.0f}",
+        "less.densities": (", ".join(f"{d:,}" for d in sorted(less["density"].unique())) or "none"),
+        "less.cells": f"{len(less):,}",
+        "sensitivity": "\n".join(sensitivity_rows(results, fig)),
+    }
+    figures.update(platform_figures(doc))
+    figures.update({"grid.densities": str(len(densities(False))), "grid.h_diffs": str(len(h_diffs(False))),
+                    "grid.k3140": str((3140 - DENSITY_START) // DENSITY_STEP),
+                    "grid.instances": f"{len(densities(False)) * (1 + len(h_diffs(False))):,}"})
+    for h in (2100, 3900, 9000):
+        figures[f"trade.wait.{h}"] = f"+{trade.loc[h, 'wait_increase']:,.0f} s"
+        figures[f"trade.saving.{h}"] = f"{trade.loc[h, 'saving_pct']:.1f} %"
+    return block, figures
+
+
+def platform_figures(doc: dict) -> dict[str, str]:
+    """make_platform.py's platform as README figures: the table of its clusters and its size."""
+    rows = ["| cluster (host prefix) | UTC | relative size | nodes | Mflop/W (relative) | node peak W | cents/kWh |",
+            "|---|---|---|---|---|---|---|"]
+    for cluster in doc["clusters"]:
+        name, offset, size, efficiency, price = make_platform.TABLE_2[_cluster_row(cluster)]
+        rows.append(f"| {cluster['id']} | {offset:+d} | {size} | {cluster['count']} | {efficiency} | "
+                    f"{cluster['wattage_per_state'][0][1]:.1f} | {price:g} |".replace("| +0 |", "| 0 |"))
+    return {"platform.table": "\n".join(rows), "nodes": f"{sum(c['count'] for c in doc['clusters']):,}"}
+
+
+def _cluster_row(cluster: dict) -> int:
+    """The row of table 2 a platform cluster comes from (its name starts with the row number)."""
+    return int(str(cluster["prefix"]).split("_", 1)[0])
+
+
 # ---------------------------------------------------------------- committed records
 def records_file(name: str) -> Path:
     return RESULTS / f"{name}_instances.jsonl"
+
+
+def campaign_name(quick: bool, base: int, density_step: int, h_diff_step: int) -> str:
+    """The campaign's name, which names its output folder and its records file."""
+    name = "fig3" + ("_quick" if quick else "") + (f"_base{base}" if base != make_platform.BASE_SIZE else "")
+    if not quick and (density_step, h_diff_step) != (DENSITY_STEP, H_DIFF_STEP):
+        name += f"_step{density_step}x{h_diff_step}"
+    return name
+
+
+def records_table(records: Path) -> pd.DataFrame:
+    """The committed records as the campaign's results table (the columns figure3 reads)."""
+    rows = [{"instance_id": record["id"], **record["parameters"], **(record.get("metrics") or {}),
+             "status": record["status"], "wall_time": record.get("wall_time")}
+            for record in campaign_records.committed(records)]
+    return pd.DataFrame(rows)
+
+
+def instance_seconds(table: pd.DataFrame) -> float:
+    """The campaign's simulations' time, summed (each instance in its own worker process): what
+    it costs in core-seconds, whatever the sessions it was spread over."""
+    return float(table["wall_time"].sum())
 
 
 # ---------------------------------------------------------------- main
@@ -250,9 +396,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="nodes of a cluster of relative size 1 (default: make_platform.py's)")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: the cores)")
     parser.add_argument("--no-readme", action="store_true")
+    parser.add_argument("--readme-only", action="store_true", help="rewrite README.md from the committed results")
     campaign_records.add_arguments(parser, "results/NAME_instances.jsonl")
     parser.add_argument("--readme", type=Path, default=HERE / "README.md")
     args = parser.parse_args(argv)
+    if args.readme_only:
+        write_readme(args.readme, *readme_figures(RESULTS))
+        print(f"{args.readme} written from {RESULTS}")
+        return 0
     if min(args.density_step, args.h_diff_step, args.base_size or 1) < 1:
         parser.error("steps and the base size must be positive")
     from joulesim.campaign.results_store import read_table
@@ -261,9 +412,7 @@ def main(argv: list[str] | None = None) -> int:
     days = args.days if args.days is not None else (0.25 if args.quick else DAYS)
     args.out.mkdir(parents=True, exist_ok=True)
     base = args.base_size or make_platform.BASE_SIZE
-    name = "fig3" + ("_quick" if args.quick else "") + (f"_base{base}" if base != make_platform.BASE_SIZE else "")
-    if not args.quick and (args.density_step, args.h_diff_step) != (DENSITY_STEP, H_DIFF_STEP):
-        name += f"_step{args.density_step}x{args.h_diff_step}"
+    name = campaign_name(args.quick, base, args.density_step, args.h_diff_step)
     results_dir = args.out / f"{name}_results"
     records = campaign_records.chosen_records(args, records_file(name))
     if args.records_only:
@@ -278,25 +427,37 @@ def main(argv: list[str] | None = None) -> int:
     if records is not None:
         print(f"{restore_records(records, results_dir)} finished instance(s) restored from {records}", flush=True)
     print(f"campaign {study} -> {results_dir} (also: joulesim campaign run {study} --out {results_dir})", flush=True)
+    began = time.perf_counter()
     summary = run_campaign(str(study), str(results_dir), workers=args.workers, progress=None)
     if records is not None:
         save_records(results_dir, records)
-    # The campaign's speed is that of a run in one go; a resumed or repeated run keeps it.
-    timing = results_dir / "timing.json"
-    if summary.nb_run == summary.nb_instances:
-        timing.write_text(json.dumps({"wall_time": summary.wall_time, "instances": summary.nb_instances,
-                                      "workers": args.workers or os.cpu_count()}) + "\n")
-    wall = json.loads(timing.read_text())["wall_time"] if timing.exists() else None
-    fig = figure3(read_table(str(results_dir)))
+    table = read_table(str(results_dir))
+    fig = figure3(table)
     fig.to_csv(args.out / f"{name}.csv", index=False)
     try:
         plot(fig, args.out / f"{name}.png")
     except ImportError:
         print("no figure: matplotlib is missing (pip install '.[plot]' in the joulesim checkout)")
-    text = markdown(fig, days, wall, summary.nb_instances, args.quick, base, nb_hosts)
-    print(text)
-    if not args.no_readme:
-        replace_results(args.readme, text)
+    print(markdown(fig, days, summary.nb_instances, args.quick, base, nb_hosts))
+    # The committed figures: the paper's grid (and the sensitivity campaigns, a table of its README)
+    # with the default stream, from the committed records, where a run of every instance ended.
+    committed = (records is not None and records.parent == RESULTS and args.days is None
+                 and args.density_stop == DENSITY_STOP
+                 and (name == campaign_name(False, make_platform.BASE_SIZE, DENSITY_STEP, H_DIFF_STEP)
+                      or (base in SENSITIVITY_BASES and (args.density_step, args.h_diff_step) == SENSITIVITY_STEPS)))
+    if committed and base == make_platform.BASE_SIZE:
+        write_run_record(RESULTS, "python -m experiments.grid_broker.run", time.perf_counter() - began,
+                         event_grouping="batsim", seeds=[SEED], days=days, workers=args.workers or os.cpu_count(),
+                         instances=summary.nb_instances, instances_run_by_this_command=summary.nb_run,
+                         instance_seconds=round(instance_seconds(records_table(records)), 1))
+    if args.no_readme:
+        pass
+    elif committed and (RESULTS / "run.json").exists():
+        write_readme(args.readme, *readme_figures(RESULTS))
+    elif args.quick or args.readme != HERE / "README.md":
+        replace_results(args.readme, markdown(fig, days, summary.nb_instances, args.quick, base, nb_hosts))
+    else:
+        print(f"README.md left as it is: it quotes the committed campaigns only (see {RESULTS})")
     print(f"{summary.nb_run} instance(s) run in {summary.wall_time:.1f} s; outputs in {args.out}")
     return 0
 
