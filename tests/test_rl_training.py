@@ -488,3 +488,49 @@ def test_known_optimum_requests_in_proportion_to_work_keep_the_cases_and_their_o
         profiles = json.loads(Path(b["workload"]).read_text())["profiles"]
         requests = [profiles[f"P{k}"]["req_time"] for k in range(4)]
         assert [r / ops for r, (_, ops) in zip(requests, b["jobs"])] == pytest.approx([1e-9] * 4, rel=0.02)
+
+
+def test_rl_energy_reuses_the_committed_rows_of_finished_trainings(tmp_path, monkeypatch):
+    """The rerun takes hours on two cores and spans sessions: each finished training's rows are
+    committed (results/tasks.jsonl) and a later run with the same settings takes them instead of
+    training again; a key holds the configuration file's digest, so an edited configuration trains
+    again. The file's bytes depend on its records only."""
+    import pandas as pd
+
+    from conftest import load_experiment_script
+
+    module = load_experiment_script("rl_energy")
+    committed = pd.read_csv(module.RECORD)
+    committed = committed[(committed.name == "exp1_edp") & (committed.workload == "training")
+                          & committed.kind.isin(["trained", "untrained"])]
+    records = {}
+    for seed in (0, 1):
+        key = module.task_key("train_and_test", "exp1_edp", seed, 3, 0, 10)
+        rows = [{k: (None if v != v else v) for k, v in row.items()}
+                for row in committed[committed.seed == seed].to_dict("records")]
+        records[key] = {"key": key, "rows": rows, "cpu_kernels": "AVX2"}
+    path = tmp_path / "tasks.jsonl"
+    module.write_task_records(path, dict(reversed(list(records.items()))))
+    text = path.read_bytes()
+    assert module.read_task_records(path) == records
+    module.write_task_records(path, records)
+    assert path.read_bytes() == text
+    out = tmp_path / "out"
+    assert module.main(["--only", "exp1_edp", "--seeds", "2", "--runs", "3", "--unseen", "0", "--no-readme",
+                        "--out", str(out), "--records", str(path), "--jobs", "1"]) == 0
+    assert not (out / "exp1_edp").exists()  # nothing trained
+    results = pd.read_csv(out / "results.csv")
+    learned = results[results.kind.isin(["trained", "untrained"])].sort_values(["seed", "kind"])
+    expected = committed[committed.seed.isin([0, 1])].sort_values(["seed", "kind"])
+    assert learned.energy_avg.tolist() == expected.energy_avg.tolist() and len(learned) == 4
+    # another configuration file, another key; other test settings, another key
+    folder = tmp_path / "edited"
+    folder.mkdir()
+    (folder / "exp1_edp.toml").write_text((module.HERE / "exp1_edp.toml").read_text() + "\n# edited\n")
+    key = module.task_key("train_and_test", "exp1_edp", 0, 3, 0, 10)
+    assert module.task_key("train_and_test", "exp1_edp", 0, 4, 0, 10) != key
+    monkeypatch.setattr(module, "HERE", folder)
+    assert module.task_key("train_and_test", "exp1_edp", 0, 3, 0, 10) != key
+    path.write_text(text.decode() + "{not json\n")
+    with pytest.raises(SystemExit, match=r"tasks.jsonl: line 3 is not a task record"):
+        module.read_task_records(path)

@@ -25,11 +25,17 @@ out/rl_energy/ (models, curves, results.csv), and the tables between the markers
 with the per-seed figures they come from in results.csv beside it:
 
     python -m experiments.rl_energy.run --tables        # only write the tables again from results.csv
+
+Each finished training's rows go to results/tasks.jsonl beside this script as it finishes (its
+configuration file's digest, seed and test settings the key, and the kernels torch ran it with),
+committed, so the rerun, hours long on two cores, can span sessions: a later run takes the rows
+of every training recorded under the same key instead of training again (--retrain does not).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import time
@@ -46,6 +52,9 @@ HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
 DEFAULT_OUT = REPO_ROOT / "out" / "rl_energy"  # /out/ is git-ignored
 RECORD = HERE / "results.csv"  # the rows behind README.md's tables (committed with them)
+# Each finished training's rows, committed as they come: the whole rerun takes hours on two
+# cores, so it spans sessions (whose out/ folders do not survive) and resumes from these.
+TASK_RECORDS = HERE / "results" / "tasks.jsonl"
 
 #: Configuration -> (experiment, row label in the tables).
 CONFIGURATIONS = {
@@ -399,6 +408,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="also train and test sb3-contrib's MaskablePPO (the rl-baselines extra)")
     parser.add_argument("--maskable-only", action="store_true", help="only MaskablePPO (keeps the other results)")
     parser.add_argument("--retrain", action="store_true")
+    parser.add_argument("--records", type=Path, default=TASK_RECORDS,
+                        help="each finished training's rows, reused by a later run with the same settings "
+                             "(default: the committed results/tasks.jsonl)")
     parser.add_argument("--no-readme", action="store_true")
     parser.add_argument("--tables", action="store_true",
                         help="train nothing: write README.md's tables again from results.csv beside it")
@@ -421,23 +433,33 @@ def main(argv: list[str] | None = None) -> int:
     workers = ([] if args.maskable_only else [train_and_test]) + \
         ([maskable_train_and_test] if args.maskable or args.maskable_only else [])
     tasks = [(work, name, seed) for work in workers for name in names for seed in range(args.seeds)]
-    rows: list[dict] = []
+    records = read_task_records(args.records)
+    keys = {(work, name, seed): task_key(work.__name__, name, seed, args.runs, args.unseen, args.unseen_runs)
+            for work, name, seed in tasks}
+    kept = [task for task in tasks if not args.retrain and keys[task] in records]
+    rows: list[dict] = [row for task in kept for row in records[keys[task]]["rows"]]
+    if kept:
+        print(f"{len(kept)} of {len(tasks)} trainings' rows taken from {args.records} (--retrain to run them again)",
+              flush=True)
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(work, name, seed, args.out, args.runs, args.retrain, unseen[CONFIGURATIONS[name][0]],
-                               args.unseen_runs): (name, seed)
-                   for work, name, seed in tasks}
+        futures = {pool.submit(run_task, work, name, seed, args.out, args.runs, args.retrain,
+                               unseen[CONFIGURATIONS[name][0]], args.unseen_runs): (work, name, seed)
+                   for work, name, seed in tasks if (work, name, seed) not in kept}
         for done, future in enumerate(as_completed(futures), 1):
-            name, seed = futures[future]
-            outcome = future.result()
+            work, name, seed = futures[future]
+            outcome, kernels = future.result()
             rows += outcome
+            records[keys[(work, name, seed)]] = {"key": keys[(work, name, seed)], "rows": outcome,
+                                                 "cpu_kernels": kernels}
+            write_task_records(args.records, records)
             training = [row for row in outcome if row["workload"] == "training"]
             unseen_energy = [row["energy_avg"] for row in outcome if row["workload"] != "training"
                              and row["kind"] == outcome[0]["kind"]]
             others = "".join(f", {row['kind']} {row['energy_avg']:,.0f} J" for row in training[1:])
             if unseen_energy:
                 others += f", {outcome[0]['kind']} on the unseen workloads {np.mean(unseen_energy):,.0f} J"
-            print(f"[{done}/{len(tasks)}, {time.perf_counter() - started:.0f} s] {name} seed {seed}: "
+            print(f"[{done}/{len(futures)}, {time.perf_counter() - started:.0f} s] {name} seed {seed}: "
                   f"{outcome[0]['kind']} test-mean energy {outcome[0]['energy_avg']:,.0f} J{others}, trained in "
                   f"{outcome[0]['training_s']:.0f} s", flush=True)
     # One random row per experiment and wait option, on the steps of its first configuration.
@@ -455,6 +477,47 @@ def main(argv: list[str] | None = None) -> int:
     results = results.sort_values(["experiment", "name", "kind", "seed", "workload"]).reset_index(drop=True)
     results.to_csv(results_path, index=False)
     return write_tables(results, readme=not args.no_readme)
+
+
+# ---------------------------------------------------------------- committed task records
+def run_task(work, *arguments) -> tuple[list[dict], str]:
+    """A training's rows and the kernels torch ran it with (its results depend on them:
+    joulesim/rl/cpu_kernels.py), in the worker process."""
+    rows = work(*arguments)
+    from joulesim.rl import cpu_kernels
+
+    return rows, cpu_kernels.capability()
+
+
+def task_key(work: str, name: str, seed: int, runs: int, unseen: int, unseen_runs: int) -> str:
+    """What a training's rows depend on: the worker, the configuration (its file's digest), the
+    seed and the test settings. A record is reused only under the same key."""
+    digest = hashlib.sha256((HERE / f"{name}.toml").read_bytes()).hexdigest()[:16]
+    return json.dumps({"work": work, "name": name, "config_sha256": digest, "seed": seed, "runs": runs,
+                       "unseen": unseen, "unseen_runs": unseen_runs}, sort_keys=True)
+
+
+def read_task_records(path: Path) -> dict[str, dict]:
+    """The committed records by key (none when the file does not exist yet)."""
+    if not path.is_file():
+        return {}
+    records = {}
+    for number, line in enumerate(path.read_bytes().splitlines(), 1):
+        try:
+            record = json.loads(line)
+            records[record["key"]] = record
+        except (ValueError, KeyError, TypeError):
+            raise SystemExit(f"{path}: line {number} is not a task record (a JSON object with a key): "
+                             f"restore the file from git") from None
+    return records
+
+
+def write_task_records(path: Path, records: dict[str, dict]) -> None:
+    """One line per record, sorted by key (the same records give the same bytes), written whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text("".join(json.dumps(records[key], sort_keys=True) + "\n" for key in sorted(records)))
+    temporary.replace(path)
 
 
 def read_results(path: Path) -> pd.DataFrame:
