@@ -104,3 +104,35 @@ def test_the_campaign_resumes_from_committed_records_and_writes_them_back(tmp_pa
     assert seen == [["aaa.json"]]  # (restored before the campaign ran)
     assert [json.loads(line)["id"] for line in records.read_text().splitlines()] == ["aaa", "bbb"]
     assert json.loads(records.read_text().splitlines()[0])["platform_source"] == "curie_taurus.json"
+
+
+def test_the_readme_figures_follow_the_committed_records(tmp_path):
+    """README.md's figures from committed records of the synthetic subjects (no trace read):
+    shutdown raises utilization by 0.01 and cuts energy by 10 % everywhere, AVEbsld ties."""
+    import json
+
+    script = load_script()
+    lines = []
+    for number, row in enumerate(synthetic_results().to_dict("records")):
+        parameters = {"workload": row["trace"], "week": row["week"], "decider": row["algorithm"]}
+        if row["algorithm"] != "EASY":
+            parameters["option.budget"] = f"{row['budget']:g}%"
+        machines = script.TRACES[row["trace"]][1]
+        metrics = {"window_utilization": row["window_utilization"], "mean_bounded_slowdown": row["mean_bounded_slowdown"],
+                   "window_jobs_started": row["window_jobs_started"],
+                   "window_energy": row["relative_energy"] * machines * script.P_COMPUTING * script.WEEK}
+        lines.append(json.dumps({"id": f"{number:04d}", "parameters": parameters, "metrics": metrics,
+                                 "status": "ok", "wall_time": 1.5}))
+    (tmp_path / "instances.jsonl").write_text("\n".join(lines) + "\n")
+    (tmp_path / "run.json").write_text(json.dumps({"command": "c", "date": "d", "commit": "x", "wall_s": 1.0,
+                                                   "cpu": "cpu", "cores": 2}))
+    block, figures = script.readme_figures(tmp_path)
+    assert block.splitlines()[2].startswith("| EASY | 100% | ")
+    assert figures["best_u"] == "PC_SHUT at every budget" and figures["best_b"] == "PC at every budget"
+    assert figures["shut_less"] == "at every budget" and figures["pc_gap"] == "0.0100"
+    # signs as the thesis's: utilization up for reducePC and energyBud, energy down for all three
+    assert figures["signs"] == "5 of 12"
+    assert figures["instances"] == "98" and figures["full.extra"] == "882" and figures["full.instances"] == "980"
+    assert figures["cost.total"] == "2 min 27 s" and figures["cost.per_trace"] == "curie 1.5 s; sdsc-blue 1.5 s"
+    assert figures["subjects"] == "curie: weeks 1; sdsc-blue: weeks 2"
+    assert figures["rpc_shut_wins"] == "every budget" and figures["pc_above_eb"] == "none"

@@ -223,7 +223,7 @@ def test_the_readme_figures_follow_the_committed_records(gb, tmp_path):
     assert figures["trade.wait.9000"] == "+900 s" and figures["trade.saving.2100"] == f"{sum(savings.values()) / 7:.1f} %"
     assert figures["top.increase"] == "900 s" and figures["paper_point.wait"] == "900 s"
     assert figures["paper_point.ratio"] == f"{100 / 60:.2f}" and figures["less.densities"] == "740"
-    assert figures["less.cells"] == "1" and figures["cheapest.name"] == "united states e"
+    assert figures["less.cells"] == "1" and figures["cheapest.name"] == "`05_united_states_e`"
     assert figures["sensitivity"].count("\n") == 0 and figures["sensitivity"].startswith("| 16 (the default, full grid) | 1,393 |")
     _write_records(tmp_path / "fig3_base32_step480x900_instances.jsonl", {500: 20.0, 2060: 8.0, 10100: 0.5})
     rows = gb.readme_figures(tmp_path)[1]["sensitivity"].splitlines()

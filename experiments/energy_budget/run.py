@@ -4,6 +4,7 @@
     python -m experiments.energy_budget.run --full          # the 980 instances, ~1.5 h on 2 cores
     python -m experiments.energy_budget.run --analyze-only --out DIR
     python -m experiments.energy_budget.run --select-weeks  # recompute the weeks of campaign.toml
+    python -m experiments.energy_budget.run --readme-only   # README.md from the committed results/
 
 Runs `campaign.toml` (the default subset: SDSC-BLUE's 10 weeks and Curie's two weeks of highest
 load, 588 instances), then normalizes the measures as §6.5.3 ([Mor08]: between-subject
@@ -14,7 +15,10 @@ OUT/results.md with the thesis's claims checked one by one. See README.md.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
+import time
 import tomllib
 from pathlib import Path
 
@@ -23,13 +27,16 @@ import pandas as pd
 
 from experiments import campaign_records
 from experiments.campaign_records import restore_records, save_records
+from experiments.readme_results import write_readme
+from experiments.run_record import duration_text, read_run_record, record_figures, write_run_record
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
 CAMPAIGN = HERE / "campaign.toml"
 DEFAULT_OUT = REPO_ROOT / "out" / "energy_budget"  # /out/ is git-ignored
 # The campaign's finished instances, committed: it spans sessions (experiments/campaign_records.py).
-RECORDS = HERE / "results" / "instances.jsonl"
+RESULTS = HERE / "results"
+RECORDS = RESULTS / "instances.jsonl"
 SHARED_SWF = REPO_ROOT.parent / "shared" / "data" / "swf"
 TRACES = {"curie": ("CEA-Curie-2011-2.1-cln.swf.gz", 80640), "sdsc-blue": ("SDSC-BLUE-2000-4.2-cln.swf.gz", 1152)}
 #: The default subset: every SDSC-BLUE week, the two Curie weeks of highest offered load.
@@ -39,6 +46,7 @@ P_COMPUTING = 190.74  # W, table 6.1: a host computing at full load
 BUDGETS = [100, 90, 80, 70, 60, 50, 49, 30]
 ALGORITHMS = ["PC", "reducePC", "energyBud"]
 #: Table 6.2 of the thesis: percentage change with opportunistic shutdown, by algorithm.
+THESIS_INSTANCES = 1470  # its three traces x 10 weeks x 49 configurations
 THESIS_TABLE_6_2 = {
     "AVEbsld": {"PC": 0.16, "reducePC": 0.88, "energyBud": -8.61},
     "utilization": {"PC": -0.05, "reducePC": 4.95, "energyBud": 5.74},
@@ -97,18 +105,30 @@ def run(out: Path, full: bool, workers: int | None, quick: bool = False, records
 
 # ---------------------------------------------------------------- analysis
 def load_results(out: Path) -> pd.DataFrame:
-    """The succeeded instances with the columns of the analysis: trace, week, algorithm,
-    budget (%), and the four measures of §6.5.3."""
+    """The succeeded instances of the results folder `out` with the columns of the analysis:
+    trace, week, algorithm, budget (%), and the four measures of §6.5.3."""
     from joulesim.campaign.results_store import ResultsStore
     from joulesim.campaign.runner import instances_of
 
     # From the instance records, so that a campaign still running (or interrupted) can be
     # looked at: instances without a record yet are left out.
     _, instances, _ = instances_of(str(CAMPAIGN))
-    frame = ResultsStore(str(out)).table(instances)
-    frame = frame[frame["status"] == "ok"].copy()
+    return _analysis_frame(ResultsStore(str(out)).table(instances), str(out))
+
+
+def committed_results(results: Path) -> pd.DataFrame:
+    """The same from the committed records in `results` (their parameters are in each record:
+    the traces are not read, so a checkout without ../shared can write README.md)."""
+    rows = [{**record["parameters"], **(record.get("metrics") or {}), "status": record["status"],
+             "wall_time": record.get("wall_time")} for record in campaign_records.committed(results / RECORDS.name)]
+    return _analysis_frame(pd.DataFrame(rows), str(results / RECORDS.name))
+
+
+def _analysis_frame(frame: pd.DataFrame, source: str) -> pd.DataFrame:
+    if "status" in frame.columns:
+        frame = frame[frame["status"] == "ok"].copy()
     if frame.empty:
-        raise SystemExit(f"no finished instance in {out}: run the campaign first")
+        raise SystemExit(f"no finished instance in {source}: run the campaign first")
     frame["trace"] = frame["workload"]
     frame["algorithm"] = frame["decider"]
     budget = frame["option.budget"] if "option.budget" in frame.columns else pd.Series("100%", index=frame.index)
@@ -116,6 +136,14 @@ def load_results(out: Path) -> pd.DataFrame:
     machines = frame["trace"].map(lambda t: TRACES[t][1])
     frame["relative_energy"] = frame["window_energy"] / (machines * P_COMPUTING * WEEK)
     return frame
+
+
+def campaign_size() -> int:
+    """The whole campaign's instances (--full), counted from campaign.toml: each trace's weeks x
+    each decider's budgets."""
+    study = tomllib.loads(CAMPAIGN.read_text())
+    configurations = sum(len(d.get("grid", {}).get("budget", [None])) for d in study["deciders"])
+    return sum(len(w["weeks"]) for w in study["workloads"]) * configurations
 
 
 def normalize(frame: pd.DataFrame) -> pd.DataFrame:
@@ -256,6 +284,84 @@ def analyze(out: Path) -> None:
     print("\n".join(lines))
 
 
+# ---------------------------------------------------------------- README.md from the results
+def _budgets_text(budgets: list[float], every: list[float]) -> str:
+    """"every budget", "none", or "90, 80 and 70 %"."""
+    if not budgets:
+        return "none"
+    if list(budgets) == list(every):
+        return "every budget"
+    numbers = [f"{x:g}" for x in budgets]
+    return (", ".join(numbers[:-1]) + " and " + numbers[-1] if len(numbers) > 1 else numbers[0]) + " %"
+
+
+def _by_choice(choice: dict[float, str], every: list[float]) -> str:
+    """Budgets grouped by what was chosen at them: "energyBud_SHUT at 90, 80 and 30 %; PC at 70 %"."""
+    groups: dict[str, list[float]] = {}
+    for budget, name in choice.items():
+        groups.setdefault(name, []).append(budget)
+    return "; ".join(f"{name} at {_budgets_text(budgets, every)}" for name, budgets in groups.items())
+
+
+def readme_figures(results: Path) -> tuple[str, dict[str, str]]:
+    """README.md's table 6.2 and every figure its prose quotes, from the committed records
+    (results/instances.jsonl) and results/run.json."""
+    record = read_run_record(results)
+    frame = committed_results(results)
+    means = condition_means(normalize(frame))
+    table = table_6_2(means)
+    u, b, e = "window_utilization", "mean_bounded_slowdown", "relative_energy"
+
+    def at(algorithm: str, budget: float, column: str) -> float:
+        return float(means.loc[(algorithm, budget), column])
+
+    budgets = [x for x in BUDGETS if x < 100]
+    budgeted = [f"{a}{s}" for a in ALGORITHMS for s in ("", "_SHUT")]
+    best_u = {x: max(budgeted, key=lambda a: at(a, x, u)) for x in budgets}
+    best_b = {x: min(budgeted, key=lambda a: at(a, x, b)) for x in budgets}
+    rpc_shut_wins = [x for x in budgets if at("reducePC_SHUT", x, u) > at("energyBud", x, u)]
+    pc_last = [x for x in BUDGETS if at("PC", x, u) < min(at("reducePC", x, u), at("energyBud", x, u))]
+    pc_above_eb = [x for x in BUDGETS if at("PC", x, u) > at("energyBud", x, u)]
+    shut_less = [(a, x) for a in ALGORITHMS for x in BUDGETS if not at(f"{a}_SHUT", x, e) < at(a, x, e)]
+    order = {x: " > ".join(sorted(ALGORITHMS, key=lambda a: -at(a, x, e))) for x in budgets}
+    signs = sum(np.sign(table.loc[m, a]) == np.sign(v) for m, row in THESIS_TABLE_6_2.items() for a, v in row.items())
+    easy = at("EASY", 100, u)
+    line = {a: [x for x in BUDGETS if at(a, x, u) >= baseline(easy, x)] for a in budgeted}
+    weeks = frame.groupby("trace")["week"].unique()
+    per_instance = frame.groupby("trace")["wall_time"]
+    slowest = frame.loc[frame["wall_time"].idxmax()]
+    rows = ["| measure | PC (thesis) | reducePC (thesis) | energyBud (thesis) |", "|---|---|---|---|"]
+    for measure in MEASURES:
+        rows.append(f"| {measure} | " + " | ".join(
+            f"{table.loc[measure, a]:+.2f} % ({THESIS_TABLE_6_2[measure][a]:+.2f} %)" for a in ALGORITHMS) + " |")
+    figures = {
+        **record_figures(record),
+        "instances": f"{len(frame):,}",
+        "subjects": "; ".join(f"{trace}: weeks {', '.join(str(w) for w in sorted(ws, key=int))}"
+                              for trace, ws in weeks.items()),
+        "best_u": _by_choice(best_u, budgets), "best_b": _by_choice(best_b, budgets),
+        "rpc_shut_wins": _budgets_text(rpc_shut_wins, budgets),
+        "pc_last": _budgets_text(pc_last, BUDGETS), "pc_above_eb": _budgets_text(pc_above_eb, BUDGETS),
+        "u.49": " / ".join(f"{a} {at(a, 49, u):.4f}" for a in ALGORITHMS),
+        "u.30": " / ".join(f"{a} {at(a, 30, u):.4f}" for a in ALGORITHMS),
+        "pc_gap": f"{max(abs(at('PC', x, u) - at('PC_SHUT', x, u)) for x in BUDGETS):.4f}",
+        "shut_less": ("at every budget" if not shut_less else
+                      "except " + ", ".join(f"{a} at {x:g} %" for a, x in shut_less)),
+        "above_30": ", ".join(a for a in ALGORITHMS if at(a, 30, e) > 0.30) or "none",
+        "energy_order": "; ".join(f"{x:g} %: {o}" for x, o in order.items()),
+        "signs": f"{signs} of {sum(len(r) for r in THESIS_TABLE_6_2.values())}",
+        "table_6_2": "\n".join(rows),
+        "line": "; ".join(f"{a} at {_budgets_text(xs, BUDGETS)}" for a, xs in line.items()),
+        "cost.total": duration_text(float(frame["wall_time"].sum())),
+        "cost.per_trace": "; ".join(f"{trace} {seconds:.1f} s" for trace, seconds in per_instance.mean().items()),
+        "full.extra": f"{campaign_size() - len(frame):,}", "full.instances": f"{campaign_size():,}",
+        "cost.slowest": (f"{slowest['wall_time']:.0f} s ({slowest['algorithm']} at {slowest['budget']:g} %, "
+                         f"{slowest['trace']} week {slowest['week']})"),
+    }
+    block = "\n".join(markdown_table(means))
+    return block, figures
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results folder (default: out/energy_budget)")
@@ -265,7 +371,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--analyze-only", action="store_true", help="analyze the results already in --out")
     parser.add_argument("--select-weeks", action="store_true", help="print the weeks of highest load and exit")
     campaign_records.add_arguments(parser, str(RECORDS.relative_to(HERE)))
+    parser.add_argument("--readme-only", action="store_true", help="rewrite README.md from the committed results")
     args = parser.parse_args(argv)
+    if args.readme_only:
+        write_readme(HERE / "README.md", *readme_figures(RESULTS))
+        print(f"{HERE / 'README.md'} written from {RESULTS}")
+        return 0
     records = campaign_records.chosen_records(args, RECORDS)
     if args.records_only:
         return campaign_records.write_records_only(parser, args.out, records)
@@ -277,9 +388,16 @@ def main(argv: list[str] | None = None) -> int:
         for name, weeks in select_weeks().items():
             print(f"{name}: weeks = {weeks}")
         return 0
+    began = time.perf_counter()
     if not args.analyze_only:
         run(args.out, args.full, args.workers, args.quick, records)
     analyze(args.out)
+    # The committed figures: the default subset (or the whole campaign) from the committed records.
+    if not args.analyze_only and not args.quick and records == RECORDS:
+        write_run_record(RESULTS, "python -m experiments.energy_budget.run" + (" --full" if args.full else ""),
+                         time.perf_counter() - began, event_grouping="batsim", seeds=[],
+                         workers=args.workers or os.cpu_count(), instances=len(load_results(args.out)))
+        write_readme(HERE / "README.md", *readme_figures(RESULTS))
     return 0
 
 

@@ -321,7 +321,7 @@ def readme_figures(results: Path) -> tuple[str, dict[str, str]]:
         "under3.density": f"{under3:,}",
         "band.500": band_mean(500, 620), "band.740": band_mean(740, 980), "band.2000": band_mean(2000, 3000),
         "band.3000": band_mean(3000, 4000), "band.6000": band_mean(6000, None),
-        "cheapest.name": row[0].replace("_", " "), "cheapest.nodes": f"{cheapest['count']}",
+        "cheapest.name": f"`{cheapest['id']}`", "cheapest.nodes": f"{cheapest['count']}",
         "cheapest.watts": f"{520 * make_platform.node_power_factor(row[3]):.1f}", "cheapest.price": f"{row[4]:g}",
         "cheapest.full": f"{cheapest['count'] * 86400 / mean_area:,.0f}", "mean_area": f"{mean_area:,.0f}",
         "less.densities": (", ".join(f"{d:,}" for d in sorted(less["density"].unique())) or "none"),
