@@ -70,3 +70,80 @@ def test_the_kernel_s_work_per_job_with_energy_and_shutdown_is_bounded(tmp_path,
     # stale machine; about 69 resumptions before Actor.script)
     assert steps <= 11.7 and sub_rounds <= 56.5 and actors <= 6.6 and resumptions <= 65, \
         (steps, sub_rounds, actors, resumptions)
+
+
+def test_the_waiting_queue_knows_its_smallest_walltime_through_appends_and_removals():
+    """WaitingQueue.min_walltime against the minimum recomputed after every operation, with and
+    without each waiting job left out (jobs without walltime, -1, do not count; removals anywhere,
+    the smallest's last job included)."""
+    from hypothesis import given, settings, strategies as st
+
+    from joulesim.deciders.common.waiting_queue import WaitingQueue
+    from joulesim.protocol.decider import SubmittedJob
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.tuples(st.booleans(), st.sampled_from([-1.0, 0.0, 5.0, 10.0, 60.0, 3600.0]),
+                              st.integers(0, 30)), max_size=60))
+    def check(operations):
+        queue, waiting, number = WaitingQueue(), {}, 0
+        for add, walltime, pick in operations:
+            if add or not waiting:
+                job = SubmittedJob(f"w0!{number}", 0.0, 1, walltime, "p")
+                number += 1
+                queue.append(job)
+                waiting[job.id] = job
+            else:
+                job_id = sorted(waiting)[pick % len(waiting)]
+                queue.remove(job_id)
+                del waiting[job_id]
+            expected = min((j.walltime for j in waiting.values() if j.walltime >= 0), default=float("inf"))
+            assert queue.min_walltime() == expected
+            for left_out in waiting.values():  # the blocked job's walltime aside (its own, not its value's)
+                expected = min((j.walltime for j in waiting.values() if j.walltime >= 0 and j is not left_out),
+                               default=float("inf"))
+                assert queue.min_walltime(left_out) == expected
+
+    check()
+    # walltimes that come and go one at a time: the heap is rebuilt instead of growing with them
+    queue = WaitingQueue()
+    for number in range(1000):
+        queue.append(SubmittedJob(f"w0!{number}", 0.0, 1, float(number), "p"))
+        queue.remove(f"w0!{number}")
+    queue.append(SubmittedJob("w0!a", 0.0, 1, 7.0, "p"))
+    queue.append(SubmittedJob("w0!b", 0.0, 1, 5.0, "p"))
+    assert queue.min_walltime() == 5.0 and queue.min_walltime(SubmittedJob("w0!b", 0.0, 1, 5.0, "p")) == 7.0
+    assert len(queue._walltime_heap) <= 70
+
+
+def test_easy_does_not_scan_a_queue_where_nothing_can_be_backfilled(tmp_path, monkeypatch):
+    """3 hosts: a 2-host job runs for 10,000 s, a 3-host job waits for it (reservation at 10,000 s,
+    no extra machine), then 300 one-host jobs arrive one a second, each longer than the time left
+    before the reservation: none can be backfilled, and EASY must find that out without looking
+    at the waiting jobs (scanning them at each of the 300 calls looked at 45,450 of them)."""
+    from joulesim.deciders.common import waiting_queue
+
+    jobs = [{"id": 0, "subtime": 0, "res": 2, "walltime": 10_000, "profile": "long"},
+            {"id": 1, "subtime": 1, "res": 3, "walltime": 100, "profile": "short"}]
+    jobs += [{"id": 2 + i, "subtime": 2 + i, "res": 1, "walltime": 20_000, "profile": "short"} for i in range(300)]
+    path = tmp_path / "jobs.json"
+    path.write_text(json.dumps({"nb_res": 3, "jobs": jobs, "profiles": {"long": {"type": "delay", "delay": 10_000},
+                                                                       "short": {"type": "delay", "delay": 100}}}))
+    looked_at = []
+    scan = waiting_queue.WaitingQueue.iter_from
+
+    def counted(self, job_id):
+        for job in scan(self, job_id):
+            looked_at.append(job.id)
+            yield job
+
+    monkeypatch.setattr(waiting_queue.WaitingQueue, "iter_from", counted)
+    platform = tmp_path / "three.json"
+    platform.write_text(json.dumps({"master": {"name": "master_host"},
+                                    "clusters": [{"id": "c", "prefix": "h", "count": 3, "speed": "1Gf"}]}))
+    sim = Simulation(SimulationConfig(platform=load_platform(str(platform)), workloads=[load_workload(str(path), "w0")],
+                                      export_prefix=str(tmp_path / "out")),
+                     DeciderLink(InProcessRequester(load_decider("easy", {}))))
+    sim.run()
+    assert looked_at == []
+    rows = (tmp_path / "out_jobs.csv").read_text().splitlines()
+    assert len(rows) == 303  # every job ran (header + 302)

@@ -102,13 +102,18 @@ class EasyBackfilling(QueuePolicy):
         smallest = queue.min_res()  # no waiting job fits in fewer machines
         if free < smallest or len(queue) == 1:
             return  # nothing can be backfilled: the reservation would not be used
-        if later is None:
-            later = queue.iter_from(blocked.id)
-            next(later)  # the blocked job itself
         # 2. Reservation for the first blocked job.
         shadow, extra = self.shadow(blocked.res)
         # 3. Backfilling.
         now = self.now
+        if extra < smallest and now + queue.min_walltime(blocked) > shadow:
+            # No waiting job fits in the extra machines, and none but the blocked one ends before
+            # the shadow time (now + walltime grows with the walltime): the pass below would
+            # start nothing, and on a long queue it would look at every job to find that out.
+            return
+        if later is None:
+            later = queue.iter_from(blocked.id)
+            next(later)  # the blocked job itself
         for job in later:
             if free < smallest:
                 break

@@ -3,6 +3,8 @@ allocation and estimated end."""
 
 from __future__ import annotations
 
+import heapq
+import math
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -31,19 +33,36 @@ class WaitingQueue:
     iterating is allowed.
     """
 
-    __slots__ = ("_items", "_index", "_head", "_res_count")
+    __slots__ = ("_items", "_index", "_head", "_res_count", "_walltime_count", "_walltime_heap")
 
     def __init__(self) -> None:
         self._items: list[SubmittedJob | None] = []
         self._index: dict[str, int] = {}
         self._head = 0
         self._res_count: dict[int, int] = {}  # res -> number of waiting jobs asking for it
+        # walltime -> number of waiting jobs with it (those with one: walltime >= 0), and a heap
+        # of these walltimes where one whose last job left stays until it reaches the top (a
+        # removal costs nothing; most walltimes are distinct in real traces)
+        self._walltime_count: dict[float, int] = {}
+        self._walltime_heap: list[float] = []
 
     def append(self, job: SubmittedJob) -> None:
         self._index[job.id] = len(self._items)
         self._items.append(job)
         counts = self._res_count
         counts[job.res] = counts.get(job.res, 0) + 1
+        walltime = job.walltime
+        if walltime >= 0:
+            walltimes = self._walltime_count
+            count = walltimes.get(walltime, 0)
+            walltimes[walltime] = count + 1
+            if not count:
+                heap = self._walltime_heap
+                if len(heap) > 2 * len(walltimes) + 64:  # mostly walltimes gone: start again
+                    heap[:] = walltimes
+                    heapq.heapify(heap)
+                else:
+                    heapq.heappush(heap, walltime)
 
     def remove(self, job_id: str) -> SubmittedJob:
         i = self._index.pop(job_id)
@@ -56,6 +75,14 @@ class WaitingQueue:
             counts[job.res] = left  # type: ignore[union-attr]
         else:
             del counts[job.res]  # type: ignore[union-attr]
+        walltime = job.walltime  # type: ignore[union-attr]
+        if walltime >= 0:
+            walltimes = self._walltime_count
+            left = walltimes[walltime] - 1
+            if left:
+                walltimes[walltime] = left
+            else:
+                del walltimes[walltime]
         if i == self._head:
             head = i + 1
             end = len(items)
@@ -71,6 +98,25 @@ class WaitingQueue:
     def min_res(self) -> int:
         """The smallest number of machines a waiting job asks for (0 when the queue is empty)."""
         return min(self._res_count) if self._res_count else 0
+
+    def min_walltime(self, leaving_out: SubmittedJob | None = None) -> float:
+        """The smallest walltime of the waiting jobs that have one, `leaving_out` (a waiting
+        job) aside; inf when none has."""
+        heap, walltimes = self._walltime_heap, self._walltime_count
+        while heap and heap[0] not in walltimes:  # walltimes whose jobs all left
+            heapq.heappop(heap)
+        if not heap:
+            return math.inf
+        smallest = heap[0]
+        if leaving_out is None or smallest != leaving_out.walltime or walltimes[smallest] > 1:
+            return smallest
+        # The job left out holds the smallest alone: the next one, the smallest put back after.
+        heapq.heappop(heap)
+        while heap and (heap[0] == smallest or heap[0] not in walltimes):
+            heapq.heappop(heap)
+        following = heap[0] if heap else math.inf
+        heapq.heappush(heap, smallest)
+        return following
 
     def __iter__(self) -> Iterator[SubmittedJob]:
         items = self._items
