@@ -169,6 +169,8 @@ class EasyBackfilling(QueuePolicy):
         # the extra machines (which it then consumes).
         now = self.now
         smallest = self.queue.min_res()
+        if reservation.extra < smallest and now + self.queue.min_walltime(blocked) > reservation.time:
+            return  # no candidate could pass the test below (see backfill): the walk is spared
         candidates = waiting()
         for job in candidates:
             if job is blocked:
