@@ -68,6 +68,18 @@ def test_the_forecast_of_the_recorded_state(decider):
     assert forecast_starts(forecast_inputs(recorded_state()), decider) == {"13": 114.0, "12": 174.0}
 
 
+@pytest.mark.parametrize("decider", ["easy", "conservative"])
+def test_a_draining_node_ends_its_job_then_takes_no_other(decider):
+    """n2 drained while job 11 runs on n2-n3: job 11 keeps it until 329, after which only n3 of
+    the two is free; job 12 (2 nodes) then waits for job 13 to free n1 at 269 + 120 = 389."""
+    state = recorded_state()
+    state.unavailable = ["n2", "n4"]
+    inputs = forecast_inputs(state)
+    assert inputs.events == [{"type": "machine_unavailable", "timestamp": 0, "resources": "3"},
+                             {"type": "machine_unavailable", "timestamp": 0.0005, "resources": "1"}]
+    assert forecast_starts(inputs, decider) == {"13": 114.0, "12": 234.0}
+
+
 def test_node_order_is_sinfos_whatever_the_names_sort_as():
     """Hosts from a platform file are numbered by name as strings (n1, n10, n2, ...); the forecast
     keeps `sinfo -N`'s order, the adapter's: resource i is node i."""

@@ -34,6 +34,8 @@ HOST_SPEED = "1Gf"
 #: A running job past its limit (Slurm is about to end it) still holds its nodes at 0; the
 #: simulation needs a walltime > 0: it ends this long after 0, well under Slurm's 1 s resolution.
 LEAST_LEFT_S = 1e-3
+#: When the draining nodes' running jobs hold them (placed at 0, none ends before LEAST_LEFT_S).
+DRAINING_AT_S = LEAST_LEFT_S / 2
 
 
 @dataclass
@@ -75,10 +77,17 @@ def forecast_inputs(state: ClusterState) -> ForecastInputs:
     for job in state.pending:
         if job.slurm_id not in never:
             slurm_ids[add(job.slurm_id, job.nodes, job.limit_s)] = job.slurm_id
+    # A node down or drained takes no new job: unavailable at 0, before any pass. One still running
+    # a job (draining) becomes so once that job holds it, just after 0: the simulator refuses to
+    # start a job on an unavailable host, and a host taken away while busy stays out of the pool
+    # when its job ends.
+    busy = {name for job in state.running for name in job.nodes}
     events = []
-    if state.unavailable:
-        events.append({"type": "machine_unavailable", "timestamp": 0,
-                       "resources": " ".join(str(ids[name]) for name in state.unavailable)})
+    for timestamp, names in ((0, [n for n in state.unavailable if n not in busy]),
+                             (DRAINING_AT_S, [n for n in state.unavailable if n in busy])):
+        if names:
+            events.append({"type": "machine_unavailable", "timestamp": timestamp,
+                           "resources": " ".join(str(ids[name]) for name in names)})
     return ForecastInputs(platform, list(state.nodes), {"nb_res": len(state.nodes), "jobs": jobs, "profiles": profiles},
                           pinned, events, slurm_ids, never)
 
