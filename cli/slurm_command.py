@@ -10,13 +10,18 @@ from typing import Any
 import click
 
 from joulesim.cli.error_reporting import reports_errors
+from joulesim.cli.lazy_group import LazyGroup
 from joulesim.cli.number_options import DecimalRange, IntegerRange
 from joulesim.cli.simulate_options import check_timeout, parse_key_values
 from joulesim.inputs.output_file import refuse_non_regular_file, write_whole
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("-w", "--workload", required=True, help="Workload (Batsim JSON; delay profiles run as `sleep DELAY`).")
+# A group that runs itself when no subcommand is given: `joulesim slurm -w WORKLOAD ...` drives the
+# cluster as it always did, and `joulesim slurm forecast ...` is a command of its own options.
+@click.group(cls=LazyGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]},
+             lazy_commands={"forecast": "joulesim.cli.slurm_forecast_command:forecast"})
+@click.option("-w", "--workload", default=None,
+              help="Workload (Batsim JSON; delay profiles run as `sleep DELAY`). Required without a command.")
 @click.option("--slurm-conf", default=None, help="slurm.conf of the cluster (default: Slurm's own lookup, SLURM_CONF).")
 @click.option("--local-nodes", type=IntegerRange(1, 64), default=None,
               help="Start a Slurm of N fake one-CPU nodes on this machine for the run (root, slurm-wlm and munge "
@@ -34,11 +39,13 @@ from joulesim.inputs.output_file import refuse_non_regular_file, write_whole
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Show the jobs ended so far on stderr (a bar on a terminal, otherwise a line every 5 s once "
                    "the run has lasted 5 s).")
+@click.pass_context
 @reports_errors
-def slurm(workload: str, slurm_conf: str | None, local_nodes: int | None, decider: str,
+def slurm(ctx: click.Context, workload: str | None, slurm_conf: str | None, local_nodes: int | None, decider: str,
           decider_options: tuple[str, ...], endpoint: str | None, export_prefix: str | None, timeout_s: float,
           progress: bool) -> None:
-    """Run WORKLOAD's jobs on a real Slurm cluster, scheduled by a protocol decider.
+    """Run WORKLOAD's jobs on a real Slurm cluster, scheduled by a protocol decider; or, with
+    the command `forecast`, predict when the jobs pending on a live Slurm will start.
 
     Jobs are submitted held at their submission times (wall clock from now), pinned to the
     nodes the decider chooses and released; their ends come back from squeue. Any decider
@@ -46,6 +53,17 @@ def slurm(workload: str, slurm_conf: str | None, local_nodes: int | None, decide
     """
     import signal
     import sys
+
+    if ctx.invoked_subcommand is not None:
+        given = [f"--{name.replace('_', '-')}" for name in ctx.params
+                 if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
+        if given:  # (they would be silently ignored: the command has its own)
+            raise click.UsageError(f"{', '.join(given)} belong(s) to `joulesim slurm -w WORKLOAD`, not to "
+                                   f"`joulesim slurm {ctx.invoked_subcommand}`: give the command's own options after "
+                                   "its name")
+        return
+    if workload is None:
+        raise click.UsageError("Missing option '-w' / '--workload'.")
 
     from joulesim.simulator.workload.workload_loader import load_workload
 

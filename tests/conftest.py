@@ -310,3 +310,18 @@ def run_with_host_1_unavailable_from_2_to_20(tmp_path: Path):
     decider = ScriptedDecider(script)
     run_in_process(decider, platform, [workload], str(tmp_path / "out"), events_path=str(events))
     return decider
+
+
+# -- a real Slurm on localhost (adapters/slurm/local_cluster.py) -------------------------------
+
+
+@pytest.fixture(scope="module")
+def local_slurm(tmp_path_factory):
+    """A Slurm of four one-CPU nodes (n1-n4) on this machine, one per test module that asks for
+    it (tests/test_slurm_adapter.py's `cluster`, tests/test_slurm_forecast_on_slurm.py), started
+    on its first use and stopped with its module. The modules skip themselves without Slurm
+    (local_cluster.slurm_available)."""
+    from joulesim.adapters.slurm.local_cluster import LocalSlurm
+
+    with LocalSlurm(tmp_path_factory.mktemp("slurm"), nodes=4) as local:
+        yield local

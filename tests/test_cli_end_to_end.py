@@ -264,11 +264,11 @@ def earlier_run(tmp_path: Path) -> dict[str, bytes]:
     (["-d", "eazy"], "joulesim: error: unknown decider 'eazy' (did you mean 'easy'?): use one of "),
     # easy takes the options of its shutdown variant; messages name it as typed.
     (["-d", "easy", "--option", "tidle=600"],
-     "joulesim: error: decider 'easy' does not accept option(s) tidle (accepted: compute_pstate, sleep_pstate, "
-     "storage_mapping, t_idle) (did you mean 't_idle'?)"),
+     "joulesim: error: decider 'easy' does not accept option(s) tidle (accepted: compute_pstate, pinned, "
+     "sleep_pstate, storage_mapping, t_idle) (did you mean 't_idle'?)"),
     (["-d", "easy", "--option", "t_idle=600", "--option", "sleep_pstat=1"],
      "joulesim: error: decider 'easy' does not accept option(s) sleep_pstat (accepted: compute_pstate, "
-     "sleep_pstate, storage_mapping, t_idle) (did you mean 'sleep_pstate'?)"),
+     "pinned, sleep_pstate, storage_mapping, t_idle) (did you mean 'sleep_pstate'?)"),
     (["-d", "easy", "--option", "t_idle=soon"], "joulesim: error: decider easy: option t_idle='soon' is invalid"),
 ])
 def test_a_refused_decider_leaves_earlier_results_untouched(tmp_path, args, expected):

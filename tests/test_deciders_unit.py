@@ -220,8 +220,8 @@ def test_describe_deciders_gives_first_docstring_lines():
     assert set(described) == set(DECIDERS)
     assert described["fcfs"].startswith("Strict first-come-first-served")
     assert "EASY" in described["easy"]
-    assert described["easy"].endswith("Options: storage_mapping, t_idle, compute_pstate, sleep_pstate.")
-    assert described["fcfs"].endswith("Options: storage_mapping.")
+    assert described["easy"].endswith("Options: storage_mapping, pinned, t_idle, compute_pstate, sleep_pstate.")
+    assert described["fcfs"].endswith("Options: storage_mapping, pinned.")
     assert "Options: " not in described["rejecter"]
     assert all(line and "\n" not in line for line in described.values())
 

@@ -312,7 +312,7 @@ def test_choose_machines_hook_applies_the_placement():
     ({"placement": "local", "cluster_size": "0"},
      "option cluster_size='0' is invalid: accepted values are integers >= 1"),
     ({"cluster_size": "four"}, "option cluster_size='four' is invalid"),
-    ({"placment": "local"}, "does not accept option\\(s\\) placment \\(accepted: cluster_size, placement\\)"),
+    ({"placment": "local"}, "does not accept option\\(s\\) placment \\(accepted: cluster_size, pinned, placement\\)"),
 ])
 def test_option_errors(options, message):
     with pytest.raises(JoulesimError, match=message):
@@ -339,7 +339,7 @@ def test_clusters_are_optional_for_the_other_placements():
 
 
 def test_describe_lists_the_options():
-    assert describe_deciders()["conservative"].endswith("Options: placement, cluster_size.")
+    assert describe_deciders()["conservative"].endswith("Options: placement, cluster_size, pinned.")
 
 
 # --------------------------------------------------------------------------- basic is unchanged

@@ -91,9 +91,8 @@ def test_a_local_slurm_stops_what_it_started_and_the_jobs_running_on_it(tmp_path
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    with LocalSlurm(tmp_path_factory.mktemp("slurm"), nodes=4) as local:
-        yield local
+def cluster(local_slurm):
+    return local_slurm  # (conftest.py: shared with the forecast's tests)
 
 
 def run_on_slurm(cluster, workload: dict, tmp_path, *extra: str) -> subprocess.CompletedProcess:

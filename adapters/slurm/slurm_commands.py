@@ -51,8 +51,13 @@ class SlurmCommands:
             raise SlurmError(f"{' '.join(command)} did not answer within {COMMAND_TIMEOUT_S:g} s: is slurmctld "
                              "running and reachable (SLURM_CONF)?") from None
         if out.returncode != 0:
-            raise SlurmError(f"{' '.join(command)} failed (status {out.returncode}): {out.stderr.strip()[:300]}")
+            said = " / ".join(line.strip() for line in out.stderr.splitlines() if line.strip())  # one line
+            raise SlurmError(f"{' '.join(command)} failed (status {out.returncode}): {said[:300]}")
         return out.stdout
+
+    def output(self, *command: str) -> str:
+        """What a read-only Slurm command prints (slurm_state.py reads sinfo and squeue this way)."""
+        return self._run(*command)
 
     def node_names(self) -> list[str]:
         """The cluster's nodes, in the order Slurm lists them (decider resource i is node i)."""

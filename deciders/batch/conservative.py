@@ -9,6 +9,7 @@ from procset import ProcSet
 
 from joulesim.deciders.common.decider_options import choice_option, int_option
 from joulesim.deciders.common.machine_masks import mask_to_procset, procset_to_mask
+from joulesim.deciders.common.pinned_jobs import PINNED_OPTION
 from joulesim.deciders.common.placement import (
     LOCAL_PLACEMENTS,
     PLACEMENTS,
@@ -62,6 +63,7 @@ class ConservativeBackfilling(QueuePolicy):
         "placement": "where a job goes in its hole: " + ", ".join(PLACEMENTS) + " (default basic)",
         "cluster_size": "machines per cluster for the local placements (ids 0..N-1 are cluster 0, ...); "
                         "default: the compute resources' 'cluster' zone property",
+        **PINNED_OPTION,
     }
 
     incremental = True

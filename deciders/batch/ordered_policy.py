@@ -29,6 +29,7 @@ from typing import Any
 from joulesim.deciders.batch.easy import EasyBackfilling
 from joulesim.deciders.common.decider_options import choice_option
 from joulesim.deciders.common.job_runtime import RUNTIME_SOURCES, RuntimeReader
+from joulesim.deciders.common.pinned_jobs import PINNED_OPTION
 from joulesim.deciders.common.queue_order import ScoreOrder
 from joulesim.deciders.common.waiting_queue import RunningJob
 from joulesim.protocol.decider import SubmittedJob
@@ -58,6 +59,7 @@ class OrderedPolicy(EasyBackfilling):
                     "in the same order)",
         "runtime": "walltime (default: r is the requested walltime) or profile (r is the delay of the "
                    "job's delay profile: the actual runtime)",
+        **PINNED_OPTION,
     }
 
     def __init__(self, options: dict[str, str] | None = None):

@@ -19,6 +19,9 @@ decision happened since the last call (a submission, a job end, an availability 
 The order in which a pass visits the waiting jobs is `self.queue_order` (a `QueueOrder`,
 submission order by default; see queue_order.py); `strict_pass` starts jobs in that order
 while they fit (`start_from_head` is its submission-order fast path).
+
+Option `pinned` (pinned_jobs.py) names jobs that start on given machines as soon as they are
+submitted, before the pass: a live cluster's running jobs, for a forecast from its state.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from joulesim.deciders.common.machine_masks import (
     mask_to_procset,
     procset_to_mask,
 )
+from joulesim.deciders.common.pinned_jobs import PINNED_OPTION, check_pinned_machines, pinned_option
 from joulesim.deciders.common.queue_order import SUBMISSION_ORDER, QueueOrder
 from joulesim.deciders.common.waiting_queue import RunningJob, WaitingQueue
 from joulesim.protocol.decider import Decider, SubmittedJob
@@ -52,6 +56,7 @@ class QueuePolicy(Decider):
     OPTIONS: dict[str, str] = {
         "storage_mapping": "storage labels of the jobs' pfs and data_staging profiles -> storage resource ids, "
                            "sent with every EXECUTE_JOB (e.g. pfs:128,bb:129; default: none, Batsim's guess)",
+        **PINNED_OPTION,
     }
     #: The order in which passes visit the waiting jobs (a policy with another order sets its own).
     queue_order: QueueOrder = SUBMISSION_ORDER
@@ -59,6 +64,7 @@ class QueuePolicy(Decider):
     def __init__(self, options: dict[str, str] | None = None):
         super().__init__(options)
         self.storage_mapping = label_ids_option(type(self).__name__, self.options, "storage_mapping")
+        self.pinned = pinned_option(type(self).__name__, self.options)  # job id -> machines (pinned_jobs.py)
         self.queue = WaitingQueue()
         self.running: dict[str, RunningJob] = {}
         self.all_mask = 0  # every compute resource
@@ -171,11 +177,26 @@ class QueuePolicy(Decider):
         self.resources_changed = True
 
     def on_job_submitted(self, job: SubmittedJob) -> None:
+        pinned = self.pinned.pop(job.id, None) if self.pinned else None
+        if pinned is not None:
+            self.start_pinned(job, pinned)
+            return
         if job.res < 1 or job.res > self.nb_machines:
             self.reject_job(job.id)
             return
         self.queue.append(job)
         self.needs_schedule = True
+
+    def start_pinned(self, job: SubmittedJob, mask: int) -> None:
+        """Start `job` now on `mask` (option `pinned`): before this call's pass, which then sees
+        those machines busy. It goes through the queue and `start_job`, so that the policies'
+        own bookkeeping (EASY's estimated ends, conservative's profile) counts it; subclasses'
+        submission hooks find it already gone from the queue and leave it alone."""
+        check_pinned_machines(job.id, job.res, mask, self.all_mask, self.busy_mask)
+        self.queue.append(job)
+        self.start_job(job, mask)
+        self.needs_schedule = True
+        self.resources_changed = True  # (conservative rebuilds its plan rather than extend it)
 
     def on_job_completed(self, job: SubmittedJob, state: str, return_code: int, alloc: ProcSet) -> None:
         self._release(job.id)
