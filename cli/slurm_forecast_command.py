@@ -2,12 +2,14 @@
 
 Reads the cluster's state (adapters/slurm/slurm_state.py), simulates forward from it with a
 decider in this process, running jobs pinned to their nodes (adapters/slurm/forecast.py), and
-prints each pending job's predicted start; `--what-if` adds a column per other decider.
+prints each pending job's predicted start; `--what-if` adds a column per other decider, and
+`--what-if-drain` a column per node drained now (with -d's decider).
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import time
 
 import click
@@ -29,12 +31,15 @@ _FIX = "choose another export prefix"
               help="Option of -d's decider. Repeatable.")
 @click.option("--what-if", "what_if", multiple=True, metavar="DECIDER",
               help="Also forecast with this decider (its default options): one more column. Repeatable.")
+@click.option("--what-if-drain", "drains", multiple=True, metavar="NODE",
+              help="Also forecast with -d's decider as if NODE were drained now (a job running there ends there "
+                   "first; no other job goes on it): one more column. Repeatable, a column each.")
 @click.option("-e", "--export", "export_prefix", default=None,
               help="Also write PREFIX_forecast.csv: each pending job, its predicted start per decider (epoch "
                    "seconds, date, seconds from now).")
 @reports_errors
 def forecast(slurm_conf: str | None, decider: str, decider_options: tuple[str, ...], what_if: tuple[str, ...],
-             export_prefix: str | None) -> None:
+             drains: tuple[str, ...], export_prefix: str | None) -> None:
     """Predict when each job pending on a live Slurm starts: its state now (nodes, running jobs
     with their start times and limits, pending jobs in priority order), simulated forward with
     DECIDER, running jobs pinned to their nodes, every job lasting its time limit."""
@@ -57,13 +62,24 @@ def forecast(slurm_conf: str | None, decider: str, decider_options: tuple[str, .
         refuse_non_regular_file(path, _OUTPUT, _FIX, "remove it, or " + _FIX)
 
     state = read_state(SlurmCommands(slurm_conf))
+    unknown = [node for node in drains if node not in state.nodes]
+    if unknown:
+        raise click.UsageError(f"--what-if-drain {unknown[0]}: Slurm has no such node (its nodes: "
+                               f"{', '.join(state.nodes)})")
     inputs = forecast_inputs(state)
+    # A column each: (its title, its CSV columns' prefix, the inputs, the decider and its options).
+    columns = [(name, name, inputs, name, options if name == decider else {}) for name in deciders]
+    for node in dict.fromkeys(drains):
+        drained = [n for n in state.nodes if n in state.unavailable or n == node]
+        columns.append((f"{decider}, {node} drained", f"{decider}_drain_{node}",
+                        forecast_inputs(dataclasses.replace(state, unavailable=drained)), decider, options))
     # The simulator's and pandas' first import (~0.6 s) is no part of the forecast's own time.
     import joulesim.run_result  # noqa: F401
     import joulesim.run_simulation  # noqa: F401
 
     began = time.perf_counter()
-    starts = {name: forecast_starts(inputs, name, options if name == decider else {}) for name in deciders}
+    starts = {title: forecast_starts(column_inputs, name, column_options)
+              for title, _, column_inputs, name, column_options in columns}
     took = time.perf_counter() - began
 
     unavailable = f" ({len(state.unavailable)} unavailable: {', '.join(state.unavailable)})" if state.unavailable else ""
@@ -71,10 +87,10 @@ def forecast(slurm_conf: str | None, decider: str, decider_options: tuple[str, .
                f"job(s) pinned to their nodes, {len(state.pending)} pending")
     rows = [[job.slurm_id, str(job.nodes), _minutes(job.limit_s)] for job in state.pending]
     header = ["job", "nodes", "limit"]
-    for name in deciders:
-        header += [f"{name} start", "from now"]
+    for title, *_ in columns:
+        header += [f"{title} start", "from now"]
         for row, job in zip(rows, state.pending):
-            start = starts[name][job.slurm_id]
+            start = starts[title][job.slurm_id]
             row += ["never", "-"] if start is None else [_date(state.now + start), f"{start:,.0f} s"]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     for row in [header, *rows]:
@@ -83,7 +99,7 @@ def forecast(slurm_conf: str | None, decider: str, decider_options: tuple[str, .
         click.echo(f"held (not forecast: they start only once released): {', '.join(state.held)}")
     click.echo(f"simulated with {', '.join(deciders)} in {took:.2f} s (every job lasting its time limit)")
     if path is not None:
-        _write_csv(path, state, deciders, starts)
+        _write_csv(path, state, [(title, prefix) for title, prefix, *_ in columns], starts)
         click.echo(f"outputs   {path}")
 
 
@@ -96,7 +112,8 @@ def _minutes(seconds: float) -> str:
     return f"{minutes // 60}:{minutes % 60:02d}:00"
 
 
-def _write_csv(path: str, state, deciders: list[str], starts: dict[str, dict[str, float | None]]) -> None:
+def _write_csv(path: str, state, columns: list[tuple[str, str]], starts: dict[str, dict[str, float | None]]) -> None:
+    """`columns`: each forecast's title (the key of `starts`) and its CSV columns' prefix."""
     import os
 
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
@@ -105,11 +122,11 @@ def _write_csv(path: str, state, deciders: list[str], starts: dict[str, dict[str
         with open(temporary, "w", newline="") as out:
             writer = csv.writer(out)
             writer.writerow(["slurm_id", "nodes", "time_limit_s", "priority", "submit_time", "now",
-                             *(f"{name}_{column}" for name in deciders for column in ("start", "start_date", "in_s"))])
+                             *(f"{prefix}_{column}" for _, prefix in columns for column in ("start", "start_date", "in_s"))])
             for job in state.pending:
                 row = [job.slurm_id, job.nodes, f"{job.limit_s:g}", job.priority, f"{job.submit:.0f}", f"{state.now:.3f}"]
-                for name in deciders:
-                    start = starts[name][job.slurm_id]
+                for title, _ in columns:
+                    start = starts[title][job.slurm_id]
                     row += ["", "never", ""] if start is None else [
                         f"{state.now + start:.3f}", _date(state.now + start), f"{start:.3f}"]
                 writer.writerow(row)

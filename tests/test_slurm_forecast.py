@@ -225,3 +225,23 @@ def test_the_forecast_csv(tmp_path):
     # at once in the simulation (Slurm is about to end them): 13 starts now, 12 too (n2-n3 free).
     for row in rows:
         assert abs(float(row["easy_start"]) - float(row["now"])) < 0.01 and float(row["easy_in_s"]) < 0.01
+
+
+def test_what_if_a_node_is_drained_now(tmp_path):
+    """--what-if-drain n2: the recorded running jobs are long over by now (they end at once), n4 is
+    drained already; with n2 drained too only n1 and n3 take jobs: 13 (1 node, 2 min) starts now on
+    n1, and 12 (2 nodes) waits for it, 120 s; without the drain 12 starts now on n2-n3."""
+    import csv
+
+    env = fake_slurm(tmp_path, SQUEUE)
+    result = joulesim("slurm", "forecast", "--what-if-drain", "n2", "-e", str(tmp_path / "f"), env=env)
+    assert result.returncode == 0, result.stderr
+    assert "easy, n2 drained start" in result.stdout.splitlines()[1]
+    with open(tmp_path / "f_forecast.csv") as f:
+        rows = {row["slurm_id"]: row for row in csv.DictReader(f)}
+    assert float(rows["12"]["easy_in_s"]) < 0.01 and float(rows["13"]["easy_in_s"]) < 0.01
+    assert float(rows["13"]["easy_drain_n2_in_s"]) < 0.01
+    assert abs(float(rows["12"]["easy_drain_n2_in_s"]) - 120) < 0.01
+    result = joulesim("slurm", "forecast", "--what-if-drain", "n9", env=env)
+    assert result.returncode == 2 and "--what-if-drain n9: Slurm has no such node (its nodes: n1, n2, n3, n4)" in result.stderr
+    assert "Traceback" not in result.stderr
