@@ -5,15 +5,15 @@ machines busy. What `joulesim slurm forecast` builds on."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 import joulesim
 from joulesim.deciders import DeciderChoiceError
 from joulesim.protocol.errors import DecisionError
+from joulesim.simulator.platform.platform_loader import shipped_platform_path
 
-PLATFORM = str(Path(joulesim.__file__).resolve().parent.parent / "platforms" / "small4.xml")
+PLATFORM = shipped_platform_path("small4")  # (installed or in the checkout: never beside the package)
 
 
 def four_jobs() -> dict:
