@@ -500,6 +500,9 @@ def test_rl_energy_reuses_the_committed_rows_of_finished_trainings(tmp_path, mon
     from conftest import load_experiment_script
 
     module = load_experiment_script("rl_energy")
+    from joulesim.rl import cpu_kernels
+
+    kernels = cpu_kernels.capability()  # the records were made with this machine's kernels
     committed = pd.read_csv(module.RECORD)
     committed = committed[(committed.name == "exp1_edp") & (committed.workload == "training")
                           & committed.kind.isin(["trained", "untrained"])]
@@ -508,7 +511,7 @@ def test_rl_energy_reuses_the_committed_rows_of_finished_trainings(tmp_path, mon
         key = module.task_key("train_and_test", "exp1_edp", seed, 3, 0, 10)
         rows = [{k: (None if v != v else v) for k, v in row.items()}
                 for row in committed[committed.seed == seed].to_dict("records")]
-        records[key] = {"key": key, "rows": rows, "cpu_kernels": "AVX2"}
+        records[key] = {"key": key, "rows": rows, "cpu_kernels": kernels}
     path = tmp_path / "tasks.jsonl"
     module.write_task_records(path, dict(reversed(list(records.items()))))
     text = path.read_bytes()
@@ -531,6 +534,26 @@ def test_rl_energy_reuses_the_committed_rows_of_finished_trainings(tmp_path, mon
     assert module.task_key("train_and_test", "exp1_edp", 0, 4, 0, 10) != key
     monkeypatch.setattr(module, "HERE", folder)
     assert module.task_key("train_and_test", "exp1_edp", 0, 3, 0, 10) != key
+    # made with other kernels, a record is not taken (rows depend on them: rl/cpu_kernels.py)
+    assert module.task_reusable(records[key], kernels) and not module.task_reusable(None, kernels)
+    assert not module.task_reusable({**records[key], "cpu_kernels": "AVX512" if kernels != "AVX512" else "AVX2"}, kernels)
     path.write_text(text.decode() + "{not json\n")
     with pytest.raises(SystemExit, match=r"tasks.jsonl: line 3 is not a task record"):
         module.read_task_records(path)
+
+
+def test_rl_energy_s_workers_run_the_pinned_cpu_kernels():
+    """A training worker of experiments/rl_energy loads torch after joulesim.rl pinned its kernels
+    (AVX2 on any CPU that has them), so its rows are those of every such machine: torch imported
+    first kept AVX-512 on CPUs that have it, and the rerun's first rows were made so."""
+    from joulesim.rl import cpu_kernels
+
+    if not cpu_kernels.cpu_has_avx2():
+        pytest.skip("this CPU has no AVX2: torch runs its default kernels, pinned or not")
+    script = ("import experiments.rl_energy.run as run; run.worker_torch(); "
+              "from joulesim.rl import cpu_kernels; print(cpu_kernels.capability())")
+    environment = {key: value for key, value in os.environ.items() if key != "ATEN_CPU_CAPABILITY"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env=environment)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "AVX2"

@@ -143,20 +143,29 @@ def _stats(runs: list[dict[str, float]]) -> dict[str, float]:
             for m in METRICS for k, f in (("min", np.min), ("avg", np.mean), ("max", np.max))}
 
 
+def worker_torch():
+    """torch for a training worker: loaded once joulesim.rl has pinned its CPU kernels (results
+    depend on them: joulesim/rl/cpu_kernels.py; torch imported first would keep the CPU's own),
+    on one thread (the trainings run side by side)."""
+    import joulesim.rl  # noqa: F401  (before torch)
+    import torch
+
+    torch.set_num_threads(1)
+    return torch
+
+
 def train_and_test(name: str, seed: int, out: Path, runs: int, retrain: bool, unseen: list[Path] = (),
                    unseen_runs: int = 10) -> list[dict]:
     """Train configuration `name` with training seed `seed`, test it, and test the untrained
     agent of that seed on the same observation: two result rows on the training workload, then
     two per workload of `unseen` (`unseen_runs` test runs each)."""
-    import torch
-
+    worker_torch()
     from joulesim.rl.evaluation import evaluate_model
     from joulesim.rl.model_file import save_agent
     from joulesim.rl.ppo import PPOAgent, PPOSettings
     from joulesim.rl.training import make_environment, model_metadata, train
     from joulesim.rl.training_config import load_training_config
 
-    torch.set_num_threads(1)
     config = load_training_config(HERE / f"{name}.toml")
     config.seed = seed
     folder = out / name / f"seed_{seed}"
@@ -194,12 +203,10 @@ def train_and_test(name: str, seed: int, out: Path, runs: int, retrain: bool, un
 def maskable_train_and_test(name: str, seed: int, out: Path, runs: int, retrain: bool, unseen: list[Path] = (),
                             unseen_runs: int = 10) -> list[dict]:
     """The yardstick: sb3-contrib's MaskablePPO, same environment, hyperparameters and budget."""
-    import torch
-
+    worker_torch()
     from joulesim.rl.maskable_baseline import evaluate_maskable, train_maskable
     from joulesim.rl.training_config import load_training_config
 
-    torch.set_num_threads(1)
     config = load_training_config(HERE / f"{name}.toml")
     folder = out / name / f"seed_{seed}"
     folder.mkdir(parents=True, exist_ok=True)
@@ -436,7 +443,16 @@ def main(argv: list[str] | None = None) -> int:
     records = read_task_records(args.records)
     keys = {(work, name, seed): task_key(work.__name__, name, seed, args.runs, args.unseen, args.unseen_runs)
             for work, name, seed in tasks}
-    kept = [task for task in tasks if not args.retrain and keys[task] in records]
+    # Rows depend on the kernels torch runs (joulesim/rl/cpu_kernels.py): only a record made with
+    # this machine's are taken (joulesim.rl pins them before torch loads, here and in the workers).
+    from joulesim.rl import cpu_kernels
+
+    kernels = cpu_kernels.capability()
+    kept = [task for task in tasks if not args.retrain and task_reusable(records.get(keys[task]), kernels)]
+    others = [task for task in tasks if keys[task] in records and task not in kept and not args.retrain]
+    if others:
+        print(f"{len(others)} recorded training(s) ran with other CPU kernels than this machine's ({kernels}): "
+              "trained again", flush=True)
     rows: list[dict] = [row for task in kept for row in records[keys[task]]["rows"]]
     if kept:
         print(f"{len(kept)} of {len(tasks)} trainings' rows taken from {args.records} (--retrain to run them again)",
@@ -495,6 +511,11 @@ def task_key(work: str, name: str, seed: int, runs: int, unseen: int, unseen_run
     digest = hashlib.sha256((HERE / f"{name}.toml").read_bytes()).hexdigest()[:16]
     return json.dumps({"work": work, "name": name, "config_sha256": digest, "seed": seed, "runs": runs,
                        "unseen": unseen, "unseen_runs": unseen_runs}, sort_keys=True)
+
+
+def task_reusable(record: dict | None, kernels: str) -> bool:
+    """Whether a committed record serves this run: made with the same torch kernels."""
+    return record is not None and record.get("cpu_kernels") == kernels
 
 
 def read_task_records(path: Path) -> dict[str, dict]:
