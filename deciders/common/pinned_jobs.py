@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 
-from joulesim.deciders.common.machine_masks import mask_runs
+from joulesim.deciders.common.machine_masks import mask_runs, procset_to_mask
 from joulesim.protocol.errors import DecisionError, JoulesimError
-from joulesim.protocol.interval_set import parse_runs
+from joulesim.protocol.interval_set import format_runs, parse_interval_set
 
 __all__ = ["PINNED_OPTION", "pinned_option", "check_pinned_machines"]
 
@@ -48,16 +48,13 @@ def pinned_option(decider: str, options: dict[str, str]) -> dict[str, int]:
     pinned = {}
     for job_id, machines in data.items():
         try:
-            runs = parse_runs(machines, _MAX_MACHINE_ID)
+            machine_set = parse_interval_set(machines, _MAX_MACHINE_ID)
         except ValueError:
-            runs = []
-        if not runs or runs[-1][1] >= _MAX_MACHINE_ID:
+            machine_set = None
+        if not machine_set or machine_set.max >= _MAX_MACHINE_ID:
             raise JoulesimError(f"{where}: job {job_id!r}: machines {machines!r} are not an interval set of "
                                 "machine ids like \"0-1 3\"")
-        mask = 0
-        for first, last in runs:
-            mask |= ((1 << (last - first + 1)) - 1) << first
-        pinned[job_id] = mask
+        pinned[job_id] = procset_to_mask(machine_set)
     return pinned
 
 
@@ -66,7 +63,7 @@ def check_pinned_machines(job_id: str, res: int, mask: int, all_mask: int, busy_
     job (a DecisionError otherwise: the forecast's state contradicts itself). Machines made
     unavailable are accepted: a job keeps running on a node being drained."""
     def shown(bits: int) -> str:
-        return " ".join(str(a) if a == b else f"{a}-{b}" for a, b in mask_runs(bits))
+        return format_runs(mask_runs(bits))
 
     if mask & ~all_mask:
         raise DecisionError(f"pinned job {job_id}: machines {shown(mask & ~all_mask)} are not compute resources of "
