@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def add_arguments(parser: argparse.ArgumentParser, default: str) -> None:
@@ -57,6 +61,17 @@ def committed(records: Path) -> list[dict]:
                              f"restore the file from git")
         found.append(record)
     return found
+
+
+def records_table(records: Path) -> "pd.DataFrame":
+    """The committed records as a campaign's results table: one row per instance, its id
+    (instance_id), parameters, metrics, status and wall time (what the experiments' figures
+    read, with no input file needed)."""
+    import pandas as pd
+
+    return pd.DataFrame([{"instance_id": record["id"], **record["parameters"], **(record.get("metrics") or {}),
+                          "status": record["status"], "wall_time": record.get("wall_time")}
+                         for record in committed(records)])
 
 
 def restore_records(records: Path, results_dir: Path) -> int:

@@ -119,9 +119,7 @@ def load_results(out: Path) -> pd.DataFrame:
 def committed_results(results: Path) -> pd.DataFrame:
     """The same from the committed records in `results` (their parameters are in each record:
     the traces are not read, so a checkout without ../shared can write README.md)."""
-    rows = [{**record["parameters"], **(record.get("metrics") or {}), "status": record["status"],
-             "wall_time": record.get("wall_time")} for record in campaign_records.committed(results / RECORDS.name)]
-    return _analysis_frame(pd.DataFrame(rows), str(results / RECORDS.name))
+    return _analysis_frame(campaign_records.records_table(results / RECORDS.name), str(results / RECORDS.name))
 
 
 def _analysis_frame(frame: pd.DataFrame, source: str) -> pd.DataFrame:

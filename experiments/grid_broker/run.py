@@ -36,7 +36,7 @@ import pandas as pd
 from experiments.grid_broker import make_platform
 from experiments.grid_energy import run as grid_energy
 from experiments import campaign_records
-from experiments.campaign_records import restore_records, save_records
+from experiments.campaign_records import records_table, restore_records, save_records
 from experiments.readme_results import replace_results, write_readme
 from experiments.run_record import duration_text, read_run_record, record_figures, write_run_record
 
@@ -365,14 +365,6 @@ def campaign_name(quick: bool, base: int, density_step: int, h_diff_step: int) -
     if not quick and (density_step, h_diff_step) != (DENSITY_STEP, H_DIFF_STEP):
         name += f"_step{density_step}x{h_diff_step}"
     return name
-
-
-def records_table(records: Path) -> pd.DataFrame:
-    """The committed records as the campaign's results table (the columns figure3 reads)."""
-    rows = [{"instance_id": record["id"], **record["parameters"], **(record.get("metrics") or {}),
-             "status": record["status"], "wall_time": record.get("wall_time")}
-            for record in campaign_records.committed(records)]
-    return pd.DataFrame(rows)
 
 
 def instance_seconds(table: pd.DataFrame) -> float:
