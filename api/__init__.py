@@ -17,17 +17,19 @@ command line (docs/reference/architecture.md). Its modules: run_simulation (`sim
 grouped), simulation_inputs (platforms and workloads given as names, paths or dicts),
 workload_making (`generate_workload`, `convert_swf`, `save_workload`), run_comparison (`compare`,
 `compare_plot`, `compare_report`: several runs side by side),
-decider_process (a decider in its own process; protocol/start_handshake.py its start report), run_interrupted.
+decider_process (a decider in its own process; protocol/start_handshake.py its start report), run_interrupted,
+stepwise_simulation (`Simulation`: run_until, state, fork) and simulation_worker (the process it runs in).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["simulate", "RunResult", "BatsimFlags", "Workflows", "Batsim5Decider", "generate_workload", "convert_swf",
+__all__ = ["simulate", "Simulation", "RunResult", "BatsimFlags", "Workflows", "Batsim5Decider", "generate_workload", "convert_swf",
            "save_workload", "compare", "compare_plot", "compare_report"]
 
-_EXPORTS = {"simulate": "joulesim.run_simulation", "RunResult": "joulesim.run_result",
+_EXPORTS = {"simulate": "joulesim.run_simulation", "Simulation": "joulesim.stepwise_simulation",
+            "RunResult": "joulesim.run_result",
             "BatsimFlags": "joulesim.simulation_options", "Workflows": "joulesim.simulation_options",
             "Batsim5Decider": "joulesim.simulation_options",
             "generate_workload": "joulesim.workload_making", "convert_swf": "joulesim.workload_making",

@@ -200,3 +200,12 @@ def test_the_kth_comparison_is_drawn_and_kept_as_screenshots(kth_report, browser
     scroll_to_plot_of(browser, "cdf_0_0")
     screenshot(browser, "report_kth_distributions.png")
     assert errors_of(browser) == []
+
+
+def test_the_stepwise_example_runs_as_written_and_prints_what_it_says(tmp_path):
+    source = python_blocks("guide/python-api.md")["stepwise_example.py"]
+    result = subprocess.run([sys.executable, "-c", source], cwd=tmp_path, capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, timeout=120)
+    assert result.returncode == 0, result.stderr
+    claimed = re.findall(r"^# ((?:t=|the last|True).*)$", source, flags=re.M)
+    assert len(claimed) == 3 and result.stdout.splitlines() == claimed

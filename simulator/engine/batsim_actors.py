@@ -78,7 +78,10 @@ class BatsimActors:
         self._first_job_read = False  # Batsim reads every machine's joules at the first submission
 
     def _clock_moved(self, now: float) -> None:
-        self.sim.env._now = now
+        sim = self.sim
+        if now > sim.pause_at:  # (a stepwise run's pause, before anything of `now` happens)
+            sim.pause(sim.env._now, now)
+        sim.env._now = now
 
     # ------------------------------------------------------------------ entry points
     def run(self) -> None:

@@ -196,6 +196,11 @@ class Simulation(EventSources, JobLifecycle):
         self.paths = output_paths(config.export_prefix, config.energy, self.cost_plan is not None,
                                   config.machine_state_tracing, config.schedule_tracing)
         self._buffers: dict[str, io.StringIO] = {}  # outputs kept in memory (no export prefix)
+        # A stepwise run (joulesim.Simulation: run_until, fork): before the clock first moves past
+        # `pause_at`, `pause(now, next_time)` is called with the last instant handled and the next
+        # one; it returns once pause_at is at least next_time. A plain run never pauses.
+        self.pause_at = math.inf
+        self.pause: Callable[[float, float], None] | None = None
 
     def _warn(self, text: str) -> None:
         """A warning on stderr, unless the verbosity keeps only errors or messages."""
@@ -456,6 +461,9 @@ class Simulation(EventSources, JobLifecycle):
                 raise DecisionError(self._stuck_reason())
             if queue[0][0] >= MAX_SIMULATED_TIME:
                 raise JoulesimError(self._beyond_time_range(queue[0]))
+            if queue[0][0] > self.pause_at:  # (a stepwise run's pause: the clock would pass it)
+                self.pause(now, queue[0][0])
+                continue
             env.step()
 
     def _finished(self) -> bool:
