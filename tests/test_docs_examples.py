@@ -143,13 +143,17 @@ def test_compare_names_each_run_by_its_label_and_refuses_other_inputs(tmp_path):
             joulesim.compare(bad)
 
 
-def test_the_typed_options_example_runs_as_written_and_prints_what_it_says(tmp_path):
-    source = python_blocks("guide/python-api.md")["typed_options_example.py"]
+@pytest.mark.parametrize("block, printed, lines", [
+    ("typed_options_example.py", r"(?:fcfs|easy) .*", 2),
+    ("stepwise_example.py", r"(?:t=|the last|True).*", 3),  # (joulesim.Simulation: run_until, state, fork)
+])
+def test_a_python_api_example_prints_exactly_its_comments(tmp_path, block, printed, lines):
+    source = python_blocks("guide/python-api.md")[block]
     result = subprocess.run([sys.executable, "-c", source], cwd=tmp_path, capture_output=True, text=True,
                             stdin=subprocess.DEVNULL, timeout=120)
     assert result.returncode == 0, result.stderr
-    claimed = re.findall(r"^# ((?:fcfs|easy) .*)$", source, flags=re.M)
-    assert len(claimed) == 2 and result.stdout.splitlines() == claimed
+    claimed = re.findall(rf"^# ({printed})$", source, flags=re.M)
+    assert len(claimed) == lines and result.stdout.splitlines() == claimed
 
 
 @pytest.fixture(scope="module")
@@ -201,11 +205,3 @@ def test_the_kth_comparison_is_drawn_and_kept_as_screenshots(kth_report, browser
     screenshot(browser, "report_kth_distributions.png")
     assert errors_of(browser) == []
 
-
-def test_the_stepwise_example_runs_as_written_and_prints_what_it_says(tmp_path):
-    source = python_blocks("guide/python-api.md")["stepwise_example.py"]
-    result = subprocess.run([sys.executable, "-c", source], cwd=tmp_path, capture_output=True, text=True,
-                            stdin=subprocess.DEVNULL, timeout=120)
-    assert result.returncode == 0, result.stderr
-    claimed = re.findall(r"^# ((?:t=|the last|True).*)$", source, flags=re.M)
-    assert len(claimed) == 3 and result.stdout.splitlines() == claimed
