@@ -7,6 +7,8 @@ import sys
 import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from procset import ProcSet
 
 from joulesim.deciders import DECIDERS, describe_deciders, load_decider
@@ -625,6 +627,41 @@ def test_lowest_bits_and_runs_agrees_with_lowest_bits():
         chosen, runs = lowest_bits_and_runs(mask, n)
         assert chosen == lowest_bits(mask, n) and runs == mask_runs(chosen)
     assert lowest_bits_and_runs(0b1110111, 5) == (0b0110111, [(0, 2), (4, 5)])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 3000), st.booleans()), max_size=60), st.integers(0, 20_000))
+def test_lowest_bits_and_runs_on_wide_masks_takes_the_lowest_set_bits(pieces, n):
+    """Masks of up to 180,000 machines, in runs of set and clear bits that cross the search's
+    windows (4,096 bits, doubled): the n lowest set bits, bit by bit, and their runs."""
+    from joulesim.deciders.common.machine_masks import lowest_bits_and_runs, mask_runs
+
+    mask, position = 0, 0
+    for length, set_bits in pieces:
+        if set_bits:
+            mask |= ((1 << length) - 1) << position
+        position += length
+    _check_lowest_bits_and_runs(mask, n)
+
+
+def _check_lowest_bits_and_runs(mask: int, n: int) -> None:
+    from joulesim.deciders.common.machine_masks import lowest_bits_and_runs, mask_runs
+
+    chosen, runs = lowest_bits_and_runs(mask, n)
+    ones = [i for i, bit in enumerate(bin(mask)[:1:-1]) if bit == "1"][:n] if mask else []
+    assert chosen == sum(1 << i for i in ones), (mask.bit_length(), mask.bit_count(), n)
+    assert runs == mask_runs(chosen)
+
+
+@pytest.mark.parametrize("window", [4096, 8192, 16384])
+def test_lowest_bits_and_runs_at_the_edges_of_its_windows(window):
+    """n set bits just inside, at and just beyond each window the search looks in."""
+    for low_ones in (window - 1, window, window + 1):
+        for above in (0, 1, 500):
+            mask = ((1 << low_ones) - 1) | (((1 << above) - 1) << (window + 3))
+            for n in (low_ones - 1, low_ones, low_ones + 1, low_ones + above, low_ones + above + 1):
+                _check_lowest_bits_and_runs(mask, n)
+    _check_lowest_bits_and_runs(1 << (window * 2), 1)  # a lone bit far above the first window
 
 
 def test_the_list_of_deciders_says_what_to_install_for_a_decider_whose_extra_is_missing():

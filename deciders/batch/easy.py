@@ -79,9 +79,17 @@ class EasyBackfilling(QueuePolicy):
     def shadow(self, needed: int) -> tuple[float, int]:
         """(shadow time, extra machines) for a job needing `needed` machines, blocked now."""
         available = self.free_mask.bit_count()
-        usable = ~self.unavailable_mask
+        if self.unavailable_mask:  # (machines of running jobs made unavailable are not freed at their end)
+            usable = ~self.unavailable_mask
+            for end, _, record in self._by_end:
+                available += (record.mask & usable).bit_count()
+                if available >= needed:
+                    return max(end, self.now), available - needed
+            return math.inf, 0
+        # Every running job frees its machines: their counts, kept since their start (a bit
+        # count costs time in the platform's size, on a walk over thousands of running jobs).
         for end, _, record in self._by_end:
-            available += (record.mask & usable).bit_count()
+            available += record.size
             if available >= needed:
                 return max(end, self.now), available - needed
         return math.inf, 0

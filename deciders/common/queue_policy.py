@@ -102,13 +102,14 @@ class QueuePolicy(Decider):
         """Execute a waiting job now, on `mask` (default: its res lowest-id free machines)."""
         if mask is None:
             mask, runs = lowest_bits_and_runs(self.free_mask, job.res)
+            self.free_mask ^= mask  # (free machines: one operation where &= ~mask makes two)
         else:
             runs = mask_runs(mask)
+            self.free_mask &= ~mask
         alloc = _procset_from_runs(runs)
         self.queue.remove(job.id)
         self.execute_job(job.id, alloc, storage_mapping=self.storage_mapping)
         self.busy_mask |= mask
-        self.free_mask &= ~mask
         walltime = job.walltime
         record = RunningJob(job, alloc, mask, self.now, self.now + walltime if walltime >= 0 else math.inf,
                             sum(last - first + 1 for first, last in runs))

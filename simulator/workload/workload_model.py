@@ -6,7 +6,7 @@ from typing import Any
 from joulesim.inputs.input_error import InputError
 
 
-@dataclass
+@dataclass(slots=True)  # (no __dict__: a trace holds hundreds of thousands of jobs)
 class Job:
     """A job of a workload. `id` is the protocol id `"<workload>!<local id>"`."""
 
