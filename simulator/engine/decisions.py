@@ -99,7 +99,7 @@ class DecisionApplier:
         host_job, unavailable, off, switching = sim.host_job, sim.host_unavailable, sim.switching.host_off, sim.switching
         exclusive = sim.host_running is None  # without compute sharing, one job per host
         for a, b in runs:
-            if ((exclusive and any(host_job[a:b + 1])) or any(unavailable[a:b + 1])
+            if ((exclusive and any(host_job[a:b + 1])) or (sim.nb_unavailable and any(unavailable[a:b + 1]))
                     or (switching.nb_off and any(off[a:b + 1]))):
                 self._explain_unusable_hosts(expand_runs(runs), job_id, context)
         sim.start_job(record, runs, size, alloc_str, executors, storages)

@@ -111,4 +111,5 @@ class EventSources:
             if self.host_unavailable[host] != available:
                 continue  # already in the requested state
             self.host_unavailable[host] = not available
+            self.nb_unavailable += -1 if available else 1
             self.machines.set_availability(now, host, available)

@@ -128,6 +128,7 @@ class Simulation(EventSources, JobLifecycle):
         # --disable-storage-sharing: the running job that holds each storage host (by resource id).
         self.storage_job: dict[int, JobRecord] = {}
         self.host_unavailable = [False] * self.nb_hosts
+        self.nb_unavailable = 0  # (EXECUTE_JOB looks at host_unavailable only when some are)
         self.switching = MachineSwitching(self)
         if config.energy and self.hierarchy is None:  # node models carry their own power model
             self._check_power_model()
