@@ -41,7 +41,9 @@ class SlurmCommands:
                 raise SlurmError(f"--slurm-conf {conf}: no such file (give the slurm.conf of the cluster to drive)")
             self.env["SLURM_CONF"] = conf
 
-    def _run(self, *command: str) -> str:
+    def output(self, *command: str) -> str:
+        """What a Slurm command prints; SlurmError naming the command when it cannot run, does not
+        answer in time or fails (slurm_state.py reads sinfo and squeue this way too)."""
         try:
             out = subprocess.run(list(command), env=self.env, capture_output=True, text=True,
                                  timeout=COMMAND_TIMEOUT_S, stdin=subprocess.DEVNULL)
@@ -55,18 +57,14 @@ class SlurmCommands:
             raise SlurmError(f"{' '.join(command)} failed (status {out.returncode}): {said[:300]}")
         return out.stdout
 
-    def output(self, *command: str) -> str:
-        """What a read-only Slurm command prints (slurm_state.py reads sinfo and squeue this way)."""
-        return self._run(*command)
-
     def node_names(self) -> list[str]:
         """The cluster's nodes, in the order Slurm lists them (decider resource i is node i)."""
-        names = self._run("sinfo", "-h", "-N", "-o", "%N").split()
+        names = self.output("sinfo", "-h", "-N", "-o", "%N").split()
         return list(dict.fromkeys(names))  # a node in several partitions is listed once per partition
 
     def submit_held(self, name: str, nodes: int, walltime_s: float, command: str) -> str:
         minutes = max(1, int(-(-walltime_s // 60))) if walltime_s > 0 else "UNLIMITED"
-        out = self._run("sbatch", "--parsable", "--hold", "-J", name, "-N", str(nodes), "-n", str(nodes),
+        out = self.output("sbatch", "--parsable", "--hold", "-J", name, "-N", str(nodes), "-n", str(nodes),
                         "-t", str(minutes), "-o", "/dev/null", "--wrap", command)
         return out.strip().split(";")[0]
 
@@ -75,16 +73,16 @@ class SlurmCommands:
         update = ["scontrol", "update", f"jobid={job_id}", f"nodelist={','.join(nodes)}"]
         if others:
             update.append(f"excnodelist={','.join(others)}")
-        self._run(*update)
-        self._run("scontrol", "release", job_id)
+        self.output(*update)
+        self.output("scontrol", "release", job_id)
 
     def cancel(self, job_ids: list[str]) -> None:
         if job_ids:
-            self._run("scancel", *job_ids)
+            self.output("scancel", *job_ids)
 
     def jobs(self) -> dict[str, SlurmJob]:
         """Every job squeue still knows, by Slurm id."""
-        data = json.loads(self._run("squeue", "--json", "-t", "all"))
+        data = json.loads(self.output("squeue", "--json", "-t", "all"))
         jobs = {}
         for job in data.get("jobs", []):
             state = job.get("job_state")
@@ -99,4 +97,4 @@ class SlurmCommands:
         return jobs
 
     def expand(self, nodelist: str) -> list[str]:
-        return self._run("scontrol", "show", "hostnames", nodelist).split()
+        return self.output("scontrol", "show", "hostnames", nodelist).split()
