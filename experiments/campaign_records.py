@@ -46,21 +46,39 @@ def write_records_only(parser: argparse.ArgumentParser, results_dir: Path, recor
     return 0
 
 
-def committed(records: Path) -> list[dict]:
-    """The records of the committed file (none when it does not exist yet)."""
-    if not records.exists():
-        return []
-    found = []
-    for number, line in enumerate(records.read_bytes().splitlines(), start=1):
+def read_keyed_lines(path: Path, key: str, what: str) -> dict[str, dict]:
+    """The records of a JSON-lines file by their `key` field, in the file's order (none when it
+    does not exist yet); SystemExit naming the line that is not `what` (a JSON object with a
+    string `key`). The campaigns' instance records and rl_energy's training records are kept so."""
+    if not path.exists():
+        return {}
+    found = {}
+    for number, line in enumerate(path.read_bytes().splitlines(), start=1):
         try:
             record = orjson.loads(line)
         except orjson.JSONDecodeError:
             record = None
-        if not isinstance(record, dict) or not isinstance(record.get("id"), str):
-            raise SystemExit(f"{records}: line {number} is not an instance record (a JSON object with an id): "
+        if not isinstance(record, dict) or not isinstance(record.get(key), str):
+            raise SystemExit(f"{path}: line {number} is not {what} (a JSON object with a {key}): "
                              f"restore the file from git")
-        found.append(record)
+        found[record[key]] = record
     return found
+
+
+def write_keyed_lines(path: Path, records: dict[str, dict]) -> None:
+    """One compact line per record, sorted by key (the same records give the same bytes), the
+    file written whole: a temporary file renamed over it, so that a run stopped while writing
+    leaves the old records, never half a line."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_bytes(b"".join(orjson.dumps(records[key], option=orjson.OPT_SORT_KEYS) + b"\n"
+                                   for key in sorted(records)))
+    temporary.replace(path)
+
+
+def committed(records: Path) -> list[dict]:
+    """The records of the committed file (none when it does not exist yet)."""
+    return list(read_keyed_lines(records, "id", "an instance record").values())
 
 
 def records_table(records: Path) -> "pd.DataFrame":
@@ -103,7 +121,5 @@ def save_records(results_dir: Path, records: Path) -> int:
             continue
         record["platform_source"] = Path(str(record.get("platform_source", ""))).name
         by_id[record["id"]] = record
-    records.parent.mkdir(parents=True, exist_ok=True)
-    records.write_bytes(b"".join(orjson.dumps(by_id[key], option=orjson.OPT_SORT_KEYS) + b"\n"
-                                 for key in sorted(by_id)))
+    write_keyed_lines(records, by_id)
     return len(by_id)

@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.irmasim_grid.run import run_grid
+from experiments.campaign_records import read_keyed_lines, write_keyed_lines
 from experiments.readme_results import replace_results
 
 HERE = Path(__file__).resolve().parent
@@ -520,25 +521,12 @@ def task_reusable(record: dict | None, kernels: str) -> bool:
 
 def read_task_records(path: Path) -> dict[str, dict]:
     """The committed records by key (none when the file does not exist yet)."""
-    if not path.is_file():
-        return {}
-    records = {}
-    for number, line in enumerate(path.read_bytes().splitlines(), 1):
-        try:
-            record = json.loads(line)
-            records[record["key"]] = record
-        except (ValueError, KeyError, TypeError):
-            raise SystemExit(f"{path}: line {number} is not a task record (a JSON object with a key): "
-                             f"restore the file from git") from None
-    return records
+    return read_keyed_lines(path, "key", "a task record")
 
 
 def write_task_records(path: Path, records: dict[str, dict]) -> None:
     """One line per record, sorted by key (the same records give the same bytes), written whole."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text("".join(json.dumps(records[key], sort_keys=True) + "\n" for key in sorted(records)))
-    temporary.replace(path)
+    write_keyed_lines(path, records)
 
 
 def read_results(path: Path) -> pd.DataFrame:
