@@ -100,7 +100,7 @@ class SimulationWorker:
             if kind == "state":
                 self._send(("state", self._state()))
             elif kind == "fork":
-                self._fork()
+                self._fork(command[1] if len(command) > 1 else None)
             elif finished and self.error is not None:
                 self._send(("error", self.error))
             elif kind == "run_until":
@@ -139,13 +139,24 @@ class SimulationWorker:
                 "started": self.started, "finished": self.result is not None or self.error is not None,
                 "decider_calls": self.simulation.link.calls, **by_state}
 
-    def _fork(self) -> None:
+    def _fork(self, decider: Any = None) -> None:
+        """A copy of this process, paused here; with `decider`, the copy's decider from now on
+        (decider_takeover.py: refused with the reason before any copy is made)."""
+        if decider is not None:
+            reason = self._takeover_refusal()
+            if reason:
+                self._send_fork_refusal(reason)
+                return
         mine, theirs = socket.socketpair()
         pid = os.fork()
         if pid == 0:  # the fork: the same simulation, its own socket
             theirs.close()
             self.connection.close()
             self.connection = Connection(mine.detach())
+            if decider is not None:
+                from joulesim.simulator.engine.decider_takeover import take_over
+
+                take_over(self.simulation, decider)
             return  # (back to serving commands, now the fork's)
         mine.close()
         # (the answer is the fork's pid in ASCII with its socket attached, outside the pickled
@@ -158,6 +169,23 @@ class SimulationWorker:
         finally:
             channel.close()
             theirs.close()
+
+    def _takeover_refusal(self) -> str:
+        from joulesim.simulator.engine.decider_takeover import refusal
+
+        if self.result is not None or self.error is not None:
+            return "the simulation is over"
+        return refusal(self.simulation)
+
+    def _send_fork_refusal(self, reason: str) -> None:
+        """(The fork's answer carries no socket then: the owner raises `reason`.)"""
+        channel = socket.socket(fileno=os.dup(self.connection.fileno()))
+        try:
+            socket.send_fds(channel, [("!" + reason).encode()], [])
+        except OSError:
+            raise _Closed from None
+        finally:
+            channel.close()
 
     def _send(self, answer: tuple) -> None:
         if answer[0] == "error":  # (an exception of the decider's own may not survive the trip)

@@ -170,19 +170,34 @@ class Simulation:
         state (`waiting`, `running`, `ended`, `rejected`)."""
         return self._expect("state", "state")[1]
 
-    def fork(self) -> "Simulation":
-        """An independent copy of this simulation at this instant (< 0.1 s: a process fork)."""
+    def fork(self, decider: Any = None, *, options: Mapping[str, Any] | None = None) -> "Simulation":
+        """An independent copy of this simulation at this instant (< 0.1 s: a process fork).
+
+        With `decider` (a shipped name, "module:Class", a Decider class or instance, with its
+        `options`), the copy's decisions come from that decider from the next message on: it is
+        told the platform, the running jobs (`Decider.on_job_running`) and the waiting jobs first.
+        Refused, with the reason, where that cannot tell it the present (machines off, decisions
+        the old decider asked for later...: simulator/engine/decider_takeover.py)."""
         if self._connection is None:
             raise JoulesimError("this joulesim.Simulation is closed")
-        self._connection.send(("fork",))
+        command: tuple = ("fork",)
+        if decider is not None or options:
+            from joulesim.run_simulation import _decider_instance, option_text
+
+            if decider is None or isinstance(decider, (list, tuple)):
+                raise JoulesimError("fork(decider=...): give a shipped decider name, 'package.module:Class', or a "
+                                    "Decider class or instance (options go with it)")
+            command = ("fork", _decider_instance(decider, {str(k): option_text(v) for k, v in (options or {}).items()}))
+        self._connection.send(command)
         channel = socket.socket(fileno=os.dup(self._connection.fileno()))
         try:
-            data, fds, _, _ = socket.recv_fds(channel, 32, 1)
+            data, fds, _, _ = socket.recv_fds(channel, 4096, 1)
         finally:
             channel.close()
         if not fds:
-            raise JoulesimError("the simulation's process could not fork (" + (data.decode(errors="replace") or
-                                                                                "it ended") + ")")
+            said = data.decode(errors="replace")
+            raise JoulesimError(said[1:] if said.startswith("!") else
+                                f"the simulation's process could not fork ({said or 'it ended'})")
         other = Simulation.__new__(Simulation)
         other._platform = self._platform
         other._pid = 0

@@ -104,6 +104,16 @@ class Decider:
 
     def on_simulation_ends(self) -> None: ...
 
+    def on_job_running(self, job: SubmittedJob, alloc: ProcSet, start: float) -> None:
+        """A job that runs on `alloc` since `start`, which this decider takes over: joulesim's
+        JOB_RUNNING, sent only when a forked simulation changes its decider
+        (`joulesim.Simulation.fork(decider=...)`), after SIMULATION_BEGINS and before the waiting
+        jobs' JOB_SUBMITTED. A decider that keeps no state of running jobs may ignore it; one that
+        does and cannot take them over says so (the default)."""
+        raise JoulesimError(f"decider {type(self).__name__} cannot take over a simulation whose jobs are running "
+                            "(it does not implement on_job_running): fork with a decider that does, such as the "
+                            "queue policies (fcfs, easy, ...)")
+
     def decide(self) -> None:
         """Called once per message, after every event of it was dispatched."""
 
@@ -283,6 +293,16 @@ class Decider:
         elif kind == "SIMULATION_ENDS":
             self.finished = True
             self.on_simulation_ends()
+        elif kind == "JOB_RUNNING":  # (joulesim's takeover of a forked simulation: on_job_running)
+            raw = data["job"]
+            job = SubmittedJob(data["job_id"], float(raw.get("subtime", 0.0)), int(raw.get("res", 0)),
+                               float(raw.get("walltime", -1)), str(raw.get("profile", "")), raw, data.get("profile"))
+            if job.id in self.jobs:
+                raise _Contradiction(f"job {job.id} was already submitted")
+            alloc = self._resources(data["alloc"])
+            self.jobs[job.id] = job
+            self._allocations[job.id] = alloc
+            self.on_job_running(job, alloc, float(data["start"]))
 
     def _begin(self, data: dict[str, Any]) -> None:
         """Read and check the platform's size and resources, before any decider sizes by them."""

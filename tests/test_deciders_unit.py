@@ -690,3 +690,32 @@ def test_a_decider_module_not_found_gets_a_hint_about_where_it_is_looked_for(tmp
         load_decider("broken_decider_module:X")
     assert "No module named 'a_module_that_is_not_there'" in str(broken.value)
     assert "PYTHONPATH" not in str(broken.value)
+
+
+def running(now: float, name: str, res: int, walltime: float, alloc: str, start: float) -> dict:
+    """joulesim's JOB_RUNNING: a job a decider takes over (joulesim.Simulation.fork(decider=...))."""
+    job_id = f"w0!{name}"
+    return {"timestamp": now, "type": "JOB_RUNNING",
+            "data": {"job_id": job_id, "alloc": alloc, "start": start,
+                     "job": {"id": job_id, "subtime": 0.0, "res": res, "walltime": walltime, "profile": "p"}}}
+
+
+@pytest.mark.parametrize("name", QUEUE_POLICIES)
+def test_a_queue_policy_takes_a_running_job_over_on_its_machines_without_executing_it(name):
+    decider = load_decider(name, {})
+    assert send(decider, 50.0, begins(3)) == []
+    assert send(decider, 50.0, running(50.0, "a", 2, 100.0, "0-1", start=0.0), submitted(50.0, "b", 1, 10.0)) == [
+        ("EXECUTE", "b", "2")]  # (a holds 0-1: not executed again, not given to b)
+    assert send(decider, 60.0, completed(60.0, "b", "2"), completed(60.0, "a", "0-1"),
+                submitted(60.0, "c", 3, 10.0)) == [("EXECUTE", "c", "0-2")]
+
+
+def test_easy_reserves_at_a_taken_over_job_s_end_from_its_real_start():
+    """a runs on 0-1 since t=0 for at most 100 s: b (3 machines) is reserved at t=100, so c
+    (1 machine for 60 s, from t=50: ends at 110) would delay it and is not backfilled. Counted
+    from the takeover (t=50), a would end at 150 and c would be."""
+    decider = load_decider("easy", {})
+    send(decider, 50.0, begins(3))
+    assert send(decider, 50.0, running(50.0, "a", 2, 100.0, "0-1", start=0.0),
+                submitted(50.0, "b", 3, 10.0), submitted(50.0, "c", 1, 60.0)) == []
+    assert send(decider, 50.0, submitted(50.0, "d", 1, 50.0)) == [("EXECUTE", "d", "2")]  # (ends at 100)

@@ -146,6 +146,7 @@ def test_compare_names_each_run_by_its_label_and_refuses_other_inputs(tmp_path):
 @pytest.mark.parametrize("block, printed, lines", [
     ("typed_options_example.py", r"(?:fcfs|easy) .*", 2),
     ("stepwise_example.py", r"(?:t=|the last|True).*", 3),  # (joulesim.Simulation: run_until, state, fork)
+    ("whatif_example.py", r"\w+ from 12 h on: .*", 3),  # (fork(decider=...): another decider takes over)
 ])
 def test_a_python_api_example_prints_exactly_its_comments(tmp_path, block, printed, lines):
     source = python_blocks("guide/python-api.md")[block]

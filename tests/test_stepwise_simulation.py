@@ -170,3 +170,72 @@ def test_closing_ends_the_process_and_its_forks_end_with_their_own_close():
         os.waitpid(pid, os.WNOHANG)  # (reaped by close: gone)
     assert len(other.run().jobs) == 400  # (the fork lives on until its own close)
     other.close()
+
+
+# ---------------------------------------------------------------- another decider takes over
+#: Takeover cases: those of CASES without shutdown (a new decider is refused while machines are off).
+TAKEOVER_CASES = {
+    "energy": ("energy2", "default", "easy", {}, {"energy": True}),
+    "network jobs, energy": CASES["network jobs, energy, switching"][:3] + ({}, {"energy": True}),
+    "per-time": CASES["per-time"],
+}
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.floats(0, 150_000), st.sampled_from(sorted(TAKEOVER_CASES)))
+def test_a_fresh_easy_taking_over_a_fork_ends_as_the_uninterrupted_easy_run(when, case):
+    """EASY's state is its queue and its running jobs' estimated ends: told the present (the
+    running jobs with their starts, the waiting jobs), a new EASY decides as the old one would."""
+    platform, workload, decider, options, keywords = TAKEOVER_CASES[case]
+    expected = outputs(joulesim.simulate(platform, workload, decider, options=options, **keywords))
+    with joulesim.Simulation(platform, workload, decider, options=options, **keywords) as sim:
+        sim.run_until(when)
+        for _ in range(20):  # (paused while the old decider's reply is on its way: a moment later)
+            try:
+                other = sim.fork(decider="easy")
+                break
+            except JoulesimError as exc:
+                if "the simulation is over" in str(exc):  # (a short workload: nothing left to take over)
+                    assert sim.finished
+                    return
+                assert "has not replied yet" in str(exc), exc
+                sim.run_until(sim.now + 1e-6)
+        with other:
+            assert outputs(other.run()) == expected
+
+
+def test_fcfs_taking_over_keeps_the_past_and_starts_the_rest_in_submission_order():
+    with joulesim.Simulation("cluster32", "default", "easy") as sim:
+        now = sim.run_until(40_000)
+        with sim.fork(decider="fcfs") as other:
+            switched = other.run().jobs
+        kept = sim.run().jobs
+    before = kept.starting_time <= now
+    assert switched[before].equals(kept[before])  # what started before the switch is the same
+    after = switched[switched.starting_time > now].sort_values(["submission_time", "job_id"])
+    assert after.starting_time.is_monotonic_increasing  # FCFS: no job overtakes an earlier one
+    assert not after.starting_time.equals(kept[kept.starting_time > now].sort_values(
+        ["submission_time", "job_id"]).starting_time)  # (EASY did overtake: the switch changed something)
+
+
+class _Forgetful(Decider):
+    """Keeps no state and does not take running jobs over."""
+
+
+def test_a_decider_that_cannot_take_running_jobs_over_says_so():
+    with joulesim.Simulation("cluster32", "default", "easy") as sim:
+        sim.run_until(20_000)
+        assert sim.state()["running"]
+        with sim.fork(decider=_Forgetful()) as other:
+            with pytest.raises(JoulesimError, match="cannot take over a simulation whose jobs are running"):
+                other.run()
+
+
+def test_another_decider_is_refused_where_the_present_cannot_be_told():
+    with joulesim.Simulation("energy2", "default", "easy", energy=True, options={"t_idle": 60}) as sim:
+        sim.run_until(100_000)
+        with pytest.raises(JoulesimError, match=r"cannot change at t=.*switched off or switching"):
+            sim.fork(decider="fcfs")
+        sim.fork().close()  # (the same decider: a plain fork is always possible)
+    with pytest.raises(JoulesimError, match="options go with it"):
+        joulesim.Simulation("cluster32", "tiny", "easy").fork(options={"x": 1})

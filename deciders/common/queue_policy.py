@@ -199,6 +199,24 @@ class QueuePolicy(Decider):
         self.needs_schedule = True
         self.resources_changed = True  # (conservative rebuilds its plan rather than extend it)
 
+    def on_job_running(self, job: SubmittedJob, alloc: ProcSet, start: float) -> None:
+        """Take over a job running on `alloc` since `start` (a forked simulation's new decider):
+        it goes through the queue and `start_job` at its start time, as `start_pinned` does, so
+        that the policies' own bookkeeping counts it with its estimated end, and the EXECUTE_JOB
+        that makes is withdrawn (the job runs already)."""
+        mask = procset_to_mask(alloc)
+        check_pinned_machines(job.id, job.res, mask, self.all_mask, self.busy_mask)
+        now, self.now = self.now, start
+        emitted = len(self._events)
+        try:
+            self.queue.append(job)
+            self.start_job(job, mask)
+        finally:
+            self.now = now
+        del self._events[emitted:]
+        self.needs_schedule = True
+        self.resources_changed = True
+
     def on_job_completed(self, job: SubmittedJob, state: str, return_code: int, alloc: ProcSet) -> None:
         self._release(job.id)
 

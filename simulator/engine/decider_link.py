@@ -37,12 +37,16 @@ class DeciderLink:
         self.deadline = float("inf")
         self.time_limit_s = float("inf")
         self._trace: TextIO | None = None  # where messages are written (trace_messages)
+        # Events told first, in the next message, to a decider taking over (decider_takeover.py).
+        self.takeover: list[dict[str, Any]] | None = None
 
     def trace_messages(self, out: TextIO) -> None:
         """Write every message and reply to `out` (-v network-only or debug), one JSON line each."""
         self._trace = out
 
     def call(self, message: dict[str, Any]) -> dict[str, Any]:
+        if self.takeover is not None:
+            return self._call_taking_over(message)
         trace = self._trace
         if self._in_process:
             if trace is not None:
@@ -70,6 +74,18 @@ class DeciderLink:
                                     "calls); give it a longer limit, or a smaller workload")
         validate_decider_message(reply, message["now"], self.nb_resources)
         return reply
+
+    def _call_taking_over(self, message: dict[str, Any]) -> dict[str, Any]:
+        """The first message to a decider taking over (decider_takeover.py): SIMULATION_BEGINS
+        alone, then the present (running and waiting jobs) at the head of `message`, all stamped
+        with its time; the two replies' decisions in order, as one reply."""
+        now = message["now"]
+        begins, *present = [{"timestamp": now, **event} for event in self.takeover]  # type: ignore[union-attr]
+        self.takeover = None
+        first = self.call({"now": now, "events": [begins]})
+        second = self.call({"now": max(now, first["now"]), "events": present + message["events"]})
+        self.calls -= 1  # (one call of the simulation's)
+        return {"now": second["now"], "events": first["events"] + second["events"]}
 
     def limit_wall_time(self, limit: "float | WallClockLimit | None") -> None:
         """Stop the run with RunTimeLimitError once the limit's seconds of wall-clock time have
