@@ -20,7 +20,8 @@ from experiments.readme_results import ReadmeError, loose_numbers, render_readme
 EXPERIMENTS = REPO_ROOT / "experiments"
 # The experiments whose README is written from results files so far; the others' READMEs still
 # carry figures typed from their last run (issue 48 converts them one by one).
-GENERATED = ["pcbe", "grid_energy", "irmasim_grid", "utility_policies", "energy_shutdown", "placement_network"]
+GENERATED = ["pcbe", "grid_energy", "irmasim_grid", "utility_policies", "energy_shutdown", "placement_network",
+             "grid_broker"]
 
 
 @pytest.mark.parametrize("name", GENERATED)

@@ -299,8 +299,12 @@ def readme_figures(results: Path) -> tuple[str, dict[str, str]]:
                    * make_platform.node_power_factor(make_platform.TABLE_2[_cluster_row(c)][3]))
     row = make_platform.TABLE_2[_cluster_row(cheapest)]
     mean_area = grid_energy.mean_width() * grid_energy.MEAN_DURATION
-    # Cells where P waits less than S beyond H_diff 300 (where P is S up to noise).
+    # Cells where P waits less than S beyond H_diff 300, below and above 2,000 jobs/day (region
+    # 1's lower edge); cells where P costs more than S; what P saves already at H_diff 0-300.
     less = fig[(fig["wait_increase"] < 0) & (fig["h_diff"] > 300)]
+    less_low, less_high = less[less["density"] < 2000], less[less["density"] >= 2000]
+    costlier = fig[fig["saving_pct"] < 0]
+    small_h = fig[fig["h_diff"] <= 300]
 
     def at(density: int, h_diff: int, column: str) -> float:
         return float(fig[(fig["density"] == density) & (fig["h_diff"] == h_diff)][column].iloc[0])
@@ -326,6 +330,12 @@ def readme_figures(results: Path) -> tuple[str, dict[str, str]]:
         "cheapest.full": f"{cheapest['count'] * 86400 / mean_area:,.0f}", "mean_area": f"{mean_area:,.0f}",
         "less.densities": (", ".join(f"{d:,}" for d in sorted(less["density"].unique())) or "none"),
         "less.cells": f"{len(less):,}",
+        "less.low.max": f"{-less_low['wait_increase'].min():,.0f} s" if len(less_low) else "none",
+        "less.high.max": f"{-less_high['wait_increase'].min():,.1f} s" if len(less_high) else "none",
+        "costlier.cells": f"{len(costlier):,}",
+        "costlier.max": f"{-costlier['saving_pct'].min():.1f} %" if len(costlier) else "none",
+        "costlier.median": f"{costlier['density'].median():,.0f}" if len(costlier) else "none",
+        "small_h.saving": f"{small_h['saving_pct'].max():.0f} %",
         "sensitivity": "\n".join(sensitivity_rows(results, fig)),
     }
     figures.update(platform_figures(doc))
