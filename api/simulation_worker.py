@@ -159,15 +159,9 @@ class SimulationWorker:
                 take_over(self.simulation, decider)
             return  # (back to serving commands, now the fork's)
         mine.close()
-        # (the answer is the fork's pid in ASCII with its socket attached, outside the pickled
-        # framing: the owner reads it with recv_fds)
-        channel = socket.socket(fileno=os.dup(self.connection.fileno()))
         try:
-            socket.send_fds(channel, [str(pid).encode()], [theirs.fileno()])
-        except OSError:
-            raise _Closed from None
+            self._send_fds(str(pid).encode(), [theirs.fileno()])
         finally:
-            channel.close()
             theirs.close()
 
     def _takeover_refusal(self) -> str:
@@ -179,9 +173,14 @@ class SimulationWorker:
 
     def _send_fork_refusal(self, reason: str) -> None:
         """(The fork's answer carries no socket then: the owner raises `reason`.)"""
+        self._send_fds(("!" + reason).encode(), [])
+
+    def _send_fds(self, data: bytes, fds: list[int]) -> None:
+        """A fork's answer: the fork's pid in ASCII with its socket attached (or a refusal),
+        outside the pickled framing: the owner reads it with recv_fds."""
         channel = socket.socket(fileno=os.dup(self.connection.fileno()))
         try:
-            socket.send_fds(channel, [("!" + reason).encode()], [])
+            socket.send_fds(channel, [data], fds)
         except OSError:
             raise _Closed from None
         finally:

@@ -251,11 +251,7 @@ class Decider:
         kind = event["type"]
         data = event["data"]
         if kind == "JOB_SUBMITTED":
-            raw = data.get("job", {})
-            # Positional: id, subtime, res, walltime, profile, json, profile_data (once per job).
-            job = SubmittedJob(data["job_id"], float(raw.get("subtime", event["timestamp"])),
-                               int(raw.get("res", 0)), float(raw.get("walltime", -1)),
-                               str(raw.get("profile", "")), raw, data.get("profile"))
+            job = _job_of(data, event["timestamp"])
             if job.id in self.jobs or job.id in self._ended or job.id in self._rejected:
                 raise _Contradiction(f"job {job.id} was already submitted")
             self.jobs[job.id] = job
@@ -294,9 +290,7 @@ class Decider:
             self.finished = True
             self.on_simulation_ends()
         elif kind == "JOB_RUNNING":  # (joulesim's takeover of a forked simulation: on_job_running)
-            raw = data["job"]
-            job = SubmittedJob(data["job_id"], float(raw.get("subtime", 0.0)), int(raw.get("res", 0)),
-                               float(raw.get("walltime", -1)), str(raw.get("profile", "")), raw, data.get("profile"))
+            job = _job_of(data, 0.0)
             if job.id in self.jobs:
                 raise _Contradiction(f"job {job.id} was already submitted")
             alloc = self._resources(data["alloc"])
@@ -338,3 +332,11 @@ class Decider:
 
 class _Contradiction(Exception):
     """A simulator event that contradicts the session so far (turned into a ProtocolError)."""
+
+
+def _job_of(data: dict[str, Any], subtime: float) -> SubmittedJob:
+    """The job of a JOB_SUBMITTED's (or JOB_RUNNING's) data; `subtime` when its JSON has none."""
+    raw = data.get("job", {})
+    # Positional: id, subtime, res, walltime, profile, json, profile_data (once per job).
+    return SubmittedJob(data["job_id"], float(raw.get("subtime", subtime)), int(raw.get("res", 0)),
+                        float(raw.get("walltime", -1)), str(raw.get("profile", "")), raw, data.get("profile"))

@@ -42,19 +42,10 @@ def take_over(sim: "Simulation", decider: "Decider") -> None:
     running = sorted((r for r in records if r.state == RUNNING), key=lambda r: r.start)
     waiting = [r for r in records if r.state == SUBMITTED]  # (in submission order: the workloads')
     waiting.sort(key=lambda r: r.job.subtime)
-    forward = sim.config.forward_profiles
     events: list[dict[str, Any]] = [{"type": "SIMULATION_BEGINS", "data": sim._simulation_begins_data()}]
-    for record in running:
-        data = {"job_id": record.job.id, "job": record.job.json, "alloc": format_runs(record.alloc),
-                "start": record.start}
-        if forward:
-            data["profile"] = record.profiles[record.job.profile]
-        events.append({"type": "JOB_RUNNING", "data": data})
-    for record in waiting:
-        data = {"job_id": record.job.id, "job": record.job.json}
-        if forward:
-            data["profile"] = record.profiles[record.job.profile]
-        events.append({"type": "JOB_SUBMITTED", "data": data})
+    events += [{"type": "JOB_RUNNING", "data": {**sim.job_data(r), "alloc": format_runs(r.alloc), "start": r.start}}
+               for r in running]
+    events += [{"type": "JOB_SUBMITTED", "data": sim.job_data(r)} for r in waiting]
     link.transport = InProcessRequester(decider)
     link.takeover = events
 

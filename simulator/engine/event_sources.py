@@ -82,10 +82,14 @@ class EventSources:
         self.job_entered()
         record.state = SUBMITTED
         if announce:
-            data: dict[str, Any] = {"job_id": record.job.id, "job": record.job.json}
-            if self.config.forward_profiles:
-                data["profile"] = record.profiles[record.job.profile]
-            self.pending.append({"timestamp": self.env._now, "type": "JOB_SUBMITTED", "data": data})
+            self.pending.append({"timestamp": self.env._now, "type": "JOB_SUBMITTED", "data": self.job_data(record)})
+
+    def job_data(self, record: JobRecord) -> dict[str, Any]:
+        """A job as JOB_SUBMITTED tells it: its id, its JSON, and its profile when forwarded."""
+        data: dict[str, Any] = {"job_id": record.job.id, "job": record.job.json}
+        if self.config.forward_profiles:
+            data["profile"] = record.profiles[record.job.profile]
+        return data
 
     def _external_from(self, position: int) -> None:
         events = self.config.external_events
