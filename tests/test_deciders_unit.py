@@ -664,6 +664,28 @@ def test_lowest_bits_and_runs_at_the_edges_of_its_windows(window):
     _check_lowest_bits_and_runs(1 << (window * 2), 1)  # a lone bit far above the first window
 
 
+@pytest.mark.parametrize("low_busy", [0, 10_000])
+def test_lowest_bits_and_runs_across_the_chunks_it_reads_beyond_a_few_runs(low_busy):
+    """Beyond its first runs the search reads the window in chunks of 2,048 bits: runs that end
+    at a chunk's top, start at its bit 0, fill whole chunks or stop one bit short, with n ending
+    on each side of a chunk's edge; in the first window (low_busy 0) and in a wider one."""
+    chunk = 2048
+    single = sum(1 << (low_busy + 2 * i) for i in range(6))  # six lone machines: past the first runs
+    edge = (low_busy // chunk + 2) * chunk  # a chunk's first bit, above them
+    for start in (edge - 3, edge - 1, edge, edge + 1, edge + chunk - 1):
+        to_top = edge + chunk - start  # the length that ends the run at a chunk's top
+        for length in (1, 2, to_top - 1, to_top, to_top + 1, to_top + chunk, to_top + chunk + 5):
+            mask = single | (((1 << length) - 1) << start)
+            total = mask.bit_count()
+            for n in (7, total - length // 2, total - 1, total, total + 1):
+                _check_lowest_bits_and_runs(mask, n)
+    # runs of one machine every other bit across several chunks, and every third
+    for step in (2, 3):
+        mask = sum(1 << (low_busy + i) for i in range(0, 3 * chunk, step))
+        for n in (5, chunk // step, chunk // step + 1, mask.bit_count(), mask.bit_count() + 3):
+            _check_lowest_bits_and_runs(mask, n)
+
+
 def test_the_list_of_deciders_says_what_to_install_for_a_decider_whose_extra_is_missing():
     import subprocess
 
