@@ -34,6 +34,7 @@ from joulesim.simulator.engine.simulation_config import (
 )
 
 if TYPE_CHECKING:  # pandas is imported only when a result is built: the CLI needs none of it
+    from joulesim.run_checkpoint import RunCheckpoints
     from joulesim.run_result import RunResult
 
 #: The placeholder a decider command line holds for the endpoint it must serve.
@@ -240,14 +241,20 @@ def configured_edc_run(edc: Any, build: Callable[[dict[str, bool]], SimulationCo
     return configured(edc, build_and_tell)
 
 
-def run_configured(config: SimulationConfig, transport: Any, time_limit: "float | WallClockLimit | None" = None
-                   ) -> SimulationResult:
+def run_configured(config: SimulationConfig, transport: Any, time_limit: "float | WallClockLimit | None" = None,
+                   checkpoints: "RunCheckpoints | None" = None) -> SimulationResult:
     """Run a configured simulation over `transport`; on an error or Ctrl-C (RunInterrupted), the
-    message says which output files were written so far (they are kept)."""
+    message says which output files were written so far (they are kept). `checkpoints`: the run
+    writes checkpoints, or is one resumed (joulesim.run_checkpoint)."""
+    if checkpoints is not None:
+        transport = checkpoints.recording(transport)
     link = DeciderLink(transport)
     link.limit_wall_time(time_limit)
     simulation = None
     try:
+        if checkpoints is not None:
+            simulation = checkpoints.simulation_for(config, link)
+            return checkpoints.run(simulation)
         simulation = Simulation(config, link)
         watch = getattr(transport, "watch_outputs", None)
         if watch is not None:  # (an EDC library's watchdog flushes these outputs if it ends the run)

@@ -9,6 +9,7 @@ from joulesim.cli import interruption
 if interruption.started_as_joulesim(__name__):
     interruption.install()
 
+import math  # noqa: E402
 import shutil  # noqa: E402
 import sys  # noqa: E402
 import traceback  # noqa: E402
@@ -71,13 +72,14 @@ def main() -> None:
     """joulesim: a fast, Batsim-4-compatible simulator of HPC job and resource management."""
 
 
-def _simulate(config: Any, transport: Any, decider: str, after_run: Callable[[], None] = lambda: None) -> None:
+def _simulate(config: Any, transport: Any, decider: str, after_run: Callable[[], None] = lambda: None,
+              checkpoints: Any = None) -> None:
     """Run, check what `after_run` checks (the decider process's exit), print the summary (which
     names `decider`: what decided, and how). Ctrl-C at any moment ends in RunInterrupted, which
-    names the outputs kept."""
+    names the outputs kept. `checkpoints`: the run's (joulesim.run_checkpoint), if any."""
     from joulesim.run_simulation import run_configured
 
-    result = run_configured(config, transport)  # raises RunInterrupted itself while it runs
+    result = run_configured(config, transport, checkpoints=checkpoints)  # raises RunInterrupted itself while it runs
     try:
         after_run()
         if config.verbosity in ("information", "debug"):
@@ -101,6 +103,23 @@ def _warn_if_exposed(endpoint: str, keys) -> None:
     warning = exposure_warning(parse_endpoint(endpoint), keys is not None)
     if warning:
         click.echo(warning, err=True)
+
+
+def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    """A wall-clock duration: a number of seconds, or one followed by s, m or h (90s, 30m, 1h)."""
+    if value is None:
+        return None
+    text = value.strip().lower()
+    scale = {"s": 1.0, "m": 60.0, "h": 3600.0}.get(text[-1:], None)
+    number = text[:-1] if scale is not None else text
+    try:
+        seconds = float(number) * (scale or 1.0)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise click.BadParameter(f"{value!r} is not a duration: give seconds, or a number followed by s, m or h "
+                                 "(90s, 30m, 1h)", ctx=ctx, param=param)
+    return seconds
 
 
 def _check_load_method(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
@@ -253,30 +272,92 @@ def _simulate_with_edc(options: dict[str, Any], library: str | None, socket: str
 @click.option("--in-process", is_flag=True,
               help="Run the decider inside the simulator process (same messages, no sockets: faster).")
 @curve_keys_option()
+@click.option("--checkpoint-at", "checkpoint_at", multiple=True, type=DecimalRange(0.0), metavar="SECONDS",
+              help="Write a checkpoint once every event up to this simulated time is handled (repeatable; "
+                   "`joulesim resume PREFIX_checkpoint.jsck` carries on from the last one written). Runs with "
+                   "--event-grouping per-time for now.")
+@click.option("--checkpoint-every", "checkpoint_every", default=None, metavar="DURATION", callback=_duration,
+              help="Write a checkpoint every DURATION of wall-clock time (e.g. 90s, 30m, 1h; a number: seconds).")
 @reports_errors
 def run(decider: str, decider_options: tuple[str, ...], in_process: bool, curve_keys: str | None,
-        **kwargs: Any) -> None:
+        checkpoint_at: tuple[float, ...], checkpoint_every: float | None, **kwargs: Any) -> None:
     """Simulate with a decider started automatically (in its own process by default).
 
     With no arguments: the shipped default workload on the shipped cluster32 platform,
     scheduled by EASY backfilling.
     """
     try:
-        _run(decider, parse_key_values(decider_options), in_process, curve_keys, kwargs)
+        options, _ = split_simulate_kwargs(kwargs)
+        if options["export_prefix"] is None:
+            options["export_prefix"] = next_run_prefix()
+        recipe = None
+        if checkpoint_at or checkpoint_every is not None:
+            import os
+
+            recipe = {"decider": decider, "decider_options": parse_key_values(decider_options),
+                      "in_process": in_process, "curve_keys": curve_keys, "options": options, "cwd": os.getcwd(),
+                      "checkpoint_at": sorted(checkpoint_at), "checkpoint_every": checkpoint_every}
+        _run(decider, parse_key_values(decider_options), in_process, curve_keys, options, _checkpoints_of(recipe))
     except RunInterrupted:
         raise
     except KeyboardInterrupt:  # before the run started writing (starting the decider, reading inputs)
         raise RunInterrupted() from None
 
 
+@main.command()
+@click.argument("checkpoint", metavar="CHECKPOINT")
+@reports_errors
+def resume(checkpoint: str) -> None:
+    """Carry on a run from its checkpoint (`joulesim run --checkpoint-at` / `--checkpoint-every`
+    wrote it, PREFIX_checkpoint.jsck), killed or not since.
+
+    The run's inputs and options are the ones it was started with, read again from the folder it
+    ran in, and must not have changed; its outputs are cut back to where they were at the
+    checkpoint and continued, and end byte for byte as an uninterrupted run's. The decider is
+    started again and given the run's messages so far; one that answers otherwise than it did
+    cannot be resumed, and the command says so. Further checkpoints are written as the run asked.
+    """
+    import os
+
+    from joulesim.run_checkpoint import read_run_checkpoint
+
+    try:
+        saved = read_run_checkpoint(os.path.abspath(checkpoint))
+        recipe = saved.recipe
+        try:
+            os.chdir(recipe["cwd"])  # (its paths are as the run was given them, from there)
+        except OSError as exc:
+            raise JoulesimError(f"{checkpoint}: the run's folder {recipe['cwd']} cannot be entered ({exc.strerror}): "
+                                "resume needs the run's inputs and outputs where they were") from None
+        _run(recipe["decider"], recipe["decider_options"], recipe["in_process"], recipe["curve_keys"],
+             recipe["options"], _checkpoints_of(recipe, saved))
+    except RunInterrupted:
+        raise
+    except KeyboardInterrupt:
+        raise RunInterrupted() from None
+
+
+def _checkpoints_of(recipe: dict[str, Any] | None, saved: Any = None) -> Callable[[Any], Any]:
+    """What makes a run's checkpoints, given its config: none without a recipe; the resumed run's
+    when `saved` (a checkpoint read back)."""
+    def make(config: Any) -> Any:
+        if recipe is None:
+            return None
+        from joulesim.run_checkpoint import CheckpointPlan, ResumedRun, RunCheckpoints
+        from joulesim.simulator.output.output_files import output_path
+
+        plan = CheckpointPlan(output_path(recipe["options"]["export_prefix"], "checkpoint"),
+                              list(recipe["checkpoint_at"]), recipe["checkpoint_every"], recipe)
+        return RunCheckpoints(plan, config) if saved is None else ResumedRun(saved, plan, config)
+
+    return make
+
+
 def _run(decider: str, decider_kv: dict[str, str], in_process: bool, curve_keys: str | None,
-         kwargs: dict[str, Any]) -> None:
-    """`joulesim run`. Everything that can be refused up front is checked before any output file
-    is opened (and an older run's are removed): the decider's name and options, the inputs, the
-    output prefix."""
-    options, _ = split_simulate_kwargs(kwargs)
-    if options["export_prefix"] is None:
-        options["export_prefix"] = next_run_prefix()
+         options: dict[str, Any], checkpoints_for: Callable[[Any], Any] = lambda config: None) -> None:
+    """`joulesim run` (and `joulesim resume`). Everything that can be refused up front is checked
+    before any output file is opened (and an older run's are removed): the decider's name and
+    options, the inputs, the output prefix, whether the run can be checkpointed."""
     if options["no_sched"]:  # no decider is started: every job runs at t=0 on hosts 0..res-1
         _simulate_without_decider(build_config(options))
         return
@@ -286,8 +367,10 @@ def _run(decider: str, decider_kv: dict[str, str], in_process: bool, curve_keys:
 
         instance = load_decider(decider, decider_kv)
         config = build_config(options)
+        checkpoints = checkpoints_for(config)
         try:
-            _simulate(config, InProcessRequester(instance), _decider_text(decider, decider_kv, "in this process"))
+            _simulate(config, InProcessRequester(instance), _decider_text(decider, decider_kv, "in this process"),
+                      checkpoints=checkpoints)
         except (JoulesimError, KeyboardInterrupt):
             raise
         except Exception:  # a bug in the decider's own code (the simulator's are JoulesimErrors)
@@ -302,6 +385,7 @@ def _run(decider: str, decider_kv: dict[str, str], in_process: bool, curve_keys:
                              f"joulesim decide {decider}", reports_start=True)
     try:
         config = build_config(options)  # while the decider starts
+        checkpoints = checkpoints_for(config)
         process.wait_started(config.timeout_s)  # its refusal of its name or options is ours
 
         def decider_exit() -> None:
@@ -311,7 +395,7 @@ def _run(decider: str, decider_kv: dict[str, str], in_process: bool, curve_keys:
                 raise DeciderUnavailableError(f"the decider process ({process.description}) exited with status {status}")
 
         _simulate(config, ZmqRequester(endpoint, config.timeout_s, process.why_gone, keys),
-                  _decider_text(decider, decider_kv, "in its own process"), decider_exit)
+                  _decider_text(decider, decider_kv, "in its own process"), decider_exit, checkpoints)
     finally:
         process.stop()
         shutil.rmtree(directory, ignore_errors=True)

@@ -29,6 +29,7 @@ LAYERS = [
 #: docstring says). The package's own __init__ (the deciders' registry) may import them all.
 INNER = {
     "joulesim.simulator": {
+        "checkpoint": [],
         "engine": ["output", "models", "energy", "workload", "platform"],
         "output": ["energy", "workload", "platform"],
         "models": ["energy", "workload", "platform"],

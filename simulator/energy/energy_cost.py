@@ -146,7 +146,7 @@ class PricedEnergyMeter(EnergyMeter):
         self._c_energy = [CompensatedSum() for _ in range(count)]
         self._c_cost = [CompensatedSum() for _ in range(count)]  # joules x cents/kWh
         self.prices = [t.price_from(0.0) for t in plan.tariffs]
-        self._running: dict[int, "JobRecord"] = {}
+        self._running: dict["JobRecord", "JobRecord"] = {}  # (by the record itself: a checkpoint keeps the key)
         self._window_start: tuple[list[float], list[float]] | None = None
         self._window_end: tuple[list[float], list[float]] | None = None
         self.job_rows: list[tuple[str, float, float]] = []  # (job id, joules, joules x cents/kWh)
@@ -219,7 +219,7 @@ class PricedEnergyMeter(EnergyMeter):
                 counts[c] = counts.get(c, 0) + 1
         record.cost_parts = parts
         record.cost = 0.0
-        self._running[id(record)] = record
+        self._running[record] = record
         super().job_started(now, record, runs, dynamic_power, row)
         if dynamic_power:
             self._add_dynamic(record, dynamic_power, counts)
@@ -256,7 +256,7 @@ class PricedEnergyMeter(EnergyMeter):
         self._settle(record, now)
         if record.dynamic_power:
             self._add_dynamic(record, -record.dynamic_power)
-        self._running.pop(id(record), None)
+        self._running.pop(record, None)
         energy = super().job_ended(now, record)
         self._window_end = self._snapshot()
         self.job_rows.append((record.job.id, energy, record.cost))

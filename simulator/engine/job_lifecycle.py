@@ -179,7 +179,7 @@ class JobLifecycle:
         """Kill a running job now; returns its Batsim `job_progress` entry."""
         if self.actors is not None:
             self.actors.kill_job_actor(record)
-        if self.runner is not None and id(record) in self.runner.jobs:
+        if self.runner is not None and record in self.runner.jobs:
             progress = self.runner.kill(record)
         else:
             progress = profile_progress(record.job.profile, record.profiles, record.speeds,

@@ -246,9 +246,8 @@ class Simulation(EventSources, JobLifecycle):
         # With Batsim's actors a job's end goes to the server from its own actor, on its first host.
         tasks_done = self._tasks_done if self.actors is None else self.actors.model_job_ends(self._tasks_done)
         runner = self.runner = ParallelTaskRunner(
-            network, self.nb_hosts, self.host_speed, [h.cores for h in self.hosts], lambda: self.env._now, tasks_done,
-            (lambda record, watts: energy.set_dynamic_power(self.env._now, record, watts)) if energy else None,
-            (lambda host: self.hosts[host].power_range(self.host_pstate[host])) if energy else None,
+            network, self.nb_hosts, self.host_speed, [h.cores for h in self.hosts], self.clock, tasks_done,
+            self._set_dynamic_power if energy else None, self._power_range if energy else None,
             self._profile_traces)
         if self.actors is None:  # (Batsim's kernel asks the runner for its next event itself)
             runner.calendar_changed = self._wake_runner_then
@@ -259,6 +258,17 @@ class Simulation(EventSources, JobLifecycle):
                 runner.on_cpu_end = self.actors.cpu_actions_end
                 runner.on_instant = self.actors.kernel.on_solve = energy.simgrid.solved
         return runner
+
+    # (methods rather than closures, given to the models: a checkpoint holds what they hold)
+    def clock(self) -> float:
+        """The simulated time now."""
+        return self.env._now
+
+    def _set_dynamic_power(self, record: JobRecord, watts: Any) -> None:
+        self.energy.set_dynamic_power(self.env._now, record, watts)  # type: ignore[union-attr]
+
+    def _power_range(self, host: int) -> Any:
+        return self.hosts[host].power_range(self.host_pstate[host])
 
     def _wake_runner_then(self) -> None:
         """One calendar entry for the network runner's next event (a later entry replaces it)."""
@@ -313,6 +323,19 @@ class Simulation(EventSources, JobLifecycle):
         except InputError as exc:
             if self._outputs_open:
                 exc.exit_code = RUN_INPUT_EXIT  # (the same error, its class kept for the API's callers)
+            raise
+
+    def resume(self, wall_so_far: float) -> SimulationResult:
+        """Go on from a pause point of a run restored in another process (a checkpoint: every
+        event up to the clock handled, none after it; the outputs reopened where they were), to
+        its end, as `run` goes on from a pause. `wall_so_far`: the wall-clock seconds the run took
+        before (its schedule output counts them)."""
+        if self.actors is not None:
+            raise JoulesimError("a run with Batsim's actors cannot be resumed from a checkpoint yet")
+        try:
+            return self._run_to_end(time.perf_counter() - wall_so_far, resumed=True)
+        except InputError as exc:
+            exc.exit_code = RUN_INPUT_EXIT
             raise
 
     def _run(self) -> SimulationResult:
@@ -371,7 +394,7 @@ class Simulation(EventSources, JobLifecycle):
         self._outputs_open = True
         network = self.config.platform.network
         if self.hierarchy is not None:
-            self.runner = CoreTaskRunner(self.hierarchy, self.at, lambda: self.env._now, self._tasks_done,
+            self.runner = CoreTaskRunner(self.hierarchy, self.at, self.clock, self._tasks_done,
                                          self.energy, self.host_job)
         else:  # the runner of parallel tasks is made for the first job it runs (see start_runner)
             self.runner_wanted = (network is not None or self.host_running is not None
@@ -380,8 +403,13 @@ class Simulation(EventSources, JobLifecycle):
             from joulesim.console.progress_bar import progress_bar
             total = sum(len(w.jobs) for w in self.config.workloads)
             self._progress = progress_bar(total, "simulating", "job")
+        return self._run_to_end(started)
+
+    def _run_to_end(self, started: float, resumed: bool = False) -> SimulationResult:
         try:
-            if self.actors is not None:
+            if resumed:
+                self._loop()
+            elif self.actors is not None:
                 self.actors.run()
             else:
                 self._start()

@@ -98,7 +98,7 @@ class CoreTaskRunner:
         self._running = running  # the simulation's host -> running job list
         self._processors = [_ProcessorState(p) for p in hierarchy.processors]
         self._core_processor = hierarchy.core_processor
-        self.jobs: dict[int, _RunningJob] = {}  # by id(record)
+        self.jobs: dict["JobRecord", _RunningJob] = {}  # by record (its identity: a checkpoint keeps the key)
 
     # ------------------------------------------------------------------ jobs
     def start(self, record: "JobRecord", cores: list[int]) -> None:
@@ -110,7 +110,7 @@ class CoreTaskRunner:
         now = self._now()
         ops = float(math.ceil(profile["req_ops"] / profile.get("ipc", 1)))
         job = _RunningJob(record, ops)
-        self.jobs[id(record)] = job
+        self.jobs[record] = job
         counts: dict[int, int] = {}
         core_processor = self._core_processor
         for core in cores:
@@ -138,7 +138,7 @@ class CoreTaskRunner:
     def kill(self, record: "JobRecord") -> dict[str, Any]:
         """Stop the job now; its Batsim `job_progress` entry."""
         now = self._now()
-        job = self.jobs.pop(id(record))
+        job = self.jobs.pop(record)
         for index in job.groups:
             self._advance(self._processors[index], now)
         left = max((group.remaining for group in job.groups.values()), default=0.0)
@@ -148,10 +148,10 @@ class CoreTaskRunner:
 
     def _job_ends(self, item: tuple[_RunningJob, int]) -> None:
         job, generation = item
-        if generation != job.generation or id(job.record) not in self.jobs:
+        if generation != job.generation or job.record not in self.jobs:
             return  # rescheduled since, or killed
         now = self._now()
-        del self.jobs[id(job.record)]
+        del self.jobs[job.record]
         for index, group in job.groups.items():
             self._advance(self._processors[index], now)
             group.remaining = 0.0
@@ -199,7 +199,7 @@ class CoreTaskRunner:
             self._schedule_end(job)
 
     def _schedule_end(self, job: _RunningJob) -> None:
-        if id(job.record) not in self.jobs:
+        if job.record not in self.jobs:
             return
         job.generation += 1
         end = max(group.finish_time() for group in job.groups.values())

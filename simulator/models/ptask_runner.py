@@ -141,8 +141,8 @@ class _RunningJob:
 
     def finish(self) -> None:
         runner = self.runner
-        if runner.jobs.get(id(self.record)) is self:
-            del runner.jobs[id(self.record)]
+        if runner.jobs.get(self.record) is self:
+            del runner.jobs[self.record]
             runner._leave_hosts(self)
             runner._forget_if_idle(self)
             runner._job_done(self.record)
@@ -213,7 +213,7 @@ class ParallelTaskRunner:
         self._job_done = job_done  # called when a job's model finishes it
         self._dynamic_power_changed = dynamic_power_changed  # None without energy
         self._wattages = wattages  # host -> (idle, epsilon, max) W at its current pstate
-        self.jobs: dict[int, _RunningJob] = {}  # by id(record)
+        self.jobs: dict["JobRecord", _RunningJob] = {}  # by record (its identity: a checkpoint keeps the key)
         self._traces_of = traces_of  # the parsed traces of a trace profile's job
         self.table = ActivityTable()
         self._speeds_seen: list[float] | None = None  # the host speeds `_capacity` was built from
@@ -253,7 +253,7 @@ class ParallelTaskRunner:
         self._compiled_steps = self.table.compiled()
         self._joined_transfers = 0  # Batsim's messages in the sharing now (join_transfer)
         self._transfers = 0  # Batsim's messages that joined the sharing (join_transfer)
-        self._abandoned: dict[int, _RunningJob] = {}  # jobs past their walltime whose tasks run on (abandon)
+        self._abandoned: dict[_RunningJob, _RunningJob] = {}  # jobs past their walltime whose tasks run on (abandon)
         self._ended = 0  # activities that `move` brought to their end
         self._next_step = (-1, -1.0)  # (table version, the next step's length) as the last move left them
         self._in_use = (-1, np.zeros(0, dtype=bool))  # (table version, resources the sharing uses)
@@ -281,7 +281,7 @@ class ParallelTaskRunner:
         to host ids (storage hosts come after the compute hosts)."""
         self._jobs_started += 1
         job = _RunningJob(self, record, executors, self._jobs_started)
-        self.jobs[id(record)] = job
+        self.jobs[record] = job
         self.host_jobs[np.unique(np.asarray(executors, dtype=np.int64))] += 1
         job.model = job_model_for(record, storages or {}, self._traces_of, self.host_cores)
         job.model.start(job)
@@ -291,7 +291,7 @@ class ParallelTaskRunner:
     def kill(self, record: "JobRecord") -> dict[str, Any]:
         """Stop the job now; its Batsim `job_progress` entry."""
         self._advance()
-        job = self.jobs.pop(id(record))
+        job = self.jobs.pop(record)
         self._leave_hosts(job)
         progress = job.model.progress()
         was_sharing = self._drop_launched(job)
@@ -311,7 +311,7 @@ class ParallelTaskRunner:
         it runs on, loading its CPUs and links (the report crosses them) and its hosts. The job's
         model stops (its callbacks call no one); a pure sleep ends now."""
         self._advance()
-        job = self.jobs.pop(id(record))
+        job = self.jobs.pop(record)
         was_sharing = False
         table = self.table
         for activity in list(job.activities):
@@ -319,7 +319,7 @@ class ParallelTaskRunner:
                 was_sharing |= activity.sharing
                 job.activities.remove(activity)
                 self._end(activity)
-        self._abandoned[id(job)] = job  # (its launched activities run on too; its hosts are left at its end)
+        self._abandoned[job] = job  # (its launched activities run on too; its hosts are left at its end)
         if was_sharing:
             self._resolve()
         self._tell_calendar()
@@ -330,7 +330,7 @@ class ParallelTaskRunner:
         job = next((j for j in self._abandoned.values() if j.record is record), None)
         if job is None:
             return
-        del self._abandoned[id(job)]
+        del self._abandoned[job]
         table = self.table
         sharing = [activity.slot for activity in job.activities if activity.sharing]
         if job.sequence in self._by_sequence:  # launched ones, in launch order
@@ -791,7 +791,7 @@ class ParallelTaskRunner:
                 continue
             self._call_batch(batch_job, batch)
             batch_job, batch = None, []
-            if self.jobs.get(id(job.record)) is job:  # not finished by an earlier callback
+            if self.jobs.get(job.record) is job:  # not finished by an earlier callback
                 then()
         self._call_batch(batch_job, batch)
         self._resolve()  # once for every activity that ended or joined now
@@ -807,7 +807,7 @@ class ParallelTaskRunner:
         self.on_cpu_end(hosts, table.cpu_usage(nb_hosts))
 
     def _call_batch(self, job: "_RunningJob | None", tokens: list[int]) -> None:
-        if tokens and self.jobs.get(id(job.record)) is job:  # (the model ignores those after its end)
+        if tokens and self.jobs.get(job.record) is job:  # (the model ignores those after its end)
             job.model.completed(tokens)
 
     def _report_power(self, job: _RunningJob) -> None:

@@ -17,11 +17,12 @@ import tempfile
 from joulesim.inputs.input_error import InputError
 from joulesim.inputs.output_file import non_regular_kind
 
-#: Every output a run may write, in the order they are opened and listed.
+#: Every output a run may write, in the order they are opened and listed (the checkpoint last:
+#: `joulesim run --checkpoint-at`, api/run_checkpoint.py).
 ALL_OUTPUT_NAMES = ("jobs", "schedule", "machine_states", "consumed_energy", "pstate_changes", "energy_cost",
-                    "energy_cost_trace", "schedule_trace")
+                    "energy_cost_trace", "schedule_trace", "checkpoint")
 # The outputs whose file is not PREFIX_<name>.csv.
-_FILE_NAMES = {"schedule_trace": "schedule.trace"}  # Batsim's Pajé trace
+_FILE_NAMES = {"schedule_trace": "schedule.trace", "checkpoint": "checkpoint.jsck"}  # Batsim's Pajé trace; ours
 
 _FIX = "choose an export prefix in a directory you can write to"
 
