@@ -38,6 +38,7 @@ from joulesim.simulator.checkpoint.state_codec import StateCodecError, StateDeco
 from joulesim.simulator.engine.decider_link import DeciderLink
 from joulesim.simulator.engine.simulation import Simulation, SimulationResult
 from joulesim.simulator.engine.simulation_config import SimulationConfig
+from joulesim.simulator.output.output_files import ALL_OUTPUT_NAMES, output_path
 from joulesim.simulator.workload.job_record import COMPLETED_STATES, REJECTED
 
 #: The packages whose code a checkpoint's state depends on (their files' digest is checked).
@@ -327,6 +328,14 @@ class ResumedRun(RunCheckpoints):
 
     def simulation_for(self, config: SimulationConfig, link: DeciderLink) -> Simulation:
         header = self.saved.header
+        # (a checkpoint cuts back only its run's own output files, each a regular file)
+        allowed = {output_path(config.export_prefix, name) for name in ALL_OUTPUT_NAMES} if config.export_prefix else set()
+        for path, size in header["outputs"].items():
+            if path not in allowed or type(size) is not int or size < 0:
+                raise CheckpointError(f"{self.saved.path} names {path!r} among its outputs, which is not an output of its "
+                                      "run: it is damaged, or not a checkpoint to trust")
+            if os.path.lexists(path) and (os.path.islink(path) or not os.path.isfile(path)):
+                raise CheckpointError(f"{path} is not a regular file: resume needs the outputs as the run left them")
         for path, size in header["outputs"].items():
             try:
                 actual = os.path.getsize(path)

@@ -132,14 +132,21 @@ def test_runs_with_network_jobs_or_node_models_resume_to_the_uninterrupted_outpu
     assert outputs(prefix) == outputs(reference)
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.floats(0.0, 150_000.0), st.floats(1.0, 60_000.0), st.booleans())
-def test_resumed_runs_end_as_uninterrupted_ones_whatever_the_checkpoint_and_kill_times(tmp_path_factory, at, gap,
-                                                                                       energy):
+#: Scenario -> (its options, its makespan in seconds) for the property test below, whose kills
+#: fall before 95 % of it (its last decider calls come later: the run is killed).
+SPANS = {"delays": ([], 181_237.0), "energy": (ENERGY, 185_180.08), "network": (SCENARIOS["network"][0], 15_391.52)}
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(sorted(SPANS)), st.floats(0.0, 0.6), st.floats(0.01, 0.35), st.sampled_from(["self", "parent"]))
+def test_resumed_runs_end_as_uninterrupted_ones_whatever_the_checkpoint_and_kill_times(tmp_path_factory, scenario,
+                                                                                       at, gap, where):
+    """Delay jobs, energy with machines switched off and on, or parallel tasks on links; the
+    checkpoint and the kill anywhere in the run; the decider in either process."""
     folder = tmp_path_factory.mktemp("run")
-    options = ENERGY if energy else []
+    options, span = SPANS[scenario]
     reference = uninterrupted(folder, options)
-    prefix = killed_then_resumed(folder, options, [at], at + gap, "self")
+    prefix = killed_then_resumed(folder, options, [at * span], (at + gap) * span, where)
     assert outputs(prefix) == outputs(reference)
 
 
@@ -258,6 +265,31 @@ def test_a_checkpoint_whose_outputs_are_gone_is_refused_with_one_line(checkpoint
     folder = checkpointed
     (folder / "run" / "out_jobs.csv").unlink()
     assert "out_jobs.csv is gone" in _resume_fails(folder)
+
+
+def test_a_checkpoint_naming_other_files_as_its_outputs_is_refused_and_cuts_nothing(checkpointed):
+    """Its SHA-256 made again (anybody can): the outputs it would cut back must be its run's."""
+    import hashlib
+    import json
+    import zlib
+
+    folder = checkpointed
+    victim = folder / "precious.txt"
+    victim.write_text("keep me\n")
+    path = folder / "run" / "out_checkpoint.jsck"
+    magic, header_line, body = _split(path.read_bytes())
+    header = json.loads(header_line)
+    header["outputs"][str(victim)] = 0
+    path.write_bytes(magic + json.dumps(header).encode() + b"\n" + body)
+    assert "not an output of its run" in _resume_fails(folder)
+    assert victim.read_text() == "keep me\n"
+    assert hashlib.sha256(body).hexdigest() == header["sha256"] and zlib  # (the checksum still holds)
+
+
+def _split(data: bytes) -> tuple[bytes, bytes, bytes]:
+    magic_end = len(MAGIC)
+    header_end = data.index(b"\n", magic_end)
+    return data[:magic_end], data[magic_end:header_end], data[header_end + 1:]
 
 
 def test_batsim_s_grouping_is_refused_before_any_output(tmp_path):
