@@ -5,8 +5,9 @@ sections, the whole checked by a SHA-256 written in the header.
     {"format": 1, "sha256": "...", "sections": {"state": 1234, "messages": 567}, ...}
     <the sections' bytes, one after the other, each zlib-compressed>
 
-A file is written beside its final place and renamed over it once complete, so a run killed
-while writing leaves the previous checkpoint whole. Reading refuses, with one line naming the
+A file is written beside its final place and renamed over it once complete (a folder or a
+device at its path refused, never renamed over), so a run killed while writing leaves the
+previous checkpoint whole. Reading refuses, with one line naming the
 cause: a file that is not a checkpoint, one written by a newer format, one damaged or cut short
 (the checksum), and a header that does not say what it should.
 """
@@ -21,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from joulesim.inputs.output_file import write_whole
 from joulesim.protocol.errors import JoulesimError
 
 MAGIC = b"JOULESIM CHECKPOINT\n"
@@ -38,8 +40,7 @@ class CheckpointError(JoulesimError):
 def write_checkpoint(path: str, header: dict[str, Any], sections: dict[str, bytes],
                      compressed: dict[str, bytes] | None = None) -> int:
     """Write `sections` (compressed here) and `compressed` (zlib streams already) under `header`
-    (JSON-able); returns the file's size."""
-    _refuse_special(path, writing=True)
+    (JSON-able), whole (inputs.output_file.write_whole); returns the file's size."""
     packed = {name: zlib.compress(data, 1) for name, data in sections.items()}
     packed.update(compressed or {})
     digest = hashlib.sha256()
@@ -47,28 +48,23 @@ def write_checkpoint(path: str, header: dict[str, Any], sections: dict[str, byte
         digest.update(data)
     head = orjson.dumps({**header, "format": FORMAT, "sha256": digest.hexdigest(),
                          "sections": {name: len(data) for name, data in packed.items()}})
-    temporary = f"{path}.writing"
-    try:
+
+    def write(temporary: str) -> None:
         with open(temporary, "wb") as handle:
             handle.write(MAGIC)
             handle.write(head + b"\n")
             for data in packed.values():
                 handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except OSError as exc:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise CheckpointError(f"cannot write the checkpoint {path}: {exc.strerror or exc}") from None
+            os.fsync(handle.fileno())  # (whole on disk before it replaces the previous one)
+
+    write_whole(path, "checkpoint", write, "give a checkpoint path in a folder you can write to (-e)")
     return len(MAGIC) + len(head) + 1 + sum(len(data) for data in packed.values())
 
 
 def read_checkpoint(path: str) -> tuple[dict[str, Any], dict[str, bytes]]:
     """The header and the sections (decompressed) of the checkpoint at `path`."""
-    _refuse_special(path, writing=False)
+    _refuse_special(path)
     try:
         with open(path, "rb") as handle:
             magic = handle.read(len(MAGIC))
@@ -104,13 +100,11 @@ def read_checkpoint(path: str) -> tuple[dict[str, Any], dict[str, bytes]]:
     return header, sections
 
 
-def _refuse_special(path: str, writing: bool) -> None:
-    """A checkpoint is a regular file: a folder or a device at its path is refused, never renamed over."""
+def _refuse_special(path: str) -> None:
+    """A checkpoint is a regular file: a folder or a device at its path is refused."""
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
-        if writing:
-            return
         raise CheckpointError(f"no checkpoint at {path} (no such file)") from None
     except OSError as exc:
         raise CheckpointError(f"cannot use the checkpoint path {path}: {exc.strerror or exc}") from None

@@ -313,13 +313,7 @@ class StateDecoder:
             items.extend(decode(item) for item in node[2])
             return items
         if tag == "d":
-            mapping = self._keep(node[1], {})
-            keys, values = node[2], node[3]
-            if len(keys) != len(values):
-                raise StateCodecError("a dict entry whose keys and values differ in number")
-            for key, value in zip(keys, values):
-                mapping[decode(key)] = decode(value)
-            return mapping
+            return self._fill(self._keep(node[1], {}), node[2], node[3])
         if tag == "t":
             return self._keep(node[1], tuple(decode(item) for item in node[2]))
         if tag == "dk" or tag == "dd":
@@ -332,12 +326,7 @@ class StateDecoder:
                 if factory is not None and not isinstance(factory, (type, types.FunctionType)):
                     raise StateCodecError("a defaultdict whose default is neither a class nor a function")
                 mapping.default_factory = factory
-            keys, values = node[3], node[4]
-            if len(keys) != len(values):
-                raise StateCodecError("a mapping entry whose keys and values differ in number")
-            for key, value in zip(keys, values):
-                mapping[decode(key)] = decode(value)
-            return mapping
+            return self._fill(mapping, node[3], node[4])
         if tag == "s":
             items = self._keep(node[1], set())
             items.update(decode(item) for item in node[2])
@@ -451,6 +440,14 @@ class StateDecoder:
                     raise StateCodecError(f"{node[2]} has no attribute {attribute!r}")
             return thing
         raise StateCodecError(f"an entry of unknown kind {tag!r}")
+
+    def _fill(self, mapping: dict, keys: list, values: list) -> dict:
+        if len(keys) != len(values):
+            raise StateCodecError("a mapping entry whose keys and values differ in number")
+        decode = self.decode
+        for key, value in zip(keys, values):
+            mapping[decode(key)] = decode(value)
+        return mapping
 
     def _class(self, name: Any, builtins_too: bool = False) -> type:
         if type(name) is not str:
