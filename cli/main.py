@@ -359,7 +359,9 @@ def _run(decider: str, decider_kv: dict[str, str], in_process: bool, curve_keys:
     before any output file is opened (and an older run's are removed): the decider's name and
     options, the inputs, the output prefix, whether the run can be checkpointed."""
     if options["no_sched"]:  # no decider is started: every job runs at t=0 on hosts 0..res-1
-        _simulate_without_decider(build_config(options))
+        config = build_config(options)
+        checkpoints_for(config)  # (refuses checkpoints: such a run has nothing to resume)
+        _simulate_without_decider(config)
         return
     if in_process:
         from joulesim.deciders import load_decider

@@ -294,8 +294,11 @@ def _split(data: bytes) -> tuple[bytes, bytes, bytes]:
 
 def test_batsim_s_grouping_is_refused_before_any_output(tmp_path):
     done = joulesim(tmp_path, "run", "--no-progress", "-q", "--in-process", "-e", "run/out", "--checkpoint-at", "10")
-    assert done.returncode != 0
+    assert done.returncode == 2
     assert "--event-grouping per-time" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "run").exists() or not any((tmp_path / "run").iterdir())
+    done = joulesim(tmp_path, "run", *BASE, "--no-sched", "-e", "run/out", "--checkpoint-at", "10")
+    assert done.returncode == 2 and "nothing to resume" not in done.stderr and "no decider to resume" in done.stderr
     assert not (tmp_path / "run").exists() or not any((tmp_path / "run").iterdir())
 
 
