@@ -1,8 +1,11 @@
 """Checkpoints of a run, and runs resumed from them (`joulesim run --checkpoint-at` /
 `--checkpoint-every`, `joulesim resume`).
 
-A checkpoint is taken at a pause point of the simulation: every event up to its instant handled,
-none after it (the same point `joulesim.Simulation.run_until` stops at). It holds:
+A checkpoint is taken where nothing is half done. Per-time runs: at the simulation's pause point,
+every event up to its instant handled, none after it (where `joulesim.Simulation.run_until` stops).
+With Batsim's actors: between two steps of the kernel once its clock reaches the instant, every
+actor waiting for an action to end; each is written as the place it waits at and the values it
+needs from there on (simulator/engine/resumable_actors.py). It holds:
 - the run's recipe (what the command line gave: the inputs, the decider, the flags) and a SHA-256
   of each input file and of joulesim's own code: a resume refuses inputs or code that changed;
 - the simulation's state: every object of the simulation but its inputs (read again when it
@@ -13,9 +16,7 @@ none after it (the same point `joulesim.Simulation.run_until` stops at). It hold
   them, checking that it answers each as it did. A decider whose answers depend on anything
   else (the wall clock, an unseeded random generator) cannot be resumed, and the resume says so.
 
-Runs with Batsim's actors (the default event grouping) cannot be checkpointed yet: their actors
-are Python generators, whose place in their code cannot be written down. Per-time runs, and
-IRMaSim's node platforms, can.
+Runs with dynamic jobs or workflows cannot be checkpointed yet.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ import orjson
 
 from joulesim.protocol.errors import JoulesimError
 from joulesim.simulator.checkpoint.checkpoint_file import CheckpointError, read_checkpoint, write_checkpoint
-from joulesim.simulator.checkpoint.state_codec import StateCodecError, StateDecoder, StateEncoder, external_objects
+from joulesim.simulator.checkpoint.state_codec import (
+    StateCodecError, StateDecoder, StateEncoder, external_objects, place_text)
 from joulesim.simulator.engine.decider_link import DeciderLink
 from joulesim.simulator.engine.simulation import Simulation, SimulationResult
 from joulesim.simulator.engine.simulation_config import SimulationConfig
@@ -64,10 +66,8 @@ class CheckpointPlan:
 
 def checkpoint_refusal(config: SimulationConfig) -> str | None:
     """Why this run cannot be checkpointed yet (None: it can)."""
-    if config.event_grouping == "batsim" and config.platform.nodes is None and not config.no_sched:
-        return ("a run with Batsim's event grouping (the default) cannot be checkpointed yet: Batsim's actors are "
-                "Python generators, whose place in their code a checkpoint cannot hold; run with --event-grouping "
-                "per-time to checkpoint it")
+    if config.workflows:
+        return "a run with workflows (-W, --WS) cannot be checkpointed yet"
     if config.dynamic_jobs:
         return "a run with dynamic jobs (--enable-dynamic-jobs) cannot be checkpointed yet"
     if config.no_sched:
@@ -235,20 +235,38 @@ class RunCheckpoints:
         return simulation.run()
 
     def _arm(self, simulation: Simulation, covered: float) -> None:
-        simulation.pause = self._pause
-        simulation.pause_at = self.plan.next_time(covered)
+        """The next checkpoint: at the simulation's pause point (per-time: before its clock passes
+        the time), or at the kernel's step boundary (Batsim's actors: once its clock reaches it)."""
+        if simulation.actors is None:
+            simulation.pause = self._pause
+            simulation.pause_at = self.plan.next_time(covered)
+        else:
+            kernel = simulation.actors.kernel
+            kernel.boundary = self._boundary
+            kernel.boundary_at = self.plan.next_time(covered)
         if self.plan.every_s is not None:
             self._wall_due_at = perf_counter() + self.plan.every_s
 
     def _check_wall(self) -> None:
-        if perf_counter() >= self._wall_due_at and self.simulation is not None:
-            self.simulation.pause_at = -math.inf  # (the loop pauses at its next pause point)
+        simulation = self.simulation
+        if perf_counter() >= self._wall_due_at and simulation is not None:
+            # (at the next pause point or step boundary)
+            if simulation.actors is None:
+                simulation.pause_at = -math.inf
+            else:
+                simulation.actors.kernel.boundary_at = -math.inf
             self._wall_due_at = math.inf
 
     def _pause(self, now: float, next_time: float) -> None:
         simulation = self.simulation
         self.write(simulation, now, next_time)
         self._arm(simulation, next_time)
+
+    def _boundary(self, now: float) -> None:
+        simulation = self.simulation
+        covered = math.nextafter(now, math.inf)  # (every event at `now` is handled)
+        self.write(simulation, now, covered)
+        self._arm(simulation, covered)
 
     def write(self, simulation: Simulation, now: float, next_time: float) -> int:
         """Write the checkpoint of `simulation`, paused at `now` (its next event at `next_time`);
@@ -259,9 +277,11 @@ class RunCheckpoints:
             outputs[handle.name] = os.fstat(handle.fileno()).st_size
         paths = {id(handle): handle.name for handle in simulation._files}
         given = {id(simulation.link): "link", id(simulation.pause): "pause"}
+        if simulation.actors is not None:
+            given[id(simulation.actors.kernel.boundary)] = "boundary"
         if simulation._progress is not None:
             given[id(simulation._progress)] = "progress"
-        encoder = StateEncoder(self.externals, given, lambda handle: paths.get(id(handle)))
+        encoder = StateEncoder(self.externals, given, lambda handle: paths.get(id(handle)), _describe_actor)
         try:
             state = encoder.encode(simulation, "the simulation")
         except StateCodecError as exc:
@@ -360,7 +380,8 @@ class ResumedRun(RunCheckpoints):
             from joulesim.console.progress_bar import progress_bar
 
             progress = progress_bar(sum(len(w.jobs) for w in config.workloads), "simulating", "job")
-        decoder = StateDecoder(self.externals, {"link": link, "pause": self._pause, "progress": progress}, reopen)
+        decoder = StateDecoder(self.externals, {"link": link, "pause": self._pause, "boundary": self._boundary,
+                                                "progress": progress}, reopen, _resumed_actor)
         try:
             simulation = decoder.decode(orjson.loads(self.saved.sections["state"]))
             if type(simulation) is not Simulation:
@@ -392,3 +413,45 @@ class ResumedRun(RunCheckpoints):
         self._arm(simulation, header["covered"])
         return simulation.resume(self._wall_before)
 
+
+def _describe_actor(encoder: StateEncoder, code: Any, where: Any) -> Any:
+    """An actor's code (a generator of BatsimActors) as the place it waits at and what it needs."""
+    from joulesim.simulator.engine.batsim_actors import BatsimActors
+    from joulesim.simulator.engine.resumable_actors import NotResumable, describe
+
+    frame = code.gi_frame
+    if frame is None:  # (an actor that has ended, still named, e.g. the last REQ-REP actor)
+        return ["ended"]
+    owner = frame.f_locals.get("self", frame.f_locals.get("actors"))
+    if not isinstance(owner, BatsimActors):
+        raise StateCodecError(f"{place_text(where)}: a generator that is not one of Batsim's actors")
+    try:
+        function, place, values = describe(owner, code)
+    except NotResumable as exc:
+        raise StateCodecError(f"{place_text(where)}: {exc}") from None
+    return [encoder.encode(owner, where), function, place, list(values),
+            [encoder.encode(value, where) for value in values.values()]]
+
+
+def _resumed_actor(decoder: StateDecoder, node: Any) -> Any:
+    from joulesim.simulator.engine.batsim_actors import BatsimActors
+    from joulesim.simulator.engine.resumable_actors import NotResumable, resumed
+
+    if node == ["ended"]:
+        ended = _ended()
+        next(ended, None)
+        return ended
+    owner_node, function, place, names, values = node
+    owner = decoder.decode(owner_node)
+    if not isinstance(owner, BatsimActors) or type(function) is not str or type(place) is not str:
+        raise StateCodecError("an actor described with something else than Batsim's actors")
+    try:
+        return resumed(owner, function, place, dict(zip(names, [decoder.decode(v) for v in values])))
+    except NotResumable as exc:
+        raise StateCodecError(str(exc)) from None
+
+
+def _ended():
+    """An actor's code that has ended (made, then run to its end)."""
+    return
+    yield

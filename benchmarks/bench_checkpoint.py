@@ -2,9 +2,9 @@
 of a 20,000-job run mid-way in < 1 s and < 20 MB).
 
 Input: bench_easy_delay's workload (20,000 delay jobs by default, cluster128), `easy` in the
-simulator's process, `--event-grouping per-time` (runs with Batsim's grouping cannot be
-checkpointed yet). Three `joulesim run` / `joulesim resume` commands, each in this process
-through the command line's code, timed from inside:
+simulator's process, Batsim's event grouping (the default; --event-grouping per-time for the
+other). Three `joulesim run` / `joulesim resume` commands, each in this process through the
+command line's code, timed from inside:
   - the run alone, no checkpoint;
   - the run with `--checkpoint-at` half the last submission time: the checkpoint's writing timed
     (state encoded, message log, compression, the file written and synced), its size;
@@ -12,7 +12,7 @@ through the command line's code, timed from inside:
     checking it, the decider's replay, the state decoded, then the rest of the run.
 Checks that the resumed outputs equal the first run's.
 
-    python benchmarks/bench_checkpoint.py [--jobs 20000]
+    python benchmarks/bench_checkpoint.py [--jobs 20000] [--event-grouping per-time]
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ def outputs(prefix: str) -> dict[str, object]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", type=int, default=20_000)
+    parser.add_argument("--event-grouping", default="batsim", choices=("batsim", "per-time"))
     args = parser.parse_args()
     from joulesim import run_checkpoint
 
@@ -82,13 +83,13 @@ def main() -> int:
         make_workload("workload.json", args.jobs, 0.7)
         with open("workload.json") as f:
             half = max(job["subtime"] for job in json.load(f)["jobs"]) / 2
-        common = ["run", "-p", "cluster128", "-w", "workload.json", "--in-process", "--event-grouping", "per-time",
-                  "--no-progress", "-q"]
+        common = ["run", "-p", "cluster128", "-w", "workload.json", "--in-process", "--event-grouping",
+                  args.event_grouping, "--no-progress", "-q"]
         plain = run_command([*common, "-e", "plain/out"])
         with_checkpoint = run_command([*common, "-e", "ck/out", "--checkpoint-at", str(half)])
         resumed = run_command(["resume", "ck/out_checkpoint.jsck"])
         same = outputs("plain/out") == outputs("ck/out")
-    print(f"{args.jobs:,} delay jobs, cluster128, easy in-process, per-time grouping")
+    print(f"{args.jobs:,} delay jobs, cluster128, easy in-process, {args.event_grouping} grouping")
     print(f"run without checkpoint: {plain:.2f} s; with a checkpoint at t={timings['at']:,.0f} s "
           f"(half the last submission): {with_checkpoint:.2f} s")
     print(f"checkpoint: written in {timings['write']:.3f} s, {timings['size'] / 1e6:.2f} MB, "

@@ -274,8 +274,7 @@ def _simulate_with_edc(options: dict[str, Any], library: str | None, socket: str
 @curve_keys_option()
 @click.option("--checkpoint-at", "checkpoint_at", multiple=True, type=DecimalRange(0.0), metavar="SECONDS",
               help="Write a checkpoint once every event up to this simulated time is handled (repeatable; "
-                   "`joulesim resume PREFIX_checkpoint.jsck` carries on from the last one written). Runs with "
-                   "--event-grouping per-time for now.")
+                   "`joulesim resume PREFIX_checkpoint.jsck` carries on from the last one written).")
 @click.option("--checkpoint-every", "checkpoint_every", default=None, metavar="DURATION", callback=_duration,
               help="Write a checkpoint every DURATION of wall-clock time (e.g. 90s, 30m, 1h; a number: seconds).")
 @reports_errors

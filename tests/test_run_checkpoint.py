@@ -69,7 +69,10 @@ def outputs(prefix: Path) -> dict[str, object]:
     return found
 
 
-BASE = ["--event-grouping", "per-time", "--no-progress", "-q"]
+BASE = ["--no-progress", "-q"]
+#: The two event groupings: Batsim's (the default: its actors are written down and made again)
+#: and per-time.
+GROUPINGS = {"batsim": [], "per-time": ["--event-grouping", "per-time"]}
 ENERGY = ["-p", "energy2", "-E", "-o", "t_idle=600"]  # machines switched off and on (shutdown after 600 s idle)
 _REPOSITORY = Path(__file__).resolve().parent.parent
 _LINKS = _REPOSITORY / "tests" / "data" / "batsim_measured" / "links32_ptasks"
@@ -114,19 +117,24 @@ def uninterrupted(folder: Path, run_options: list[str]) -> Path:
     return folder / "reference" / "out"
 
 
+@pytest.mark.parametrize("grouping", sorted(GROUPINGS))
 @pytest.mark.parametrize("where", ["self", "parent"])
-def test_a_run_killed_after_its_checkpoint_resumes_to_the_uninterrupted_outputs(tmp_path, where):
+def test_a_run_killed_after_its_checkpoint_resumes_to_the_uninterrupted_outputs(tmp_path, where, grouping):
     """With energy and machines switched off and on; the decider in the simulator's process, or
-    in its own process (killing the simulator, its parent)."""
-    reference = uninterrupted(tmp_path, ENERGY)
-    prefix = killed_then_resumed(tmp_path, ENERGY, [40_000.0], 90_000.0, where)
+    in its own process (killing the simulator, its parent); in both event groupings."""
+    options = [*GROUPINGS[grouping], *ENERGY]
+    reference = uninterrupted(tmp_path, options)
+    prefix = killed_then_resumed(tmp_path, options, [40_000.0], 90_000.0, where)
     assert outputs(prefix) == outputs(reference)
     assert (tmp_path / "run" / "out_checkpoint.jsck").read_bytes().startswith(MAGIC)
 
 
+@pytest.mark.parametrize("grouping", sorted(GROUPINGS))
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
-def test_runs_with_network_jobs_or_node_models_resume_to_the_uninterrupted_outputs(tmp_path, scenario):
+def test_runs_with_network_jobs_or_node_models_resume_to_the_uninterrupted_outputs(tmp_path, scenario, grouping):
+    """(IRMaSim's node platforms run per-time whatever the grouping asked.)"""
     options, checkpoint, kill = SCENARIOS[scenario]
+    options = [*GROUPINGS[grouping], *options]
     reference = uninterrupted(tmp_path, options)
     prefix = killed_then_resumed(tmp_path, options, [checkpoint], kill, "self")
     assert outputs(prefix) == outputs(reference)
@@ -137,14 +145,16 @@ def test_runs_with_network_jobs_or_node_models_resume_to_the_uninterrupted_outpu
 SPANS = {"delays": ([], 181_237.0), "energy": (ENERGY, 185_180.08), "network": (SCENARIOS["network"][0], 15_391.52)}
 
 
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.sampled_from(sorted(SPANS)), st.floats(0.0, 0.6), st.floats(0.01, 0.35), st.sampled_from(["self", "parent"]))
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(sorted(SPANS)), st.floats(0.0, 0.6), st.floats(0.01, 0.35), st.sampled_from(["self", "parent"]),
+       st.sampled_from(sorted(GROUPINGS)))
 def test_resumed_runs_end_as_uninterrupted_ones_whatever_the_checkpoint_and_kill_times(tmp_path_factory, scenario,
-                                                                                       at, gap, where):
+                                                                                       at, gap, where, grouping):
     """Delay jobs, energy with machines switched off and on, or parallel tasks on links; the
-    checkpoint and the kill anywhere in the run; the decider in either process."""
+    checkpoint and the kill anywhere in the run; the decider in either process; either grouping."""
     folder = tmp_path_factory.mktemp("run")
     options, span = SPANS[scenario]
+    options = [*GROUPINGS[grouping], *options]
     reference = uninterrupted(folder, options)
     prefix = killed_then_resumed(folder, options, [at * span], (at + gap) * span, where)
     assert outputs(prefix) == outputs(reference)
@@ -292,10 +302,11 @@ def _split(data: bytes) -> tuple[bytes, bytes, bytes]:
     return data[:magic_end], data[magic_end:header_end], data[header_end + 1:]
 
 
-def test_batsim_s_grouping_is_refused_before_any_output(tmp_path):
-    done = joulesim(tmp_path, "run", "--no-progress", "-q", "--in-process", "-e", "run/out", "--checkpoint-at", "10")
+def test_runs_that_cannot_be_checkpointed_yet_are_refused_before_any_output(tmp_path):
+    done = joulesim(tmp_path, "run", *BASE, "--in-process", "-e", "run/out", "--checkpoint-at", "10",
+                    "--enable-dynamic-jobs")
     assert done.returncode == 2
-    assert "--event-grouping per-time" in done.stderr and "Traceback" not in done.stderr
+    assert "dynamic jobs" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "run").exists() or not any((tmp_path / "run").iterdir())
     done = joulesim(tmp_path, "run", *BASE, "--no-sched", "-e", "run/out", "--checkpoint-at", "10")
     assert done.returncode == 2 and "nothing to resume" not in done.stderr and "no decider to resume" in done.stderr

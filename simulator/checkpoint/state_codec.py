@@ -16,6 +16,8 @@ The tree the encoder returns is JSON (orjson writes it). Plain values stay thems
     ["o", id, class, state]      an object of a known class (state: its __dict__ and __slots__)
     ["nt", id, class, items]     a tuple of a known class (a namedtuple)
     ["m", object, name]          a bound method      ["fn", "module:name"]  a function of joulesim
+    ["pt", function, args, keywords]  a functools.partial (of a method or function above)
+    ["g", id, description]       a generator (a running actor), described by the run's own code
     ["bm", object, name]         a built-in method of a list, dict, set, deque, bytearray or file
     ["c", "module:name"]         a class             ["e", "module:name", member]  an enum member
     ["i", hex]  a large int      ["f", "inf"]  inf, -inf, nan     ["by", base64]  bytes  ["ba", id, base64]  bytearray
@@ -36,6 +38,7 @@ from __future__ import annotations
 import base64
 import collections
 import enum
+import functools
 import importlib
 import inspect
 import io
@@ -120,8 +123,8 @@ def _slots(cls: type) -> tuple[str, ...]:
 _SLOTS: dict[type, tuple[str, ...]] = {}
 
 
-def _place(where: Any) -> str:
-    """The text of an encoder's `where`."""
+def place_text(where: Any) -> str:
+    """The text of an encoder's `where` (where a thing was reached from)."""
     parts = []
     while type(where) is tuple:
         where, separator, key = where
@@ -134,10 +137,13 @@ class StateEncoder:
     `given`: id(thing) -> the name under which the resuming run gives it back."""
 
     def __init__(self, externals: list[Any] = (), given: dict[int, str] | None = None,
-                 file_path: Callable[[Any], str | None] = lambda handle: None):
+                 file_path: Callable[[Any], str | None] = lambda handle: None,
+                 generators: "Callable[[StateEncoder, Any, Any], Any] | None" = None):
         self._external = {id(thing): index for index, thing in enumerate(externals)}
         self._given = given or {}
         self._file_path = file_path
+        # (a generator's description, ["g", ...], or an error: the run's actors, which only it knows)
+        self._generators = generators
         self._ids: dict[int, int] = {}
         self._keep: list[Any] = []  # (the things numbered: alive while their ids mean them)
 
@@ -182,7 +188,7 @@ class StateEncoder:
         if kind is types.MethodType:
             function = thing.__func__
             if "<" in function.__qualname__:
-                raise StateCodecError(f"{_place(where)}: {function.__qualname__} is a closure, which a checkpoint cannot hold")
+                raise StateCodecError(f"{place_text(where)}: {function.__qualname__} is a closure, which a checkpoint cannot hold")
             return ["m", encode(thing.__self__, (where, " (the object of ", function.__qualname__)), function.__name__]
         if kind is types.BuiltinMethodType and not isinstance(thing.__self__, types.ModuleType):
             # (e.g. an output's `file.write` or a list's `append`, kept to save a lookup per row)
@@ -223,20 +229,20 @@ class StateEncoder:
         if kind is types.FunctionType:
             name = _class_name(thing)
             if not name.startswith(_JOULESIM) or "<" in thing.__qualname__ or thing.__closure__:
-                raise StateCodecError(f"{_place(where)}: {thing.__qualname__} is a closure or a function outside joulesim, "
+                raise StateCodecError(f"{place_text(where)}: {thing.__qualname__} is a closure or a function outside joulesim, "
                                       "which a checkpoint cannot hold")
             return ["fn", name]
         if kind is type or isinstance(thing, type):
             name = _class_name(thing)
             if not (_known_class_name(name) or thing.__module__ == "builtins"):
-                raise StateCodecError(f"{_place(where)}: the class {name} is not one a checkpoint may name")
+                raise StateCodecError(f"{place_text(where)}: the class {name} is not one a checkpoint may name")
             return ["c", name]
         if isinstance(thing, enum.Enum):
             return ["e", _class_name(kind), thing.name]
         if isinstance(thing, io.IOBase):
             path = self._file_path(thing)
             if path is None:
-                raise StateCodecError(f"{_place(where)}: an open file that is not one of the run's outputs")
+                raise StateCodecError(f"{place_text(where)}: an open file that is not one of the run's outputs")
             number = self._number(thing)
             return ["file", number, path]
         if kind.__module__ == "numpy":
@@ -244,21 +250,28 @@ class StateEncoder:
 
             if isinstance(thing, numpy.ndarray):
                 if thing.dtype.hasobject:
-                    raise StateCodecError(f"{_place(where)}: a numpy array of Python objects")
+                    raise StateCodecError(f"{place_text(where)}: a numpy array of Python objects")
                 number = self._number(thing)
                 return ["np", number, thing.dtype.str, list(thing.shape), base64.b64encode(thing.tobytes()).decode()]
             if isinstance(thing, numpy.generic):
                 return ["ns", thing.dtype.str, encode(thing.item(), where)]
+        if kind is functools.partial:
+            return ["pt", encode(thing.func, (where, " (a partial's function", "")),
+                    [encode(item, where) for item in thing.args],
+                    {key: encode(value, where) for key, value in thing.keywords.items()}]
+        if kind is types.GeneratorType and self._generators is not None:
+            number = self._number(thing)
+            return ["g", number, self._generators(self, thing, where)]
         name = _class_name(kind)
         if isinstance(thing, (types.GeneratorType, types.CoroutineType)):
-            raise StateCodecError(f"{_place(where)}: a running actor ({thing.__qualname__}), which a checkpoint cannot hold")
+            raise StateCodecError(f"{place_text(where)}: a running actor ({thing.__qualname__}), which a checkpoint cannot hold")
         if not _known_class_name(name):
-            raise StateCodecError(f"{_place(where)}: an object of {name}, which a checkpoint cannot hold")
+            raise StateCodecError(f"{place_text(where)}: an object of {name}, which a checkpoint cannot hold")
         if isinstance(thing, tuple):  # (a namedtuple of a known class)
             number = self._number(thing)
             return ["nt", number, name, [encode(item, where) for item in thing]]
         if isinstance(thing, (dict, list, set)):
-            raise StateCodecError(f"{_place(where)}: an object of {name}, a subclass of a container")
+            raise StateCodecError(f"{place_text(where)}: an object of {name}, a subclass of a container")
         number = self._number(thing)
         state = {}
         for attribute, value in _attributes(thing):  # (plain values inline: most attributes are)
@@ -276,10 +289,12 @@ class StateDecoder:
     `given`: name -> the thing the resuming run gives; `open_file(path)`: an output reopened."""
 
     def __init__(self, externals: list[Any] = (), given: dict[str, Any] | None = None,
-                 open_file: Callable[[str], Any] | None = None):
+                 open_file: Callable[[str], Any] | None = None,
+                 generators: "Callable[[StateDecoder, Any], Any] | None" = None):
         self._externals = externals
         self._given = given or {}
         self._open_file = open_file
+        self._generators = generators  # (a generator made again from its description)
         self._things: dict[int, Any] = {}
 
     def decode(self, node: Any) -> Any:
@@ -358,6 +373,16 @@ class StateDecoder:
             if not isinstance(method, types.BuiltinMethodType):
                 raise StateCodecError(f"{type(owner).__name__}.{name} is not a built-in method")
             return method
+        if tag == "pt":
+            function = decode(node[1])
+            if not callable(function) or type(node[3]) is not dict:
+                raise StateCodecError("a partial of something that is not a function")
+            return functools.partial(function, *[decode(item) for item in node[2]],
+                                     **{key: decode(value) for key, value in node[3].items()})
+        if tag == "g":
+            if self._generators is None:
+                raise StateCodecError("a running actor in a state read without the run's actors")
+            return self._keep(node[1], self._generators(self, node[2]))
         if tag == "fn":
             function = self._named(node[1])
             if not isinstance(function, types.FunctionType):

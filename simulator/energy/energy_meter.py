@@ -142,7 +142,10 @@ class EnergyMeter:
         simgrid.dynamic = ledger.dynamic_watts
         simgrid.dynamic_array = np.zeros(len(simgrid.joules))  # (storage machines: 0)
         ledger.on_dynamic_change = simgrid.add_dynamic
-        simgrid.dynamic_active = lambda: self._dynamic.value != 0
+        simgrid.dynamic_active = self._dynamic_active
+
+    def _dynamic_active(self) -> bool:
+        return self._dynamic.value != 0
 
     def energy_at(self, now: float) -> float:
         """Joules consumed by the compute hosts from t=0 to `now` (>= the last change)."""

@@ -92,7 +92,7 @@ class SimgridHostEnergy:
         self.dynamic: list[float] | None = None  # (compute machines, for one machine at a time)
         # (every machine, for the bulk updates: changed only through add_dynamic)
         self.dynamic_array: np.ndarray | None = None
-        self.dynamic_active: Callable[[], bool] = lambda: False
+        self.dynamic_active: Callable[[], bool] = _never
         # The runner of parallel tasks (ParallelTaskRunner: host_jobs, cpu_usage), None without:
         # a machine that one of its jobs holds draws SimGrid's power at its CPU usage now.
         self.runner = None
@@ -281,3 +281,8 @@ class SimgridHostEnergy:
 
 
 __all__ = ["SimgridHostEnergy"]
+
+
+def _never() -> bool:
+    """No dynamic power (until an energy meter follows the plugin)."""
+    return False

@@ -28,6 +28,7 @@ when each of its happenings takes place and which message carries each event.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any, Callable
 
 from joulesim.protocol.batsim_number_format import as_batsim_writes
@@ -68,7 +69,7 @@ class BatsimActors:
         self._on_exit: list[Callable[[], None]] = []  # what happens when the running actor ends (after its report)
         self._server: Actor | None = None
         self._in_model = False  # simulation code runs for the runner's model (reports go by an actor)
-        self._job_actor: dict[int, Actor] = {}  # id(record) -> the actor sleeping its duration
+        self._job_actor: dict["JobRecord", Actor] = {}  # record -> the actor sleeping its duration
         # With energy, Batsim reads machines' joules (a job's at its start and end, all of them for
         # each row of its energy trace); each read of a machine not yet up to date is a simcall.
         self.machines: range | None = None
@@ -97,9 +98,13 @@ class BatsimActors:
         self._server = self.kernel.start(self._serve(), MASTER, SERVER)
         if sim.runner is not None:
             self.runner_started(sim.runner)
+        self.go_on()
+
+    def go_on(self) -> None:
+        """Run the kernel to the end (from the start, or from a checkpoint's step boundary)."""
         self.kernel.run(MAX_SIMULATED_TIME, self._beyond_time_range)
         if not self.end_ack:
-            raise DecisionError(sim._stuck_reason())
+            raise DecisionError(self.sim._stuck_reason())
 
     def runner_started(self, runner: Any) -> None:
         """The network runner is the kernel's model from now on (its events are due from now)."""
@@ -117,7 +122,7 @@ class BatsimActors:
         and after its sleep, as Batsim's execute_job_process does with energy, and writes
         `start_row` (its row of the energy trace) after the first reads."""
         reads = job_hosts if self.machines is not None else None
-        job_key = id(job) if job is not None else None
+        job_key = job  # (the record itself, which a checkpoint keeps: not its id)
         actor = self._new_actor(self._timed(delay, callback, value, host, floor, daemon, reads, start_row, job_key),
                                 host, "timer")
         if job_key is not None:
@@ -168,11 +173,15 @@ class BatsimActors:
         energy = self.machines is not None  # (with energy, Host::set_pstate updates the host's joules)
         yield ("set_pstate", host, virtual) if energy else ("answered",)  # Host::set_pstate: into the virtual pstate
         yield ("answered",)  # this_actor::execute: Exec::set_priority
-        yield ("execute", self.sim.hosts[host].speeds[virtual])  # ... its start, and wait until the flop is computed
+        yield ("execute", self.sim.hosts[host].speeds[virtual])  # (resumable: switched) ... and wait until the flop is computed
+        yield from self._switched(host, target, arrive, taken)
+
+    def _switched(self, host: int, target: int, arrive: Callable[[int], None], taken: Callable[[int], None]):
+        energy = self.machines is not None
         yield ("set_pstate", host, target) if energy else ("answered",)  # Host::set_pstate: the target pstate
         events = self._capture(arrive, host)
         self.live += 1  # until the server takes it
-        yield from self._put(("events", events, [lambda: taken(host)]))
+        yield from self._put(("events", events, [partial(taken, host)]))  # (resumable: done)
 
     def kill_jobs(self, records: list["JobRecord"], kill: Callable[["JobRecord"], Any],
                   done: Callable[[list["JobRecord"], dict[str, Any]], None]) -> None:
@@ -188,7 +197,7 @@ class BatsimActors:
         for record in records:
             if record.state != RUNNING:
                 continue  # its end is on its way: nothing to kill
-            sleeping = id(record) in self._job_actor  # (else its work is on the runner: a ptask cancelled)
+            sleeping = record in self._job_actor  # (else its work is on the runner: a ptask cancelled)
             self._capture(lambda r: progress.__setitem__(r.job.id, kill(r)), record)  # (emits nothing)
             on_arrival += self._on_arrival
             self._on_arrival = []
@@ -198,7 +207,7 @@ class BatsimActors:
                     yield from self._job_energy_reads(expand_runs(record.alloc))
             yield from self._creations()  # (its row of the energy trace, after the reads)
         self.live += 1  # until the server takes it
-        yield from self._put(("events", [], on_arrival + [lambda: done(records, progress)]))
+        yield from self._put(("events", [], on_arrival + [partial(done, records, progress)]))  # (resumable: done)
 
     def away_from_server(self) -> bool:
         """Whether simulation code runs in an actor that reports to the server (not the server)."""
@@ -216,7 +225,7 @@ class BatsimActors:
 
     def kill_job_actor(self, record: "JobRecord") -> None:
         """A killed job's actor dies with its sleep (the action leaves the solver at once)."""
-        actor = self._job_actor.pop(id(record), None)
+        actor = self._job_actor.pop(record, None)
         if actor is not None:
             self.kernel.kill(actor)
 
@@ -252,7 +261,7 @@ class BatsimActors:
     def _put(self, payload: Any):
         """send_message (src/ipp.cpp): Mailbox::by_name (a simcall), then put: isend and wait (the
         kernel's "put" makes the three). The hot paths yield it themselves."""
-        yield ("put", SERVER, payload)
+        yield ("put", SERVER, payload)  # (resumable: done)
 
     def _sleep(self, duration: float):
         if duration > 0:  # sleep_for() of 0 or less is a no-op, not a simcall
@@ -269,16 +278,25 @@ class BatsimActors:
     # ------------------------------------------------------------------ the actors
     def _serve(self):
         sim = self.sim
-        box = self.kernel.mailbox(SERVER)
         self.writer = self._capture(lambda _: sim.emit("SIMULATION_BEGINS", sim._simulation_begins_data()), None)
         yield from self._call_decider()
         self.writer += self._initial_events
-        while not self.end_ack:
-            message = yield ("get", SERVER)  # receive_message: Mailbox::by_name, then get (irecv and wait)
-            if message[0] == "events" and sim.workflow_runs:  # server_on_job_completed calls the workflow back first
-                yield from self._workflow_callbacks(message[1])
+        yield from self._serve_from(None)
+
+    def _serve_from(self, message: tuple | None):
+        """The server's loop, from `message` (None: from its next get)."""
+        sim = self.sim
+        box = self.kernel.mailbox(SERVER)
+        while True:
+            if message is None:
+                if self.end_ack:
+                    break
+                message = yield ("get", SERVER)  # (resumable: served) receive_message: by_name, then get (irecv and wait)
+            message, taken = None, message
+            if taken[0] == "events" and sim.workflow_runs:  # server_on_job_completed calls the workflow back first
+                yield from self._workflow_callbacks(taken[1])
             ends_before = len(sim.ends_handled)
-            self.writer += self._capture(self._handle, message)
+            self.writer += self._capture(self._handle, taken)
             if self.stop_asked and not self.end_sent:  # (Batsim 5 clears what it was to send)
                 self.writer = []
             if sim.workflow_runs and len(sim.ends_handled) > ends_before:  # a kill or a rejection ends a job too
@@ -364,46 +382,62 @@ class BatsimActors:
             sim.profiles_collected()
         if self.end_sent:
             sim.warn_decisions_after_end(reply)
+            yield from self._ready_after(reply)
         else:
-            kernel = self.kernel
-            stamped = now  # what the decider may stamp at the earliest: the call's time, then its last stamp
-            for index, decision in enumerate(reply["events"]):
-                context = DecisionContext((now, index, decision))
-                when = decision["timestamp"]
-                if when < stamped:
-                    sim._late_decision(stamped - when, context)
-                stamped = max(stamped, when)
-                clock = kernel.now
-                if when > clock:  # send_message_at_time: sleep until the stamp, then send
-                    yield ("sleep", when - clock)
-                yield ("put", SERVER, ("decision", decision, context))  # (_put, once a decision)
+            yield from self._decisions_from(reply, now, 0, now)
+
+    def _decisions_from(self, reply: dict[str, Any], now: float, start: int, stamped: float):
+        """The reply's decisions from `start` on, each at its stamp (`stamped`: the latest so far),
+        then the ready message."""
+        sim, kernel = self.sim, self.kernel
+        events = reply["events"]
+        for index in range(start, len(events)):
+            decision = events[index]
+            context = DecisionContext((now, index, decision))
+            when = decision["timestamp"]
+            if when < stamped:
+                sim._late_decision(stamped - when, context)
+            stamped = max(stamped, when)
+            clock = kernel.now
+            if when > clock:  # send_message_at_time: sleep until the stamp, then send
+                yield ("sleep", when - clock)  # (resumable: stamped)
+            yield ("put", SERVER, ("decision", decision, context))  # (resumable: decided) (_put, once a decision)
+        yield from self._ready_after(reply)
+
+    def _ready_after(self, reply: dict[str, Any]):
         reply_now = float(reply["now"])
         clock = self.kernel.now
         if reply_now > clock:
-            yield ("sleep", reply_now - clock)
-        yield ("put", SERVER, ("ready",))
+            yield ("sleep", reply_now - clock)  # (resumable: thought)
+        yield ("put", SERVER, ("ready",))  # (resumable: done)
 
     def _job_submitter(self, index: int):
+        yield from self._put(("hello",))  # (resumable: greeted)
+        yield from self._submit_from(index, 0, self.kernel.now)
+
+    def _submit_from(self, index: int, position: int, current: float):
+        """The workload's jobs from `position` on (`current`: the time they are submitted at so far)."""
         sim = self.sim
         kernel = self.kernel
-        yield from self._put(("hello",))
-        current = kernel.now
         batch: list[JobRecord] = []
-        for job in sim.config.workloads[index].jobs:
+        jobs = sim.config.workloads[index].jobs
+        while position < len(jobs):
+            job = jobs[position]
             if job.subtime > current:
                 if batch:
-                    yield ("put", SERVER, ("jobs", batch))  # (_put, once a submission time)
+                    yield ("put", SERVER, ("jobs", batch))  # (resumable: sent) (_put, once a submission time)
                     batch = []
-                yield ("sleep", job.subtime - current)  # (a difference > 0: _sleep's test holds)
+                yield ("sleep", job.subtime - current)  # (resumable: waited) (a difference > 0: _sleep's test holds)
                 current = kernel.now
             batch.append(sim.records[job.id])
             if not self._first_job_read and self.machines is not None:  # energy_first_job_submission
                 self._first_job_read = True
                 yield from self._energy_reads(self.machines)
                 sim.energy.read_window_start(kernel.now)  # (in the submitter, before the server knows)
+            position += 1
         if batch:
-            yield from self._put(("jobs", batch))
-        yield from self._put(("bye",))
+            yield from self._put(("jobs", batch))  # (resumable: last)
+        yield from self._put(("bye",))  # (resumable: done)
 
     def _workflow_submitter(self, run: "WorkflowRun"):
         """workflow_submitter_process: hello, sleep to the start time, then submit the ready tasks
@@ -458,12 +492,16 @@ class BatsimActors:
                 yield from self._creations()
         if daemon:
             if delay > 0:
-                yield ("sleep", delay, True)
+                yield ("sleep", delay, True)  # (resumable: woke)
             callback(value)
             yield from self._creations()
             return
         if delay > 0:  # (_sleep, written out: once per job)
-            yield ("sleep", delay)
+            yield ("sleep", delay)  # (resumable: slept)
+        yield from self._timed_end(callback, value, reads, job_key)
+
+    def _timed_end(self, callback: Callable[[Any], None], value: Any, reads: list[int] | None, job_key: Any):
+        """A timer's actor once its sleep is over: its callback, and its report to the server."""
         if job_key is not None:  # (its sleep is over: nothing left to kill, and 20,000 of them weigh 9 MB)
             del self._job_actor[job_key]
         events = self._capture(callback, value)
@@ -475,7 +513,7 @@ class BatsimActors:
             yield from self._creations()
         if events or on_arrival:
             self.live += 1  # until the server takes it
-            yield ("put", SERVER, ("events", events, on_arrival))  # (_put, once a job)
+            yield ("put", SERVER, ("events", events, on_arrival))  # (resumable: reported) (_put, once a job)
         for action in on_exit:
             action()
 
@@ -522,28 +560,30 @@ class BatsimActors:
         """`job_ends` for the jobs the runner models: as Batsim's execute_job_process does once
         its parallel task is over, the job's actor, on its first host, reads its machines' and
         every machine's joules (with energy), then sends the job's end to the server, a transfer
-        on the route from that host (its latency delays the end's arrival)."""
-        def ends(record: "JobRecord") -> None:
-            sim = self.sim
-            self.kill_job_actor(record)  # its wait for the walltime is cancelled
-            saved = sim.pending, self._on_arrival
-            sim.pending, self._on_arrival = [], []
-            try:
-                job_ends(record)
-                events, on_arrival = sim.pending, self._on_arrival
-            finally:
-                sim.pending, self._on_arrival = saved
-            if events or on_arrival:
-                self.live += 1  # until the server takes it
-                reads = expand_runs(record.alloc) if self.machines is not None else None
-                self.kernel.start(self._job_report(events, on_arrival, reads), record.alloc[0][0], "job_report")
-        return ends
+        on the route from that host (its latency delays the end's arrival). (A partial, not a
+        closure: a checkpoint holds the runner that keeps it.)"""
+        return partial(self._model_job_ends, job_ends)
+
+    def _model_job_ends(self, job_ends: Callable[["JobRecord"], None], record: "JobRecord") -> None:
+        sim = self.sim
+        self.kill_job_actor(record)  # its wait for the walltime is cancelled
+        saved = sim.pending, self._on_arrival
+        sim.pending, self._on_arrival = [], []
+        try:
+            job_ends(record)
+            events, on_arrival = sim.pending, self._on_arrival
+        finally:
+            sim.pending, self._on_arrival = saved
+        if events or on_arrival:
+            self.live += 1  # until the server takes it
+            reads = expand_runs(record.alloc) if self.machines is not None else None
+            self.kernel.start(self._job_report(events, on_arrival, reads), record.alloc[0][0], "job_report")
 
     def _job_report(self, events: list[dict[str, Any]], on_arrival: list[Callable[[], None]],
                     reads: list[int] | None):
         if reads is not None:
             yield from self._job_energy_reads(reads)
-        yield from self._put(("events", events, on_arrival))
+        yield from self._put(("events", events, on_arrival))  # (resumable: done)
 
     def _beyond_time_range(self, when: float) -> Exception:
         return JoulesimError(f"at t={self.kernel.now:g} the next event is due at t={when:g}: {TIME_RANGE_TEXT}; "
@@ -582,10 +622,12 @@ class RunnerLinks(LinkSharing):
     def __init__(self, runner: Any):
         self._runner = runner
         self._table = runner.table
-        self.join = lambda route: runner.join_transfer(route.links, route.latency)
         self.leave = runner.leave_transfer
         self.rate = runner.transfer_rate
         self.refresh = runner.refresh
+
+    def join(self, route: Any) -> int:
+        return self._runner.join_transfer(route.links, route.latency)
 
     @property
     def version(self) -> int:  # type: ignore[override]

@@ -9,6 +9,7 @@ hosts, calendar, energy meter and outputs. Decisions (decisions.py) call `start_
 
 from __future__ import annotations
 
+from functools import partial
 from heapq import heappush
 from typing import Any
 
@@ -143,7 +144,7 @@ class JobLifecycle:
             # SimGrid cancel the task (an actor's activities die with it): meanwhile it loads
             # its CPUs and links, e.g. the links the report crosses.
             runner.abandon(record)
-            self.actors.when_actor_ends(lambda: runner.end_abandoned(record))
+            self.actors.when_actor_ends(partial(runner.end_abandoned, record))
         else:
             runner.kill(record)
         self._set_end_state(record, walltime_reached=True)
@@ -216,16 +217,18 @@ class JobLifecycle:
         row = (job.local_id, job.workload, job.profile, job.subtime, job.res, job.walltime, state, record.start,
                now, record.alloc_str, energy)
         if self.actors is not None and self.actors.away_from_server():
-            # Batsim's server writes the row when it takes the job's JOB_COMPLETED message.
-            def taken() -> None:
-                self.jobs_out.write_finished(*row, record.metadata)
-                self.ends_handled.append(record)
-            self.actors.when_server_takes(taken)
+            # Batsim's server writes the row when it takes the job's JOB_COMPLETED message (a
+            # partial, not a closure: a checkpoint holds the reports on their way).
+            self.actors.when_server_takes(partial(self._row_written, row, record))
         else:
-            self.jobs_out.write_finished(*row, record.metadata)
-            self.ends_handled.append(record)
+            self._row_written(row, record)
         self.stats.record_finished(state, job.subtime, record.start, now)
         self._job_left(record)
+
+    def _row_written(self, row: tuple, record: JobRecord) -> None:
+        """A finished job's row of the jobs output; its end is then told to the decider."""
+        self.jobs_out.write_finished(*row, record.metadata)
+        self.ends_handled.append(record)
 
     def _job_left(self, record: JobRecord) -> None:
         """What follows any end of a job (completed, killed or rejected): one job less to wait

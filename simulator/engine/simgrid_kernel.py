@@ -254,6 +254,10 @@ class Kernel:
         # steps of the clock (solves), sub-rounds (rounds of ready actors), actors started, and
         # the times an actor ran its code in a sub-round (its generator resumed, or its reads of
         # joules continued), which the kernel's puts and gets spare (Actor.script).
+        # Called between two steps once the clock is at or past boundary_at (a checkpoint): no
+        # actor is ready then, each waits for an action to end.
+        self.boundary_at = math.inf
+        self.boundary: Callable[[float], None] | None = None
         self.steps = 0
         self.sub_rounds = 0
         self.actors_started = 0
@@ -365,6 +369,8 @@ class Kernel:
                 if len(self._daemon_sleeps) == sleeping + len(self._comms) and (
                         self.model is None or self.model.next_event() == math.inf):  # SimGrid kills daemons left alone
                     return
+                if self.now >= self.boundary_at:  # (a checkpoint: every actor waits for time to pass)
+                    self.boundary(self.now)
                 if (self._wide is None and sleeping <= WIDE and self.model is None and self.energy_stamp is None
                         and self.link_sharing is None and self.on_solve is None):
                     self._plain_step(time_limit, beyond_limit)

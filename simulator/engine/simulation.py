@@ -330,8 +330,6 @@ class Simulation(EventSources, JobLifecycle):
         event up to the clock handled, none after it; the outputs reopened where they were), to
         its end, as `run` goes on from a pause. `wall_so_far`: the wall-clock seconds the run took
         before (its schedule output counts them)."""
-        if self.actors is not None:
-            raise JoulesimError("a run with Batsim's actors cannot be resumed from a checkpoint yet")
         try:
             return self._run_to_end(time.perf_counter() - wall_so_far, resumed=True)
         except InputError as exc:
@@ -407,7 +405,9 @@ class Simulation(EventSources, JobLifecycle):
 
     def _run_to_end(self, started: float, resumed: bool = False) -> SimulationResult:
         try:
-            if resumed:
+            if resumed and self.actors is not None:
+                self.actors.go_on()
+            elif resumed:
                 self._loop()
             elif self.actors is not None:
                 self.actors.run()
