@@ -20,10 +20,10 @@ import re
 import types
 from typing import TYPE_CHECKING, Any
 
+from joulesim.simulator.engine.batsim_actors import SERVER
+
 if TYPE_CHECKING:
     from joulesim.simulator.engine.batsim_actors import BatsimActors
-
-SERVER = "server"  # (batsim_actors.SERVER: the server's mailbox)
 
 #: The locals each place's continuation needs: (function, place) -> names.
 _NEEDS: dict[tuple[str, str], tuple[str, ...]] = {
