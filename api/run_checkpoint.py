@@ -297,7 +297,15 @@ class RunCheckpoints:
         size = write_checkpoint(self.plan.path, header, {"state": orjson.dumps(state)},
                                 compressed={"messages": self.log.stream()})
         self.written += 1
+        self._tell(f"checkpoint at t={now:g}: {self.plan.path} ({size / 1e6:.2f} MB)")
         return size
+
+    def _tell(self, text: str) -> None:
+        """A line on stderr, unless the run is quiet (-q, network-only)."""
+        if self.config.verbosity in ("information", "debug"):
+            import sys
+
+            print(f"joulesim: {text}", file=sys.stderr, flush=True)
 
 
 # ---------------------------------------------------------------- resuming
@@ -404,6 +412,8 @@ class ResumedRun(RunCheckpoints):
         header = self.saved.header
         link = simulation.link
         pairs = message_pairs(self.saved.sections["messages"], header["messages"])
+        self._tell(f"resuming {self.saved.path} at t={header['now']:g}: the decider is given the run's "
+                   f"{len(pairs):,} messages again")
         replay_messages(link.transport._transport, pairs)
         # (the log goes on from the replayed messages, so that later checkpoints hold them all)
         for message, reply in pairs:
