@@ -78,7 +78,7 @@ class EasyBackfilling(QueuePolicy):
 
     def shadow(self, needed: int) -> tuple[float, int]:
         """(shadow time, extra machines) for a job needing `needed` machines, blocked now."""
-        available = self.free_mask.bit_count()
+        available = self.free_count()
         if self.unavailable_mask:  # (machines of running jobs made unavailable are not freed at their end)
             usable = ~self.unavailable_mask
             for end, _, record in self._by_end:
@@ -106,7 +106,7 @@ class EasyBackfilling(QueuePolicy):
         them), in that order; `later` None: the jobs after `blocked` in submission order (made
         only when needed)."""
         queue = self.queue
-        free = self.free_mask.bit_count()
+        free = self.free_count()
         smallest = queue.min_res()  # no waiting job fits in fewer machines
         if free < smallest or len(queue) == 1:
             return  # nothing can be backfilled: the reservation would not be used

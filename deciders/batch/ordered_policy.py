@@ -92,7 +92,7 @@ class OrderedPolicy(EasyBackfilling):
 
     # ---------------------------------------------------------------- the pass
     def schedule(self) -> None:
-        if self.free_mask.bit_count() < self.queue.min_res():
+        if self.free_count() < self.queue.min_res():
             return  # no waiting job fits: neither pass can start one, no need to score the queue
         if self.backfilling:
             super().schedule()  # EASY's pass, over this policy's order

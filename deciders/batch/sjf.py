@@ -34,7 +34,7 @@ class SJF(QueuePolicy):
                 heapq.heappop(heap)
                 continue
             job = jobs[job_id]
-            if job.res > self.free_mask.bit_count():
+            if job.res > self.free_count():
                 return
             heapq.heappop(heap)
             self.start_job(job)
