@@ -120,18 +120,22 @@ class QueuePolicy(Decider):
     def start_job(self, job: SubmittedJob, mask: int | None = None) -> RunningJob:
         """Execute a waiting job now, on `mask` (default: its res lowest-id free machines)."""
         if mask is None:
-            mask, runs = lowest_bits_and_runs(self.free_mask, job.res)
+            mask, runs = lowest_bits_and_runs(self._free_mask, job.res)
+            size = sum(last - first + 1 for first, last in runs)
+            count = self._free_count
             self.free_mask ^= mask  # (free machines: one operation where &= ~mask makes two)
+            if count >= 0:  # (every machine taken was free: no need to count them all again)
+                self._free_count = count - size
         else:
             runs = mask_runs(mask)
+            size = sum(last - first + 1 for first, last in runs)
             self.free_mask &= ~mask
         alloc = _procset_from_runs(runs)
         self.queue.remove(job.id)
         self.execute_job(job.id, alloc, storage_mapping=self.storage_mapping)
         self.busy_mask |= mask
         walltime = job.walltime
-        record = RunningJob(job, alloc, mask, self.now, self.now + walltime if walltime >= 0 else math.inf,
-                            sum(last - first + 1 for first, last in runs))
+        record = RunningJob(job, alloc, mask, self.now, self.now + walltime if walltime >= 0 else math.inf, size)
         self.running[job.id] = record
         return record
 
@@ -170,8 +174,8 @@ class QueuePolicy(Decider):
         if record is None:
             return
         mask = record.mask
-        self.busy_mask &= ~mask
-        self.free_mask |= mask & ~self.unavailable_mask
+        self.busy_mask ^= mask & self.busy_mask  # (&= ~mask without negating a mask: half the cost on wide ones)
+        self.free_mask |= mask & ~self.unavailable_mask if self.unavailable_mask else mask
         self.needs_schedule = True
         self.resources_changed = True
 
