@@ -25,6 +25,7 @@ import hashlib
 import importlib
 import math
 import os
+import sys
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -218,12 +219,14 @@ class RunCheckpoints:
         self.code = code_digest()
         self.log = MessageLog()
         self.simulation: Simulation | None = None
+        self.decider: Any = None  # the decider's own transport (recording)
         self._wall_due_at = math.inf
         self.written = 0  # checkpoints written by this process
         self._wall_before = 0.0  # (a resumed run: what its earlier processes took)
         self._started = perf_counter()
 
     def recording(self, transport: Any) -> RecordingTransport:
+        self.decider = transport  # (a resumed run replays the messages to it, unrecorded)
         return RecordingTransport(transport, self.log, self._check_wall)
 
     def simulation_for(self, config: SimulationConfig, link: DeciderLink) -> Simulation:
@@ -303,8 +306,6 @@ class RunCheckpoints:
     def _tell(self, text: str) -> None:
         """A line on stderr, unless the run is quiet (-q, network-only)."""
         if self.config.verbosity in ("information", "debug"):
-            import sys
-
             print(f"joulesim: {text}", file=sys.stderr, flush=True)
 
 
@@ -364,7 +365,6 @@ class ResumedRun(RunCheckpoints):
                                       "run: it is damaged, or not a checkpoint to trust")
             if os.path.lexists(path) and (os.path.islink(path) or not os.path.isfile(path)):
                 raise CheckpointError(f"{path} is not a regular file: resume needs the outputs as the run left them")
-        for path, size in header["outputs"].items():
             try:
                 actual = os.path.getsize(path)
             except OSError:
@@ -400,11 +400,7 @@ class ResumedRun(RunCheckpoints):
             raise CheckpointError(f"{self.saved.path}: its state cannot be read back ({exc})") from None
         if progress is not None:
             progress.update(sum(1 for r in simulation.records.values() if r.state in COMPLETED_STATES or r.state == REJECTED))
-        link.nb_resources = simulation.nb_hosts + len(config.platform.storage_hosts)
-        if config.verbosity in ("network-only", "debug"):
-            import sys
-
-            link.trace_messages(sys.stderr)
+        simulation.use_link(link)
         self.simulation = simulation
         return simulation
 
@@ -414,7 +410,7 @@ class ResumedRun(RunCheckpoints):
         pairs = message_pairs(self.saved.sections["messages"], header["messages"])
         self._tell(f"resuming {self.saved.path} at t={header['now']:g}: the decider is given the run's "
                    f"{len(pairs):,} messages again")
-        replay_messages(link.transport._transport, pairs)
+        replay_messages(self.decider, pairs)
         # (the log goes on from the replayed messages, so that later checkpoints hold them all)
         for message, reply in pairs:
             self.log.add(message, reply)

@@ -114,7 +114,6 @@ class Simulation(EventSources, JobLifecycle):
             hosts = hosts[: config.mmax]
         self.hosts = hosts
         self.nb_hosts = len(hosts)
-        link.nb_resources = self.nb_hosts + len(config.platform.storage_hosts)
         self.host_speed = [h.speed for h in hosts]
         self.host_pstate = [h.pstate for h in hosts]
         self.host_job: list[JobRecord | None] = [None] * self.nb_hosts
@@ -192,8 +191,7 @@ class Simulation(EventSources, JobLifecycle):
         #: Paths of the output files opened so far (kept when the run stops early).
         self.opened_outputs: list[str] = []
         self._outputs_open = False  # (from then on an InputError is found during the run: see run)
-        if config.verbosity in ("network-only", "debug"):
-            link.trace_messages(sys.stderr)
+        self.use_link(link)
         self.paths = output_paths(config.export_prefix, config.energy, self.cost_plan is not None,
                                   config.machine_state_tracing, config.schedule_tracing)
         self._buffers: dict[str, io.StringIO] = {}  # outputs kept in memory (no export prefix)
@@ -202,6 +200,15 @@ class Simulation(EventSources, JobLifecycle):
         # one; it returns once pause_at is at least next_time. A plain run never pauses.
         self.pause_at = math.inf
         self.pause: Callable[[float, float], None] | None = None
+
+    def use_link(self, link: DeciderLink) -> None:
+        """Talk to the decider through `link`: from the start, or from a checkpoint with a decider
+        started again. Its replies' resource ids are checked against the platform's, and -v
+        network-only or debug traces its messages."""
+        self.link = link
+        link.nb_resources = self.nb_hosts + len(self.config.platform.storage_hosts)
+        if self.config.verbosity in ("network-only", "debug"):
+            link.trace_messages(sys.stderr)
 
     def _warn(self, text: str) -> None:
         """A warning on stderr, unless the verbosity keeps only errors or messages."""
