@@ -90,9 +90,11 @@ def _pick_builder():
 
 
 procset_from_canonical_runs = _pick_builder()
-# The (inf, sup) pairs of a ProcSet: its internal list when the fast path above holds.
-_intervals_of = attrgetter("_itvs") if procset_from_canonical_runs is _from_canonical_runs_fast \
+# The (inf, sup) pairs of a ProcSet, ascending: its internal list when the fast path above
+# holds (read it, never change it).
+procset_runs = attrgetter("_itvs") if procset_from_canonical_runs is _from_canonical_runs_fast \
     else ProcSet.intervals
+_intervals_of = procset_runs
 
 
 def parse_interval_set(text: str, max_intervals: int | None = None) -> ProcSet:
@@ -120,14 +122,27 @@ def canonical_runs(text: str, max_intervals: int | None = None) -> tuple[list[tu
     size = 0
     last = -2
     canonical = True
+    ranges = 0  # intervals of two ids or more
     for a, b in runs:  # one pass: size, and whether the intervals are sorted, disjoint, maximal
         if a <= last + 1:
             canonical = False
         last = b
-        size += b - a + 1
+        if b > a:
+            size += b - a + 1
+            ranges += 1
+        else:
+            size += 1
     if not canonical:
         runs = [(itv.inf, itv.sup) for itv in ProcSet(*runs).intervals()]
-        size = runs_size(runs)
+        return runs, format_runs(runs), runs_size(runs)
+    # Canonical intervals written canonically (every decider that formats a set does) are their
+    # own canonical text: no "5-5" for "5" (each dash a range of two ids or more) and no
+    # leading zero. Sorted and apart, only the first interval can start at id 0: any " 0" or
+    # "-0" is a leading zero (or "0-0"), as is a digit after a first "0". Checked with substring
+    # searches (C speed); writing the text again costs a pass over every interval.
+    if (text.count("-") == ranges and " 0" not in text and "-0" not in text
+            and not (text[:1] == "0" and text[1:2].isdigit())):
+        return runs, text, size
     return runs, format_runs(runs), size
 
 

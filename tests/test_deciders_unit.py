@@ -615,77 +615,6 @@ def test_queue_policy_requires_schedule():
         send(decider, 0.0, submitted(0.0, "a", 1, 10))
 
 
-def test_lowest_bits_and_runs_agrees_with_lowest_bits():
-    import random
-
-    from joulesim.deciders.common.machine_masks import lowest_bits, lowest_bits_and_runs, mask_runs
-
-    rng = random.Random(3)
-    for _ in range(5000):
-        mask = rng.getrandbits(rng.choice([8, 64, 200]))
-        n = rng.randint(0, 100)
-        chosen, runs = lowest_bits_and_runs(mask, n)
-        assert chosen == lowest_bits(mask, n) and runs == mask_runs(chosen)
-    assert lowest_bits_and_runs(0b1110111, 5) == (0b0110111, [(0, 2), (4, 5)])
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(1, 3000), st.booleans()), max_size=60), st.integers(0, 20_000))
-def test_lowest_bits_and_runs_on_wide_masks_takes_the_lowest_set_bits(pieces, n):
-    """Masks of up to 180,000 machines, in runs of set and clear bits that cross the search's
-    windows (4,096 bits, doubled): the n lowest set bits, bit by bit, and their runs."""
-    from joulesim.deciders.common.machine_masks import lowest_bits_and_runs, mask_runs
-
-    mask, position = 0, 0
-    for length, set_bits in pieces:
-        if set_bits:
-            mask |= ((1 << length) - 1) << position
-        position += length
-    _check_lowest_bits_and_runs(mask, n)
-
-
-def _check_lowest_bits_and_runs(mask: int, n: int) -> None:
-    from joulesim.deciders.common.machine_masks import lowest_bits_and_runs, mask_runs
-
-    chosen, runs = lowest_bits_and_runs(mask, n)
-    ones = [i for i, bit in enumerate(bin(mask)[:1:-1]) if bit == "1"][:n] if mask else []
-    assert chosen == sum(1 << i for i in ones), (mask.bit_length(), mask.bit_count(), n)
-    assert runs == mask_runs(chosen)
-
-
-@pytest.mark.parametrize("window", [4096, 8192, 16384])
-def test_lowest_bits_and_runs_at_the_edges_of_its_windows(window):
-    """n set bits just inside, at and just beyond each window the search looks in."""
-    for low_ones in (window - 1, window, window + 1):
-        for above in (0, 1, 500):
-            mask = ((1 << low_ones) - 1) | (((1 << above) - 1) << (window + 3))
-            for n in (low_ones - 1, low_ones, low_ones + 1, low_ones + above, low_ones + above + 1):
-                _check_lowest_bits_and_runs(mask, n)
-    _check_lowest_bits_and_runs(1 << (window * 2), 1)  # a lone bit far above the first window
-
-
-@pytest.mark.parametrize("low_busy", [0, 10_000])
-def test_lowest_bits_and_runs_across_the_chunks_it_reads_beyond_a_few_runs(low_busy):
-    """Beyond its first runs the search reads the window in chunks of 2,048 bits: runs that end
-    at a chunk's top, start at its bit 0, fill whole chunks or stop one bit short, with n ending
-    on each side of a chunk's edge; in the first window (low_busy 0) and in a wider one."""
-    chunk = 2048
-    single = sum(1 << (low_busy + 2 * i) for i in range(6))  # six lone machines: past the first runs
-    edge = (low_busy // chunk + 2) * chunk  # a chunk's first bit, above them
-    for start in (edge - 3, edge - 1, edge, edge + 1, edge + chunk - 1):
-        to_top = edge + chunk - start  # the length that ends the run at a chunk's top
-        for length in (1, 2, to_top - 1, to_top, to_top + 1, to_top + chunk, to_top + chunk + 5):
-            mask = single | (((1 << length) - 1) << start)
-            total = mask.bit_count()
-            for n in (7, total - length // 2, total - 1, total, total + 1):
-                _check_lowest_bits_and_runs(mask, n)
-    # runs of one machine every other bit across several chunks, and every third
-    for step in (2, 3):
-        mask = sum(1 << (low_busy + i) for i in range(0, 3 * chunk, step))
-        for n in (5, chunk // step, chunk // step + 1, mask.bit_count(), mask.bit_count() + 3):
-            _check_lowest_bits_and_runs(mask, n)
-
-
 def test_the_list_of_deciders_says_what_to_install_for_a_decider_whose_extra_is_missing():
     import subprocess
 
@@ -741,3 +670,33 @@ def test_easy_reserves_at_a_taken_over_job_s_end_from_its_real_start():
     assert send(decider, 50.0, running(50.0, "a", 2, 100.0, "0-1", start=0.0),
                 submitted(50.0, "b", 3, 10.0), submitted(50.0, "c", 1, 60.0)) == []
     assert send(decider, 50.0, submitted(50.0, "d", 1, 50.0)) == [("EXECUTE", "d", "2")]  # (ends at 100)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(QUEUE_POLICIES + ["powercap", "energybud", "inertial", "proportional"]),
+       st.lists(st.tuples(st.sampled_from(["submit", "end", "kill", "down", "up"]),
+                          st.integers(1, 12), st.integers(0, 11)), max_size=40))
+def test_the_kept_free_count_and_runs_equal_the_free_machines_after_every_message(name, steps):
+    """free_count() and the free runs are kept across starts and ends rather than found again
+    (each look at the mask costs the platform's width): after any sequence of submissions, ends,
+    kills and machines leaving and coming back, they equal the free mask's own count and runs."""
+    decider = load_decider(name, {})
+    send(decider, 0.0, begins(12))  # (the shutdown policies answer with their first wake-up)
+    now = 1.0
+    for number, (kind, res, machine) in enumerate(steps):
+        if kind == "submit":
+            message = submitted(now, f"j{number}", res, 100)
+        elif kind in ("end", "kill") and decider.running:
+            job_id = sorted(decider.running)[machine % len(decider.running)]
+            name_, alloc = job_id.split("!")[1], str(decider.running[job_id].alloc)
+            message = completed(now, name_, alloc) if kind == "end" else killed(now, name_)
+        elif kind in ("down", "up"):
+            message = notify(now, f"event_machine_{'unavailable' if kind == 'down' else 'available'}", str(machine))
+        else:
+            continue
+        send(decider, now, message)
+        assert decider.free_count() == decider.free_mask.bit_count(), (kind, number)
+        if decider._free_runs is not None:  # (kept beside the mask since they were last found)
+            assert decider._free_runs.runs() == mask_runs(decider.free_mask), (kind, number)
+        assert all(job.mask == procset_to_mask(job.alloc) for job in decider.running.values()), (kind, number)
+        now += 1.0

@@ -50,6 +50,41 @@ def test_the_parser_accepts_exactly_batsim_syntax(text):
     assert runs == expected
 
 
+# (gap after the previous interval's top: below 2 they overlap or touch; length - 1; a leading
+# zero; "5-5" for "5")
+_PIECE = st.tuples(st.integers(-3, 4), st.integers(0, 3), st.booleans(), st.booleans())
+
+
+@given(st.lists(_PIECE, max_size=10))
+def test_the_canonical_text_of_any_valid_set_is_its_ids_written_anew(pieces):
+    """canonical_runs keeps a text that is canonical already and writes any other anew: sets
+    given out of order, overlapping, touching, as "5-5" or with leading zeros all come back as
+    the text of their sorted ids, with their intervals and size."""
+    from joulesim.protocol.interval_set import canonical_runs
+
+    parts, ids, high = [], set(), -2
+    for gap, span, zero, dash in pieces:
+        low = max(0, high + gap)
+        high = low + span
+        ids.update(range(low, high + 1))
+        written = ("0" if zero else "") + str(low)
+        parts.append(f"{written}-{high}" if span or dash else written)
+    runs, text, size = canonical_runs(" ".join(parts))
+    expected = format_interval_set(sorted(ids))
+    assert text == expected and size == len(ids)
+    assert [(a, b) for a, b in runs] == [(i.inf, i.sup) for i in parse_interval_set(expected).intervals()]
+
+
+@pytest.mark.parametrize("text, canonical", [("5-5", "5"), ("0-0 2", "0 2"), ("1 3-3 7-9", "1 3 7-9"), ("05", "5"),
+                                             ("3-07", "3-7"), ("0 2-3 010", "0 2-3 10"), ("0-3 5 7-130", "0-3 5 7-130"),
+                                             ("0", "0"), ("10-20", "10-20"), ("", ""), ("0-3 10", "0-3 10"),
+                                             ("00-3", "0-3"), ("0 05", "0 5"), ("1-2 4-04", "1-2 4")])
+def test_a_canonical_set_written_otherwise_gets_its_canonical_text(text, canonical):
+    from joulesim.protocol.interval_set import canonical_runs
+
+    assert canonical_runs(text)[1] == canonical
+
+
 @pytest.mark.parametrize("alloc", ["１", "²", "٣", "0_1", "+1", "0\t1", "0\n", "0 ", " 0", "0  1", "0,1",
                                    "0-", "-1", "1-0", "0x1", "1e2", "0\u00a01", "9" * 19])
 def test_an_alloc_outside_batsim_syntax_is_refused(alloc):

@@ -32,9 +32,9 @@ from typing import Any, Iterator
 from procset import ProcSet
 
 from joulesim.deciders.common.decider_options import label_ids_option
+from joulesim.deciders.common.free_runs import FreeRuns
 from joulesim.deciders.common.machine_masks import (
     lowest_bits,
-    lowest_bits_and_runs,
     mask_runs,
     mask_to_procset,
     procset_to_mask,
@@ -43,6 +43,7 @@ from joulesim.deciders.common.pinned_jobs import PINNED_OPTION, check_pinned_mac
 from joulesim.deciders.common.queue_order import SUBMISSION_ORDER, QueueOrder
 from joulesim.deciders.common.waiting_queue import RunningJob, WaitingQueue
 from joulesim.protocol.decider import Decider, SubmittedJob
+from joulesim.protocol.interval_set import procset_runs
 from joulesim.protocol.interval_set import procset_from_canonical_runs as _procset_from_runs
 
 __all__ = ["QueuePolicy"]
@@ -71,6 +72,9 @@ class QueuePolicy(Decider):
         self.unavailable_mask = 0  # made unavailable by NOTIFY (or at SIMULATION_BEGINS)
         self.busy_mask = 0  # given to running jobs
         self.free_mask = 0  # usable now: all & ~busy & ~unavailable (a property: its count is kept)
+        # True once two running jobs were given the same machine (a decider's own masks): the
+        # end of one no longer frees exactly its own machines, so the count is made again.
+        self._masks_overlap = False
         self.nb_machines = 0
         self.needs_schedule = False  # something happened that can change a decision
         self.resources_changed = True  # a job ended or availability changed since schedule()
@@ -85,6 +89,7 @@ class QueuePolicy(Decider):
     def free_mask(self, mask: int) -> None:
         self._free_mask = mask
         self._free_count = -1  # (counted again when asked: see free_count)
+        self._free_runs: FreeRuns | None = None  # (found again when a job needs the lowest: start_job)
 
     def free_count(self) -> int:
         """How many machines are free: counted once per change of free_mask. A count costs the
@@ -120,15 +125,25 @@ class QueuePolicy(Decider):
     def start_job(self, job: SubmittedJob, mask: int | None = None) -> RunningJob:
         """Execute a waiting job now, on `mask` (default: its res lowest-id free machines)."""
         if mask is None:
-            mask, runs = lowest_bits_and_runs(self._free_mask, job.res)
-            size = sum(last - first + 1 for first, last in runs)
-            count = self._free_count
-            self.free_mask ^= mask  # (free machines: one operation where &= ~mask makes two)
-            if count >= 0:  # (every machine taken was free: no need to count them all again)
-                self._free_count = count - size
+            free_runs = self._free_runs
+            if free_runs is None:  # (the free machines were set whole since: their runs once)
+                free_runs = self._free_runs = FreeRuns(mask_runs(self._free_mask))
+            runs = free_runs.take_lowest(job.res)
+            if len(runs) == 1:
+                first, last = runs[0]
+                size = last - first + 1
+                mask = ((1 << size) - 1) << first
+            else:  # every free machine up to the last one taken
+                size = sum(last - first + 1 for first, last in runs)
+                mask = self._free_mask & ((1 << (runs[-1][1] + 1)) - 1) if runs else 0
+            self._free_mask ^= mask  # (one operation where &= ~mask makes two)
+            if self._free_count >= 0:  # (every machine taken was free: no need to count them all again)
+                self._free_count -= size
         else:
             runs = mask_runs(mask)
             size = sum(last - first + 1 for first, last in runs)
+            if mask & self.busy_mask:  # (machines shared with a running job: see _release)
+                self._masks_overlap = True
             self.free_mask &= ~mask
         alloc = _procset_from_runs(runs)
         self.queue.remove(job.id)
@@ -175,7 +190,17 @@ class QueuePolicy(Decider):
             return
         mask = record.mask
         self.busy_mask ^= mask & self.busy_mask  # (&= ~mask without negating a mask: half the cost on wide ones)
-        self.free_mask |= mask & ~self.unavailable_mask if self.unavailable_mask else mask
+        if self.unavailable_mask or self._masks_overlap:
+            self.free_mask |= mask & ~self.unavailable_mask
+        else:
+            # Every machine of the job was busy, none free: the count grows by the job's size,
+            # where counting the whole mask again costs its width (on every job's end), and its
+            # runs join the free ones.
+            self._free_mask |= mask
+            if self._free_count >= 0:
+                self._free_count += record.size
+            if self._free_runs is not None:
+                self._free_runs.give_back(procset_runs(record.alloc))
         self.needs_schedule = True
         self.resources_changed = True
 

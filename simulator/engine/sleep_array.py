@@ -94,7 +94,14 @@ class SleepArray:
         if best >= SURF_PRECISION:  # (most steps end no sleep: no other pass)
             self.best = best
             return []
-        slots = np.flatnonzero(remaining < SURF_PRECISION)
+        # Mostly one sleep ends: the smallest (two passes, where looking for all costs four).
+        slot = int(remaining.argmin())
+        remaining[slot] = math.inf
+        best = float(remaining.min())
+        if best >= SURF_PRECISION:
+            self.best = best
+            return [int(self.keys[slot])]
+        slots = np.flatnonzero(remaining < SURF_PRECISION)  # the others that end with it
         remaining[slots] = math.inf
         self.best = float(remaining.min())
-        return sorted(self.keys[slots].tolist())
+        return sorted([int(self.keys[slot]), *self.keys[slots].tolist()])
