@@ -260,6 +260,36 @@ def test_waiting_queue_order_and_removal():
     assert "w0!3" in queue and "w0!4" not in queue
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["add", "add", "remove", "compact", "look"]), st.integers(0, 6),
+                          st.integers(0, 200)), max_size=80))
+def test_the_jobs_that_fit_after_a_job_are_the_walk_from_it_less_the_bigger_ones(operations):
+    """fitting_after(job, most) gives, in order, the jobs iter_from(job) gives after it that ask
+    for at most `most` machines: after any appends, removals (from the head or inside) and
+    compactions, and while the jobs it gave are being removed."""
+    queue, number = WaitingQueue(), 0
+    for kind, res, pick in operations:
+        if kind == "add":
+            queue.append(SubmittedJob(f"w0!{number}", 0.0, res, 10.0, "p"))
+            number += 1
+        elif kind == "remove" and queue:
+            queue.remove(queue.ids()[pick % len(queue)])
+        elif kind == "compact":
+            queue._items += [None] * 70  # (holes enough for compact() to act; no job is there)
+            queue.compact()
+        elif kind == "look" and queue:
+            after = queue.ids()[pick % len(queue)]
+            walk = queue.iter_from(after)
+            next(walk)
+            expected = [job.id for job in walk if job.res <= res]
+            got = []
+            for job in queue.fitting_after(after, res):
+                got.append(job.id)
+                if pick % 2:  # the pass starts some of the jobs it is given
+                    queue.remove(job.id)
+            assert got == expected
+
+
 # --------------------------------------------------------------------------- common behaviour
 @pytest.mark.parametrize("name", QUEUE_POLICIES)
 def test_too_big_jobs_rejected_at_submission(name):

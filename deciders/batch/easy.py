@@ -19,6 +19,11 @@ from joulesim.deciders.common.waiting_queue import RunningJob
 from joulesim.protocol.decider import SubmittedJob
 
 
+#: With at most this many machines free, the backfilling pass in submission order reads only
+#: the waiting jobs that ask for no more (WaitingQueue.fitting_after) instead of every one.
+FEW_FREE_MACHINES = 16
+
+
 def _end_of(entry: tuple[float, int, RunningJob]) -> float:
     return entry[0]
 
@@ -114,14 +119,20 @@ class EasyBackfilling(QueuePolicy):
         shadow, extra = self.shadow(blocked.res)
         # 3. Backfilling.
         now = self.now
-        if extra < smallest and now + queue.min_walltime(blocked) > shadow:
-            # No waiting job fits in the extra machines, and none but the blocked one ends before
-            # the shadow time (now + walltime grows with the walltime): the pass below would
-            # start nothing, and on a long queue it would look at every job to find that out.
+        # Whether some waiting job but the blocked one could end before the shadow time (now +
+        # walltime grows with the walltime; the jobs the pass starts only raise the smallest).
+        none_ends_before = now + queue.min_walltime(blocked) > shadow
+        if extra < smallest and none_ends_before:
+            # No waiting job fits in the extra machines, and none ends before the shadow time:
+            # the pass below would start nothing, and on a long queue it would look at every
+            # job to find that out.
             return
         if later is None:
-            later = queue.iter_from(blocked.id)
-            next(later)  # the blocked job itself
+            if free <= FEW_FREE_MACHINES:  # (only the jobs that fit: the rest would be skipped below)
+                later = queue.fitting_after(blocked.id, free)
+            else:
+                later = queue.iter_from(blocked.id)
+                next(later)  # the blocked job itself
         for job in later:
             if free < smallest:
                 break
@@ -136,6 +147,8 @@ class EasyBackfilling(QueuePolicy):
                 self.start_job(job)
                 free -= res
                 extra -= res
+                if extra < smallest and none_ends_before:
+                    break  # (the same reason as above, now that the extra machines are used)
 
     def pooled_pass(self, pool: int, waiting: Callable[[], Iterator[SubmittedJob]],
                     place: Callable[[SubmittedJob, int], int],

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import heapq
 import math
+from bisect import bisect_left
 from dataclasses import dataclass
+from itertools import islice
 from typing import Iterator
 
 from procset import ProcSet
@@ -33,13 +35,16 @@ class WaitingQueue:
     iterating is allowed.
     """
 
-    __slots__ = ("_items", "_index", "_head", "_res_count", "_walltime_count", "_walltime_heap")
+    __slots__ = ("_items", "_index", "_head", "_res_count", "_walltime_count", "_walltime_heap", "_positions")
 
     def __init__(self) -> None:
         self._items: list[SubmittedJob | None] = []
         self._index: dict[str, int] = {}
         self._head = 0
         self._res_count: dict[int, int] = {}  # res -> number of waiting jobs asking for it
+        # res -> the positions in _items of the jobs that asked for it, ascending; a removed job's
+        # stays (its item is None) until compact() makes the lists again (see fitting_after)
+        self._positions: dict[int, list[int]] = {}
         # walltime -> number of waiting jobs with it (those with one: walltime >= 0), and a heap
         # of these walltimes where one whose last job left stays until it reaches the top (a
         # removal costs nothing; most walltimes are distinct in real traces)
@@ -47,8 +52,13 @@ class WaitingQueue:
         self._walltime_heap: list[float] = []
 
     def append(self, job: SubmittedJob) -> None:
-        self._index[job.id] = len(self._items)
+        position = self._index[job.id] = len(self._items)
         self._items.append(job)
+        positions = self._positions.get(job.res)
+        if positions is None:
+            self._positions[job.res] = [position]
+        else:
+            positions.append(position)
         counts = self._res_count
         counts[job.res] = counts.get(job.res, 0) + 1
         walltime = job.walltime
@@ -133,6 +143,27 @@ class WaitingQueue:
             if job is not None:
                 yield job
 
+    def fitting_after(self, job_id: str, most: int) -> Iterator[SubmittedJob]:
+        """The waiting jobs after `job_id` (which must be waiting) that ask for at most `most`
+        machines, in order: what `iter_from` gives past `job_id`, less the jobs that ask for more.
+        It reads only their positions (kept by res), where a walk reads every job of the queue:
+        on a long queue with few machines free, EASY's backfilling pass looks for the few jobs
+        that fit among thousands. `most` + 1 lists are looked up: for small `most`."""
+        start = self._index[job_id] + 1
+        positions = self._positions
+        sources = []
+        for res in range(most + 1):
+            ascending = positions.get(res)
+            if ascending:
+                first = bisect_left(ascending, start)
+                if first < len(ascending):
+                    sources.append(islice(ascending, first, None))
+        items = self._items
+        for position in sources[0] if len(sources) == 1 else heapq.merge(*sources):
+            job = items[position]
+            if job is not None:  # (None: the job left the queue)
+                yield job
+
     def __len__(self) -> int:
         return len(self._index)
 
@@ -151,3 +182,7 @@ class WaitingQueue:
             self._items = [job for job in self._items[self._head:] if job is not None]
             self._index = {job.id: i for i, job in enumerate(self._items)}
             self._head = 0
+            positions: dict[int, list[int]] = {}
+            for i, job in enumerate(self._items):
+                positions.setdefault(job.res, []).append(i)  # type: ignore[union-attr]
+            self._positions = positions
