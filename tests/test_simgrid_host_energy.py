@@ -72,6 +72,31 @@ def test_long_double_arithmetic_is_the_cpus(values, others):
         assert quotient(mine, other) == float(cpu / cpu_other)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([2.0 ** 64, 2.0 ** 60, 1.0, 3.0, 0.5, 1e-3, 123456789.123]), min_size=1, max_size=24),
+       st.lists(st.tuples(st.integers(0, 3), st.integers(0, 4)), min_size=1, max_size=6))
+def test_a_jobs_joules_are_its_machines_added_in_long_double_in_ascending_order(joules, pieces):
+    """read(runs): the machines of the runs added one after the other from the lowest, each sum
+    rounded to 64 bits (values where the order changes the result: 2**64 + 1 + 1 and 1 + 1 +
+    2**64 differ)."""
+    ranges = [(100.0, 120.0, 200.0)]
+    energy = SimgridHostEnergy([ranges] * len(joules), [0] * len(joules), [1] * len(joules))
+    energy.joules[:] = joules
+    energy.caught_up = 0.0
+    runs, machine = [], 0
+    for gap, length in pieces:  # (disjoint, ascending runs, as a job's allocation)
+        first = machine + gap + (1 if runs else 0)
+        last = min(first + length, len(joules) - 1)
+        if first > last:
+            break
+        runs.append((first, last))
+        machine = last + 1
+    if not runs:
+        return
+    in_order = [joules[m] for first, last in runs for m in range(first, last + 1)]
+    assert energy.read(runs, 0.0) == long_double_sum(in_order)
+
+
 # ---------------------------------------------------------------------- the plugin
 def plugin(cores: int = 1) -> SimgridHostEnergy:
     """Two machines; pstates: 0 computation (100 W idle, 120 epsilon, 200 max), 1 sleep (10 W),

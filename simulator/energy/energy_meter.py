@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Callable, TextIO
 
 import numpy as np
 
-from joulesim.protocol.interval_set import expand_runs
 
 from joulesim.simulator.energy.compensated_sum import CompensatedSum
 from joulesim.simulator.energy.host_energy import HostEnergy
@@ -260,7 +259,7 @@ class EnergyMeter:
         record.energy = 0.0
         record.energy_t = now
         if self.simgrid is not None:  # consumed_energy_on_machines at its start
-            record.exact_energy = self.simgrid.read(expand_runs(runs), now)
+            record.exact_energy = self.simgrid.read(runs, now)
         if dynamic_power:
             self._dynamic.add(dynamic_power)
             self._refresh_power()
@@ -299,7 +298,7 @@ class EnergyMeter:
         self._settle(record, now)
         simgrid = self.simgrid
         if simgrid is not None:  # its machines' joules now minus at its start, in long double
-            record.exact_energy = difference(simgrid.read(expand_runs(record.alloc), now), record.exact_energy)
+            record.exact_energy = difference(simgrid.read(record.alloc, now), record.exact_energy)
             record.energy = to_float(record.exact_energy)
         if record.dynamic_power:
             self._dynamic.add(-record.dynamic_power)

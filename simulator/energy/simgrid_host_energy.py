@@ -32,11 +32,11 @@ runner models adds the meter's per-host share of its dynamic power (it loads its
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import Callable
 
 import numpy as np
 
-from joulesim.simulator.energy.long_double import long_double_sum, long_double_sum_array
+from joulesim.simulator.energy.long_double import long_double_sum_array
 
 
 # Machines whose watts moved are computed again one by one (about 2 us each in Python) up to a
@@ -255,12 +255,17 @@ class SimgridHostEnergy:
                 return idle + dynamic
         return idle
 
-    def read(self, machines: Iterable[int], now: float) -> int:
-        """The long double sum of these machines' joules read now, in this order, as Batsim adds
-        them (a multiple of 2**-1074, see long_double.py)."""
+    def read(self, runs: list[tuple[int, int]], now: float) -> int:
+        """The long double sum of the joules of the machines of these runs (first, last), read
+        now in ascending order as Batsim adds a job's machines (consumed_energy_on_machines): a
+        multiple of 2**-1074, see long_double.py. Summed in C over slices of the array: a job of
+        thousands of machines, at its start and its end, was most of an energy run on Curie."""
         self.catch_up(now)
         joules = self.joules
-        return long_double_sum([float(joules[m]) for m in machines])
+        if len(runs) == 1:
+            first, last = runs[0]
+            return long_double_sum_array(joules[first:last + 1])
+        return long_double_sum_array(np.concatenate([joules[first:last + 1] for first, last in runs]))
 
     def read_all(self, now: float) -> int:
         self.catch_up(now)
