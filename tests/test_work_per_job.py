@@ -149,21 +149,29 @@ def test_easy_does_not_scan_a_queue_where_nothing_can_be_backfilled(tmp_path, mo
     assert len(rows) == 303  # every job ran (header + 302)
 
 
-def test_easy_reads_only_the_waiting_jobs_that_fit_when_few_machines_are_free(tmp_path, monkeypatch):
-    """6 hosts: a 5-host job runs for 10,000 s and a 3-host job waits for it (reservation at
-    10,000 s); 300 two-host jobs arrive behind it (none fits the one free machine), then 100
-    one-host jobs of 10 s, one every 50 s, each started at once on the free machine. For each of
-    them the backfilling pass reads only the jobs that ask for one machine (that job); reading
-    every waiting job read the blocked job and the 300 two-host jobs each time (30,200 jobs read)."""
+@pytest.mark.parametrize("hosts, blocked, behind, free, extra", [(6, 3, 2, 1, 3), (7, 6, 2, 2, 1)])
+def test_easy_reads_only_the_waiting_jobs_that_can_start_when_few_machines_can_be_given(
+        tmp_path, monkeypatch, hosts, blocked, behind, free, extra):
+    """A job of hosts - `free` machines runs for 10,000 s and a job of `blocked` machines waits for
+    it (reservation at 10,000 s, `extra` machines beyond its needs then); 300 jobs of `behind`
+    machines arrive behind it, then 100 one-host jobs of 10 s, one every 50 s, each started at
+    once in the extra machines. None of the 300 can start: it does not fit the free machines
+    (first case), or it fits but neither ends before the reservation nor fits the extra machines
+    (second case). For each one-host job the backfilling pass reads only the jobs that ask for at
+    most min(free, extra) machines, that job; reading every waiting job read the blocked job and
+    the 300 others each time (30,200 jobs read), and reading those that fit the free machines
+    read the 300 too in the second case."""
     from joulesim.deciders.common import waiting_queue
 
-    jobs = [{"id": 0, "subtime": 0, "res": 5, "walltime": 10_000, "profile": "long"},
-            {"id": 1, "subtime": 1, "res": 3, "walltime": 100, "profile": "tiny"}]
-    jobs += [{"id": 2 + i, "subtime": 2 + i, "res": 2, "walltime": 20_000, "profile": "tiny"} for i in range(300)]
-    jobs += [{"id": 302 + i, "subtime": 1000 + 50 * i, "res": 1, "walltime": 20, "profile": "tiny"} for i in range(100)]
+    jobs = [{"id": 0, "subtime": 0, "res": hosts - free, "walltime": 10_000, "profile": "long"},
+            {"id": 1, "subtime": 1, "res": blocked, "walltime": 100, "profile": "tiny"}]
+    jobs += [{"id": 2 + i, "subtime": 2 + i, "res": behind, "walltime": 20_000, "profile": "tiny"} for i in range(300)]
+    jobs += [{"id": 302 + i, "subtime": 1000 + 50 * i, "res": 1, "walltime": 20_000, "profile": "tiny"}
+             for i in range(100)]
     path = tmp_path / "jobs.json"
-    path.write_text(json.dumps({"nb_res": 6, "jobs": jobs, "profiles": {"long": {"type": "delay", "delay": 10_000},
-                                                                       "tiny": {"type": "delay", "delay": 10}}}))
+    path.write_text(json.dumps({"nb_res": hosts, "jobs": jobs,
+                                "profiles": {"long": {"type": "delay", "delay": 10_000},
+                                             "tiny": {"type": "delay", "delay": 10}}}))
     read = []
     walk, fitting = waiting_queue.WaitingQueue.iter_from, waiting_queue.WaitingQueue.fitting_after
 
@@ -179,9 +187,9 @@ def test_easy_reads_only_the_waiting_jobs_that_fit_when_few_machines_are_free(tm
 
     monkeypatch.setattr(waiting_queue.WaitingQueue, "iter_from", counted_walk)
     monkeypatch.setattr(waiting_queue.WaitingQueue, "fitting_after", counted_fitting)
-    platform = tmp_path / "six.json"
+    platform = tmp_path / "platform.json"
     platform.write_text(json.dumps({"master": {"name": "master_host"},
-                                    "clusters": [{"id": "c", "prefix": "h", "count": 6, "speed": "1Gf"}]}))
+                                    "clusters": [{"id": "c", "prefix": "h", "count": hosts, "speed": "1Gf"}]}))
     sim = Simulation(SimulationConfig(platform=load_platform(str(platform)), workloads=[load_workload(str(path), "w0")],
                                       export_prefix=str(tmp_path / "out")),
                      DeciderLink(InProcessRequester(load_decider("easy", {}))))

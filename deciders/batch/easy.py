@@ -19,8 +19,9 @@ from joulesim.deciders.common.waiting_queue import RunningJob
 from joulesim.protocol.decider import SubmittedJob
 
 
-#: With at most this many machines free, the backfilling pass in submission order reads only
-#: the waiting jobs that ask for no more (WaitingQueue.fitting_after) instead of every one.
+#: When at most this many machines can be given (free now, or extra at the shadow time when no
+#: waiting job ends before it), the backfilling pass in submission order reads only the waiting
+#: jobs that ask for no more (WaitingQueue.fitting_after) instead of every one.
 FEW_FREE_MACHINES = 16
 
 
@@ -128,8 +129,11 @@ class EasyBackfilling(QueuePolicy):
             # job to find that out.
             return
         if later is None:
-            if free <= FEW_FREE_MACHINES:  # (only the jobs that fit: the rest would be skipped below)
-                later = queue.fitting_after(blocked.id, free)
+            # Only the jobs that may start: those that fit now, and when none ends before the
+            # shadow time, in the extra machines (the rest would be skipped below).
+            most = min(free, extra) if none_ends_before else free
+            if most <= FEW_FREE_MACHINES:
+                later = queue.fitting_after(blocked.id, most)
             else:
                 later = queue.iter_from(blocked.id)
                 next(later)  # the blocked job itself
