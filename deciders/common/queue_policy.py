@@ -11,8 +11,10 @@
 - the running jobs (`self.running`: job id -> `RunningJob` with alloc, start time and
   estimated end = start + walltime, or `math.inf` without walltime).
 
-Machine sets are kept as bitmasks (machine_masks.py). Jobs that can never fit (more machines than the platform has compute
-resources, or fewer than one) are rejected at submission.
+Machine sets are kept as bitmasks (machine_masks.py); the free machines also as runs
+(free_runs.py), from which an allocation takes the lowest ones, and their count, both kept
+through starts and ends rather than found again in the mask. Jobs that can never fit (more
+machines than the platform has compute resources, or fewer than one) are rejected at submission.
 
 Subclasses implement `schedule()`, called from `decide()` when something that can change a
 decision happened since the last call (a submission, a job end, an availability change).
