@@ -10,7 +10,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from joulesim.simulator.energy.long_double import difference, fixed, long_double_sum, quotient, scaled, to_float
+from joulesim.simulator.energy.long_double import (difference, fixed, long_double_sum, long_double_sum_array, quotient,
+                                                   scaled, to_float)
 from joulesim.simulator.energy.simgrid_host_energy import SimgridHostEnergy
 
 X87 = np.finfo(np.longdouble).nmant == 63
@@ -70,6 +71,16 @@ def test_long_double_arithmetic_is_the_cpus(values, others):
                                                                         unique=False, fractional=True)
     if float(cpu_other) > 0:
         assert quotient(mine, other) == float(cpu / cpu_other)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([2.0 ** 64, 2.0 ** 60, 1.0, 3.0, 0.5, 1e-3, 123456789.123, 0.0]),
+                         max_size=3000), min_size=1, max_size=4))
+def test_an_array_is_added_in_long_double_in_order_whatever_was_added_before(arrays):
+    """long_double_sum_array keeps its partial sums in a buffer from one call to the next: each
+    sum, of a longer or a shorter array than the last, is its own values' in order."""
+    for values in arrays:
+        assert long_double_sum_array(np.array(values, dtype=float)) == long_double_sum(values)
 
 
 @settings(max_examples=200, deadline=None)
