@@ -200,3 +200,28 @@ def test_easy_reads_only_the_waiting_jobs_that_can_start_when_few_machines_can_b
     assert len(rows) == 402
     for i in range(100):  # each started when it arrived
         assert float(rows[str(302 + i)][header.index("waiting_time")]) == 0.0
+
+
+def test_an_execute_job_reads_no_host_one_by_one_when_its_hosts_are_free(tmp_path, monkeypatch):
+    """EXECUTE_JOB checks that its hosts are free with one search of Simulation.host_busy (a byte
+    per host); only a host found busy there sends it to the slow look at each host, which
+    explains a refusal. Over 2,000 jobs that reuse each host many times, no decision is refused,
+    so the slow look is never taken: host_busy is cleared when each job leaves its hosts."""
+    from joulesim.simulator.engine import decisions
+
+    slow_looks = []
+    explain = decisions.DecisionApplier._explain_unusable_hosts
+
+    def counted(self, alloc, job_id, context):
+        slow_looks.append(job_id)
+        return explain(self, alloc, job_id, context)
+
+    monkeypatch.setattr(decisions.DecisionApplier, "_explain_unusable_hosts", counted)
+    sim = Simulation(SimulationConfig(platform=load_platform("cluster32"),
+                                      workloads=[load_workload(delay_jobs(tmp_path, 2000), "w0")],
+                                      export_prefix=str(tmp_path / "out")),
+                     DeciderLink(InProcessRequester(load_decider("easy", {}))))
+    sim.run()
+    assert slow_looks == []
+    assert sim.host_busy == bytes(32)  # every job ended: no host busy
+    assert len((tmp_path / "out_jobs.csv").read_text().splitlines()) == 2001

@@ -95,11 +95,12 @@ class DecisionApplier:
                                     "or a mapping of its executors onto the alloc")
         else:
             executors = self._map_executors(mapping, expand_runs(runs), job.res, job_id, context)
-        # Whole intervals are checked at C speed (slices); the slow loop only explains a refusal.
-        host_job, unavailable, off, switching = sim.host_job, sim.host_unavailable, sim.switching.host_off, sim.switching
+        # Whole intervals are checked at C speed (a search of host_busy, slices of the others); the
+        # slow loop only explains a refusal.
+        busy, unavailable, off, switching = sim.host_busy, sim.host_unavailable, sim.switching.host_off, sim.switching
         exclusive = sim.host_running is None  # without compute sharing, one job per host
         for a, b in runs:
-            if ((exclusive and any(host_job[a:b + 1])) or (sim.nb_unavailable and any(unavailable[a:b + 1]))
+            if ((exclusive and busy.find(1, a, b + 1) >= 0) or (sim.nb_unavailable and any(unavailable[a:b + 1]))
                     or (switching.nb_off and any(off[a:b + 1]))):
                 self._explain_unusable_hosts(expand_runs(runs), job_id, context)
         sim.start_job(record, runs, size, alloc_str, executors, storages)

@@ -49,9 +49,10 @@ class JobLifecycle:
         if self.host_running is not None:  # compute sharing: hosts idle until now start computing
             self.host_running.add(record, runs)
         else:
-            host_job = self.host_job
+            host_job, busy = self.host_job, self.host_busy
             for a, b in runs:
                 host_job[a:b + 1] = [record] * (b - a + 1)
+                busy[a:b + 1] = b"\x01" * (b - a + 1)
         self.machines.job_started(now, record, runs)
         if storages and not self.config.storage_sharing:
             for storage in storages.values():
@@ -197,9 +198,10 @@ class JobLifecycle:
         if self.host_running is not None:  # compute sharing: only hosts left with no job are idle
             self.host_running.remove(record)
         else:
-            host_job = self.host_job
+            host_job, busy = self.host_job, self.host_busy
             for a, b in record.alloc:
                 host_job[a:b + 1] = [None] * (b - a + 1)
+                busy[a:b + 1] = bytes(b - a + 1)
         if self.storage_job:
             for storage in [s for s, holder in self.storage_job.items() if holder is record]:
                 del self.storage_job[storage]

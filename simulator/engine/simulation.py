@@ -117,6 +117,10 @@ class Simulation(EventSources, JobLifecycle):
         self.host_speed = [h.speed for h in hosts]
         self.host_pstate = [h.pstate for h in hosts]
         self.host_job: list[JobRecord | None] = [None] * self.nb_hosts
+        # 1 where host_job holds a job, without compute sharing: an EXECUTE_JOB's hosts are
+        # checked free with one C search (bytearray.find) where a look at host_job's slice read
+        # every host (a job of thousands of hosts: microseconds each time)
+        self.host_busy = bytearray(self.nb_hosts)
         # The storage hosts' resource ids: after the compute hosts kept, as SIMULATION_BEGINS lists them.
         self.storage_ids = range(self.nb_hosts, self.nb_hosts + len(config.platform.storage_hosts))
         if (config.compute_sharing or config.no_sched) and self.hierarchy is not None:
