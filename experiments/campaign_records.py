@@ -109,6 +109,15 @@ def restore_records(records: Path, results_dir: Path) -> int:
     return restored
 
 
+def report_restored(records: Path, results_dir: Path) -> None:
+    """restore_records, and one line saying what it did: how many of the committed finished
+    instances it wrote, and that the others were in the results folder already."""
+    restored = restore_records(records, results_dir)
+    total = len(committed(records))
+    print(f"{total} finished instance(s) committed in {records}: {restored} restored into {results_dir}, "
+          f"{total - restored} there already (the campaign skips them all)", flush=True)
+
+
 def save_records(results_dir: Path, records: Path) -> int:
     """Every finished ("ok") record of `results_dir` added to those already committed (a record
     is never lost: --records-only from a folder that lacks some keeps them), one compact line

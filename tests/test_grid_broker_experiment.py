@@ -161,7 +161,7 @@ def test_joulesim_run_on_the_shipped_grid_prints_the_total_energy_cost(tmp_path)
 
 
 
-def test_committed_records_let_a_new_checkout_resume_and_rerun_nothing(gb, tmp_path):
+def test_committed_records_let_a_new_checkout_resume_and_rerun_nothing(gb, tmp_path, capsys):
     """A quick campaign's records written with --records-only are restored into another output
     folder (a fresh checkout's): the campaign there runs no instance again and derives the same
     figure; the records file is the same bytes when written again; a damaged line is one error
@@ -177,7 +177,10 @@ def test_committed_records_let_a_new_checkout_resume_and_rerun_nothing(gb, tmp_p
     assert gb.restore_records(records, results) == 12 and gb.restore_records(records, results) == 0
     summary = run_campaign(str(first / "fig3_quick.toml"), str(results), workers=1, progress=None)
     assert summary.nb_run == 0 and summary.nb_already_done == 12
+    capsys.readouterr()
     assert gb.main(["--quick", "--out", str(second), "--no-readme", "--records", str(records), "--workers", "1"]) == 0
+    assert (f"12 finished instance(s) committed in {records}: 0 restored into {results}, 12 there already"
+            in capsys.readouterr().out)
     assert (second / "fig3_quick.csv").read_bytes() == (first / "fig3_quick.csv").read_bytes()
     assert records.read_bytes().splitlines() == lines
     # written from a folder that lacks them (a fresh checkout's), the committed records stay

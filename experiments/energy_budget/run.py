@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from experiments import campaign_records
-from experiments.campaign_records import restore_records, save_records
+from experiments.campaign_records import report_restored, save_records
 from experiments.readme_results import write_readme
 from experiments.run_record import duration_text, read_run_record, record_figures, write_run_record
 
@@ -80,7 +80,7 @@ def run(out: Path, full: bool, workers: int | None, quick: bool = False, records
     from joulesim.campaign.runner import run_campaign
 
     if records is not None:
-        print(f"{restore_records(records, out)} finished instance(s) restored from {records}", flush=True)
+        report_restored(records, out)
     summaries = []
     if quick:  # every configuration on one SDSC-BLUE week
         study = tomllib.loads(CAMPAIGN.read_text())

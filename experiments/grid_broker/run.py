@@ -36,7 +36,7 @@ import pandas as pd
 from experiments.grid_broker import make_platform
 from experiments.grid_energy import run as grid_energy
 from experiments import campaign_records
-from experiments.campaign_records import records_table, restore_records, save_records
+from experiments.campaign_records import records_table, report_restored, restore_records, save_records
 from experiments.readme_results import replace_results, write_readme
 from experiments.run_record import duration_text, read_run_record, record_figures, write_run_record
 
@@ -427,7 +427,7 @@ def main(argv: list[str] | None = None) -> int:
     study.write_text(study_text(platform_file, densities(args.quick, args.density_stop, args.density_step),
                                 h_diffs(args.quick, args.h_diff_step), days, round(grid_energy.T_BE, 1), nb_hosts))
     if records is not None:
-        print(f"{restore_records(records, results_dir)} finished instance(s) restored from {records}", flush=True)
+        report_restored(records, results_dir)
     print(f"campaign {study} -> {results_dir} (also: joulesim campaign run {study} --out {results_dir})", flush=True)
     began = time.perf_counter()
     summary = run_campaign(str(study), str(results_dir), workers=args.workers, progress=None)
