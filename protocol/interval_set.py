@@ -94,7 +94,6 @@ procset_from_canonical_runs = _pick_builder()
 # holds (read it, never change it).
 procset_runs = attrgetter("_itvs") if procset_from_canonical_runs is _from_canonical_runs_fast \
     else ProcSet.intervals
-_intervals_of = procset_runs
 
 
 def parse_interval_set(text: str, max_intervals: int | None = None) -> ProcSet:
@@ -113,7 +112,7 @@ def format_interval_set(resources: "ProcSet | str | list[int] | range") -> str:
         elif not isinstance(resources, ProcSet):
             resources = ProcSet(*resources)
     # A ProcSet's intervals are canonical already; joining them beats str(ProcSet) threefold.
-    return format_runs(_intervals_of(resources))
+    return format_runs(procset_runs(resources))
 
 
 def canonical_runs(text: str, max_intervals: int | None = None) -> tuple[list[tuple[int, int]], str, int]:
@@ -127,11 +126,9 @@ def canonical_runs(text: str, max_intervals: int | None = None) -> tuple[list[tu
         if a <= last + 1:
             canonical = False
         last = b
+        size += b - a + 1
         if b > a:
-            size += b - a + 1
             ranges += 1
-        else:
-            size += 1
     if not canonical:
         runs = [(itv.inf, itv.sup) for itv in ProcSet(*runs).intervals()]
         return runs, format_runs(runs), runs_size(runs)

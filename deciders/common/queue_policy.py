@@ -45,8 +45,7 @@ from joulesim.deciders.common.pinned_jobs import PINNED_OPTION, check_pinned_mac
 from joulesim.deciders.common.queue_order import SUBMISSION_ORDER, QueueOrder
 from joulesim.deciders.common.waiting_queue import RunningJob, WaitingQueue
 from joulesim.protocol.decider import Decider, SubmittedJob
-from joulesim.protocol.interval_set import procset_runs
-from joulesim.protocol.interval_set import procset_from_canonical_runs as _procset_from_runs
+from joulesim.protocol.interval_set import procset_from_canonical_runs as _procset_from_runs, procset_runs
 
 __all__ = ["QueuePolicy"]
 

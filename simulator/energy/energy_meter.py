@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Callable, TextIO
 
 import numpy as np
 
-
 from joulesim.simulator.energy.compensated_sum import CompensatedSum
 from joulesim.simulator.energy.host_energy import HostEnergy
 from joulesim.simulator.energy.long_double import difference, fixed, quotient, scaled, to_float
