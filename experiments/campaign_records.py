@@ -95,7 +95,10 @@ def records_table(records: Path) -> "pd.DataFrame":
 def restore_records(records: Path, results_dir: Path) -> int:
     """Write each committed record whose instance has none in `results_dir` (as the campaign's
     store writes them): the campaign then skips it. Returns how many were restored."""
-    found = committed(records)
+    return _restore(committed(records), results_dir)
+
+
+def _restore(found: list[dict], results_dir: Path) -> int:
     if not found:
         return 0
     instances = results_dir / "instances"
@@ -112,8 +115,8 @@ def restore_records(records: Path, results_dir: Path) -> int:
 def report_restored(records: Path, results_dir: Path) -> None:
     """restore_records, and one line saying what it did: how many of the committed finished
     instances it wrote, and that the others were in the results folder already."""
-    restored = restore_records(records, results_dir)
-    total = len(committed(records))
+    found = committed(records)
+    restored, total = _restore(found, results_dir), len(found)
     print(f"{total} finished instance(s) committed in {records}: {restored} restored into {results_dir}, "
           f"{total - restored} there already (the campaign skips them all)", flush=True)
 

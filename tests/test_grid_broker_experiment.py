@@ -173,8 +173,10 @@ def test_committed_records_let_a_new_checkout_resume_and_rerun_nothing(gb, tmp_p
     lines = records.read_bytes().splitlines()
     assert len(lines) == 12 and all(json.loads(line)["status"] == "ok" for line in lines)
     assert all(json.loads(line)["platform_source"] == "platform.json" for line in lines)
+    from experiments.campaign_records import restore_records  # (importable once gb is loaded)
+
     results = second / "fig3_quick_results"
-    assert gb.restore_records(records, results) == 12 and gb.restore_records(records, results) == 0
+    assert restore_records(records, results) == 12 and restore_records(records, results) == 0
     summary = run_campaign(str(first / "fig3_quick.toml"), str(results), workers=1, progress=None)
     assert summary.nb_run == 0 and summary.nb_already_done == 12
     capsys.readouterr()
@@ -187,7 +189,7 @@ def test_committed_records_let_a_new_checkout_resume_and_rerun_nothing(gb, tmp_p
     assert gb.save_records(tmp_path / "empty", records) == 12 and records.read_bytes().splitlines() == lines
     records.write_bytes(records.read_bytes() + b"{not json\n")
     with pytest.raises(SystemExit, match=r"records.jsonl: line 13 is not an instance record"):
-        gb.restore_records(records, tmp_path / "third")
+        restore_records(records, tmp_path / "third")
 
 
 def _write_records(path, savings, waits=lambda density, h: h / 10):

@@ -23,6 +23,8 @@ from joulesim.simulator.engine.simulation_config import SimulationConfig
 from joulesim.simulator.platform.platform_loader import load_platform
 from joulesim.simulator.workload.workload_loader import load_workload
 
+from conftest import jobs_by_id, run_in_process, write_platform, write_workload
+
 
 def delay_jobs(tmp_path, count: int) -> str:
     """Delay jobs of 1-8 hosts, submitted in bursts (many share a second), durations in minutes."""
@@ -115,38 +117,44 @@ def test_the_waiting_queue_knows_its_smallest_walltime_through_appends_and_remov
     assert len(queue._walltime_heap) <= 70
 
 
+def read_by_easy_s_pass(monkeypatch) -> list[str]:
+    """The ids of the waiting jobs EASY's backfilling pass reads from the queue (walking it, or
+    reading the jobs that fit), in the order read."""
+    from joulesim.deciders.common.waiting_queue import WaitingQueue
+
+    read: list[str] = []
+    for name in ("iter_from", "fitting_after"):
+        method = getattr(WaitingQueue, name)
+
+        def counted(self, *arguments, method=method):
+            for job in method(self, *arguments):
+                read.append(job.id)
+                yield job
+
+        monkeypatch.setattr(WaitingQueue, name, counted)
+    return read
+
+
+def easy_run(tmp_path, hosts: int, jobs: list[dict], profiles: dict) -> dict[str, dict[str, str]]:
+    """EASY in this process, Batsim's grouping, on `hosts` machines; the jobs' rows by id."""
+    run_in_process(load_decider("easy", {}), write_platform(tmp_path, hosts), [write_workload(tmp_path, jobs, profiles)],
+                   str(tmp_path / "out"), event_grouping="batsim")
+    return jobs_by_id(str(tmp_path / "out"))
+
+
 def test_easy_does_not_scan_a_queue_where_nothing_can_be_backfilled(tmp_path, monkeypatch):
     """3 hosts: a 2-host job runs for 10,000 s, a 3-host job waits for it (reservation at 10,000 s,
     no extra machine), then 300 one-host jobs arrive one a second, each longer than the time left
     before the reservation: none can be backfilled, and EASY must find that out without looking
     at the waiting jobs (scanning them at each of the 300 calls looked at 45,450 of them)."""
-    from joulesim.deciders.common import waiting_queue
-
     jobs = [{"id": 0, "subtime": 0, "res": 2, "walltime": 10_000, "profile": "long"},
             {"id": 1, "subtime": 1, "res": 3, "walltime": 100, "profile": "short"}]
     jobs += [{"id": 2 + i, "subtime": 2 + i, "res": 1, "walltime": 20_000, "profile": "short"} for i in range(300)]
-    path = tmp_path / "jobs.json"
-    path.write_text(json.dumps({"nb_res": 3, "jobs": jobs, "profiles": {"long": {"type": "delay", "delay": 10_000},
-                                                                       "short": {"type": "delay", "delay": 100}}}))
-    looked_at = []
-    scan = waiting_queue.WaitingQueue.iter_from
-
-    def counted(self, job_id):
-        for job in scan(self, job_id):
-            looked_at.append(job.id)
-            yield job
-
-    monkeypatch.setattr(waiting_queue.WaitingQueue, "iter_from", counted)
-    platform = tmp_path / "three.json"
-    platform.write_text(json.dumps({"master": {"name": "master_host"},
-                                    "clusters": [{"id": "c", "prefix": "h", "count": 3, "speed": "1Gf"}]}))
-    sim = Simulation(SimulationConfig(platform=load_platform(str(platform)), workloads=[load_workload(str(path), "w0")],
-                                      export_prefix=str(tmp_path / "out")),
-                     DeciderLink(InProcessRequester(load_decider("easy", {}))))
-    sim.run()
+    looked_at = read_by_easy_s_pass(monkeypatch)
+    rows = easy_run(tmp_path, 3, jobs, {"long": {"type": "delay", "delay": 10_000},
+                                        "short": {"type": "delay", "delay": 100}})
     assert looked_at == []
-    rows = (tmp_path / "out_jobs.csv").read_text().splitlines()
-    assert len(rows) == 303  # every job ran (header + 302)
+    assert len(rows) == 302  # every job ran
 
 
 @pytest.mark.parametrize("hosts, blocked, behind, free, extra", [(6, 3, 2, 1, 3), (7, 6, 2, 2, 1)])
@@ -161,45 +169,18 @@ def test_easy_reads_only_the_waiting_jobs_that_can_start_when_few_machines_can_b
     most min(free, extra) machines, that job; reading every waiting job read the blocked job and
     the 300 others each time (30,200 jobs read), and reading those that fit the free machines
     read the 300 too in the second case."""
-    from joulesim.deciders.common import waiting_queue
-
     jobs = [{"id": 0, "subtime": 0, "res": hosts - free, "walltime": 10_000, "profile": "long"},
             {"id": 1, "subtime": 1, "res": blocked, "walltime": 100, "profile": "tiny"}]
     jobs += [{"id": 2 + i, "subtime": 2 + i, "res": behind, "walltime": 20_000, "profile": "tiny"} for i in range(300)]
     jobs += [{"id": 302 + i, "subtime": 1000 + 50 * i, "res": 1, "walltime": 20_000, "profile": "tiny"}
              for i in range(100)]
-    path = tmp_path / "jobs.json"
-    path.write_text(json.dumps({"nb_res": hosts, "jobs": jobs,
-                                "profiles": {"long": {"type": "delay", "delay": 10_000},
-                                             "tiny": {"type": "delay", "delay": 10}}}))
-    read = []
-    walk, fitting = waiting_queue.WaitingQueue.iter_from, waiting_queue.WaitingQueue.fitting_after
-
-    def counted_walk(self, job_id):
-        for job in walk(self, job_id):
-            read.append(job.id)
-            yield job
-
-    def counted_fitting(self, job_id, most):
-        for job in fitting(self, job_id, most):
-            read.append(job.id)
-            yield job
-
-    monkeypatch.setattr(waiting_queue.WaitingQueue, "iter_from", counted_walk)
-    monkeypatch.setattr(waiting_queue.WaitingQueue, "fitting_after", counted_fitting)
-    platform = tmp_path / "platform.json"
-    platform.write_text(json.dumps({"master": {"name": "master_host"},
-                                    "clusters": [{"id": "c", "prefix": "h", "count": hosts, "speed": "1Gf"}]}))
-    sim = Simulation(SimulationConfig(platform=load_platform(str(platform)), workloads=[load_workload(str(path), "w0")],
-                                      export_prefix=str(tmp_path / "out")),
-                     DeciderLink(InProcessRequester(load_decider("easy", {}))))
-    sim.run()
+    read = read_by_easy_s_pass(monkeypatch)
+    rows = easy_run(tmp_path, hosts, jobs, {"long": {"type": "delay", "delay": 10_000},
+                                            "tiny": {"type": "delay", "delay": 10}})
     assert read == [f"w0!{302 + i}" for i in range(100)], len(read)
-    lines = (tmp_path / "out_jobs.csv").read_text().splitlines()
-    header, rows = lines[0].split(","), {line.split(",")[0]: line.split(",") for line in lines[1:]}
     assert len(rows) == 402
     for i in range(100):  # each started when it arrived
-        assert float(rows[str(302 + i)][header.index("waiting_time")]) == 0.0
+        assert float(rows[str(302 + i)]["waiting_time"]) == 0.0
 
 
 def test_an_execute_job_reads_no_host_one_by_one_when_its_hosts_are_free(tmp_path, monkeypatch):

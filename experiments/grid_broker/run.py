@@ -36,7 +36,7 @@ import pandas as pd
 from experiments.grid_broker import make_platform
 from experiments.grid_energy import run as grid_energy
 from experiments import campaign_records
-from experiments.campaign_records import records_table, report_restored, restore_records, save_records
+from experiments.campaign_records import records_table, report_restored, save_records
 from experiments.readme_results import replace_results, write_readme
 from experiments.run_record import duration_text, read_run_record, record_figures, write_run_record
 
