@@ -371,8 +371,8 @@ class Kernel:
                     return
                 if self.now >= self.boundary_at:  # (a checkpoint: every actor waits for time to pass)
                     self.boundary(self.now)
-                if (self._wide is None and sleeping <= WIDE and self.model is None and self.energy_stamp is None
-                        and self.link_sharing is None and self.on_solve is None):
+                if ((sleeping <= WIDE if self._wide is None else sleeping >= NARROW) and self.model is None
+                        and self.energy_stamp is None and self.link_sharing is None and self.on_solve is None):
                     self._plain_step(time_limit, beyond_limit)
                 else:
                     self._step(time_limit, beyond_limit)
@@ -723,19 +723,23 @@ class Kernel:
 
     def _plain_step(self, time_limit: float, beyond_limit: Callable[[float], Exception]) -> None:
         """_step when nothing but sleeps and transfers is there (no energy, no network runner, no
-        shared links, no solve listener, the sleeps in their dict): most steps of most runs. The
-        same arithmetic in the same order; only the branches for what is absent are left out."""
-        sleeps, comms = self._sleeps, self._comms
+        shared links, no solve listener; the sleeps in their dict, or in their array with no move
+        between the two due): most steps of most runs. The same arithmetic in the same order; only
+        the branches for what is absent are left out."""
+        sleeps, comms, wide = self._sleeps, self._comms, self._wide
         self.steps += 1
         if self._fresh_executions:
             self._fresh_executions.clear()  # (updated from now on: no more twins for them)
-        shortest = self._shortest_sleep  # Model::next_occurring_event_full: max durations
-        if shortest is None:
-            shortest = math.inf
-            for sleep in sleeps.values():
-                if sleep.max_duration < shortest:
-                    shortest = sleep.max_duration
-        delta = shortest if sleeps else -1.0
+        if wide is None:
+            shortest = self._shortest_sleep  # Model::next_occurring_event_full: max durations
+            if shortest is None:
+                shortest = math.inf
+                for sleep in sleeps.values():
+                    if sleep.max_duration < shortest:
+                        shortest = sleep.max_duration
+            delta = shortest if sleeps else -1.0
+        else:
+            delta = wide.shortest()
         if comms:
             delta = self._transfers_next_end(delta)
         if delta < 0:  # only actions that never end: nothing can happen any more
@@ -746,7 +750,9 @@ class Kernel:
         self.now = now
         self._on_time(now)
         ended_sleeps: list[int] = []
-        if shortest - delta >= SURF_PRECISION:  # (no sleep ends: the shortest stays so)
+        if wide is not None:
+            ended_sleeps = wide.advance(delta)
+        elif shortest - delta >= SURF_PRECISION:  # (no sleep ends: the shortest stays so)
             self._shortest_sleep = shortest - delta
             for sleep in sleeps.values():  # HostL07Model::update_actions_state
                 sleep.max_duration -= delta
@@ -764,7 +770,7 @@ class Kernel:
         daemon_sleeps = self._daemon_sleeps
         if not ended_comms:  # (the sleeps alone: their keys are in creation order already)
             for key in ended_sleeps:
-                actor = sleeps.pop(key).actor
+                actor = sleeps.pop(key).actor if wide is None else wide.remove(key, ended=True)
                 if daemon_sleeps:
                     daemon_sleeps.discard(key)
                 actor.sleep = None
@@ -782,7 +788,7 @@ class Kernel:
         for key in ended:
             transfer = ended_transfers.get(key)
             if transfer is None:  # a sleep's
-                actor = sleeps.pop(key).actor
+                actor = sleeps.pop(key).actor if wide is None else wide.remove(key, ended=True)
                 daemon_sleeps.discard(key)
                 actor.sleep = None
                 ready.append(actor)
