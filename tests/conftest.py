@@ -227,30 +227,15 @@ def experiment_command(name: str, script: str = "run") -> list[str]:
 
 
 def _irmasim_processor(static: float, dynamic: float) -> dict:
-    return {"cores": 4, "clock_rate": 1.0, "dpflops_per_cycle": 1, "dynamic_power": dynamic, "static_power": static,
-            "min_power": 0.5, "b": -1.85e-05, "c": 21000, "da": 1.0, "db": 100, "dc": 25000, "dd": 10}
+    """A 4-core IRMaSim processor of these static and dynamic powers (the three-node case's)."""
+    return load_experiment_script("rl_energy", "diagnosis").irmasim_processor(static, dynamic)
 
 
 @pytest.fixture(scope="module")
 def three_nodes(tmp_path_factory) -> tuple[str, str]:
-    """Three 4-core nodes, hot (100 W static, 10 W per busy core), warm (40, 4) and cool (10, 1),
-    the cool one last (a policy that collapses to "the first valid pair" picks the hot one);
-    four 4-core jobs of 10 s at t = 0, 30, 60, 90, so that each decision is one job among three
-    nodes. Under IRMaSim's accounting a node draws nothing before its first task and its
-    min_power share (0.5 x static) when idle after it. Best: every job on the cool node,
-    4 x (10 + 4 x 1) W x 10 s + 3 idle gaps x 20 s x 5 W = 560 + 300 = 860 J; any job elsewhere
-    starts a node that then draws its idle power to the end, and costs more."""
-    folder = tmp_path_factory.mktemp("three_nodes")
-    platform = {"platform": {"p": {"id": "p", "model_name": "modelV1", "clusters": [
-        {"id": "c0", "nodes": [{"type": t, "number": 1} for t in ("hot", "warm", "cool")]}]}},
-        "node": {t: {"id": t, "processors": [{"type": f"{t}p", "number": 1}]} for t in ("hot", "warm", "cool")},
-        "processor": {"hotp": _irmasim_processor(100.0, 10.0), "warmp": _irmasim_processor(40.0, 4.0),
-                      "coolp": _irmasim_processor(10.0, 1.0)}}
-    workload = {"profiles": {"A": {"req_ops": 10_000_000_000, "ipc": 1, "req_time": 10, "mem": 0, "mem_vol": 0}},
-                "jobs": [{"id": f"J{k}", "subtime": 30 * k, "res": 4, "profile": "A"} for k in range(4)]}
-    (folder / "platform.json").write_text(json.dumps(platform))
-    (folder / "workload.json").write_text(json.dumps(workload))
-    return str(folder / "platform.json"), str(folder / "workload.json")
+    """experiments/rl_energy/diagnosis.py's three-node case (its write_three_nodes says why its
+    optimum is 860 J): the platform's and the workload's paths."""
+    return load_experiment_script("rl_energy", "diagnosis").write_three_nodes(tmp_path_factory.mktemp("three_nodes"))
 
 
 def zone_body(body: str, master: str) -> str:

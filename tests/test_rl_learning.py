@@ -16,36 +16,17 @@ import joulesim  # noqa: E402
 from joulesim.rl.model_file import load_agent  # noqa: E402
 from joulesim.rl.ppo import PPOAgent, PPOSettings  # noqa: E402
 from joulesim.rl.training import make_environment, train  # noqa: E402
-from joulesim.rl.training_config import config_from_dict  # noqa: E402
 
 #: Seeds 0-3, all of them: none is chosen.
 SEEDS = range(4)
 
 
-# The case: tests/conftest.py, fixture three_nodes (optimum 860 J on the cool node, the last).
+# The case: experiments/rl_energy/diagnosis.py's (fixture three_nodes; optimum 860 J on the cool
+# node, the last), with the tiny-case training settings the diagnosis also trains with.
+from conftest import load_experiment_script  # noqa: E402
 
-
-def _config(platform: str, workload: str, seed: int):
-    return config_from_dict({"environment": {"platform": platform, "workload": workload},
-                             "training": {"simulations": 30, "trajectories": 4, "seed": seed},
-                             "ppo": {"minibatch_size": 8, "epochs": 8, "actor_lr": 0.01, "critic_lr": 0.01}},
-                            "three nodes", "/")
-
-
-COOL = 2  # the cool node's row: one job is pending at each decision, so its rows are 0-2
-
-
-def _probability_of_the_optimum(agent: PPOAgent, config) -> float:
-    """The policy's probability of the optimal schedule: the product, along it, of the
-    probability of putting the job on the cool node."""
-    env = make_environment(config)
-    observation, _ = env.reset(seed=0)
-    probability, terminated, info = 1.0, False, {}
-    while not terminated:
-        probability *= float(agent.probabilities(observation)[COOL])
-        observation, _, terminated, _, info = env.step(COOL)
-    assert info["energy"] == pytest.approx(860.0, abs=1e-9)  # the analytic optimum, once more
-    return probability
+_diagnosis = load_experiment_script("rl_energy", "diagnosis")
+_config, _probability_of_the_optimum = _diagnosis.three_node_config, _diagnosis.probability_of_the_optimum
 
 
 @pytest.mark.parametrize("seed", SEEDS)

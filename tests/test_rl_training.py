@@ -557,3 +557,21 @@ def test_rl_energy_s_workers_run_the_pinned_cpu_kernels():
                           env=environment)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "AVX2"
+
+
+def test_rl_energy_s_diagnosis_of_the_first_observation_is_what_a_rerun_gives():
+    """README.md's "Why the thesis's agent collapses" quotes results/diagnosis.json: the thesis
+    actor's pre-activation spreads on experiment 2's first observation, how many of 100
+    initialisations start with every valid row where its last SELU is flat, and the features'
+    ranges under the thesis's normalisation. Computed again, they are the committed ones (float32
+    on other CPU kernels may move the last bits: the README prints two or three digits)."""
+    from conftest import load_experiment_script
+
+    module = load_experiment_script("rl_energy", "diagnosis")
+    committed = json.loads(module.DIAGNOSIS.read_text())["first_observation"]
+    again = module.first_observation()
+    assert again["all_rows_flat"] == committed["all_rows_flat"] and again["valid_rows"] == committed["valid_rows"]
+    assert again["thesis_pre_activation_std"] == pytest.approx(committed["thesis_pre_activation_std"], rel=1e-4)
+    assert again["feature_ranges"].keys() == committed["feature_ranges"].keys()
+    for name, bounds in committed["feature_ranges"].items():
+        assert again["feature_ranges"][name] == pytest.approx(bounds, rel=1e-5, abs=1e-9), name

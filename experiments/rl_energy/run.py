@@ -21,10 +21,12 @@ training seeds of the test-mean energy's and EDP's reduction against (a) the bes
 the grid run under the agent's own step rule (one job started per time step: what learning
 adds), (b) the heuristic the thesis names as best and the grid's best, both starting every job
 that fits (the thesis's comparison, which mixes learning with the step rule). Results in
-out/rl_energy/ (models, curves, results.csv), and the tables between the markers of README.md
-with the per-seed figures they come from in results.csv beside it:
+out/rl_energy/ (models, curves, results.csv); a whole run commits results/results.csv (the per-seed
+rows), results/grids.csv (the heuristic grid under both rules, on the training workload and on
+each unseen one) and results/run.json (where and how), and writes README.md's tables and every
+figure its prose quotes from them:
 
-    python -m experiments.rl_energy.run --tables        # only write the tables again from results.csv
+    python -m experiments.rl_energy.run --readme-only   # README.md again from the committed results/
 
 Each finished training's rows go to results/tasks.jsonl beside this script as it finishes (its
 configuration file's digest, seed and test settings the key, and the kernels torch ran it with),
@@ -37,6 +39,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -47,15 +50,18 @@ import pandas as pd
 
 from experiments.irmasim_grid.run import run_grid
 from experiments.campaign_records import read_keyed_lines, write_keyed_lines
-from experiments.readme_results import replace_results
+from experiments.readme_results import write_readme
+from experiments.run_record import duration_text, read_run_record, record_figures, write_run_record
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[1]
 DEFAULT_OUT = REPO_ROOT / "out" / "rl_energy"  # /out/ is git-ignored
-RECORD = HERE / "results.csv"  # the rows behind README.md's tables (committed with them)
+RESULTS = HERE / "results"  # what README.md's figures are written from (committed)
+RECORD = RESULTS / "results.csv"  # the per-seed rows behind README.md's tables
+GRIDS = RESULTS / "grids.csv"  # the heuristic grid under both step rules, training and unseen workloads
 # Each finished training's rows, committed as they come: the whole rerun takes hours on two
 # cores, so it spans sessions (whose out/ folders do not survive) and resumes from these.
-TASK_RECORDS = HERE / "results" / "tasks.jsonl"
+TASK_RECORDS = RESULTS / "tasks.jsonl"
 
 #: Configuration -> (experiment, row label in the tables).
 CONFIGURATIONS = {
@@ -292,26 +298,59 @@ def _cell(values: list[float]) -> str:
     return f"{np.mean(values):.2f} ± {np.std(values, ddof=1):.2f} [{min(values):.2f}, {max(values):.2f}]"
 
 
-def unseen_references(experiment: str, names: list[str], same_rule: pd.DataFrame) -> dict[str, tuple[float, float]]:
+def heuristic_grids(experiments: list[str], unseen: dict[str, int]) -> pd.DataFrame:
+    """Each experiment's heuristic grid as the thesis ran it (rule `all`: every job that fits
+    starts) and under the agent's rule (`one`: one job per time step) on the training workload,
+    and under the agent's rule on each of its first `unseen[experiment]` unseen workloads."""
+    import tempfile
+
+    frames = []
+    for experiment in experiments:
+        for rule in ("all", "one"):
+            frames.append(heuristic_grid(experiment, rule).assign(experiment=experiment, rule=rule,
+                                                                  workload="training"))
+        with tempfile.TemporaryDirectory() as folder:
+            for path in unseen_workloads(experiment, unseen.get(experiment, 0), Path(folder)):
+                frames.append(run_grid(experiment, 0, INPUTS[experiment], per_step="one", workload=path)
+                              .assign(experiment=experiment, rule="one", workload=path.stem))
+    columns = ["experiment", "rule", "workload", "job_selection", "resource_selection", "energy", "makespan", "edp"]
+    return pd.concat(frames, ignore_index=True)[columns]
+
+
+def unseen_references(grids: pd.DataFrame, experiment: str) -> dict[str, tuple[float, float]]:
     """Per workload the agent never saw: the energy of the pair that was best on the training
     workload under the agent's rule, and the energy of that workload's own best pair (both one
     job per time step)."""
-    import tempfile
-
-    best = same_rule.sort_values("energy").iloc[0]
+    own = grids[(grids.experiment == experiment) & (grids.rule == "one")]
+    best = own[own.workload == "training"].sort_values("energy").iloc[0]
     references = {}
-    with tempfile.TemporaryDirectory() as folder:
-        for path in unseen_workloads(experiment, len(names), Path(folder)):
-            grid = run_grid(experiment, 0, INPUTS[experiment], per_step="one", workload=path)
-            chosen = grid[(grid.job_selection == best.job_selection)
-                          & (grid.resource_selection == best.resource_selection)].energy.iloc[0]
-            references[path.stem] = (float(chosen), float(grid.energy.min()))
+    for workload, grid in own[own.workload != "training"].groupby("workload"):
+        chosen = grid[(grid.job_selection == best.job_selection)
+                      & (grid.resource_selection == best.resource_selection)].energy.iloc[0]
+        references[workload] = (float(chosen), float(grid.energy.min()))
     return references
 
 
-def markdown(results: pd.DataFrame, grids: dict[str, pd.DataFrame], grids_one: dict[str, pd.DataFrame]) -> str:
-    """The tables; `grids` holds the heuristic grid as the thesis ran it (every job that fits
-    starts), `grids_one` the same grid under the agent's rule (one job per time step)."""
+def unseen_reductions(group: pd.DataFrame, unseen_rows: pd.DataFrame,
+                      references: dict[str, tuple[float, float]]) -> tuple[list[float], list[float]]:
+    """Per seed of `group` (one configuration and kind of agent), the mean over the unseen
+    workloads of its test-mean energy's reduction against the pair best on the training workload,
+    and against each workload's own best pair (unseen_references)."""
+    from joulesim.rl.evaluation import reduction
+
+    same_pair, own_best = [], []
+    for seed in group.seed:
+        seen = unseen_rows[(unseen_rows.name == group.name.iloc[0]) & (unseen_rows.kind == group.kind.iloc[0])
+                           & (unseen_rows.seed == seed)]
+        if len(seen) and references:
+            pairs = list(zip(seen.workload, seen.energy_avg))
+            same_pair.append(float(np.mean([reduction(references[w][0], e) for w, e in pairs])))
+            own_best.append(float(np.mean([reduction(references[w][1], e) for w, e in pairs])))
+    return same_pair, own_best
+
+
+def markdown(results: pd.DataFrame, grids: pd.DataFrame) -> str:
+    """The tables, from the per-seed rows and the heuristic grids (heuristic_grids)."""
     from joulesim.rl.evaluation import reduction
 
     lines = []
@@ -321,15 +360,16 @@ def markdown(results: pd.DataFrame, grids: dict[str, pd.DataFrame], grids_one: d
         unseen_rows = everything[everything.workload != "training"]
         unseen_names = sorted(set(unseen_rows.workload))
         seeds = sorted(rows[rows.kind == "trained"].seed.unique())
-        grid = grids[experiment]
-        same_rule = grids_one[experiment]
+        training_grids = grids[(grids.experiment == experiment) & (grids.workload == "training")]
+        grid = training_grids[training_grids.rule == "all"]
+        same_rule = training_grids[training_grids.rule == "one"]
         best_one_energy = same_rule.sort_values("energy").iloc[0]
         best_one_edp = same_rule.sort_values("edp").iloc[0]
         best_energy = grid.sort_values("energy").iloc[0]
         best_edp = grid.sort_values("edp").iloc[0]
         job, resource, _ = THESIS_BEST[experiment]
         named = grid[(grid.job_selection == job) & (grid.resource_selection == resource)].iloc[0]
-        references = unseen_references(experiment, unseen_names, same_rule) if unseen_names else {}
+        references = unseen_references(grids, experiment) if unseen_names else {}
         lines += [f"**{experiment}** - training seeds {', '.join(map(str, seeds))}. The heuristic grid, one job "
                   f"started per time step as the agent acts: best {best_one_energy.job_selection} / "
                   f"{best_one_energy.resource_selection}, {best_one_energy.energy:,.2f} J; best EDP "
@@ -349,15 +389,7 @@ def markdown(results: pd.DataFrame, grids: dict[str, pd.DataFrame], grids_one: d
         for label, group in _row_groups(rows):
             energy = [reduction(best_one_energy.energy, v) for v in group.energy_avg]
             edp = [reduction(best_one_edp.edp, v) for v in group.edp_avg]
-            same_pair, own_best = [], []
-            for seed in group.seed:
-                seen = unseen_rows[(unseen_rows.name == group.name.iloc[0]) & (unseen_rows.kind == group.kind.iloc[0])
-                                   & (unseen_rows.seed == seed)]
-                if len(seen) and references:
-                    same_pair.append(float(np.mean([reduction(references[w][0], e)
-                                                    for w, e in zip(seen.workload, seen.energy_avg)])))
-                    own_best.append(float(np.mean([reduction(references[w][1], e)
-                                                   for w, e in zip(seen.workload, seen.energy_avg)])))
+            same_pair, own_best = unseen_reductions(group, unseen_rows, references)
             lines.append(f"| {label} | {_cell(energy)} | {_cell(edp)} | {_cell(same_pair)} | {_cell(own_best)} |")
         lines += ["", "the thesis's comparison: reduction (%) of the test-mean energy and EDP against heuristics "
                   "that start every job that fits (this mixes learning with the step rule). Each cell: mean ± "
@@ -396,6 +428,198 @@ def markdown(results: pd.DataFrame, grids: dict[str, pd.DataFrame], grids_one: d
     return "\n".join(lines).rstrip()
 
 
+# ---------------------------------------------------------------- README.md's figures
+def _mean_sd(values: list[float]) -> str:
+    """"26.82 ± 1.06 %": the mean and standard deviation over the training seeds."""
+    return f"{np.mean(values):.2f} ± {np.std(values, ddof=1):.2f} %" if len(values) > 1 else f"{values[0]:.2f} %"
+
+
+def _span(values, unit: str = " J", digits: int = 0) -> str:
+    """"22,974-23,799 J": the range over the training seeds."""
+    low, high = min(values), max(values)
+    if f"{low:,.{digits}f}" == f"{high:,.{digits}f}":
+        return f"{low:,.{digits}f}{unit}"
+    return f"{low:,.{digits}f}-{high:,.{digits}f}{unit}"
+
+
+def _count(k: int, n: int) -> str:
+    """"all 10 seeds", "none of the 10 seeds", "3 of 10 seeds"."""
+    return f"all {n} seeds" if k == n else f"none of the {n} seeds" if k == 0 else f"{k} of {n} seeds"
+
+
+def configuration_figures(results: pd.DataFrame, grids: pd.DataFrame) -> dict[str, str]:
+    """For each configuration's trained agents (KEY = its name), MaskablePPO's (maskable.KEY) and
+    the untrained ones (untrained.KEY): their reductions against the thesis's named heuristic
+    (KEY.named, KEY.named_edp), the grid's best (KEY.grid, KEY.grid_edp) and the grid's best under
+    their own step rule (KEY.one); their test-mean energies (KEY.per_seed), their untrained
+    agents' (KEY.untrained) and how many seeds end below them (KEY.below, KEY.closest: the
+    smallest gap); how many learn nothing (KEY.flat: within 1 % of the untrained agent or above
+    it); the test runs' extremes (KEY.runs); training times (KEY.training); on the unseen
+    workloads (KEY.unseen_same, KEY.unseen_best). Per experiment: the random valid action's
+    (EXP.random[_wait].one, .named, .energy), the grid's best under the agent's rule
+    (EXP.one_best) and the thesis's named heuristic's energy (EXP.named_energy)."""
+    from joulesim.rl.evaluation import reduction
+
+    figures: dict[str, str] = {}
+    training = results[results.workload == "training"]
+    unseen_rows = results[results.workload != "training"]
+    for experiment in sorted(training.experiment.unique()):
+        grid = grids[(grids.experiment == experiment) & (grids.workload == "training")]
+        thesis_rule, own_rule = grid[grid.rule == "all"], grid[grid.rule == "one"]
+        job, resource, _ = THESIS_BEST[experiment]
+        named = thesis_rule[(thesis_rule.job_selection == job) & (thesis_rule.resource_selection == resource)].iloc[0]
+        references = unseen_references(grids, experiment) if len(unseen_rows) else {}
+        for name in [n for n in CONFIGURATIONS if CONFIGURATIONS[n][0] == experiment]:
+            untrained = training[(training.name == name) & (training.kind == "untrained")].set_index("seed")
+            for kind, prefix in (("trained", ""), ("maskable", "maskable."), ("untrained", "untrained.")):
+                group = training[(training.name == name) & (training.kind == kind)].sort_values("seed")
+                if not len(group):
+                    continue
+                key = prefix + name
+                energy, edp = group.energy_avg.tolist(), group.edp_avg.tolist()
+                figures[f"{key}.named"] = _mean_sd([reduction(named.energy, v) for v in energy])
+                figures[f"{key}.named_edp"] = _mean_sd([reduction(named.edp, v) for v in edp])
+                figures[f"{key}.grid"] = _mean_sd([reduction(thesis_rule.energy.min(), v) for v in energy])
+                figures[f"{key}.grid_edp"] = _mean_sd([reduction(thesis_rule.edp.min(), v) for v in edp])
+                figures[f"{key}.one"] = _mean_sd([reduction(own_rule.energy.min(), v) for v in energy])
+                figures[f"{key}.per_seed"] = _span(energy)
+                figures[f"{key}.runs"] = f"{group.energy_min.min():,.2f} J and {group.energy_max.max():,.2f} J"
+                figures[f"{key}.training"] = _span(group.training_s, " s")
+                same, best = unseen_reductions(group, unseen_rows, references)
+                figures[f"{key}.unseen_same"] = _mean_sd(same) if same else "not measured"
+                figures[f"{key}.unseen_best"] = _mean_sd(best) if best else "not measured"
+                if len(untrained):
+                    base = untrained.loc[group.seed, "energy_avg"].to_numpy()
+                    gaps = base - group.energy_avg.to_numpy()
+                    figures[f"{key}.untrained"] = _span(base)
+                    figures[f"{key}.below"] = _count(int((gaps > 0).sum()), len(gaps))
+                    figures[f"{key}.closest"] = f"{gaps.min():,.0f} J"
+                    figures[f"{key}.flat"] = _count(int((gaps < 0.01 * base).sum()), len(gaps))
+        for wait in (False, True):
+            rows = training[(training.kind == "random") & (training.experiment == experiment)
+                            & (training.label.str.contains("wait") == wait)]
+            if len(rows):
+                key = f"{experiment}.random{'_wait' if wait else ''}"
+                figures[f"{key}.one"] = _mean_sd([reduction(own_rule.energy.min(), v) for v in rows.energy_avg])
+                figures[f"{key}.named"] = _mean_sd([reduction(named.energy, v) for v in rows.energy_avg])
+                figures[f"{key}.energy"] = f"{rows.energy_avg.iloc[0]:,.0f} J"
+        figures[f"{experiment}.one_best"] = (f"{own_rule.sort_values('energy').iloc[0].energy:,.2f} J")
+        figures[f"{experiment}.named_energy"] = f"{named.energy:,.2f} J"
+    return figures
+
+
+def same_rule_figure(results: pd.DataFrame, grids: pd.DataFrame) -> str:
+    """Which trained configurations (MaskablePPO's too) beat, on average over their seeds, the
+    grid's best under their own step rule on the test-mean energy."""
+    from joulesim.rl.evaluation import reduction
+
+    beaters, total = [], 0
+    training = results[(results.workload == "training") & results.kind.isin(["trained", "maskable"])]
+    for (name, kind), group in training.groupby(["name", "kind"], sort=True):
+        experiment = CONFIGURATIONS[name][0]
+        own = grids[(grids.experiment == experiment) & (grids.workload == "training") & (grids.rule == "one")]
+        total += 1
+        if np.mean([reduction(own.energy.min(), v) for v in group.energy_avg]) > 0:
+            beaters.append(f"{'MaskablePPO, ' if kind == 'maskable' else ''}{experiment} {CONFIGURATIONS[name][1]}")
+    if not beaters:
+        return f"none of the {total} trained configurations beats"
+    return f"{len(beaters)} of the {total} trained configurations ({'; '.join(beaters)}) " \
+           f"beat{'s' if len(beaters) == 1 else ''}"
+
+
+def diagnosis_figures(results: Path) -> dict[str, str]:
+    """The figures of "Why the thesis's agent collapses", from experiments/rl_energy/diagnosis.py's
+    results/diagnosis.json and results/three_nodes.csv."""
+    diagnosis = json.loads((results / "diagnosis.json").read_text())
+    first = diagnosis["first_observation"]
+    spreads = first["thesis_pre_activation_std"][:-1]  # (the hidden layers; the last is the logit)
+    ranges = first["feature_ranges"]
+    others = max(high for name, (_, high) in ranges.items() if name != "energy_estimate")
+    figures = {
+        "diag.spreads": (", ".join(f"{v:.2g}" if v < 10 else f"{v:.0f}" for v in spreads[:-1])
+                         + f" and {spreads[-1]:.0f}"),
+        "diag.layers": str(len(spreads)),
+        "diag.flat": f"{first['all_rows_flat']} of {first['initialisations']}",
+        "diag.energy_estimate": _span(ranges["energy_estimate"], "", 2),
+        "diag.others": f"{math.ceil(others * 100) / 100:.2f}",
+        "diag.availability": _span(ranges["availability"], "", 4),
+        "diag.clock_rate": _span(ranges["clock_rate"], "", 3),
+    }
+    losses = diagnosis["final_value_loss"]
+    for name, key in (("exp2_energy_ablation_thesis", "thesis"), ("exp2_energy", "default")):
+        values = losses[name]
+        figures[f"diag.loss_{key}"] = (f"{np.median(values):.1e} (median of {len(values)} seeds; "
+                                       f"{min(values):.1e} to {max(values):.1e})")
+    figures["diag.loss_error"] = f"{math.sqrt(np.median(losses['exp2_energy_ablation_thesis'])):,.0f} J"
+    rows = pd.read_csv(results / "three_nodes.csv")
+    figures["diag.untrained"] = _span(rows[(rows.network == "snn") & (rows.normalisation == "columns")
+                                           & (rows.reward_scale == "auto")].untrained_probability, "", 3)
+    uniform = math.log(3)
+    lines = ["| network | normalisation | reward scale | seeds above 0.9 | stuck uniform (entropy ln 3) | other |",
+             "|---|---|---|---:|---:|---|"]
+    for (network, normalisation, scale), group in rows.groupby(["network", "normalisation", "reward_scale"],
+                                                               sort=False):
+        above = group.probability > 0.9
+        stuck = ~above & (abs(group.final_entropy - uniform) < 1e-3)
+        other = group[~above & ~stuck]
+        notes = ", ".join(f"seed {r.seed} at {r.probability:.2g}" for r in other.itertuples())
+        label = "auto (default)" if (network, normalisation, scale) == ("snn", "columns", "auto") else scale
+        lines.append(f"| {network} | {normalisation} | {label} | {int(above.sum())} / {len(group)} | "
+                     f"{int(stuck.sum())} | {notes} |")
+    figures["diag.three_nodes"] = "\n".join(lines)
+    figures["diag.three_nodes_seeds"] = f"seeds {rows.seed.min()}-{rows.seed.max()}"
+    return figures
+
+
+#: results/known_optimum/'s files (known_optimum.py's --out), by the key README.md quotes them under.
+KNOWN_OPTIMUM = {"tiny": "tiny_case_settings", "lr": "lr0.003_8_episodes", "entropy": "lr0.003_8_episodes_entropy0.01",
+                 "longer": "lr0.003_8_episodes_entropy0.01_near_ties_1200_episodes",
+                 "work": "lr0.003_8_episodes_entropy0.01_requests_work",
+                 "matrix": "lr0.003_8_episodes_entropy0.01_requests_work_matrix"}
+
+
+def known_optimum_figures(folder: Path) -> dict[str, str]:
+    """Per setting (ko.KEY): the trainings that reach the optimum, per case (ko.KEY.CASE), the
+    cases reached on every seed (ko.KEY.every) and the trainings' time (ko.KEY.time); per case
+    the next-best schedule's gap (ko.gap.CASE); draw_010's optimum and what its failing seeds
+    learn with the entropy bonus (ko.draw_010.optimum, ko.draw_010.learnt)."""
+    figures: dict[str, str] = {}
+    frames = {}
+    for key, stem in KNOWN_OPTIMUM.items():
+        frame = frames[key] = pd.read_csv(folder / f"{stem}.csv")
+        figures[f"ko.{key}"] = f"{int(frame.reached.sum())} of {len(frame)}"
+        per_case = frame.groupby("case").reached.agg(["sum", "count"])
+        for case, row in per_case.iterrows():
+            figures[f"ko.{key}.{case}"] = f"{int(row['sum'])} of {int(row['count'])}"
+        figures[f"ko.{key}.every"] = f"{int((per_case['sum'] == per_case['count']).sum())} of the {len(per_case)}"
+        figures[f"ko.{key}.time"] = duration_text(float(frame.training_s.sum()))
+        figures[f"ko.{key}.episodes"] = f"{int(frame.simulations.iloc[0] * frame.trajectories.iloc[0]):,}"
+        for case, gap in frame.groupby("case").second_gap_pct.first().items():
+            figures[f"ko.gap.{case}"] = f"{gap:.1f} %"
+    failing = frames["entropy"][(frames["entropy"].case == "draw_010") & ~frames["entropy"].reached]
+    figures["ko.draw_010.optimum"] = str(frames["entropy"][frames["entropy"].case == "draw_010"].optimum.iloc[0])
+    figures["ko.draw_010.learnt"] = str(failing.greedy.mode().iloc[0]) if len(failing) else "the optimum"
+    return figures
+
+
+def readme_figures(results: Path) -> tuple[str, dict[str, str]]:
+    """README.md's tables and every figure its prose quotes, from results/ (results.csv, grids.csv,
+    run.json, and diagnosis.py's diagnosis.json and three_nodes.csv)."""
+    record = read_run_record(results)
+    rows = read_results(results / RECORD.name)
+    grids = pd.read_csv(results / GRIDS.name)
+    seeds = record["seeds"]
+    figures = {**record_figures(record), **configuration_figures(rows, grids), **diagnosis_figures(results),
+               **known_optimum_figures(results / "known_optimum"),
+               "run.seeds": f"{seeds[0]}-{seeds[-1]}" if len(seeds) > 1 else str(seeds[0]),
+               "run.trainings": f"{record['trainings']} trainings, {duration_text(record['trainings_s'])} of training "
+                                f"summed ({record['jobs']} at a time)",
+               "run.unseen": f"{record['unseen']} workloads, {record['unseen_runs']} test runs each",
+               "run.runs": str(record["runs"]),
+               "same_rule": same_rule_figure(rows, grids)}
+    return markdown(rows, grids), figures
+
+
 def main(argv: list[str] | None = None) -> int:
     from joulesim.campaign.executors import default_workers
 
@@ -420,17 +644,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="each finished training's rows, reused by a later run with the same settings "
                              "(default: the committed results/tasks.jsonl)")
     parser.add_argument("--no-readme", action="store_true")
-    parser.add_argument("--tables", action="store_true",
-                        help="train nothing: write README.md's tables again from results.csv beside it")
+    parser.add_argument("--readme-only", action="store_true",
+                        help="train nothing: write README.md again from the committed results/")
     args = parser.parse_args(argv)
-    if args.tables:
-        if not RECORD.is_file():
-            parser.error(f"--tables: {RECORD} is missing; run the experiments first")
-        return write_tables(read_results(RECORD), readme=True)
+    if args.readme_only:
+        write_readme(HERE / "README.md", *readme_figures(RESULTS))
+        return 0
     if args.seeds < 1 or args.runs < 1 or args.jobs < 1 or args.unseen_runs < 1:
         parser.error("--seeds, --runs, --unseen-runs and --jobs take integers >= 1")
     if args.unseen < 0:
         parser.error("--unseen takes an integer >= 0")
+    began = time.perf_counter()
     names = args.only or [n for n in CONFIGURATIONS if (args.exp3 or not n.startswith("exp3"))
                           and (args.ablation or "ablation" not in n)]
     args.out.mkdir(parents=True, exist_ok=True)
@@ -493,7 +717,10 @@ def main(argv: list[str] | None = None) -> int:
         results = pd.concat([kept, results], ignore_index=True)
     results = results.sort_values(["experiment", "name", "kind", "seed", "workload"]).reset_index(drop=True)
     results.to_csv(results_path, index=False)
-    return write_tables(results, readme=not args.no_readme)
+    command = " ".join(["python -m experiments.rl_energy.run", *(sys.argv[1:] if argv is None else argv)])
+    return publish(results, not args.no_readme, command, time.perf_counter() - began,
+                   {"seeds": list(range(args.seeds)), "runs": args.runs, "unseen": args.unseen,
+                    "unseen_runs": args.unseen_runs, "jobs": args.jobs})
 
 
 # ---------------------------------------------------------------- committed task records
@@ -538,16 +765,25 @@ def read_results(path: Path) -> pd.DataFrame:
     return results
 
 
-def write_tables(results: pd.DataFrame, readme: bool) -> int:
-    """Print the tables; with `readme`, put them in README.md and their rows in results.csv beside
-    it, so that the published tables can be checked seed by seed."""
-    grids = {e: heuristic_grid(e) for e in results.experiment.unique()}
-    grids_one = {e: heuristic_grid(e, "one") for e in results.experiment.unique()}
-    text = markdown(results, grids, grids_one)
-    print(text)
-    if readme:
-        results.to_csv(RECORD, index=False, float_format="%.6f")
-        replace_results(HERE / "README.md", text)
+def publish(results: pd.DataFrame, readme: bool, command: str, wall_s: float, settings: dict) -> int:
+    """Print the tables; with `readme`, commit the rows and the heuristic grids under results/
+    with the run's record, and write README.md from them (as read back: what the test checks)."""
+    experiments = sorted(results.experiment.unique())
+    unseen = {e: int(results[(results.experiment == e) & (results.workload != "training")].workload.nunique())
+              for e in experiments}
+    grids = heuristic_grids(experiments, unseen)
+    if not readme:
+        print(markdown(results, grids))
+        return 0
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    results.to_csv(RECORD, index=False, float_format="%.6f")
+    grids.to_csv(GRIDS, index=False, float_format="%.6f")
+    learned = results[results.kind.isin(["trained", "maskable"]) & (results.workload == "training")]
+    write_run_record(RESULTS, command, wall_s, event_grouping="per-time (IRMaSim node platforms)",
+                     trainings=len(learned), trainings_s=round(float(learned.training_s.sum()), 1), **settings)
+    block, figures = readme_figures(RESULTS)
+    print(block)
+    write_readme(HERE / "README.md", block, figures)
     return 0
 
 
