@@ -66,8 +66,10 @@ EXPERIMENTS = [
                "seed 004 figure 3, a broker over ten clusters"),
     Experiment("energy_budget", ("--out", "out/energy_budget"), lambda out: ["--quick", "--out", str(out)],
                "seed 001 §6.5, EASY under an energy budget"),
+    # (its records of finished trainings in the output folder too: the committed ones are the whole run's)
     Experiment("rl_energy", (), lambda out: ["--only", "exp2_energy", "--seeds", "1", "--runs", "2", "--unseen", "2",
-                                             "--unseen-runs", "2", "--out", str(out), "--no-readme"],
+                                             "--unseen-runs", "2", "--out", str(out), "--no-readme",
+                                             "--records", str(Path(out) / "tasks.jsonl")],
                "seed 002, the Energy scheduler (PPO) against the heuristic grid"),
 ]
 BY_NAME = {e.name: e for e in EXPERIMENTS}

@@ -95,6 +95,17 @@ def test_reproduce_lists_every_experiment_folder():
     assert folders - {"batsim5_edcs"} == set(BY_NAME)
 
 
+def test_a_quick_run_keeps_its_records_of_finished_trainings_out_of_the_committed_ones(tmp_path):
+    """rl_energy records each finished training under keys of its test settings; a quick run's
+    (two test runs) written to the committed results/tasks.jsonl would sit there beside the whole
+    run's, and its writes race a whole run going on. Its records go to its output folder."""
+    from experiments.reproduce import BY_NAME
+
+    command = BY_NAME["rl_energy"].command(True, tmp_path)
+    records = Path(command[command.index("--records") + 1])
+    assert tmp_path in records.parents
+
+
 def test_reproduce_quick_reruns_the_fast_experiments_and_leaves_the_committed_files(shared_data, tmp_path):
     fast = ["pcbe", "irmasim_grid", "grid_energy"]
     committed = {path: path.read_bytes() for name in fast
