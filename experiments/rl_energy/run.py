@@ -488,7 +488,7 @@ def configuration_figures(results: pd.DataFrame, grids: pd.DataFrame) -> dict[st
                 same, best = unseen_reductions(group, unseen_rows, references)
                 figures[f"{key}.unseen_same"] = _mean_sd(same) if same else "not measured"
                 figures[f"{key}.unseen_best"] = _mean_sd(best) if best else "not measured"
-                if len(untrained):
+                if len(untrained) and kind != "untrained":  # (against its own untrained agent)
                     base = untrained.loc[group.seed, "energy_avg"].to_numpy()
                     gaps = base - group.energy_avg.to_numpy()
                     figures[f"{key}.untrained"] = _span(base)
