@@ -21,7 +21,7 @@ EXPERIMENTS = REPO_ROOT / "experiments"
 # The experiments whose README is written from results files so far; the others' READMEs still
 # carry figures typed from their last run (issue 48 converts them one by one).
 GENERATED = ["pcbe", "grid_energy", "irmasim_grid", "utility_policies", "energy_shutdown", "placement_network",
-             "grid_broker", "rl_energy"]
+             "grid_broker", "rl_energy", "energy_budget"]
 
 
 @pytest.mark.parametrize("name", GENERATED)
