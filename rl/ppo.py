@@ -49,6 +49,11 @@ class PPOSettings:
     minibatch_size: int = 32
     epochs: int = 50
     entropy_coef: float = 0.0
+    # The entropy coefficient of the last update, reached linearly from entropy_coef over the
+    # training (None: constant): a policy kept broad while its later decisions are learnt, and
+    # narrowed at the end. On the small cases of experiments/rl_energy/README.md ("Training on
+    # cases with a known optimum") it reaches the optimum no more often than a constant bonus.
+    entropy_end: float | None = None
     swa: bool = False
     swa_start: float = 0.75  # fraction of all training epochs after which the actor is averaged
     swa_anneal: float = 0.15  # fraction of all training epochs over which SWALR anneals
@@ -81,6 +86,12 @@ class PPOSettings:
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not math.isfinite(value):
                 raise bad(name, "a finite number")
             setattr(self, name, float(value))
+        if self.entropy_end is not None:
+            value = self.entropy_end
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) \
+                    or not math.isfinite(value) or value < 0:
+                raise bad("entropy_end", "None or a finite number >= 0")
+            self.entropy_end = float(value)
         if self.network not in NETWORKS:
             raise bad("network", f"one of {', '.join(NETWORKS)}")
         if self.reward_scale != "auto":
@@ -380,6 +391,17 @@ class PPOAgent:
 
     # -- training ---------------------------------------------------------------------------
 
+    def entropy_coefficient(self) -> float:
+        """The entropy coefficient of the next update: entropy_coef, or with entropy_end, the
+        point between them that the updates done so far reach (entropy_end at the last of
+        `total_updates`)."""
+        settings = self.settings
+        if settings.entropy_end is None:
+            return settings.entropy_coef
+        done = self.epochs_done // settings.epochs
+        progress = min(1.0, done / max(1, self.total_updates - 1))
+        return settings.entropy_coef + (settings.entropy_end - settings.entropy_coef) * progress
+
     def update(self) -> dict[str, float]:
         """Train on every stored step, then clear the buffer (seed 002 §3.3.4, training_step).
 
@@ -397,6 +419,7 @@ class PPOAgent:
         size = settings.minibatch_size
         totals = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0}
         steps = 0
+        entropy_coef = self.entropy_coefficient()
         for _ in range(settings.epochs):
             order = torch.randperm(n, generator=self._shuffle_rng) if settings.shuffle else None
             for start in range(0, n, size):
@@ -412,7 +435,7 @@ class PPOAgent:
                 clipped = torch.clamp(ratio, 1.0 - settings.clip, 1.0 + settings.clip)
                 entropy = dist.entropy().mean()
                 policy_loss = -torch.min(ratio * advantages, clipped * advantages).mean() \
-                    - settings.entropy_coef * entropy
+                    - entropy_coef * entropy
                 self.actor_optimizer.zero_grad()
                 policy_loss.backward()
                 self.actor_optimizer.step()

@@ -60,6 +60,7 @@ def model_metadata(config: TrainingConfig, env: NodeSchedulingEnv) -> dict[str, 
             "objective": env.objective,
             "platform": os.path.basename(env.platform.source), "node_names": [n.name for n in env.platform.nodes.nodes],
             "seed": config.seed, "simulations": config.simulations, "trajectories": config.trajectories,
+            "exploring_starts": config.exploring_starts,
             "cpu_kernels": cpu_kernels.capability()}  # (a model depends on them: cpu_kernels.py)
 
 
@@ -178,6 +179,7 @@ def train(config: TrainingConfig, out_dir: str | os.PathLike, progress: bool = T
         bar = progress_bar(config.simulations, "training", "sim", file=log)
     remove_earlier_outputs(out_dir)
     env.reset(seed=config.seed)  # seeds the trajectory sampler; every later reset continues its stream
+    opening_rng = np.random.default_rng([config.seed, 1])  # the random openings' own stream
     try:  # a new file ("x": never a FIFO or device put there since remove_earlier_outputs)
         handle = open(csv_path, "x", newline="")
     except OSError as exc:
@@ -191,6 +193,10 @@ def train(config: TrainingConfig, out_dir: str | os.PathLike, progress: bool = T
             rewards, energies, makespans, decisions = [], [], [], 0
             for _ in range(config.trajectories):
                 observation, _ = env.reset()
+                opening = random_opening(env, observation, config.exploring_starts, opening_rng)
+                if opening is None:
+                    continue  # the whole trajectory was drawn at random: nothing to train on
+                observation, whole = opening
                 while True:
                     action, value, logp = agent.act(observation)
                     following, reward, terminated, truncated, info = env.step(action)
@@ -200,7 +206,7 @@ def train(config: TrainingConfig, out_dir: str | os.PathLike, progress: bool = T
                     if terminated or truncated:
                         break
                 rewards.append(agent.end_trajectory(0.0))
-                if terminated:
+                if terminated and whole:  # (the policy's own trajectories: none of it drawn at random)
                     energies.append(info["energy"])
                     makespans.append(info["makespan"])
             losses = agent.update()
@@ -229,6 +235,25 @@ def train(config: TrainingConfig, out_dir: str | os.PathLike, progress: bool = T
     save_agent(model_path, agent, {**metadata, "trained_simulations": config.simulations})
     plot = plot_training(rows, os.path.join(out_dir, "training.png"), env.objective)
     return TrainingOutcome(model_path, csv_path, plot, rows, time.perf_counter() - started)
+
+
+def random_opening(env: Any, observation: dict[str, Any], probability: float,
+                   rng: np.random.Generator) -> tuple[dict[str, Any], bool] | None:
+    """Exploring starts: while a draw falls below `probability`, the next decision is drawn
+    uniformly among the valid ones and played, not trained on; then the policy takes over.
+    Returns (the observation it takes over at, whether nothing was drawn), or None when the
+    trajectory ended during the opening. A policy that has settled still sees the states that
+    other openings lead to, and learns what to do there; on the small cases of
+    experiments/rl_energy (known_optimum.py) the optimum's first decision is often one a policy
+    stops sampling early."""
+    whole = True
+    while probability > 0 and rng.random() < probability:
+        valid = np.flatnonzero(observation["mask"])
+        observation, _, terminated, truncated, _ = env.step(int(valid[rng.integers(len(valid))]))
+        whole = False
+        if terminated or truncated:
+            return None
+    return observation, whole
 
 
 def plot_training(rows: list[dict[str, Any]], path: str, objective: str) -> str | None:

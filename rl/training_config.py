@@ -10,9 +10,12 @@ Three tables, named as seed 002's hyperparameter tables (4.5, 4.10, 4.13, 4.17):
                     thesis's), idle_power, max_waits, max_steps
     [training]      simulations (training updates), trajectories (per simulation), seed,
                     checkpoint_every (0: final model only), threads (torch CPU threads, at most
-                    the CPUs this process may use)
+                    the CPUs this process may use), exploring_starts (the probability that each
+                    decision of a trajectory's opening is drawn uniformly among the valid ones
+                    and not trained on; default 0)
     [ppo]           gamma, lambda, clip (epsilon), actor_lr, critic_lr, minibatch_size, epochs,
-                    entropy, swa, shuffle, network (snn | thesis), reward_scale ("auto" | number)
+                    entropy, entropy_end (the last update's entropy coefficient, reached
+                    linearly; default: constant), swa, shuffle, network (snn | thesis), reward_scale ("auto" | number)
 
 An unknown table or key, a value of the wrong type or range, a missing file: InputError naming
 the file, the key and the fix. Counts that multiply the work (simulations, trajectories, epochs)
@@ -47,6 +50,7 @@ class TrainingConfig:
     seed: int = 0
     checkpoint_every: int = 0
     threads: int = 1
+    exploring_starts: float = 0.0  # probability that each opening decision is drawn at random
     ppo: dict[str, Any] = field(default_factory=dict)  # PPOSettings keywords
 
 
@@ -101,6 +105,8 @@ _TRAINING: dict[str, tuple[Callable[[Any], bool], str, Any, str]] = {
     "seed": (*_integer(0, MAX_SEED), 0, "seed"),
     "checkpoint_every": (*_integer(0), 0, "checkpoint_every"),
     "threads": (*_integer(1), 1, "threads"),
+    "exploring_starts": ((lambda v: type(v) in (int, float) and 0 <= v < 1), "a number in [0, 1[", 0.0,
+                         "exploring_starts"),
 }
 _PPO: dict[str, tuple[Callable[[Any], bool], str, Any, str]] = {
     "gamma": (*_number(0, 1), 0.99, "gamma"),
@@ -111,6 +117,7 @@ _PPO: dict[str, tuple[Callable[[Any], bool], str, Any, str]] = {
     "minibatch_size": (*_integer(1), 32, "minibatch_size"),
     "epochs": (*_integer(1, MAX_EPOCHS), 50, "epochs"),
     "entropy": (*_number(0), 0.0, "entropy_coef"),
+    "entropy_end": (*_number(0), -1, "entropy_end"),  # -1: not given, the entropy stays constant
     "swa": (*_BOOL, False, "swa"),
     "shuffle": (*_BOOL, False, "shuffle"),
     "network": ((lambda v: v in NETWORKS), " or ".join(NETWORKS), "snn", "network"),
@@ -166,6 +173,8 @@ def config_from_dict(document: dict[str, Any], label: str = "<dict>", base: str 
             environment[key] = None
     if environment["max_waits"] == -1:  # not given: the environment's default
         environment["max_waits"] = None
+    if values["ppo"]["entropy_end"] == -1:  # not given: a constant entropy coefficient
+        values["ppo"]["entropy_end"] = None
     training = values["training"]
     cpus = default_workers()
     if training["threads"] > cpus:

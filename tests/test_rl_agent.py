@@ -457,6 +457,30 @@ def test_training_is_deterministic():
     assert set(stats_a) == {"policy_loss", "value_loss", "entropy", "samples"}
 
 
+def test_entropy_end_anneals_the_coefficient_linearly_over_the_updates():
+    """With entropy_end the coefficient goes from entropy_coef at the first update to entropy_end
+    at the last (total_updates), linearly, and stays there: training equals, update by update,
+    a constant-coefficient agent given those coefficients."""
+    annealed = PPOAgent(6, 3, PPOSettings(seed=2, epochs=2, entropy_coef=0.5, entropy_end=0.1), total_updates=3)
+    stepped = PPOAgent(6, 3, PPOSettings(seed=2, epochs=2, entropy_coef=0.5), total_updates=3)
+    rng = np.random.default_rng(3)
+    for coefficient in (0.5, 0.3, 0.1, 0.1):
+        assert annealed.entropy_coefficient() == pytest.approx(coefficient, abs=1e-15)
+        stepped.settings.entropy_coef = annealed.entropy_coefficient()  # (the same float)
+        for _ in range(4):
+            obs, reward = observation(rng, 6, 3), float(rng.random())
+            for agent in (annealed, stepped):
+                action, value, logp = agent.act(obs)
+                agent.record(obs, action, value, logp, reward)
+                agent.end_trajectory()
+        assert annealed.update() == stepped.update()
+        assert all(torch.equal(p, q) for p, q in zip(annealed.actor.parameters(), stepped.actor.parameters()))
+    constant = PPOAgent(6, 3, PPOSettings(entropy_coef=0.2), total_updates=3)
+    assert constant.entropy_coefficient() == 0.2
+    with pytest.raises(JoulesimError, match="entropy_end"):
+        PPOSettings(entropy_end=-0.1)
+
+
 def test_swa_averages_the_actor_over_the_last_epochs_of_training():
     settings = PPOSettings(seed=1, epochs=4, swa=True, swa_start=0.75, swa_anneal=0.15)
     agent = PPOAgent(6, 3, settings, total_updates=2, use_swa=True)

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("torch", reason="the rl extra is not installed (pip install '.[rl]' in the checkout)")
@@ -143,6 +144,9 @@ def test_decider_rl_errors_name_the_fix(tmp_path):
     ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nnetwork = "lecun"\n', "[ppo] key 'network'"),
     ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nreward_scale = 0\n', "[ppo] key 'reward_scale'"),
     ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nreward_scale = "big"\n', "[ppo] key 'reward_scale'"),
+    ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nentropy_end = -1\n', "[ppo] key 'entropy_end'"),
+    ('[environment]\nplatform = "p"\nworkload = "w"\n[training]\nexploring_starts = 1\n',
+     "[training] key 'exploring_starts'"),
     ('[environment]\nworkload = "w"\n', "[environment] key 'platform'"),
     ('[environment]\nplatform = "nowhere.json"\nworkload = "w"\n', "[environment] key 'platform'"),
     ('[environment\n', "TOML syntax"),
@@ -412,12 +416,12 @@ def test_known_optimum_summary_counts_each_variant_s_reached_seeds_per_case(tmp_
     pd.DataFrame(rows(50, 4, 0.01, 0.0, [[True, False, True], [False, False, False]])).to_csv(tmp_path / "a.csv")
     pd.DataFrame(rows(100, 8, 0.003, 0.01, [[True, True, True], [True, False, False]])).to_csv(tmp_path / "b.csv")
     assert summary_table([tmp_path / "a.csv", tmp_path / "b.csv"]).splitlines() == [
-        "| actor lr | episodes per update | entropy | episodes | requested time | normalisation | draw_002 | draw_010 "
-        "| all cases |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-        "| 0.01 | 4 | 0 | 200 | constant | columns | 2/3 | 0/3 | **2/6** |",
-        "| 0.003 | 8 | 0.01 | 800 | constant | columns | 3/3 | 1/3 | **4/6** |",
-        "| the next-best schedule, % above the optimum | | | | | | 11.4 | 1.6 | |"]
+        "| actor lr | episodes per update | entropy | random openings | episodes | requested time | normalisation "
+        "| draw_002 | draw_010 | all cases |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| 0.01 | 4 | 0 | 0 | 200 | constant | columns | 2/3 | 0/3 | **2/6** |",
+        "| 0.003 | 8 | 0.01 | 0 | 800 | constant | columns | 3/3 | 1/3 | **4/6** |",
+        "| the next-best schedule, % above the optimum | | | | | | | 11.4 | 1.6 | |"]
 
 
 def test_torch_kernels_are_pinned_to_avx2_unless_chosen_torch_came_first_or_the_cpu_lacks_it(tmp_path):
@@ -456,10 +460,64 @@ def test_the_committed_known_optimum_table_is_what_its_rows_give():
     folder = EXPERIMENTS / "results" / "known_optimum"
     names = ["tiny_case_settings.csv", "lr0.003_8_episodes.csv", "lr0.003_8_episodes_entropy0.01.csv",
              "lr0.003_8_episodes_entropy0.01_near_ties_1200_episodes.csv",
-             "lr0.003_8_episodes_entropy0.01_requests_work.csv",
-             "lr0.003_8_episodes_entropy0.01_requests_work_matrix.csv"]
+             "lr0.003_8_episodes_entropy0.01_openings0.5.csv", "lr0.003_8_episodes_entropy0.01_requests_work.csv",
+             "lr0.003_8_episodes_entropy0.01_requests_work_matrix.csv", "lr0.003_8_episodes_entropy0.1_to_0.csv"]
     assert sorted(path.name for path in folder.glob("*.csv")) == sorted(names)
     assert (folder / "summary.md").read_text() == summary_table([folder / name for name in names]) + "\n"
+
+
+def test_random_openings_play_valid_decisions_untrained_until_a_draw_says_stop():
+    """Exploring starts: each opening decision is drawn uniformly among the valid ones while a
+    uniform draw falls below the probability, then the policy takes over (the observation it
+    takes over at, and whether the opening was empty); an episode that ends in its opening
+    gives None. Probability 0 draws nothing, not even from the generator."""
+    from joulesim.rl.training import random_opening
+
+    class Steps:  # four decisions, of which only actions 1 and 3 are valid
+        def __init__(self):
+            self.played = []
+
+        def step(self, action):
+            self.played.append(action)
+            done = len(self.played) == 4
+            return {"mask": np.array([0, 1, 0, 1]), "step": len(self.played)}, 0.0, done, False, {}
+
+    first = {"mask": np.array([0, 1, 0, 1]), "step": 0}
+    env = Steps()
+    rng = np.random.default_rng(5)
+    state = rng.bit_generator.state
+    assert random_opening(env, first, 0.0, rng) == (first, True) and env.played == []
+    assert rng.bit_generator.state == state
+    for seed in range(20):
+        env, rng, check = Steps(), np.random.default_rng(seed), np.random.default_rng(seed)
+        outcome = random_opening(env, first, 0.6, rng)
+        draws = 0  # the same stream: a draw below 0.6, then the action drawn
+        while check.random() < 0.6:
+            check.integers(2)
+            draws += 1
+            if draws == 4:
+                break
+        assert len(env.played) == draws and set(env.played) <= {1, 3}
+        if draws == 4:
+            assert outcome is None
+        else:
+            observation, whole = outcome
+            assert observation["step"] == draws and whole == (draws == 0)
+
+
+def test_known_optimum_landscape_finds_local_optima_and_what_random_later_decisions_favour():
+    """A schedule is a local optimum when every schedule one decision away costs more; a first
+    decision's value under uniformly random later decisions is the mean over the valid ones."""
+    from experiments.rl_energy.known_optimum import is_local_optimum, landscape, uniform_continuation_values
+
+    # Decision 1 then decision 2; after first decision 1 only one second decision is valid.
+    energies = {(0, 0): 10.0, (0, 1): 30.0, (1, 0): 12.0, (2, 0): 50.0, (2, 1): 9.0}
+    assert [s for s in energies if is_local_optimum(s, energies)] == [(0, 0), (2, 1)]
+    assert uniform_continuation_values(energies, ()) == {0: 20.0, 1: 12.0, 2: 29.5}
+    assert uniform_continuation_values(energies, (2,)) == {0: 50.0, 1: 9.0}
+    row = landscape({"case": "c", "optimum": (2, 1)}, energies)
+    assert row["local_optima"] == ["0-0", "2-1"] and row["local_optima_pct_above"] == [11.11, 0.0]
+    assert row["first_best_under_uniform"] == 1 and row["optimum_first_best_under_uniform"] is False
 
 
 def test_known_optimum_only_trains_on_named_drawn_cases(capsys):

@@ -3,6 +3,7 @@ enumerated through the environment, trained on ten seeds (issue 48).
 
     python -m experiments.rl_energy.known_optimum                  # 8 cases x seeds 0-9, tiny-case settings
     python -m experiments.rl_energy.known_optimum --cases 3 --seeds 2 --actor-lr 0.003 --simulations 100
+    python -m experiments.rl_energy.known_optimum --landscape landscape.json   # local optima, no training
 
 A case: three single-processor 4-core nodes of different speed (clock rate) and power (static
 and dynamic), and four 4-core jobs arriving one after another, so that each decision places one
@@ -77,16 +78,19 @@ def write_case(folder: Path, nodes: list[tuple[float, float, float]], jobs: list
 
 
 def settings(platform: str, workload: str, seed: int, simulations: int, actor_lr: float, entropy: float,
-             trajectories: int = 4, normalisation: str = "columns"):
-    """The tiny-case settings of tests/test_rl_learning.py, with the budget, rates and the
-    observation's normalisation given."""
+             trajectories: int = 4, normalisation: str = "columns", entropy_end: float | None = None,
+             exploring_starts: float = 0.0):
+    """The tiny-case settings of tests/test_rl_learning.py, with the budget, rates, entropy
+    (constant, or annealed linearly to `entropy_end`) and the observation's normalisation given."""
     from joulesim.rl.training_config import config_from_dict
 
     return config_from_dict({"environment": {"platform": platform, "workload": workload,
                                              "normalisation": normalisation},
-                             "training": {"simulations": simulations, "trajectories": trajectories, "seed": seed},
+                             "training": {"simulations": simulations, "trajectories": trajectories, "seed": seed,
+                                          "exploring_starts": exploring_starts},
                              "ppo": {"minibatch_size": 8, "epochs": 8, "actor_lr": actor_lr, "critic_lr": 0.01,
-                                     "entropy": entropy}},
+                                     "entropy": entropy,
+                                     **({} if entropy_end is None else {"entropy_end": entropy_end})}},
                             "known-optimum case", "/")
 
 
@@ -134,9 +138,48 @@ def draw_cases(count: int, folder: Path, requests: str = "constant") -> list[dic
             continue
         others = sorted(energy for energy in energies.values() if energy > best)
         cases.append({"case": f"draw_{drawn:03d}", "platform": platform, "workload": workload, "nodes": nodes,
+                      "energies": energies,
                       "jobs": jobs, "schedules": len(energies), "optimum": optima[0], "optimum_j": best,
                       "second_gap_pct": 100 * (others[0] / best - 1) if others else float("nan")})
     return cases
+
+
+def one_change_neighbours(schedule: tuple[int, ...], energies: dict[tuple[int, ...], float]) -> list[tuple[int, ...]]:
+    """The schedules that differ from `schedule` in exactly one decision (all of them valid: they
+    are among those played)."""
+    return [other for other in energies
+            if len(other) == len(schedule) and sum(a != b for a, b in zip(schedule, other)) == 1]
+
+
+def is_local_optimum(schedule: tuple[int, ...], energies: dict[tuple[int, ...], float]) -> bool:
+    """Every schedule one decision away costs more energy."""
+    return all(energies[other] > energies[schedule] for other in one_change_neighbours(schedule, energies))
+
+
+def uniform_continuation_values(energies: dict[tuple[int, ...], float], prefix: tuple[int, ...]) -> dict[int, float]:
+    """Per valid next decision after `prefix`: the expected energy when every later decision is
+    drawn uniformly among the valid ones (what a policy still close to uniform sees)."""
+    def value(taken: tuple[int, ...]) -> float:
+        if taken in energies:
+            return energies[taken]
+        following = sorted({s[len(taken)] for s in energies if s[:len(taken)] == taken})
+        return sum(value(taken + (action,)) for action in following) / len(following)
+
+    following = sorted({s[len(prefix)] for s in energies if s[:len(prefix)] == prefix})
+    return {action: value(prefix + (action,)) for action in following}
+
+
+def landscape(case: dict, energies: dict[tuple[int, ...], float]) -> dict:
+    """A case's schedule space: its local optima (no one-decision change lowers the energy) and
+    whether its optimum's first decision is the best one under uniformly random later decisions."""
+    best = min(energies.values())
+    local = sorted(s for s in energies if is_local_optimum(s, energies))
+    first = uniform_continuation_values(energies, ())
+    return {"case": case["case"], "schedules": len(energies), "optimum": "-".join(map(str, case["optimum"])),
+            "local_optima": ["-".join(map(str, s)) for s in local],
+            "local_optima_pct_above": [round(100 * (energies[s] / best - 1), 2) for s in local],
+            "first_best_under_uniform": min(first, key=first.get),
+            "optimum_first_best_under_uniform": bool(min(first, key=first.get) == case["optimum"][0])}
 
 
 def greedy_schedule(model: str, config) -> tuple[tuple[int, ...], float]:
@@ -157,7 +200,8 @@ def greedy_schedule(model: str, config) -> tuple[tuple[int, ...], float]:
 
 
 #: The settings a row of the CSV records (the variant it belongs to).
-SETTINGS = ("simulations", "trajectories", "actor_lr", "entropy", "requests", "normalisation")
+SETTINGS = ("simulations", "trajectories", "actor_lr", "entropy", "entropy_end", "exploring_starts", "requests",
+            "normalisation")
 
 
 def settings_columns(args: argparse.Namespace) -> dict:
@@ -170,22 +214,27 @@ def summary_table(csv_paths: list[Path]) -> str:
     import pandas as pd
 
     frame = pd.concat([pd.read_csv(path) for path in csv_paths], ignore_index=True)
+    # A constant entropy: no entropy_end (runs from before the option have no such column).
+    frame["entropy_end"] = frame.get("entropy_end", pd.Series(math.nan, index=frame.index)).fillna(-1.0)
+    frame["exploring_starts"] = frame.get("exploring_starts", pd.Series(0.0, index=frame.index)).fillna(0.0)
     cases = list(dict.fromkeys(frame["case"]))
-    head = (["actor lr", "episodes per update", "entropy", "episodes", "requested time", "normalisation"]
+    head = (["actor lr", "episodes per update", "entropy", "random openings", "episodes", "requested time",
+             "normalisation"]
             + [f"{case}" for case in cases] + ["all cases"])
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for settings, rows in frame.groupby(list(SETTINGS), sort=False):
-        simulations, trajectories, lr, entropy, requests, normalisation = settings
+        simulations, trajectories, lr, entropy, entropy_end, openings, requests, normalisation = settings
         per_case = rows.groupby("case", sort=False)["reached"].agg(["sum", "count"])
-        cells = [f"{lr:g}", f"{trajectories}", f"{entropy:g}", f"{simulations * trajectories:,}", requests,
-                 normalisation]
+        entropy_text = f"{entropy:g}" + (f" to {entropy_end:g}" if entropy_end >= 0 else "")
+        cells = [f"{lr:g}", f"{trajectories}", entropy_text, f"{openings:g}", f"{simulations * trajectories:,}",
+                 requests, normalisation]
         cells += [f"{int(per_case.at[case, 'sum'])}/{int(per_case.at[case, 'count'])}" if case in per_case.index
                   else "-" for case in cases]
         cells.append(f"**{int(rows['reached'].sum())}/{len(rows)}**")
         lines.append("| " + " | ".join(cells) + " |")
     if "second_gap_pct" in frame.columns:  # (how far the next-best schedule is: near ties are the hard cases)
         gaps = frame.groupby("case", sort=False)["second_gap_pct"].first()
-        lines.append("| the next-best schedule, % above the optimum | | | | | | "
+        lines.append("| the next-best schedule, % above the optimum | | | | | | | "
                      + " | ".join(f"{gaps[case]:.1f}" for case in cases) + " | |")
     return "\n".join(lines)
 
@@ -198,7 +247,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="training simulations of 4 trajectories each (default 50: 200 episodes)")
     parser.add_argument("--actor-lr", type=float, default=0.01, help="default 0.01, the tiny-case tests'")
     parser.add_argument("--entropy", type=float, default=0.0, help="entropy bonus (default 0)")
+    parser.add_argument("--entropy-end", type=float, default=None,
+                        help="the last update's entropy bonus, reached linearly from --entropy (default: constant)")
     parser.add_argument("--trajectories", type=int, default=4, help="episodes per training simulation (default 4)")
+    parser.add_argument("--exploring-starts", type=float, default=0.0,
+                        help="probability that each opening decision of an episode is drawn at random and not "
+                             "trained on ([training] exploring_starts; default 0)")
     parser.add_argument("--only", nargs="+", metavar="CASE",
                         help="train on these of the drawn cases only (e.g. draw_010 draw_012: the same cases, drawn "
                              "as always)")
@@ -207,6 +261,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", choices=REQUESTS, default="constant",
                         help="jobs' requested time: 100 s each (default) or in proportion to their work")
     parser.add_argument("--out", type=Path, help="write the rows as CSV here")
+    parser.add_argument("--landscape", type=Path, metavar="JSON",
+                        help="write each case's local optima and the first decision that uniformly random later "
+                             "decisions favour here (JSON, a record per case), and stop (no training)")
     parser.add_argument("--summarise", type=Path, nargs="+", metavar="CSV",
                         help="print the markdown table of these runs' CSVs (a row per variant) and stop")
     args = parser.parse_args(argv)
@@ -215,6 +272,23 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if min(args.cases, args.seeds, args.simulations, args.trajectories) < 1:
         parser.error("--cases, --seeds, --simulations and --trajectories take integers >= 1")
+    if min(args.entropy, math.inf if args.entropy_end is None else args.entropy_end) < 0:
+        parser.error("--entropy and --entropy-end take numbers >= 0")
+    if not 0 <= args.exploring_starts < 1:
+        parser.error("--exploring-starts takes a number in [0, 1[")
+    if args.landscape:
+        with tempfile.TemporaryDirectory() as scratch:
+            cases = draw_cases(args.cases, Path(scratch) / "cases", args.requests)
+            rows = [landscape(case, case["energies"]) for case in cases]
+        args.landscape.parent.mkdir(parents=True, exist_ok=True)
+        args.landscape.write_text(json.dumps(rows, indent=1) + "\n")
+        for row in rows:
+            optima = ", ".join(f"{schedule} ({gap:.1f} %)"
+                               for schedule, gap in zip(row["local_optima"], row["local_optima_pct_above"]))
+            print(f"{row['case']}: {row['schedules']} schedules, optimum {row['optimum']}; local optima "
+                  f"{optima}; first decision best under uniformly random later ones: "
+                  f"{row['first_best_under_uniform']}")
+        return 0
     try:
         from joulesim.rl.training import train
     except ImportError as error:
@@ -233,7 +307,8 @@ def main(argv: list[str] | None = None) -> int:
             reached = []
             for seed in range(args.seeds):
                 config = settings(case["platform"], case["workload"], seed, args.simulations, args.actor_lr,
-                                  args.entropy, args.trajectories, args.normalisation)
+                                  args.entropy, args.trajectories, args.normalisation, args.entropy_end,
+                                  args.exploring_starts)
                 started = time.perf_counter()
                 outcome = train(config, Path(scratch) / "train", progress=False)
                 schedule, energy = greedy_schedule(outcome.model, config)
@@ -252,7 +327,8 @@ def main(argv: list[str] | None = None) -> int:
                   + (f"; the others % above: {gaps}" if gaps else ""), flush=True)
     total = sum(row["reached"] for row in rows)
     print(f"all cases: {total} of {len(rows)} trainings reach the optimum (simulations {args.simulations} of "
-          f"{args.trajectories} trajectories, actor lr {args.actor_lr}, entropy {args.entropy})")
+          f"{args.trajectories} trajectories, actor lr {args.actor_lr}, entropy {args.entropy}"
+          + (f" to {args.entropy_end}" if args.entropy_end is not None else "") + ")")
     if args.out:
         import pandas as pd
 

@@ -575,7 +575,9 @@ def diagnosis_figures(results: Path) -> dict[str, str]:
 KNOWN_OPTIMUM = {"tiny": "tiny_case_settings", "lr": "lr0.003_8_episodes", "entropy": "lr0.003_8_episodes_entropy0.01",
                  "longer": "lr0.003_8_episodes_entropy0.01_near_ties_1200_episodes",
                  "work": "lr0.003_8_episodes_entropy0.01_requests_work",
-                 "matrix": "lr0.003_8_episodes_entropy0.01_requests_work_matrix"}
+                 "matrix": "lr0.003_8_episodes_entropy0.01_requests_work_matrix",
+                 "anneal": "lr0.003_8_episodes_entropy0.1_to_0",
+                 "openings": "lr0.003_8_episodes_entropy0.01_openings0.5"}
 
 
 def known_optimum_figures(folder: Path) -> dict[str, str]:
@@ -599,6 +601,32 @@ def known_optimum_figures(folder: Path) -> dict[str, str]:
     failing = frames["entropy"][(frames["entropy"].case == "draw_010") & ~frames["entropy"].reached]
     figures["ko.draw_010.optimum"] = str(frames["entropy"][frames["entropy"].case == "draw_010"].optimum.iloc[0])
     figures["ko.draw_010.learnt"] = str(failing.greedy.mode().iloc[0]) if len(failing) else "the optimum"
+    figures.update(landscape_figures(folder, frames))
+    return figures
+
+
+def landscape_figures(folder: Path, frames: dict[str, pd.DataFrame]) -> dict[str, str]:
+    """From landscape.json (known_optimum.py --landscape): how many of a setting's misses end on
+    a local optimum (ko.KEY.local, the settings with the cases' own requests), each case's
+    nearest other local optimum (ko.nearest_local), and the cases whose optimum starts with a
+    decision that uniformly random later decisions do not favour (ko.deceptive)."""
+    cases = json.loads((folder / "landscape.json").read_text())
+    local = {case["case"]: set(case["local_optima"]) for case in cases}
+    figures: dict[str, str] = {}
+    for key, frame in frames.items():
+        if (frame.requests != "constant").any():
+            continue  # (the landscape is of the cases with constant requests)
+        missed = frame[~frame.reached]
+        at_local = sum(greedy in local[case] for case, greedy in zip(missed.case, missed.greedy))
+        figures[f"ko.{key}.local"] = f"{at_local} of {len(missed)}"
+    nearest = []
+    for case in cases:
+        others = [(gap, schedule) for schedule, gap in zip(case["local_optima"], case["local_optima_pct_above"])
+                  if schedule != case["optimum"]]
+        nearest.append(f"{case['case']} {min(others)[0]:.1f} %" if others else f"{case['case']} none")
+    figures["ko.nearest_local"] = ", ".join(nearest)
+    figures["ko.deceptive"] = ", ".join(case["case"] for case in cases if not case["optimum_first_best_under_uniform"])
+    figures["ko.count"] = str(len(cases))
     return figures
 
 
