@@ -602,6 +602,11 @@ def known_optimum_figures(folder: Path) -> dict[str, str]:
     figures["ko.draw_010.optimum"] = str(frames["entropy"][frames["entropy"].case == "draw_010"].optimum.iloc[0])
     figures["ko.draw_010.learnt"] = str(failing.greedy.mode().iloc[0]) if len(failing) else "the optimum"
     figures.update(landscape_figures(folder, frames))
+    for key in ("anneal", "openings"):  # the same runs with torch's AVX-512 kernels (avx512/)
+        other = pd.read_csv(folder / "avx512" / f"{KNOWN_OPTIMUM[key]}.csv")
+        both = frames[key].merge(other, on=["case", "seed"], suffixes=("", "_avx512"))
+        figures[f"ko.avx512.{key}.moved"] = f"{int((both.greedy != both.greedy_avx512).sum())} of {len(both)}"
+        figures[f"ko.avx512.{key}"] = f"{int(other.reached.sum())} of {len(other)}"
     return figures
 
 
