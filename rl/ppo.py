@@ -81,17 +81,15 @@ class PPOSettings:
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise bad(name, "true or false")
             setattr(self, name, bool(getattr(self, name)))
-        for name in ("gamma", "lam", "clip", "lr_actor", "lr_critic", "entropy_coef", "swa_start", "swa_anneal"):
+        optional = ("entropy_end",) if self.entropy_end is not None else ()
+        for name in ("gamma", "lam", "clip", "lr_actor", "lr_critic", "entropy_coef", "swa_start", "swa_anneal",
+                     *optional):
             value = getattr(self, name)
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not math.isfinite(value):
                 raise bad(name, "a finite number")
             setattr(self, name, float(value))
-        if self.entropy_end is not None:
-            value = self.entropy_end
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) \
-                    or not math.isfinite(value) or value < 0:
-                raise bad("entropy_end", "None or a finite number >= 0")
-            self.entropy_end = float(value)
+        if self.entropy_end is not None and self.entropy_end < 0:
+            raise bad("entropy_end", "None or a number >= 0")
         if self.network not in NETWORKS:
             raise bad("network", f"one of {', '.join(NETWORKS)}")
         if self.reward_scale != "auto":

@@ -15,7 +15,8 @@ Three tables, named as seed 002's hyperparameter tables (4.5, 4.10, 4.13, 4.17):
                     and not trained on; default 0)
     [ppo]           gamma, lambda, clip (epsilon), actor_lr, critic_lr, minibatch_size, epochs,
                     entropy, entropy_end (the last update's entropy coefficient, reached
-                    linearly; default: constant), swa, shuffle, network (snn | thesis), reward_scale ("auto" | number)
+                    linearly; default: constant), swa, shuffle, network (snn | thesis),
+                    reward_scale ("auto" | number)
 
 An unknown table or key, a value of the wrong type or range, a missing file: InputError naming
 the file, the key and the fix. Counts that multiply the work (simulations, trajectories, epochs)

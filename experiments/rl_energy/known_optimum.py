@@ -159,14 +159,16 @@ def is_local_optimum(schedule: tuple[int, ...], energies: dict[tuple[int, ...], 
 def uniform_continuation_values(energies: dict[tuple[int, ...], float], prefix: tuple[int, ...]) -> dict[int, float]:
     """Per valid next decision after `prefix`: the expected energy when every later decision is
     drawn uniformly among the valid ones (what a policy still close to uniform sees)."""
+    def following(taken: tuple[int, ...]) -> list[int]:  # the valid decisions after `taken`
+        return sorted({s[len(taken)] for s in energies if s[:len(taken)] == taken})
+
     def value(taken: tuple[int, ...]) -> float:
         if taken in energies:
             return energies[taken]
-        following = sorted({s[len(taken)] for s in energies if s[:len(taken)] == taken})
-        return sum(value(taken + (action,)) for action in following) / len(following)
+        actions = following(taken)
+        return sum(value(taken + (action,)) for action in actions) / len(actions)
 
-    following = sorted({s[len(prefix)] for s in energies if s[:len(prefix)] == prefix})
-    return {action: value(prefix + (action,)) for action in following}
+    return {action: value(prefix + (action,)) for action in following(prefix)}
 
 
 def landscape(case: dict, energies: dict[tuple[int, ...], float]) -> dict:
@@ -175,11 +177,12 @@ def landscape(case: dict, energies: dict[tuple[int, ...], float]) -> dict:
     best = min(energies.values())
     local = sorted(s for s in energies if is_local_optimum(s, energies))
     first = uniform_continuation_values(energies, ())
+    favoured = min(first, key=first.get)
     return {"case": case["case"], "schedules": len(energies), "optimum": "-".join(map(str, case["optimum"])),
             "local_optima": ["-".join(map(str, s)) for s in local],
             "local_optima_pct_above": [round(100 * (energies[s] / best - 1), 2) for s in local],
-            "first_best_under_uniform": min(first, key=first.get),
-            "optimum_first_best_under_uniform": bool(min(first, key=first.get) == case["optimum"][0])}
+            "first_best_under_uniform": favoured,
+            "optimum_first_best_under_uniform": bool(favoured == case["optimum"][0])}
 
 
 def greedy_schedule(model: str, config) -> tuple[tuple[int, ...], float]:
@@ -272,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if min(args.cases, args.seeds, args.simulations, args.trajectories) < 1:
         parser.error("--cases, --seeds, --simulations and --trajectories take integers >= 1")
-    if min(args.entropy, math.inf if args.entropy_end is None else args.entropy_end) < 0:
+    if args.entropy < 0 or (args.entropy_end is not None and args.entropy_end < 0):
         parser.error("--entropy and --entropy-end take numbers >= 0")
     if not 0 <= args.exploring_starts < 1:
         parser.error("--exploring-starts takes a number in [0, 1[")
