@@ -12,7 +12,9 @@ and §3.3.4 (the agent, its buffer and its training step).
   trajectory, `update` after a simulation (a batch of trajectories): `epochs` passes over the
   minibatches, one Adam step on the actor (clipped surrogate) and one on the critic (MSE to the
   returns) per minibatch. With SWA, the actor's weights are averaged over the last epochs of the
-  whole training (torch.optim.swa_utils), and the average is what a model file keeps.
+  whole training (torch.optim.swa_utils), and the average is what a model file keeps. With
+  self-imitation, `offer_episode` after each episode that terminates, and each update ends with
+  `epochs` steps towards the best episode's decisions (`joulesim.rl.best_episode`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from torch.distributions import Categorical
 from torch.optim.swa_utils import SWALR, AveragedModel
 
 from joulesim.protocol.errors import JoulesimError
+from joulesim.rl.best_episode import BestEpisode
 from joulesim.rl.networks import NETWORKS, Critic, PairScorer
 
 __all__ = ["PPOSettings", "TrajectoryBuffer", "PPOAgent"]
@@ -54,6 +57,9 @@ class PPOSettings:
     # narrowed at the end. On the small cases of experiments/rl_energy/README.md ("Training on
     # cases with a known optimum") it reaches the optimum no more often than a constant bonus.
     entropy_end: float | None = None
+    # The weight of self-imitation (0: none): after each update, `epochs` steps raise the
+    # probability of the best whole episode's decisions so far (joulesim.rl.best_episode).
+    self_imitation: float = 0.0
     swa: bool = False
     swa_start: float = 0.75  # fraction of all training epochs after which the actor is averaged
     swa_anneal: float = 0.15  # fraction of all training epochs over which SWALR anneals
@@ -82,14 +88,16 @@ class PPOSettings:
                 raise bad(name, "true or false")
             setattr(self, name, bool(getattr(self, name)))
         optional = ("entropy_end",) if self.entropy_end is not None else ()
-        for name in ("gamma", "lam", "clip", "lr_actor", "lr_critic", "entropy_coef", "swa_start", "swa_anneal",
-                     *optional):
+        for name in ("gamma", "lam", "clip", "lr_actor", "lr_critic", "entropy_coef", "self_imitation", "swa_start",
+                     "swa_anneal", *optional):
             value = getattr(self, name)
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not math.isfinite(value):
                 raise bad(name, "a finite number")
             setattr(self, name, float(value))
         if self.entropy_end is not None and self.entropy_end < 0:
             raise bad("entropy_end", "None or a number >= 0")
+        if self.self_imitation < 0:
+            raise bad("self_imitation", "a number >= 0")
         if self.network not in NETWORKS:
             raise bad("network", f"one of {', '.join(NETWORKS)}")
         if self.reward_scale != "auto":
@@ -271,6 +279,8 @@ class PPOAgent:
         self.actor_optimizer = torch.optim.Adam(self.actor.parameters(), lr=settings.lr_actor)
         self.critic_optimizer = torch.optim.Adam(self.critic.parameters(), lr=settings.lr_critic)
         self.buffer = TrajectoryBuffer(n_actions, n_features)
+        # With self-imitation: the best whole episode so far (offer_episode), imitated at each update.
+        self.best_episode: BestEpisode | None = BestEpisode() if settings.self_imitation > 0 else None
         self.epochs_done = 0  # over the whole training, for the SWA schedule
 
         self.swa_actor: AveragedModel | None = None
@@ -375,6 +385,26 @@ class PPOAgent:
             raise ValueError(f"recorded action {action} is not a valid action of its observation")
         self.buffer.add(features, mask, action, value, logp, reward)
 
+    def offer_episode(self, opening: list[tuple[Observation, int, float]] = ()) -> bool:
+        """With self-imitation, offer the episode that just terminated: the steps of its opening
+        played before the recorded ones (observation, action, reward; not trained on), then the
+        steps recorded since the last end_trajectory. Call it before end_trajectory, only for an
+        episode that terminated (a truncated one has no total). Whether it is the best so far."""
+        if self.best_episode is None:
+            return False
+        features = [self._observation(obs)[0] for obs, _, _ in opening]
+        masks = [self._observation(obs)[1] for obs, _, _ in opening]
+        actions = [action for _, action, _ in opening]
+        total = sum(reward for _, _, reward in opening)
+        buffer = self.buffer
+        if buffer.pending:
+            arrays, start, stop = buffer._arrays, buffer.trajectory_start, buffer.size
+            features += list(arrays["features"][start:stop])
+            masks += list(arrays["masks"][start:stop])
+            actions += [int(a) for a in arrays["actions"][start:stop]]
+            total += buffer.pending_reward()
+        return self.best_episode.offer(total, features, masks, actions)
+
     def end_trajectory(self, last_value: float = 0.0) -> float:
         """Close the current trajectory (GAE, returns); `last_value` = 0 when it terminated.
 
@@ -411,6 +441,7 @@ class PPOAgent:
                                "end the trajectory before update")
         n = len(self.buffer)
         if n == 0:
+            self._imitate()
             return {"policy_loss": math.nan, "value_loss": math.nan, "entropy": math.nan, "samples": 0}
         settings = self.settings
         data = self.buffer.tensors()
@@ -453,6 +484,24 @@ class PPOAgent:
                 self.swa_actor.update_parameters(self.actor)
                 self.swa_scheduler.step()
         self.buffer.clear()
+        self._imitate()
         stats: dict[str, float] = {name: total / steps for name, total in totals.items()}
         stats["samples"] = n
         return stats
+
+    def _imitate(self) -> None:
+        """Self-imitation: `epochs` Adam steps of the actor on the best episode's decisions, each
+        minimising self_imitation x their mean negative log-probability (one batch: an episode)."""
+        best = self.best_episode
+        if best is None or not len(best):
+            return
+        valid = torch.from_numpy(best.masks).bool()
+        rows = torch.from_numpy(best.features)[valid].to(self._dtype())
+        actions = torch.from_numpy(best.actions)
+        weight = self.settings.self_imitation
+        for _ in range(self.settings.epochs):
+            dist = Categorical(logits=self.actor.forward_sparse(rows, valid))
+            loss = -weight * dist.log_prob(actions).mean()
+            self.actor_optimizer.zero_grad()
+            loss.backward()
+            self.actor_optimizer.step()

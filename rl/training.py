@@ -44,6 +44,8 @@ class TrainingOutcome:
     plot: str | None
     rows: list[dict[str, Any]]
     wall_s: float
+    # With self-imitation: the total reward of the best whole episode played (None: none kept).
+    best_episode_total: float | None = None
 
 
 def make_environment(config: TrainingConfig, **overrides: Any) -> NodeSchedulingEnv:
@@ -193,9 +195,12 @@ def train(config: TrainingConfig, out_dir: str | os.PathLike, progress: bool = T
             rewards, energies, makespans, decisions = [], [], [], 0
             for _ in range(config.trajectories):
                 observation, _ = env.reset()
-                opening = random_opening(env, observation, config.exploring_starts, opening_rng)
-                if opening is None:
-                    continue  # the whole trajectory was drawn at random: nothing to train on
+                played: list[tuple[Any, int, float, bool]] | None = [] if agent.best_episode is not None else None
+                opening = random_opening(env, observation, config.exploring_starts, opening_rng, played)
+                if opening is None:  # the whole trajectory was drawn at random: nothing to train on
+                    if played and played[-1][3]:  # (but an episode to imitate, if it is the best)
+                        agent.offer_episode([step[:3] for step in played])
+                    continue
                 observation, whole = opening
                 while True:
                     action, value, logp = agent.act(observation)
@@ -205,12 +210,14 @@ def train(config: TrainingConfig, out_dir: str | os.PathLike, progress: bool = T
                     observation = following
                     if terminated or truncated:
                         break
+                if terminated and played is not None:
+                    agent.offer_episode([step[:3] for step in played])
                 rewards.append(agent.end_trajectory(0.0))
                 if terminated and whole:  # (the policy's own trajectories: none of it drawn at random)
                     energies.append(info["energy"])
                     makespans.append(info["makespan"])
             losses = agent.update()
-            row = {"simulation": simulation, "reward": float(np.mean(rewards)),
+            row = {"simulation": simulation, "reward": float(np.mean(rewards)) if rewards else float("nan"),
                    "energy": float(np.mean(energies)) if energies else float("nan"),
                    "makespan": float(np.mean(makespans)) if makespans else float("nan"),
                    "edp": float(np.mean([e * m for e, m in zip(energies, makespans)])) if energies else float("nan"),
@@ -234,22 +241,30 @@ def train(config: TrainingConfig, out_dir: str | os.PathLike, progress: bool = T
     model_path = os.path.join(out_dir, "model.pt")
     save_agent(model_path, agent, {**metadata, "trained_simulations": config.simulations})
     plot = plot_training(rows, os.path.join(out_dir, "training.png"), env.objective)
-    return TrainingOutcome(model_path, csv_path, plot, rows, time.perf_counter() - started)
+    best = agent.best_episode.total if agent.best_episode is not None else None
+    return TrainingOutcome(model_path, csv_path, plot, rows, time.perf_counter() - started, best)
 
 
 def random_opening(env: Any, observation: dict[str, Any], probability: float,
-                   rng: np.random.Generator) -> tuple[dict[str, Any], bool] | None:
+                   rng: np.random.Generator, played: list[tuple[Any, int, float, bool]] | None = None,
+                   ) -> tuple[dict[str, Any], bool] | None:
     """Exploring starts: while a draw falls below `probability`, the next decision is drawn
     uniformly among the valid ones and played, not trained on; then the policy takes over.
     Returns (the observation it takes over at, whether nothing was drawn), or None when the
-    trajectory ended during the opening. A policy that has settled still sees the states that
-    other openings lead to, and learns what to do there; on the small cases of
-    experiments/rl_energy (known_optimum.py) the optimum's first decision is often one a policy
-    stops sampling early."""
+    trajectory ended during the opening. `played`: each decision drawn is appended to it as
+    (observation, action, reward, whether the episode terminated there), for self-imitation.
+    A policy that has settled still sees the states that other openings lead to, and learns
+    what to do there; on the small cases of experiments/rl_energy (known_optimum.py) the
+    optimum's first decision is often one a policy stops sampling early."""
     whole = True
     while probability > 0 and rng.random() < probability:
         valid = np.flatnonzero(observation["mask"])
-        observation, _, terminated, truncated, _ = env.step(int(valid[rng.integers(len(valid))]))
+        action = int(valid[rng.integers(len(valid))])
+        following, reward, terminated, truncated, _ = env.step(action)
+        if played is not None:  # (a copy: the environment may reuse its arrays)
+            kept = {"features": np.array(observation["features"]), "mask": np.array(observation["mask"])}
+            played.append((kept, action, float(reward), bool(terminated)))
+        observation = following
         whole = False
         if terminated or truncated:
             return None

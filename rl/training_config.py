@@ -15,7 +15,9 @@ Three tables, named as seed 002's hyperparameter tables (4.5, 4.10, 4.13, 4.17):
                     and not trained on; default 0)
     [ppo]           gamma, lambda, clip (epsilon), actor_lr, critic_lr, minibatch_size, epochs,
                     entropy, entropy_end (the last update's entropy coefficient, reached
-                    linearly; default: constant), swa, shuffle, network (snn | thesis),
+                    linearly; default: constant), self_imitation (the weight of imitating the
+                    best whole episode so far after each update, joulesim.rl.best_episode;
+                    default 0: none), swa, shuffle, network (snn | thesis),
                     reward_scale ("auto" | number)
 
 An unknown table or key, a value of the wrong type or range, a missing file: InputError naming
@@ -119,6 +121,7 @@ _PPO: dict[str, tuple[Callable[[Any], bool], str, Any, str]] = {
     "epochs": (*_integer(1, MAX_EPOCHS), 50, "epochs"),
     "entropy": (*_number(0), 0.0, "entropy_coef"),
     "entropy_end": (*_number(0), -1, "entropy_end"),  # -1: not given, the entropy stays constant
+    "self_imitation": (*_number(0), 0.0, "self_imitation"),
     "swa": (*_BOOL, False, "swa"),
     "shuffle": (*_BOOL, False, "shuffle"),
     "network": ((lambda v: v in NETWORKS), " or ".join(NETWORKS), "snn", "network"),
@@ -176,6 +179,11 @@ def config_from_dict(document: dict[str, Any], label: str = "<dict>", base: str 
         environment["max_waits"] = None
     if values["ppo"]["entropy_end"] == -1:  # not given: a constant entropy coefficient
         values["ppo"]["entropy_end"] = None
+    if values["ppo"]["self_imitation"] > 0 and environment["trajectory_origin"] == "random":
+        # (each episode schedules another window: the best total would be the easiest window's)
+        raise InputError(label, "[ppo] key 'self_imitation'", "is given with [environment] trajectory_origin = "
+                         "\"random\": the best episode would be the luckiest window, not the best schedule",
+                         "give trajectory_origin a job position, or leave self_imitation out")
     training = values["training"]
     cpus = default_workers()
     if training["threads"] > cpus:

@@ -481,6 +481,81 @@ def test_entropy_end_anneals_the_coefficient_linearly_over_the_updates():
         PPOSettings(entropy_end=-0.1)
 
 
+def test_the_best_episode_is_the_first_of_the_highest_total_and_a_copy():
+    """BestEpisode keeps an offered episode only when its total beats the kept one's (the first
+    of equal totals stays); empty or non-finite episodes are never kept; it keeps copies."""
+    from joulesim.rl.best_episode import BestEpisode
+
+    best = BestEpisode()
+    features = [np.full((3, 2), 1.0, np.float32), np.full((3, 2), 2.0, np.float32)]
+    masks = [np.array([1, 0, 1], np.int8), np.array([0, 1, 1], np.int8)]
+    assert not best.offer(-1.0, [], [], []) and len(best) == 0
+    assert not best.offer(math.nan, features, masks, [0, 1])
+    assert best.offer(-10.0, features, masks, [0, 1]) and best.total == -10.0 and len(best) == 2
+    features[0][:] = 9.0  # (the caller's arrays change: the kept episode does not)
+    assert best.features[0, 0, 0] == 1.0 and best.actions.tolist() == [0, 1]
+    assert not best.offer(-10.0, features[:1], masks[:1], [2])  # a tie: the first stays
+    assert not best.offer(-11.0, features[:1], masks[:1], [2])
+    assert best.actions.tolist() == [0, 1]
+    assert best.offer(-9.5, features[:1], masks[:1], [2]) and best.actions.tolist() == [2] and best.total == -9.5
+
+
+def test_offer_episode_joins_the_opening_and_the_recorded_steps_in_order():
+    """The episode offered is the opening played before the recorded steps, then those steps;
+    its total sums every reward, unscaled; nothing is kept without self-imitation."""
+    rng = np.random.default_rng(4)
+    agent = PPOAgent(6, 3, PPOSettings(seed=1, self_imitation=1.0))
+    opening = [(observation(rng, 6, 3), None, -2.0)]
+    opening = [(obs, int(np.flatnonzero(obs["mask"])[0]), reward) for obs, _, reward in opening]
+    recorded = []
+    for reward in (-3.0, -4.0):
+        obs = observation(rng, 6, 3)
+        action, value, logp = agent.act(obs)
+        agent.record(obs, action, value, logp, reward)
+        recorded.append((obs, action))
+    assert agent.offer_episode(opening)
+    total = agent.end_trajectory()
+    best = agent.best_episode
+    assert best.total == -9.0 and total == -7.0  # (the recorded steps' total, as before)
+    steps = [(opening[0][0], opening[0][1])] + recorded
+    assert best.actions.tolist() == [action for _, action in steps]
+    for i, (obs, _) in enumerate(steps):
+        assert np.array_equal(best.features[i], obs["features"]) and np.array_equal(best.masks[i], obs["mask"])
+    plain = PPOAgent(6, 3, PPOSettings(seed=1))
+    assert plain.best_episode is None and not plain.offer_episode(opening)
+
+
+def test_self_imitation_raises_the_best_episode_s_decisions_after_each_update():
+    """An update with self_imitation ends with `epochs` steps that make the best episode's
+    decisions likelier: from the same weights and the same PPO data, their log-probability ends
+    higher than without it (weight 0: the update is PPO's alone, step for step)."""
+    rng = np.random.default_rng(7)
+    episode = [observation(rng, 8, 3) for _ in range(3)]
+    data = [(observation(rng, 8, 3), float(rng.random())) for _ in range(6)]
+
+    def trained(weight: float) -> tuple[PPOAgent, list[int]]:
+        agent = PPOAgent(8, 3, PPOSettings(seed=5, epochs=4, self_imitation=weight))
+        # the best episode takes each observation's least likely valid action
+        chosen = [int(np.flatnonzero(obs["mask"])[np.argmin(agent.probabilities(obs)[obs["mask"] == 1])])
+                  for obs in episode]
+        if weight > 0:
+            assert agent.offer_episode([(obs, action, -1.0) for obs, action in zip(episode, chosen)])
+        for obs, reward in data:
+            action, value, logp = agent.act(obs)
+            agent.record(obs, action, value, logp, reward)
+            agent.end_trajectory()
+        agent.update()
+        return agent, chosen
+
+    imitating, chosen = trained(2.0)
+    plain, same = trained(0.0)
+    assert chosen == same
+    for obs, action in zip(episode, chosen):
+        assert imitating.probabilities(obs)[action] > plain.probabilities(obs)[action]
+    with pytest.raises(JoulesimError, match="self_imitation"):
+        PPOSettings(self_imitation=-1.0)
+
+
 def test_swa_averages_the_actor_over_the_last_epochs_of_training():
     settings = PPOSettings(seed=1, epochs=4, swa=True, swa_start=0.75, swa_anneal=0.15)
     agent = PPOAgent(6, 3, settings, total_updates=2, use_swa=True)

@@ -145,6 +145,9 @@ def test_decider_rl_errors_name_the_fix(tmp_path):
     ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nreward_scale = 0\n', "[ppo] key 'reward_scale'"),
     ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nreward_scale = "big"\n', "[ppo] key 'reward_scale'"),
     ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nentropy_end = -1\n', "[ppo] key 'entropy_end'"),
+    ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nself_imitation = -1\n', "[ppo] key 'self_imitation'"),
+    ('[environment]\nplatform = "p"\nworkload = "w"\ntrajectory_origin = "random"\n[ppo]\nself_imitation = 1\n',
+     "[ppo] key 'self_imitation'"),
     ('[environment]\nplatform = "p"\nworkload = "w"\n[training]\nexploring_starts = 1\n',
      "[training] key 'exploring_starts'"),
     ('[environment]\nworkload = "w"\n', "[environment] key 'platform'"),
@@ -400,8 +403,8 @@ def test_known_optimum_study_draws_cases_with_a_unique_mixed_optimum(tmp_path):
 
 
 def test_known_optimum_summary_counts_each_variant_s_reached_seeds_per_case(tmp_path):
-    """--summarise: a row per variant (its settings, episodes = simulations x episodes per
-    update), per case the seeds that reached the optimum, the total; the next-best gaps last."""
+    """--summarise: a row per CSV (its settings, episodes = simulations x episodes per update, its
+    seeds), per case the seeds that reached the optimum, the total; the next-best gaps last."""
     import pandas as pd
 
     from experiments.rl_energy.known_optimum import summary_table
@@ -416,12 +419,12 @@ def test_known_optimum_summary_counts_each_variant_s_reached_seeds_per_case(tmp_
     pd.DataFrame(rows(50, 4, 0.01, 0.0, [[True, False, True], [False, False, False]])).to_csv(tmp_path / "a.csv")
     pd.DataFrame(rows(100, 8, 0.003, 0.01, [[True, True, True], [True, False, False]])).to_csv(tmp_path / "b.csv")
     assert summary_table([tmp_path / "a.csv", tmp_path / "b.csv"]).splitlines() == [
-        "| actor lr | episodes per update | entropy | random openings | episodes | requested time | normalisation "
-        "| draw_002 | draw_010 | all cases |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-        "| 0.01 | 4 | 0 | 0 | 200 | constant | columns | 2/3 | 0/3 | **2/6** |",
-        "| 0.003 | 8 | 0.01 | 0 | 800 | constant | columns | 3/3 | 1/3 | **4/6** |",
-        "| the next-best schedule, % above the optimum | | | | | | | 11.4 | 1.6 | |"]
+        "| actor lr | episodes per update | entropy | random openings | self-imitation | episodes | requested time "
+        "| normalisation | seeds | draw_002 | draw_010 | all cases |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| 0.01 | 4 | 0 | 0 | 0 | 200 | constant | columns | 0-2 | 2/3 | 0/3 | **2/6** |",
+        "| 0.003 | 8 | 0.01 | 0 | 0 | 800 | constant | columns | 0-2 | 3/3 | 1/3 | **4/6** |",
+        "| the next-best schedule, % above the optimum | | | | | | | | | 11.4 | 1.6 | |"]
 
 
 def test_torch_kernels_are_pinned_to_avx2_unless_chosen_torch_came_first_or_the_cpu_lacks_it(tmp_path):
@@ -454,16 +457,20 @@ def test_torch_kernels_are_pinned_to_avx2_unless_chosen_torch_came_first_or_the_
 
 def test_the_committed_known_optimum_table_is_what_its_rows_give():
     """experiments/rl_energy/results/known_optimum/summary.md is --summarise of the CSVs beside it
-    (in the order the README's commands make them)."""
+    (in the order of the README's command), summary_new_cases.md of the run on the cases drawn
+    after them."""
     from experiments.rl_energy.known_optimum import summary_table
 
     folder = EXPERIMENTS / "results" / "known_optimum"
-    names = ["tiny_case_settings.csv", "lr0.003_8_episodes.csv", "lr0.003_8_episodes_entropy0.01.csv",
-             "lr0.003_8_episodes_entropy0.01_near_ties_1200_episodes.csv",
-             "lr0.003_8_episodes_entropy0.01_openings0.5.csv", "lr0.003_8_episodes_entropy0.01_requests_work.csv",
-             "lr0.003_8_episodes_entropy0.01_requests_work_matrix.csv", "lr0.003_8_episodes_entropy0.1_to_0.csv"]
-    assert sorted(path.name for path in folder.glob("*.csv")) == sorted(names)
+    entropy = [f"lr0.003_8_episodes_entropy0.01{name}.csv" for name in (
+        "", "_near_ties_1200_episodes", "_openings0.5", "_openings0.5_imitation1_800_episodes",
+        "_openings0.5_imitation1_1600_episodes", "_openings0.75_imitation1_800_episodes",
+        "_openings0.75_imitation1_800_episodes_seeds10-19", "_requests_work", "_requests_work_matrix")]
+    names = ["tiny_case_settings.csv", "lr0.003_8_episodes.csv", *entropy, "lr0.003_8_episodes_entropy0.1_to_0.csv"]
+    new_cases = "new_cases_lr0.003_8_episodes_entropy0.01_openings0.75_imitation1_800_episodes.csv"
+    assert sorted(path.name for path in folder.glob("*.csv")) == sorted(names + [new_cases])
     assert (folder / "summary.md").read_text() == summary_table([folder / name for name in names]) + "\n"
+    assert (folder / "summary_new_cases.md").read_text() == summary_table([folder / new_cases]) + "\n"
 
 
 def test_random_openings_play_valid_decisions_untrained_until_a_draw_says_stop():
@@ -505,6 +512,42 @@ def test_random_openings_play_valid_decisions_untrained_until_a_draw_says_stop()
             assert observation["step"] == draws and whole == (draws == 0)
 
 
+def test_self_imitation_is_offered_every_episode_that_terminates_random_openings_included(tmp_path, two_nodes,
+                                                                                          monkeypatch):
+    """With self_imitation, every episode that terminates is offered whole: those drawn at
+    random from start to end (nothing to train on) too, with their opening's decisions. The
+    best kept is the best offered: on the two-node case, both jobs on the cool node (380 J)."""
+    from joulesim.rl import ppo
+
+    offered, agents = [], []
+    original_offer, original_init = ppo.PPOAgent.offer_episode, ppo.PPOAgent.__init__
+
+    def init(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        agents.append(self)
+
+    def offer(self, opening=()):
+        pending = self.buffer.pending
+        total = sum(step[2] for step in opening) + (self.buffer.pending_reward() if pending else 0.0)
+        offered.append((len(opening), pending, total))
+        return original_offer(self, opening)
+
+    monkeypatch.setattr(ppo.PPOAgent, "__init__", init)
+    monkeypatch.setattr(ppo.PPOAgent, "offer_episode", offer)
+    document = tiny_config(*two_nodes, simulations=10, exploring_starts=0.7)
+    document["ppo"]["self_imitation"] = 1.0
+    outcome = train(config_from_dict(document, "tiny", "/"), tmp_path / "out", progress=False)
+    assert len(offered) == 10 * 2  # (nothing is truncated here)
+    assert any(pending == 0 and drawn == 2 for drawn, pending, _ in offered)  # wholly random
+    assert any(drawn == 0 and pending == 2 for drawn, pending, _ in offered)  # the policy's own
+    assert all(drawn + pending == 2 for drawn, pending, _ in offered)
+    best = agents[0].best_episode
+    assert best.total == max(total for _, _, total in offered) == pytest.approx(-380.0)
+    assert len(best) == 2 and outcome.best_episode_total == best.total
+    document["ppo"]["self_imitation"] = 0.0
+    assert train(config_from_dict(document, "tiny", "/"), tmp_path / "plain", progress=False).best_episode_total is None
+
+
 def test_known_optimum_landscape_finds_local_optima_and_what_random_later_decisions_favour():
     """A schedule is a local optimum when every schedule one decision away costs more; a first
     decision's value under uniformly random later decisions is the mean over the valid ones."""
@@ -518,6 +561,25 @@ def test_known_optimum_landscape_finds_local_optima_and_what_random_later_decisi
     row = landscape({"case": "c", "optimum": (2, 1)}, energies)
     assert row["local_optima"] == ["0-0", "2-1"] and row["local_optima_pct_above"] == [11.11, 0.0]
     assert row["first_best_under_uniform"] == 1 and row["optimum_first_best_under_uniform"] is False
+
+
+def test_a_row_scorer_can_take_a_schedule_unless_its_decisions_ask_for_opposite_choices():
+    """scorer_can_take: the row taken must outrank the other valid rows at every decision.
+    Consistent preferences are takeable; a tie with another valid row is not; nor are two
+    decisions that see the same rows (here a last float32 bit apart, as the normalised features
+    of one state can be) and ask for opposite choices; rows truly different are."""
+    from experiments.rl_energy.known_optimum import scorer_can_take
+
+    sixth = np.float32(1 / 6)
+    a, b, c = np.array([float(sixth), 1.0]), np.array([1.0, 0.0]), np.array([0.5, 0.5])
+    bit_apart = np.array([float(np.nextafter(sixth, np.float32(0))), 1.0])  # a, its float32 a last bit off
+    valid = np.arange(3)
+    assert scorer_can_take([(np.stack([a, b, c]), valid, 0), (np.stack([a, b, c]), valid[1:], 2)])  # a > b, c > b
+    assert not scorer_can_take([(np.stack([a, a, c]), valid, 0)])  # a tie
+    assert scorer_can_take([(np.stack([a, a, c]), np.array([0, 2]), 0)])  # (the twin is not valid)
+    assert not scorer_can_take([(np.stack([a, b, c]), valid, 0), (np.stack([bit_apart, b, c]), valid, 1)])
+    assert scorer_can_take([(np.stack([a, b, c]), valid, 0), (np.stack([a + 0.1, b, c]), valid, 1)])
+    assert not scorer_can_take([(np.stack([a, b, c]), valid, 0), (np.stack([a, b, c]), valid, 1)])  # a > b > a
 
 
 def test_known_optimum_only_trains_on_named_drawn_cases(capsys):

@@ -79,9 +79,10 @@ def write_case(folder: Path, nodes: list[tuple[float, float, float]], jobs: list
 
 def settings(platform: str, workload: str, seed: int, simulations: int, actor_lr: float, entropy: float,
              trajectories: int = 4, normalisation: str = "columns", entropy_end: float | None = None,
-             exploring_starts: float = 0.0):
+             exploring_starts: float = 0.0, self_imitation: float = 0.0):
     """The tiny-case settings of tests/test_rl_learning.py, with the budget, rates, entropy
-    (constant, or annealed linearly to `entropy_end`) and the observation's normalisation given."""
+    (constant, or annealed linearly to `entropy_end`), random openings, self-imitation and the
+    observation's normalisation given."""
     from joulesim.rl.training_config import config_from_dict
 
     return config_from_dict({"environment": {"platform": platform, "workload": workload,
@@ -89,7 +90,7 @@ def settings(platform: str, workload: str, seed: int, simulations: int, actor_lr
                              "training": {"simulations": simulations, "trajectories": trajectories, "seed": seed,
                                           "exploring_starts": exploring_starts},
                              "ppo": {"minibatch_size": 8, "epochs": 8, "actor_lr": actor_lr, "critic_lr": 0.01,
-                                     "entropy": entropy,
+                                     "entropy": entropy, "self_imitation": self_imitation,
                                      **({} if entropy_end is None else {"entropy_end": entropy_end})}},
                             "known-optimum case", "/")
 
@@ -171,6 +172,59 @@ def uniform_continuation_values(energies: dict[tuple[int, ...], float], prefix: 
     return {action: value(prefix + (action,)) for action in following(prefix)}
 
 
+def optimum_representable(case: dict) -> bool:
+    """Whether the agent's policy, which scores each valid row of the observation on its own
+    (PairScorer), can take the case's optimum greedily at all (`scorer_can_take`, along the
+    optimum played through the environment). A case that fails has two decisions whose
+    observations ask for opposite choices: no training reaches its optimum on this observation."""
+    from joulesim.rl.training import make_environment
+
+    env = make_environment(settings(case["platform"], case["workload"], 0, 1, 0.01, 0.0))
+    observation, _ = env.reset(seed=0)
+    decisions = []
+    try:
+        for action in case["optimum"]:
+            decisions.append((observation["features"].astype(np.float64), np.flatnonzero(observation["mask"]), action))
+            observation, *_ = env.step(action)
+    finally:
+        env.close()
+    return scorer_can_take(decisions)
+
+
+def scorer_can_take(decisions: list[tuple[np.ndarray, np.ndarray, int]]) -> bool:
+    """Whether a function scoring each row on its own can rank, at every decision (its rows,
+    its valid rows, the row to take), the row to take above the other valid ones: no other valid
+    row may carry the same features, and the preferences (taken row over other row, gathered
+    over the decisions) must not form a cycle. Rows equal to within float32 rounding
+    (np.allclose, relative 1e-5) count as the same: the features are normalised in float32, and
+    two decisions that see the same state can see it a last bit apart."""
+    from graphlib import CycleError, TopologicalSorter
+
+    vectors: list[np.ndarray] = []  # the distinct rows seen, by the index that names them
+
+    def identity(row: np.ndarray) -> int:
+        for index, vector in enumerate(vectors):
+            if np.allclose(row, vector, rtol=1e-5, atol=1e-7):
+                return index
+        vectors.append(row)
+        return len(vectors) - 1
+
+    above: dict[int, set[int]] = {}  # a row -> the rows that must score above it
+    for rows, valid, action in decisions:
+        taken = identity(rows[action])
+        for other in valid:
+            if other != action:
+                row = identity(rows[other])
+                if row == taken:
+                    return False
+                above.setdefault(row, set()).add(taken)
+    try:
+        tuple(TopologicalSorter(above).static_order())
+    except CycleError:
+        return False
+    return True
+
+
 def landscape(case: dict, energies: dict[tuple[int, ...], float]) -> dict:
     """A case's schedule space: its local optima (no one-decision change lowers the energy) and
     whether its optimum's first decision is the best one under uniformly random later decisions."""
@@ -203,8 +257,8 @@ def greedy_schedule(model: str, config) -> tuple[tuple[int, ...], float]:
 
 
 #: The settings a row of the CSV records (the variant it belongs to).
-SETTINGS = ("simulations", "trajectories", "actor_lr", "entropy", "entropy_end", "exploring_starts", "requests",
-            "normalisation")
+SETTINGS = ("simulations", "trajectories", "actor_lr", "entropy", "entropy_end", "exploring_starts", "self_imitation",
+            "requests", "normalisation")
 
 
 def settings_columns(args: argparse.Namespace) -> dict:
@@ -212,32 +266,36 @@ def settings_columns(args: argparse.Namespace) -> dict:
 
 
 def summary_table(csv_paths: list[Path]) -> str:
-    """The variants' results as a markdown table (a row per variant: its settings, the episodes of
-    training, and per case the seeds that reached the optimum), from their CSVs."""
+    """The runs' results as a markdown table (a row per CSV: its settings, the episodes of
+    training, its seeds, and per case the seeds that reached the optimum), from their CSVs."""
     import pandas as pd
 
-    frame = pd.concat([pd.read_csv(path) for path in csv_paths], ignore_index=True)
-    # A constant entropy: no entropy_end (runs from before the option have no such column).
-    frame["entropy_end"] = frame.get("entropy_end", pd.Series(math.nan, index=frame.index)).fillna(-1.0)
-    frame["exploring_starts"] = frame.get("exploring_starts", pd.Series(0.0, index=frame.index)).fillna(0.0)
+    frames = [pd.read_csv(path) for path in csv_paths]
+    frame = pd.concat(frames, ignore_index=True)
     cases = list(dict.fromkeys(frame["case"]))
-    head = (["actor lr", "episodes per update", "entropy", "random openings", "episodes", "requested time",
-             "normalisation"]
+    head = (["actor lr", "episodes per update", "entropy", "random openings", "self-imitation", "episodes",
+             "requested time", "normalisation", "seeds"]
             + [f"{case}" for case in cases] + ["all cases"])
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
-    for settings, rows in frame.groupby(list(SETTINGS), sort=False):
-        simulations, trajectories, lr, entropy, entropy_end, openings, requests, normalisation = settings
+    for rows in frames:
+        # A constant entropy: no entropy_end; no random openings nor self-imitation: 0 (runs from
+        # before those options have no such columns).
+        entropy_end = rows.get("entropy_end", pd.Series(math.nan, index=rows.index)).fillna(-1.0).iloc[0]
+        openings, imitation = (rows.get(name, pd.Series(0.0, index=rows.index)).fillna(0.0).iloc[0]
+                               for name in ("exploring_starts", "self_imitation"))
+        first = rows.iloc[0]
         per_case = rows.groupby("case", sort=False)["reached"].agg(["sum", "count"])
-        entropy_text = f"{entropy:g}" + (f" to {entropy_end:g}" if entropy_end >= 0 else "")
-        cells = [f"{lr:g}", f"{trajectories}", entropy_text, f"{openings:g}", f"{simulations * trajectories:,}",
-                 requests, normalisation]
+        entropy_text = f"{first.entropy:g}" + (f" to {entropy_end:g}" if entropy_end >= 0 else "")
+        seeds = f"{rows.seed.min()}-{rows.seed.max()}"
+        cells = [f"{first.actor_lr:g}", f"{first.trajectories}", entropy_text, f"{openings:g}", f"{imitation:g}",
+                 f"{first.simulations * first.trajectories:,}", first.requests, first.normalisation, seeds]
         cells += [f"{int(per_case.at[case, 'sum'])}/{int(per_case.at[case, 'count'])}" if case in per_case.index
                   else "-" for case in cases]
         cells.append(f"**{int(rows['reached'].sum())}/{len(rows)}**")
         lines.append("| " + " | ".join(cells) + " |")
     if "second_gap_pct" in frame.columns:  # (how far the next-best schedule is: near ties are the hard cases)
         gaps = frame.groupby("case", sort=False)["second_gap_pct"].first()
-        lines.append("| the next-best schedule, % above the optimum | | | | | | | "
+        lines.append("| the next-best schedule, % above the optimum |" + " |" * 8 + " "
                      + " | ".join(f"{gaps[case]:.1f}" for case in cases) + " | |")
     return "\n".join(lines)
 
@@ -245,7 +303,10 @@ def summary_table(csv_paths: list[Path]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=8)
-    parser.add_argument("--seeds", type=int, default=10, help="training seeds 0..N-1 (default 10)")
+    parser.add_argument("--seeds", type=int, default=10, help="training seeds: N of them (default 10)")
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="the first training seed (default 0: seeds 0..N-1); other seeds check settings "
+                             "chosen on the first ones")
     parser.add_argument("--simulations", type=int, default=50,
                         help="training simulations of 4 trajectories each (default 50: 200 episodes)")
     parser.add_argument("--actor-lr", type=float, default=0.01, help="default 0.01, the tiny-case tests'")
@@ -256,6 +317,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--exploring-starts", type=float, default=0.0,
                         help="probability that each opening decision of an episode is drawn at random and not "
                              "trained on ([training] exploring_starts; default 0)")
+    parser.add_argument("--self-imitation", type=float, default=0.0,
+                        help="the weight of imitating the best whole episode so far after each update ([ppo] "
+                             "self_imitation; default 0: none)")
+    parser.add_argument("--skip-cases", type=int, default=0, metavar="K",
+                        help="train on the cases drawn after the first K only (e.g. --cases 16 --skip-cases 8: "
+                             "eight cases never used to choose settings on the first eight)")
     parser.add_argument("--only", nargs="+", metavar="CASE",
                         help="train on these of the drawn cases only (e.g. draw_010 draw_012: the same cases, drawn "
                              "as always)")
@@ -265,8 +332,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="jobs' requested time: 100 s each (default) or in proportion to their work")
     parser.add_argument("--out", type=Path, help="write the rows as CSV here")
     parser.add_argument("--landscape", type=Path, metavar="JSON",
-                        help="write each case's local optima and the first decision that uniformly random later "
-                             "decisions favour here (JSON, a record per case), and stop (no training)")
+                        help="write each case's local optima, the first decision that uniformly random later "
+                             "decisions favour and whether the policy can express the optimum here (JSON, a record "
+                             "per case), and stop (no training)")
     parser.add_argument("--summarise", type=Path, nargs="+", metavar="CSV",
                         help="print the markdown table of these runs' CSVs (a row per variant) and stop")
     args = parser.parse_args(argv)
@@ -275,14 +343,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if min(args.cases, args.seeds, args.simulations, args.trajectories) < 1:
         parser.error("--cases, --seeds, --simulations and --trajectories take integers >= 1")
+    if args.first_seed < 0 or not 0 <= args.skip_cases < args.cases:
+        parser.error("--first-seed takes an integer >= 0, --skip-cases one in [0, --cases[")
     if args.entropy < 0 or (args.entropy_end is not None and args.entropy_end < 0):
         parser.error("--entropy and --entropy-end take numbers >= 0")
+    if args.self_imitation < 0:
+        parser.error("--self-imitation takes a number >= 0")
     if not 0 <= args.exploring_starts < 1:
         parser.error("--exploring-starts takes a number in [0, 1[")
     if args.landscape:
         with tempfile.TemporaryDirectory() as scratch:
             cases = draw_cases(args.cases, Path(scratch) / "cases", args.requests)
-            rows = [landscape(case, case["energies"]) for case in cases]
+            rows = [{**landscape(case, case["energies"]), "optimum_representable": optimum_representable(case)}
+                    for case in cases]
         args.landscape.parent.mkdir(parents=True, exist_ok=True)
         args.landscape.write_text(json.dumps(rows, indent=1) + "\n")
         for row in rows:
@@ -290,7 +363,8 @@ def main(argv: list[str] | None = None) -> int:
                                for schedule, gap in zip(row["local_optima"], row["local_optima_pct_above"]))
             print(f"{row['case']}: {row['schedules']} schedules, optimum {row['optimum']}; local optima "
                   f"{optima}; first decision best under uniformly random later ones: "
-                  f"{row['first_best_under_uniform']}")
+                  f"{row['first_best_under_uniform']}; the policy can express the optimum: "
+                  f"{'yes' if row['optimum_representable'] else 'no'}")
         return 0
     try:
         from joulesim.rl.training import train
@@ -299,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
-        cases = draw_cases(args.cases, Path(scratch) / "cases", args.requests)
+        cases = draw_cases(args.cases, Path(scratch) / "cases", args.requests)[args.skip_cases:]
         if args.only:
             unknown = sorted(set(args.only) - {case["case"] for case in cases})
             if unknown:
@@ -308,10 +382,10 @@ def main(argv: list[str] | None = None) -> int:
             cases = [case for case in cases if case["case"] in args.only]
         for case in cases:
             reached = []
-            for seed in range(args.seeds):
+            for seed in range(args.first_seed, args.first_seed + args.seeds):
                 config = settings(case["platform"], case["workload"], seed, args.simulations, args.actor_lr,
                                   args.entropy, args.trajectories, args.normalisation, args.entropy_end,
-                                  args.exploring_starts)
+                                  args.exploring_starts, args.self_imitation)
                 started = time.perf_counter()
                 outcome = train(config, Path(scratch) / "train", progress=False)
                 schedule, energy = greedy_schedule(outcome.model, config)
@@ -320,6 +394,10 @@ def main(argv: list[str] | None = None) -> int:
                              "optimum": "-".join(map(str, case["optimum"])), "optimum_j": case["optimum_j"],
                              "greedy": "-".join(map(str, schedule)), "greedy_j": energy, "gap_pct": gap,
                              "reached": schedule == case["optimum"], "second_gap_pct": case["second_gap_pct"],
+                             # with self-imitation, the best episode it played (its total reward is
+                             # minus its energy): a miss that never played the optimum is exploration's
+                             "best_played_j": (math.nan if outcome.best_episode_total is None
+                                               else -outcome.best_episode_total),
                              "training_s": time.perf_counter() - started})
                 reached.append(rows[-1])
             hits = sum(row["reached"] for row in reached)
@@ -331,7 +409,9 @@ def main(argv: list[str] | None = None) -> int:
     total = sum(row["reached"] for row in rows)
     print(f"all cases: {total} of {len(rows)} trainings reach the optimum (simulations {args.simulations} of "
           f"{args.trajectories} trajectories, actor lr {args.actor_lr}, entropy {args.entropy}"
-          + (f" to {args.entropy_end}" if args.entropy_end is not None else "") + ")")
+          + (f" to {args.entropy_end}" if args.entropy_end is not None else "")
+          + (f", random openings {args.exploring_starts:g}" if args.exploring_starts else "")
+          + (f", self-imitation {args.self_imitation:g}" if args.self_imitation else "") + ")")
     if args.out:
         import pandas as pd
 

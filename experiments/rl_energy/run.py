@@ -577,14 +577,20 @@ KNOWN_OPTIMUM = {"tiny": "tiny_case_settings", "lr": "lr0.003_8_episodes", "entr
                  "work": "lr0.003_8_episodes_entropy0.01_requests_work",
                  "matrix": "lr0.003_8_episodes_entropy0.01_requests_work_matrix",
                  "anneal": "lr0.003_8_episodes_entropy0.1_to_0",
-                 "openings": "lr0.003_8_episodes_entropy0.01_openings0.5"}
+                 "openings": "lr0.003_8_episodes_entropy0.01_openings0.5",
+                 "imitation": "lr0.003_8_episodes_entropy0.01_openings0.5_imitation1_800_episodes",
+                 "imitation_longer": "lr0.003_8_episodes_entropy0.01_openings0.5_imitation1_1600_episodes",
+                 "imitation75": "lr0.003_8_episodes_entropy0.01_openings0.75_imitation1_800_episodes",
+                 "imitation75_seeds": "lr0.003_8_episodes_entropy0.01_openings0.75_imitation1_800_episodes_seeds10-19",
+                 "imitation75_cases": "new_cases_lr0.003_8_episodes_entropy0.01_openings0.75_imitation1_800_episodes"}
 
 
 def known_optimum_figures(folder: Path) -> dict[str, str]:
     """Per setting (ko.KEY): the trainings that reach the optimum, per case (ko.KEY.CASE), the
-    cases reached on every seed (ko.KEY.every) and the trainings' time (ko.KEY.time); per case
-    the next-best schedule's gap (ko.gap.CASE); draw_010's optimum and what its failing seeds
-    learn with the entropy bonus (ko.draw_010.optimum, ko.draw_010.learnt)."""
+    cases reached on every seed (ko.KEY.every) and the trainings' time (ko.KEY.time summed,
+    ko.KEY.per_training their mean); per case the next-best schedule's gap (ko.gap.CASE);
+    draw_010's optimum and what its failing seeds learn with the entropy bonus
+    (ko.draw_010.optimum, ko.draw_010.learnt)."""
     figures: dict[str, str] = {}
     frames = {}
     for key, stem in KNOWN_OPTIMUM.items():
@@ -595,14 +601,19 @@ def known_optimum_figures(folder: Path) -> dict[str, str]:
             figures[f"ko.{key}.{case}"] = f"{int(row['sum'])} of {int(row['count'])}"
         figures[f"ko.{key}.every"] = f"{int((per_case['sum'] == per_case['count']).sum())} of the {len(per_case)}"
         figures[f"ko.{key}.time"] = duration_text(float(frame.training_s.sum()))
+        figures[f"ko.{key}.per_training"] = f"{frame.training_s.mean():.0f} s"
         figures[f"ko.{key}.episodes"] = f"{int(frame.simulations.iloc[0] * frame.trajectories.iloc[0]):,}"
         for case, gap in frame.groupby("case").second_gap_pct.first().items():
             figures[f"ko.gap.{case}"] = f"{gap:.1f} %"
+        if "best_played_j" in frame:  # (self-imitation runs since the column: did each miss play the optimum?)
+            missed = frame[~frame.reached]
+            played = int(((missed.best_played_j - missed.optimum_j).abs() <= 1e-9 * missed.optimum_j).sum())
+            figures[f"ko.{key}.missed_played"] = f"{played} of {len(missed)}"
     failing = frames["entropy"][(frames["entropy"].case == "draw_010") & ~frames["entropy"].reached]
     figures["ko.draw_010.optimum"] = str(frames["entropy"][frames["entropy"].case == "draw_010"].optimum.iloc[0])
     figures["ko.draw_010.learnt"] = str(failing.greedy.mode().iloc[0]) if len(failing) else "the optimum"
     figures.update(landscape_figures(folder, frames))
-    for key in ("anneal", "openings"):  # the same runs with torch's AVX-512 kernels (avx512/)
+    for key in ("anneal", "openings", "imitation75"):  # the same runs with torch's AVX-512 kernels (avx512/)
         other = pd.read_csv(folder / "avx512" / f"{KNOWN_OPTIMUM[key]}.csv")
         both = frames[key].merge(other, on=["case", "seed"], suffixes=("", "_avx512"))
         figures[f"ko.avx512.{key}.moved"] = f"{int((both.greedy != both.greedy_avx512).sum())} of {len(both)}"
@@ -612,18 +623,29 @@ def known_optimum_figures(folder: Path) -> dict[str, str]:
 
 def landscape_figures(folder: Path, frames: dict[str, pd.DataFrame]) -> dict[str, str]:
     """From landscape.json (known_optimum.py --landscape): how many of a setting's misses end on
-    a local optimum (ko.KEY.local, the settings with the cases' own requests), each case's
-    nearest other local optimum (ko.nearest_local), and the cases whose optimum starts with a
-    decision that uniformly random later decisions do not favour (ko.deceptive)."""
+    a local optimum (ko.KEY.local, the settings with the cases' own requests) and its trainings
+    that reach the optimum on the cases whose optimum the policy can express (ko.KEY.expressible);
+    the cases whose optimum it cannot express (ko.unrepresentable, of every case drawn); and of the
+    first cases, each one's nearest other local optimum (ko.nearest_local) and those whose
+    optimum starts with a decision that uniformly random later decisions do not favour
+    (ko.deceptive)."""
     cases = json.loads((folder / "landscape.json").read_text())
     local = {case["case"]: set(case["local_optima"]) for case in cases}
+    representable = {case["case"]: case["optimum_representable"] for case in cases}
     figures: dict[str, str] = {}
     for key, frame in frames.items():
-        if (frame.requests != "constant").any():
-            continue  # (the landscape is of the cases with constant requests)
+        if (frame.requests != "constant").any() or not set(frame.case) <= set(local):
+            continue  # (the landscape is of the first cases, with constant requests)
         missed = frame[~frame.reached]
         at_local = sum(greedy in local[case] for case, greedy in zip(missed.case, missed.greedy))
         figures[f"ko.{key}.local"] = f"{at_local} of {len(missed)}"
+        expressible = frame[frame.case.map(representable)]
+        figures[f"ko.{key}.expressible"] = f"{int(expressible.reached.sum())} of {len(expressible)}"
+    figures["ko.count_all"] = str(len(cases))
+    figures["ko.unrepresentable"] = ", ".join(case["case"] for case in cases if not case["optimum_representable"])
+    figures["ko.representable"] = f"{sum(case['optimum_representable'] for case in cases)} of {len(cases)}"
+    first = set(frames["entropy"].case)  # (the cases the settings were tried on: the first drawn)
+    cases = [case for case in cases if case["case"] in first]
     nearest = []
     for case in cases:
         others = [(gap, schedule) for schedule, gap in zip(case["local_optima"], case["local_optima_pct_above"])
