@@ -188,6 +188,12 @@ class TrajectoryBuffer:
         arrays["rewards"][i] = reward
         self.size += 1
 
+    def pending_decisions(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The features, masks and actions of the steps recorded since the last
+        `finish_trajectory` (views)."""
+        arrays, start, stop = self._arrays, self.trajectory_start, self.size
+        return arrays["features"][start:stop], arrays["masks"][start:stop], arrays["actions"][start:stop]
+
     def pending_reward(self) -> float:
         """The total reward of the steps recorded since the last `finish_trajectory`."""
         return float(self._arrays["rewards"][self.trajectory_start:self.size].sum())
@@ -398,10 +404,10 @@ class PPOAgent:
         total = sum(reward for _, _, reward in opening)
         buffer = self.buffer
         if buffer.pending:
-            arrays, start, stop = buffer._arrays, buffer.trajectory_start, buffer.size
-            features += list(arrays["features"][start:stop])
-            masks += list(arrays["masks"][start:stop])
-            actions += [int(a) for a in arrays["actions"][start:stop]]
+            recorded_features, recorded_masks, recorded_actions = buffer.pending_decisions()
+            features += list(recorded_features)
+            masks += list(recorded_masks)
+            actions += [int(a) for a in recorded_actions]
             total += buffer.pending_reward()
         return self.best_episode.offer(total, features, masks, actions)
 

@@ -457,20 +457,23 @@ def test_torch_kernels_are_pinned_to_avx2_unless_chosen_torch_came_first_or_the_
 
 def test_the_committed_known_optimum_table_is_what_its_rows_give():
     """experiments/rl_energy/results/known_optimum/summary.md is --summarise of the CSVs beside it
-    (in the order of the README's command), summary_new_cases.md of the run on the cases drawn
-    after them."""
+    (in the order of the README's command); summary_new_cases.md and summary_fresh_cases.md of the
+    runs on the cases drawn after them."""
     from experiments.rl_energy.known_optimum import summary_table
 
     folder = EXPERIMENTS / "results" / "known_optimum"
     entropy = [f"lr0.003_8_episodes_entropy0.01{name}.csv" for name in (
         "", "_near_ties_1200_episodes", "_openings0.5", "_openings0.5_imitation1_800_episodes",
         "_openings0.5_imitation1_1600_episodes", "_openings0.75_imitation1_800_episodes",
-        "_openings0.75_imitation1_800_episodes_seeds10-19", "_requests_work", "_requests_work_matrix")]
+        "_openings0.75_imitation1_800_episodes_seeds10-19", "_openings0.75_imitation3_800_episodes",
+        "_openings0.75_imitation3_800_episodes_seeds10-19", "_requests_work", "_requests_work_matrix")]
     names = ["tiny_case_settings.csv", "lr0.003_8_episodes.csv", *entropy, "lr0.003_8_episodes_entropy0.1_to_0.csv"]
-    new_cases = "new_cases_lr0.003_8_episodes_entropy0.01_openings0.75_imitation1_800_episodes.csv"
-    assert sorted(path.name for path in folder.glob("*.csv")) == sorted(names + [new_cases])
+    later = {draw: [f"{draw}_cases_lr0.003_8_episodes_entropy0.01_openings0.75_imitation{weight}_800_episodes.csv"
+                    for weight in (1, 3)] for draw in ("new", "fresh")}
+    assert sorted(path.name for path in folder.glob("*.csv")) == sorted(names + later["new"] + later["fresh"])
     assert (folder / "summary.md").read_text() == summary_table([folder / name for name in names]) + "\n"
-    assert (folder / "summary_new_cases.md").read_text() == summary_table([folder / new_cases]) + "\n"
+    for draw, runs in later.items():
+        assert (folder / f"summary_{draw}_cases.md").read_text() == summary_table([folder / n for n in runs]) + "\n"
 
 
 def test_random_openings_play_valid_decisions_untrained_until_a_draw_says_stop():

@@ -336,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
                              "decisions favour and whether the policy can express the optimum here (JSON, a record "
                              "per case), and stop (no training)")
     parser.add_argument("--summarise", type=Path, nargs="+", metavar="CSV",
-                        help="print the markdown table of these runs' CSVs (a row per variant) and stop")
+                        help="print the markdown table of these runs' CSVs (a row per CSV) and stop")
     args = parser.parse_args(argv)
     if args.summarise:
         print(summary_table(args.summarise))

@@ -582,7 +582,12 @@ KNOWN_OPTIMUM = {"tiny": "tiny_case_settings", "lr": "lr0.003_8_episodes", "entr
                  "imitation_longer": "lr0.003_8_episodes_entropy0.01_openings0.5_imitation1_1600_episodes",
                  "imitation75": "lr0.003_8_episodes_entropy0.01_openings0.75_imitation1_800_episodes",
                  "imitation75_seeds": "lr0.003_8_episodes_entropy0.01_openings0.75_imitation1_800_episodes_seeds10-19",
-                 "imitation75_cases": "new_cases_lr0.003_8_episodes_entropy0.01_openings0.75_imitation1_800_episodes"}
+                 "imitation75_cases": "new_cases_lr0.003_8_episodes_entropy0.01_openings0.75_imitation1_800_episodes",
+                 "imitation75_fresh": "fresh_cases_lr0.003_8_episodes_entropy0.01_openings0.75_imitation1_800_episodes",
+                 "imitation3": "lr0.003_8_episodes_entropy0.01_openings0.75_imitation3_800_episodes",
+                 "imitation3_seeds": "lr0.003_8_episodes_entropy0.01_openings0.75_imitation3_800_episodes_seeds10-19",
+                 "imitation3_cases": "new_cases_lr0.003_8_episodes_entropy0.01_openings0.75_imitation3_800_episodes",
+                 "imitation3_fresh": "fresh_cases_lr0.003_8_episodes_entropy0.01_openings0.75_imitation3_800_episodes"}
 
 
 def known_optimum_figures(folder: Path) -> dict[str, str]:
