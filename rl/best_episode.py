@@ -34,9 +34,13 @@ class BestEpisode:
     def __len__(self) -> int:
         return 0 if self.actions is None else len(self.actions)
 
+    def beats(self, total: float) -> bool:
+        """Whether an episode of this total would be kept (so that a caller gathers its steps only then)."""
+        return bool(np.isfinite(total)) and (self.total is None or total > self.total)
+
     def offer(self, total: float, features: list[np.ndarray], masks: list[np.ndarray], actions: list[int]) -> bool:
         """Keep this episode if its total beats the kept one's (arrays copied); whether it was kept."""
-        if not actions or not np.isfinite(total) or (self.total is not None and total <= self.total):
+        if not actions or not self.beats(total):
             return False
         self.total = float(total)
         self.features = np.stack(features).astype(np.float32)

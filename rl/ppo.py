@@ -398,17 +398,20 @@ class PPOAgent:
         episode that terminated (a truncated one has no total). Whether it is the best so far."""
         if self.best_episode is None:
             return False
-        features = [self._observation(obs)[0] for obs, _, _ in opening]
-        masks = [self._observation(obs)[1] for obs, _, _ in opening]
-        actions = [action for _, action, _ in opening]
-        total = sum(reward for _, _, reward in opening)
         buffer = self.buffer
-        if buffer.pending:
-            recorded_features, recorded_masks, recorded_actions = buffer.pending_decisions()
-            features += list(recorded_features)
-            masks += list(recorded_masks)
-            actions += [int(a) for a in recorded_actions]
-            total += buffer.pending_reward()
+        total = sum(reward for _, _, reward in opening) + (buffer.pending_reward() if buffer.pending else 0.0)
+        if not self.best_episode.beats(total):  # (most episodes: nothing to gather)
+            return False
+        features, masks, actions = [], [], []
+        for obs, action, _ in opening:
+            obs_features, obs_mask = self._observation(obs)
+            features.append(obs_features)
+            masks.append(obs_mask)
+            actions.append(action)
+        recorded_features, recorded_masks, recorded_actions = buffer.pending_decisions()
+        features += list(recorded_features)
+        masks += list(recorded_masks)
+        actions += [int(a) for a in recorded_actions]
         return self.best_episode.offer(total, features, masks, actions)
 
     def end_trajectory(self, last_value: float = 0.0) -> float:

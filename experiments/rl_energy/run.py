@@ -640,7 +640,7 @@ def landscape_figures(folder: Path, frames: dict[str, pd.DataFrame]) -> dict[str
     figures: dict[str, str] = {}
     for key, frame in frames.items():
         if (frame.requests != "constant").any() or not set(frame.case) <= set(local):
-            continue  # (the landscape is of the first cases, with constant requests)
+            continue  # (the landscape is of the cases with constant requests)
         missed = frame[~frame.reached]
         at_local = sum(greedy in local[case] for case, greedy in zip(missed.case, missed.greedy))
         figures[f"ko.{key}.local"] = f"{at_local} of {len(missed)}"
@@ -658,7 +658,6 @@ def landscape_figures(folder: Path, frames: dict[str, pd.DataFrame]) -> dict[str
         nearest.append(f"{case['case']} {min(others)[0]:.1f} %" if others else f"{case['case']} none")
     figures["ko.nearest_local"] = ", ".join(nearest)
     figures["ko.deceptive"] = ", ".join(case["case"] for case in cases if not case["optimum_first_best_under_uniform"])
-    figures["ko.count"] = str(len(cases))
     return figures
 
 
