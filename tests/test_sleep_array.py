@@ -19,8 +19,13 @@ from joulesim.simulator.engine import simgrid_kernel
 from joulesim.simulator.engine.sleep_array import SURF_PRECISION, SleepArray
 
 from joulesim.deciders import load_decider
+from joulesim.protocol.transport_inprocess import InProcessRequester
+from joulesim.simulator.engine.decider_link import DeciderLink
+from joulesim.simulator.engine.simulation import Simulation
+from joulesim.simulator.engine.simulation_config import SimulationConfig
+from joulesim.simulator.platform.platform_loader import load_platform
+from joulesim.simulator.workload.workload_loader import load_workload
 
-from conftest import run_in_process
 
 durations = st.floats(min_value=1e-10, max_value=1e7, allow_nan=False, allow_infinity=False)
 operations = st.lists(st.one_of(
@@ -75,7 +80,8 @@ def test_the_array_updates_sleeps_as_the_kernel_s_dict_does(ops):
 
 
 def wide_run(tmp_path: Path, name: str) -> dict[str, str]:
-    """300 jobs of 1-2 hosts on 256 hosts, up to ~200 asleep at once; the output files."""
+    """300 jobs of 1-2 hosts on 256 hosts, up to ~200 asleep at once; the output files (and the
+    run's kernel in `kernel[name]`)."""
     rng = random.Random(11)
     jobs, t = [], 0.0
     for i in range(300):
@@ -89,7 +95,11 @@ def wide_run(tmp_path: Path, name: str) -> dict[str, str]:
     platform.write_text(json.dumps({"master": {"name": "master_host"},
                                     "clusters": [{"id": "c", "prefix": "h", "count": 256, "speed": "1Gf"}]}))
     prefix = tmp_path / name
-    run_in_process(load_decider("easy", {}), str(platform), [str(workload)], str(prefix), event_grouping="batsim")
+    sim = Simulation(SimulationConfig(platform=load_platform(str(platform)), workloads=[load_workload(str(workload), "w0")],
+                                      export_prefix=str(prefix), event_grouping="batsim"),
+                     DeciderLink(InProcessRequester(load_decider("easy", {}))))
+    sim.run()
+    kernel[name] = sim.actors.kernel
     files = {}
     for path in sorted(tmp_path.glob(f"{name}_*")):
         text = path.read_text()
@@ -102,32 +112,31 @@ def wide_run(tmp_path: Path, name: str) -> dict[str, str]:
     return files
 
 
+#: The kernel of each wide_run, by its name.
+kernel: dict = {}
+
+
 def test_a_run_writes_the_same_files_whether_its_sleeps_are_in_the_dict_or_the_array(tmp_path, monkeypatch):
     monkeypatch.setattr(simgrid_kernel, "WIDE", 10 ** 9)  # always the dict
     in_dict = wide_run(tmp_path, "dict")
     monkeypatch.setattr(simgrid_kernel, "WIDE", -1)  # always the array, from the first step
     monkeypatch.setattr(simgrid_kernel, "NARROW", 0)
     in_array = wide_run(tmp_path, "array")
-    monkeypatch.setattr(simgrid_kernel, "WIDE", 40)  # into the array and back, many times
+    monkeypatch.setattr(simgrid_kernel, "WIDE", 40)  # into the array and back
     monkeypatch.setattr(simgrid_kernel, "NARROW", 20)
     moving = wide_run(tmp_path, "moving")
     assert in_dict["_jobs.csv"].count("\n") == 301
     assert in_array == in_dict
     assert moving == in_dict
+    # (the thresholds took: a compiled kernel reads them from its module too)
+    assert (kernel["dict"].moves_to_array, kernel["array"].moves_to_array, kernel["array"].moves_from_array) == (0, 1, 0)
+    assert kernel["moving"].moves_to_array >= 1 and kernel["moving"].moves_from_array >= 1
 
 
-def test_the_kernel_moves_many_sleeps_to_the_array_and_back(tmp_path, monkeypatch):
+def test_the_kernel_moves_many_sleeps_to_the_array_and_back(tmp_path):
     # (the shipped thresholds: the run above has about 200 jobs asleep at its peak)
-    moves = {"widen": 0, "narrow": 0}
-    for name in moves:
-        original = getattr(simgrid_kernel.Kernel, f"_{name}")
-
-        def counted(self, original=original, name=name):
-            moves[name] += 1
-            return original(self)
-        monkeypatch.setattr(simgrid_kernel.Kernel, f"_{name}", counted)
     wide_run(tmp_path, "shipped")
-    assert moves["widen"] >= 1 and moves["narrow"] >= 1, moves
+    assert kernel["shipped"].moves_to_array >= 1 and kernel["shipped"].moves_from_array >= 1
 
 
 def test_steps_with_the_sleeps_in_the_array_take_the_plain_step(tmp_path, monkeypatch):
@@ -136,21 +145,6 @@ def test_steps_with_the_sleeps_in_the_array_take_the_plain_step(tmp_path, monkey
     # (the Curie trace ran 6-8 % faster once its array steps stopped taking the general one).
     monkeypatch.setattr(simgrid_kernel, "WIDE", -1)  # the array from the first step
     monkeypatch.setattr(simgrid_kernel, "NARROW", 0)
-    general = {"steps": 0}
-    original = simgrid_kernel.Kernel._step
-
-    def counted(self, *args):
-        general["steps"] += 1
-        return original(self, *args)
-    monkeypatch.setattr(simgrid_kernel.Kernel, "_step", counted)
-    steps = {}
-    original_run = simgrid_kernel.Kernel.run
-
-    def run(self, *args):
-        try:
-            return original_run(self, *args)
-        finally:
-            steps["all"] = self.steps
-    monkeypatch.setattr(simgrid_kernel.Kernel, "run", run)
     wide_run(tmp_path, "plain")
-    assert steps["all"] > 1000 and general["steps"] == 1, (steps, general)  # (the one that moves them)
+    steps, general = kernel["plain"].steps, kernel["plain"].general_steps
+    assert steps > 1000 and general == 1, (steps, general)  # (the one that moves them)

@@ -4,7 +4,9 @@ running anything the file names.
 A checkpoint is a file users keep and move between machines; unpickling one would call whatever
 the file names. Here the file can name classes only, and only joulesim's own and a few known
 library types (`_LIBRARY_CLASSES`): an object is made with `cls.__new__(cls)` and its attributes
-set, so reading a file runs no constructor, no `__setstate__`, nothing of the file's choosing.
+set, so reading a file runs no constructor, no `__setstate__`, nothing of the file's choosing. (A
+class compiled by mypyc runs its own `__init__`, with its defaults, when it is made: the kernel's
+classes take no required argument for that.)
 
 The tree the encoder returns is JSON (orjson writes it). Plain values stay themselves: None, bools,
 64-bit ints, finite floats, strings. Everything else is a list whose first item says what it is:
@@ -109,14 +111,16 @@ def _attributes(thing: Any) -> list[tuple[str, Any]]:
 
 
 def _slots(cls: type) -> tuple[str, ...]:
-    """The names of a class's slots, its bases' included (but __dict__ and __weakref__)."""
+    """The names of a class's slots, its bases' included (but __dict__ and __weakref__), and of a
+    class compiled by mypyc (setup.py) its attributes (`__mypyc_attrs__`: it has neither)."""
     names = _SLOTS.get(cls)
     if names is None:
         found: list[str] = []
         for klass in cls.__mro__:
             slots = klass.__dict__.get("__slots__", ())
             found.extend((slots,) if isinstance(slots, str) else slots)
-        names = _SLOTS[cls] = tuple(name for name in found if name not in ("__dict__", "__weakref__"))
+            found.extend(klass.__dict__.get("__mypyc_attrs__", ()))
+        names = _SLOTS[cls] = tuple(dict.fromkeys(name for name in found if name not in ("__dict__", "__weakref__")))
     return names
 
 

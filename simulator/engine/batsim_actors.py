@@ -37,7 +37,8 @@ from joulesim.protocol.interval_set import expand_runs
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
 from joulesim.simulator.engine.decisions import DecisionContext
 from joulesim.simulator.engine.ipc_routes import MASTER, IpcRoutes
-from joulesim.simulator.engine.simgrid_kernel import Actor, Kernel, LinkSharing, Model
+from joulesim.simulator.engine.kernel_extensions import LinkSharing, Model
+from joulesim.simulator.engine.simgrid_kernel import Actor, Kernel
 from joulesim.simulator.workload.job_record import RUNNING
 
 if TYPE_CHECKING:

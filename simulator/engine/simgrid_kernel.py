@@ -44,6 +44,8 @@ import sys
 from collections import deque
 from typing import TYPE_CHECKING, Any, Callable, Generator
 
+from joulesim.simulator.engine.kernel_extensions import LinkSharing, Model
+
 if TYPE_CHECKING:
     from joulesim.simulator.energy.simgrid_host_energy import SimgridHostEnergy
     from joulesim.simulator.engine.sleep_array import SleepArray
@@ -59,13 +61,17 @@ WIDE, NARROW = 64, 16
 
 ActorCode = Generator[tuple, Any, None]
 
+# Every class here can be made without arguments (its __init__'s defaults): a checkpoint makes
+# them so and then sets their attributes (simulator/checkpoint/state_codec.py), and a class
+# compiled by mypyc runs its __init__ whenever it is made.
+
 
 class Sleep:
     """A started sleep action: its remaining `max_duration` (its variable has penalty 0)."""
 
     __slots__ = ("max_duration", "actor")
 
-    def __init__(self, max_duration: float, actor: "Actor"):
+    def __init__(self, max_duration: float = 0.0, actor: Any = None):
         self.max_duration = max_duration
         self.actor = actor
 
@@ -76,7 +82,8 @@ class Transfer:
 
     __slots__ = ("remains", "rate", "full_rate", "latency", "active", "comm", "twins", "route", "slot")
 
-    def __init__(self, remains: float, rate: float, latency: float, comm: "Comm", route: Route | None = None):
+    def __init__(self, remains: float = 0.0, rate: float = 0.0, latency: float = 0.0, comm: Any = None,
+                 route: Route | None = None):
         # Executions started at the same time at the same speed stay equal at every update (a
         # request switching thousands of machines): one action carries them all, each with its
         # own creation key for the order of their ends.
@@ -98,31 +105,10 @@ class Route:
 
     __slots__ = ("latency", "rate", "links")
 
-    def __init__(self, latency: float, rate: float, links: tuple[int, ...] = ()):
+    def __init__(self, latency: float = 0.0, rate: float = 0.0, links: tuple[int, ...] = ()):
         self.latency = latency
         self.rate = rate
         self.links = links
-
-
-class LinkSharing:
-    """Where the transfers share links with other work (the network runner's parallel tasks,
-    on ptask_L07's one linear system): a transfer past its latency joins it (a slot, -1 when it
-    shares nothing) and leaves it when it ends; its rate is the last solve's, re-solved at each
-    step's start (`refresh`), and `version` changes whenever the rates may have."""
-
-    version = 0
-
-    def join(self, route: Route) -> int:
-        raise NotImplementedError
-
-    def leave(self, slot: int) -> None:
-        raise NotImplementedError
-
-    def rate(self, slot: int) -> float:
-        raise NotImplementedError
-
-    def refresh(self) -> None:
-        raise NotImplementedError
 
 
 class Comm:
@@ -139,13 +125,15 @@ class Comm:
 
 
 # An actor's "put" and "get" (below) are three simcalls each, the last two made by the kernel.
-_WAIT_NEXT = ("wait",)  # Actor.script: its next simcall waits for the transfer it was answered
+# Actor.script: its next simcall waits for the transfer it was answered. A list, not a tuple: it
+# is told by its identity, which a compiled kernel (mypyc) keeps for lists and not for tuples.
+_WAIT_NEXT: Any = ["wait"]
 
 
 class Actor:
     __slots__ = ("code", "host", "simcall", "answer", "name", "sleep", "alive", "reading", "script")
 
-    def __init__(self, code: ActorCode, host: Any, name: str):
+    def __init__(self, code: Any = None, host: Any = None, name: str = ""):
         self.code = code
         self.sleep: int | None = None  # the key of its sleep action while it sleeps
         self.alive = True
@@ -156,7 +144,7 @@ class Actor:
         # While it reads machines' joules ("reads"): (machines in order, the next one, every machine?)
         self.reading: tuple[Any, int, bool] | None = None
         # While it puts or gets: the simcall it makes next, in place of running its code (None: none)
-        self.script: tuple | None = None
+        self.script: Any = None
 
 
 def _scripted(actor: Actor) -> None:
@@ -183,42 +171,11 @@ class Mailbox:
 
 
 
-class Model:
-    """A model with a calendar of its own (the network runner, through Batsim's actors).
-
-    A `stepped` one has its actions updated at every step of the kernel, as SimGrid's full
-    update does: it tells the length of the step it needs (`next_step`), is told each step
-    (`move`) and handles what is due then (`step`); the others tell when their next event is due and handle their events (`process`)."""
-
-    stepped = False
-
-    def next_step(self) -> float:
-        """The seconds until its next event (-1: none)."""
-        raise NotImplementedError
-
-    def move(self, delta: float) -> bool:
-        """The clock moved by `delta`: update its actions; whether something is due now."""
-        raise NotImplementedError
-
-    def step(self) -> None:
-        """Handle what is due now (after `move` said so)."""
-        raise NotImplementedError
-
-    def next_event(self) -> float:
-        """When its next event is due (inf: none)."""
-        raise NotImplementedError
-
-    def process(self, start: float, horizon: float, limit: float) -> None:
-        """Handle its events: the first is due (the clock is at `start`), the next ones while
-        within `horizon` of it (a negative one: no other action) and before `limit`; the model
-        moves the clock to each (Kernel.set_clock)."""
-        raise NotImplementedError
-
-
 class Kernel:
     """The clock, the started actions, the actors and the mailboxes."""
 
-    def __init__(self, route_of: Callable[[Any, Any], Route], on_time: Callable[[float], None]):
+    def __init__(self, route_of: Any = None, on_time: Any = None):
+        # (route_of: (source host, destination host) -> Route; on_time: told each new clock value)
         self.now = 0.0
         self._route_of = route_of  # (source host, destination host) -> Route
         self._on_time = on_time  # told each new clock value
@@ -262,6 +219,12 @@ class Kernel:
         self.sub_rounds = 0
         self.actors_started = 0
         self.resumptions = 0
+        # Of the steps, those the general step took (_step: energy, a network runner, shared
+        # links, a solve listener, or the sleeps moving between their dict and their array), and
+        # those moves (the plain step takes the others).
+        self.general_steps = 0
+        self.moves_to_array = 0
+        self.moves_from_array = 0
 
     # ------------------------------------------------------------------ actors
     def start(self, code: ActorCode, host: Any, name: str) -> Actor:
@@ -370,7 +333,8 @@ class Kernel:
                         self.model is None or self.model.next_event() == math.inf):  # SimGrid kills daemons left alone
                     return
                 if self.now >= self.boundary_at:  # (a checkpoint: every actor waits for time to pass)
-                    self.boundary(self.now)
+                    boundary: Callable[[float], None] = self.boundary  # type: ignore[assignment]  # (set with boundary_at)
+                    boundary(self.now)
                 if ((sleeping <= WIDE if self._wide is None else sleeping >= NARROW) and self.model is None
                         and self.energy_stamp is None and self.link_sharing is None and self.on_solve is None):
                     self._plain_step(time_limit, beyond_limit)
@@ -388,10 +352,10 @@ class Kernel:
     def _reads(self, actor: Actor) -> bool:
         """Go on with the actor's reads: True if one is a simcall now (actor.simcall), False
         when they are done (the actor's code goes on in this sub-round)."""
-        machines, index, every = actor.reading
+        machines, index, every = actor.reading  # type: ignore[misc]  # (an actor that reads)
         now = self.now
         if self._all_read_at != now:
-            stamp = self.energy_stamp
+            stamp: list[float] = self.energy_stamp  # type: ignore[assignment]  # (actors read only with energy)
             count = len(machines)
             while index < count:
                 machine = machines[index]
@@ -407,10 +371,10 @@ class Kernel:
         """The only actor ready reads (or all of them, in lockstep): its reads' simcalls follow
         each other with nothing between them, so they are all made now (the sub-rounds they take
         change nothing else)."""
-        machines, index, every = actor.reading
+        machines, index, every = actor.reading  # type: ignore[misc]  # (an actor that reads)
         now = self.now
         if self._all_read_at != now:
-            stamp = self.energy_stamp
+            stamp: list[float] = self.energy_stamp  # type: ignore[assignment]  # (actors read only with energy)
             if every:  # (the ones before `index` were read at this time too)
                 self._all_read_at = now
             else:
@@ -426,7 +390,7 @@ class Kernel:
         each sub-round they all make a simcall for the same stale machine, so they finish their
         reads in the same sub-round, in this order, with nothing else running meanwhile: as one
         actor alone does (the jobs that end together and read every machine, with energy)."""
-        machines, index, _ = ran[0].reading
+        machines, index, _ = ran[0].reading  # type: ignore[misc]  # (the first reads: the caller checked)
         for actor in ran:
             reading = actor.reading
             if reading is None or reading[0] is not machines or reading[1] != index:
@@ -458,7 +422,7 @@ class Kernel:
         return True
 
     def _handle(self, actor: Actor) -> None:
-        call = actor.simcall
+        call: tuple = actor.simcall  # type: ignore[assignment]  # (an actor with a simcall)
         actor.simcall = None
         kind = call[0]
         # (the most frequent kinds first; the run loop handles "answered" and "wait" itself
@@ -533,7 +497,7 @@ class Kernel:
             self._ready.append(call[1])
             self._ready.append(actor)
         elif kind == "energy":  # answered at once, bringing a machine's joules up to date
-            self.energy_stamp[call[1]] = self.now
+            self.energy_stamp[call[1]] = self.now  # type: ignore[index]  # (reads only with energy)
             plugin = self.energy_plugin
             if plugin is not None and plugin.caught_up != self.now:  # (Batsim reads every machine then: all at once)
                 plugin.catch_up(self.now)
@@ -550,7 +514,7 @@ class Kernel:
 
     # ------------------------------------------------------------------ actions
     def _transfer(self, comm: Comm) -> None:
-        route = self._route_of(comm.sender.host, comm.receiver.host)
+        route = self._route_of(comm.sender.host, comm.receiver.host)  # type: ignore[union-attr]  # (matched)
         remains = 0.0 if route.rate == UNBOUNDED_RATE else 1.0  # nothing to move: L07Action sets 0
         transfer = self._comms[self._next_action] = Transfer(remains, route.rate, route.latency, comm, route)
         self._next_action += 1
@@ -560,7 +524,7 @@ class Kernel:
     def _share_links(self, transfer: Transfer) -> None:
         """The transfer's variable takes part in the solves from now on (its rate comes from
         the next step's solve)."""
-        transfer.slot = self.link_sharing.join(transfer.route)
+        transfer.slot = self.link_sharing.join(transfer.route)  # type: ignore[union-attr, arg-type]  # (callers check)
         if transfer.slot >= 0:
             self._shared_version = -1
 
@@ -635,8 +599,10 @@ class Kernel:
             if len(sleeps) > WIDE:
                 wide = self._widen()
         elif len(wide) < NARROW:
-            wide = self._narrow()
+            self._narrow()
+            wide = None
         self.steps += 1
+        self.general_steps += 1
         sharing = self.link_sharing
         if sharing is not None:  # one solve for the tasks and the transfers that share links
             sharing.refresh()
@@ -669,7 +635,7 @@ class Kernel:
                 if model_time >= time_limit:
                     raise beyond_limit(model_time)
                 start = self.now  # the model moves the clock to its events, up to the others' next end
-                model.process(start, delta, time_limit)
+                model.process(start, delta, time_limit)  # type: ignore[union-attr]  # (a finite time: a model)
                 delta = self.now - start
             else:
                 self._advance_clock(delta, time_limit, beyond_limit)
@@ -687,7 +653,7 @@ class Kernel:
         for key in ended_comms:
             action = comms.pop(key)
             if action.slot >= 0:
-                sharing.leave(action.slot)
+                sharing.leave(action.slot)  # type: ignore[union-attr]  # (a slot: sharing)
             ended_transfers[key] = action.comm
             if action.twins is not None:
                 ended_transfers.update(action.twins)
@@ -700,8 +666,8 @@ class Kernel:
         stamps = self.energy_stamp is not None
         for key in ended:
             if wide is None:
-                sleep = sleeps.pop(key, None)
-                actor = None if sleep is None else sleep.actor
+                started = sleeps.pop(key, None)
+                actor = None if started is None else started.actor
             else:
                 actor = wide.remove(key, ended=True)
             if actor is not None:
@@ -714,11 +680,12 @@ class Kernel:
                 transfer = ended_transfers[key]
                 transfer.done = True
                 if stamps:
-                    self._stamp(transfer.sender.host)
+                    sender: Actor = transfer.sender  # type: ignore[assignment]  # (a transfer or an execution has one)
+                    self._stamp(sender.host)
                     if transfer.receiver is not None:
                         self._stamp(transfer.receiver.host)
-                    elif self.energy_plugin is not None and type(transfer.sender.host) is int:
-                        self.energy_plugin.execution_ended(transfer.sender.host)  # an execution: its load ends
+                    elif self.energy_plugin is not None and type(sender.host) is int:
+                        self.energy_plugin.execution_ended(sender.host)  # an execution: its load ends
                 self._finish(transfer)
 
     def _plain_step(self, time_limit: float, beyond_limit: Callable[[float], Exception]) -> None:
@@ -730,10 +697,12 @@ class Kernel:
         self.steps += 1
         if self._fresh_executions:
             self._fresh_executions.clear()  # (updated from now on: no more twins for them)
+        shortest = math.inf
         if wide is None:
-            shortest = self._shortest_sleep  # Model::next_occurring_event_full: max durations
-            if shortest is None:
-                shortest = math.inf
+            kept = self._shortest_sleep  # Model::next_occurring_event_full: max durations
+            if kept is not None:
+                shortest = kept
+            else:
                 for sleep in sleeps.values():
                     if sleep.max_duration < shortest:
                         shortest = sleep.max_duration
@@ -800,6 +769,7 @@ class Kernel:
         from joulesim.simulator.engine.sleep_array import SleepArray  # (numpy: only runs that need it)
 
         wide = self._wide = SleepArray()
+        self.moves_to_array += 1
         for key, sleep in self._sleeps.items():
             wide.add(key, sleep.max_duration, sleep.actor)
         self._sleeps.clear()
@@ -807,7 +777,9 @@ class Kernel:
         return wide
 
     def _narrow(self) -> None:
-        for key, duration, actor in self._wide.items():  # (in creation order, as the dict keeps them)
+        self.moves_from_array += 1
+        wide: SleepArray = self._wide  # type: ignore[assignment]  # (called while there is one)
+        for key, duration, actor in wide.items():  # (in creation order, as the dict keeps them)
             self._sleeps[key] = Sleep(duration, actor)
         self._wide = None
         self._shortest_sleep = None
@@ -820,6 +792,6 @@ class Kernel:
     def _stamp(self, host: Any) -> None:
         """The energy plugin brings a machine's joules up to date now (the master is no machine)."""
         if type(host) is int:
-            self.energy_stamp[host] = self.now
+            self.energy_stamp[host] = self.now  # type: ignore[index]  # (callers check)
             if self.energy_plugin is not None:
                 self.energy_plugin.update(host, self.now)

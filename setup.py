@@ -1,0 +1,104 @@
+"""The build's one step beyond pyproject.toml: the modules in `COMPILED` compiled to C with mypyc.
+
+mypyc turns the same Python source into a C extension (its arithmetic on floats is the same IEEE
+double arithmetic in the same order, so a compiled run writes the same files). The replicated
+SimGrid kernel is most of what Batsim's event grouping costs (BENCHMARKS.md, issue 45), and
+compiled it runs in fewer instructions. The source stays the reference and is installed beside
+the extension (Python imports the extension when both are there):
+
+- a build without a C compiler (or with JOULESIM_PURE_PYTHON=1) installs the Python modules
+  only, with a warning: the same results, slower;
+- an editable install (`pip install -e .`) keeps the Python source, so that an edit takes
+  effect (an extension built in place would shadow it); JOULESIM_COMPILE=1 compiles there too.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_ext import build_ext
+
+HERE = Path(__file__).resolve().parent
+#: The compiled modules, as the package maps them (pyproject.toml's package-dir: joulesim.simulator
+#: is simulator/): their files, and the files their types come from.
+COMPILED = {"joulesim.simulator.engine.simgrid_kernel": "simulator/engine/simgrid_kernel.py"}
+TYPES_FROM = {"joulesim.simulator.engine.kernel_extensions": "simulator/engine/kernel_extensions.py",
+              "joulesim.simulator.engine.sleep_array": "simulator/engine/sleep_array.py"}
+STAGE = HERE / "build" / "mypyc-source"  # the modules under their installed names, for mypy
+
+
+def _warn(message: str) -> None:
+    print(f"joulesim: {message}", file=sys.stderr)
+
+
+def _staged_paths() -> list[str]:
+    """Copy the compiled modules (and those their types come from) under their installed names,
+    with the packages' __init__.py: mypyc names an extension after its module's path."""
+    shutil.rmtree(STAGE, ignore_errors=True)
+    for module, source in {**COMPILED, **TYPES_FROM}.items():
+        target = STAGE.joinpath(*module.split(".")).with_suffix(".py")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(HERE / source, target)
+        for package in target.relative_to(STAGE).parents:
+            if package != Path("."):
+                (STAGE / package / "__init__.py").touch()
+    return [str(STAGE.joinpath(*module.split(".")).with_suffix(".py")) for module in COMPILED]
+
+
+def compiled_extensions() -> list:
+    if os.environ.get("JOULESIM_PURE_PYTHON"):
+        return []
+    try:
+        from mypyc.build import mypycify
+    except ImportError:  # (a build without isolation, in an environment without mypy)
+        _warn("mypy is not installed: the simulation kernel stays in Python (the same results, slower)")
+        return []
+    config = STAGE.parent / "mypyc.ini"
+    paths = _staged_paths()
+    config.write_text("[mypy]\nignore_missing_imports = True\nfollow_imports = silent\n")
+    cwd = os.getcwd()
+    os.chdir(STAGE)  # (mypy finds the staged packages from here)
+    try:
+        extensions = mypycify(["--config-file", str(config), *[os.path.relpath(p, STAGE) for p in paths]],
+                              opt_level="3", debug_level="0", target_dir=str(STAGE.parent / "mypyc-c"))
+    finally:
+        os.chdir(cwd)
+    for extension in extensions:
+        extension.sources = [source if os.path.isabs(source) else os.path.join(STAGE, source)
+                             for source in extension.sources]
+        extension.include_dirs = [d if os.path.isabs(d) else os.path.join(STAGE, d) for d in extension.include_dirs]
+        extension.optional = True  # (no compiler: build_ext warns and the Python modules serve)
+    return extensions
+
+
+class OptionalBuildExt(build_ext):
+    """Extensions that a build may go without: in an editable install unless JOULESIM_COMPILE is
+    set, and wherever the compiler fails (the Python modules are installed either way)."""
+
+    def run(self) -> None:
+        if getattr(self, "editable_mode", False) and not os.environ.get("JOULESIM_COMPILE"):
+            _warn("editable install: the simulation kernel stays in Python (JOULESIM_COMPILE=1 compiles it)")
+            return
+        try:
+            super().run()
+        except Exception as error:  # (e.g. no compiler at all: the Python modules are installed)
+            _warn(f"the simulation kernel stays in Python (the same results, slower): {error}")
+        # The compiled modules load their group's library: all of them or none (a module without
+        # it would fail to import, where its Python source would have served).
+        built = [Path(self.get_ext_fullpath(ext.name)) for ext in self.extensions]
+        if not all(path.exists() for path in built):
+            for path in built:
+                path.unlink(missing_ok=True)
+
+    def build_extension(self, ext) -> None:
+        try:
+            super().build_extension(ext)
+        except Exception as error:
+            _warn(f"{ext.name} stays in Python (the same results, slower): {error}")
+
+
+setup(ext_modules=compiled_extensions(), cmdclass={"build_ext": OptionalBuildExt})

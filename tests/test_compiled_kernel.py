@@ -1,0 +1,63 @@
+"""The simulation kernel compiled by mypyc where joulesim is installed with a C compiler (setup.py).
+
+The rest of the suite runs on whichever kernel the installation has: compiled in an install made
+with a compiler (the README's commands, CI), Python in an editable install or one made without a
+compiler. This file checks which one that is, so that a build that silently fell back to Python
+(mypy missing, a compiler error) fails here instead of passing every test more slowly.
+"""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+import joulesim
+from joulesim.simulator.engine import simgrid_kernel
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+
+
+def _installed_from_a_wheel() -> bool:
+    """Whether joulesim is a built install (site-packages), not an editable one (the checkout)."""
+    return Path(joulesim.__file__).resolve().is_relative_to(Path(sysconfig.get_paths()["purelib"]).resolve())
+
+
+def test_a_built_install_with_a_c_compiler_runs_the_compiled_kernel():
+    if not _installed_from_a_wheel():
+        pytest.skip("an editable install keeps the kernel in Python (setup.py; JOULESIM_COMPILE=1 compiles it)")
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler here: the install keeps the kernel in Python")
+    assert Path(simgrid_kernel.__file__).suffix == ".so", (
+        f"joulesim was installed from a build with a C compiler at hand, yet its kernel is {simgrid_kernel.__file__}: "
+        "the build fell back to Python (pip install -v shows setup.py's warning)")
+
+
+def test_the_kernel_s_classes_can_be_made_without_arguments_for_checkpoints():
+    """A checkpoint remakes the kernel's objects empty and then sets their attributes; a class
+    compiled by mypyc runs its __init__ then, so none may require an argument."""
+    for name in ("Kernel", "Actor", "Sleep", "Transfer", "Route", "Comm", "Mailbox"):
+        cls = getattr(simgrid_kernel, name)
+        made = cls.__new__(cls)
+        assert type(made) is cls
+
+
+def test_setup_stages_the_compiled_modules_under_their_installed_names(tmp_path, monkeypatch):
+    """setup.py copies each compiled module (and those its types come from) to the path of its
+    installed name, with its packages' __init__.py: mypyc names an extension after that path."""
+    monkeypatch.syspath_prepend(str(REPOSITORY))
+    monkeypatch.setattr(sys, "argv", ["setup.py", "--name"])  # (importing setup.py runs setup(): ask it nothing)
+    monkeypatch.setenv("JOULESIM_PURE_PYTHON", "1")
+    setup = importlib.import_module("setup")
+    monkeypatch.setattr(setup, "STAGE", tmp_path / "stage")
+    paths = setup._staged_paths()
+    for module, source in setup.COMPILED.items():
+        staged = tmp_path / "stage" / Path(*module.split(".")).with_suffix(".py")
+        assert str(staged) in paths and staged.read_bytes() == (REPOSITORY / source).read_bytes()
+        for package in staged.relative_to(tmp_path / "stage").parents:
+            if package != Path("."):
+                assert (tmp_path / "stage" / package / "__init__.py").exists()
