@@ -3,7 +3,8 @@
 mypyc turns the same Python source into a C extension (its arithmetic on floats is the same IEEE
 double arithmetic in the same order, so a compiled run writes the same files). The replicated
 SimGrid kernel is most of what Batsim's event grouping costs (BENCHMARKS.md, issue 45), and
-compiled it runs in fewer instructions. The source stays the reference and is installed beside
+compiled it runs in fewer instructions; so do the numbers of every message as Batsim 4 prints
+them (batsim_number_format). The source stays the reference and is installed beside
 the extension (Python imports the extension when both are there):
 
 - a build without a C compiler (or with JOULESIM_PURE_PYTHON=1) installs the Python modules
@@ -25,7 +26,8 @@ from setuptools.command.build_ext import build_ext
 HERE = Path(__file__).resolve().parent
 #: The compiled modules, as the package maps them (pyproject.toml's package-dir: joulesim.simulator
 #: is simulator/): their files, and the files their types come from.
-COMPILED = {"joulesim.simulator.engine.simgrid_kernel": "simulator/engine/simgrid_kernel.py"}
+COMPILED = {"joulesim.simulator.engine.simgrid_kernel": "simulator/engine/simgrid_kernel.py",
+            "joulesim.protocol.batsim_number_format": "protocol/batsim_number_format.py"}
 TYPES_FROM = {"joulesim.simulator.engine.kernel_extensions": "simulator/engine/kernel_extensions.py",
               "joulesim.simulator.engine.sleep_array": "simulator/engine/sleep_array.py"}
 STAGE = HERE / "build" / "mypyc-source"  # the modules under their installed names, for mypy
@@ -64,7 +66,8 @@ def compiled_extensions() -> list:
     os.chdir(STAGE)  # (mypy finds the staged packages from here)
     try:
         extensions = mypycify(["--config-file", str(config), *[os.path.relpath(p, STAGE) for p in paths]],
-                              opt_level="3", debug_level="0", target_dir=str(STAGE.parent / "mypyc-c"))
+                              opt_level="3", debug_level="0", target_dir=str(STAGE.parent / "mypyc-c"),
+                              group_name="joulesim_compiled")  # (their shared library: joulesim_compiled__mypyc)
     finally:
         os.chdir(cwd)
     for extension in extensions:
