@@ -14,11 +14,14 @@ and §3.3.4 (the agent, its buffer and its training step).
   returns) per minibatch. With SWA, the actor's weights are averaged over the last epochs of the
   whole training (torch.optim.swa_utils), and the average is what a model file keeps. With
   self-imitation, `offer_episode` after each episode that terminates, and each update ends with
-  `epochs` steps towards the best episode's decisions (`joulesim.rl.best_episode`).
+  `epochs` steps towards the best episode's decisions (`joulesim.rl.best_episode`); with
+  keep_best_steps, `keep_best` after the last update makes the greedy policy repeat that episode
+  where a few more such steps can.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import numbers
@@ -60,6 +63,10 @@ class PPOSettings:
     # The weight of self-imitation (0: none): after each update, `epochs` steps raise the
     # probability of the best whole episode's decisions so far (joulesim.rl.best_episode).
     self_imitation: float = 0.0
+    # The most Adam steps taken after the last update to make the greedy policy repeat the best
+    # whole episode played, stopping as soon as it does (0: none; keep_best). A training that
+    # played its best schedule and drifted from it ends on it, where the policy can express it.
+    keep_best_steps: int = 0
     swa: bool = False
     swa_start: float = 0.75  # fraction of all training epochs after which the actor is averaged
     swa_anneal: float = 0.15  # fraction of all training epochs over which SWALR anneals
@@ -78,7 +85,7 @@ class PPOSettings:
             return JoulesimError(f"PPO setting {name}={getattr(self, name)!r}: it must be {rule}")
 
         # Plain Python values (numpy scalars from a config would not survive a model file).
-        for name in ("minibatch_size", "epochs", "seed"):
+        for name in ("minibatch_size", "epochs", "seed", "keep_best_steps"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
                 raise bad(name, "an integer")
@@ -98,6 +105,10 @@ class PPOSettings:
             raise bad("entropy_end", "None or a number >= 0")
         if self.self_imitation < 0:
             raise bad("self_imitation", "a number >= 0")
+        if self.keep_best_steps < 0:
+            raise bad("keep_best_steps", "an integer >= 0")
+        if self.keep_best_steps and self.swa:  # (the model file keeps the average, which these steps do not move)
+            raise bad("keep_best_steps", "0 with swa")
         if self.network not in NETWORKS:
             raise bad("network", f"one of {', '.join(NETWORKS)}")
         if self.reward_scale != "auto":
@@ -286,7 +297,9 @@ class PPOAgent:
         self.critic_optimizer = torch.optim.Adam(self.critic.parameters(), lr=settings.lr_critic)
         self.buffer = TrajectoryBuffer(n_actions, n_features)
         # With self-imitation: the best whole episode so far (offer_episode), imitated at each update.
-        self.best_episode: BestEpisode | None = BestEpisode() if settings.self_imitation > 0 else None
+        # keep_best needs it too.
+        self.best_episode: BestEpisode | None = (BestEpisode() if settings.self_imitation > 0 or settings.keep_best_steps
+                                                 else None)
         self.epochs_done = 0  # over the whole training, for the SWA schedule
 
         self.swa_actor: AveragedModel | None = None
@@ -502,15 +515,57 @@ class PPOAgent:
         """Self-imitation: `epochs` Adam steps of the actor on the best episode's decisions, each
         minimising self_imitation x their mean negative log-probability (one batch: an episode)."""
         best = self.best_episode
-        if best is None or not len(best):
+        weight = self.settings.self_imitation
+        if best is None or not len(best) or weight == 0:
             return
+        batch = self._best_batch()
+        for _ in range(self.settings.epochs):
+            self._imitation_step(batch, weight)
+
+    def _best_batch(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        best = self.best_episode
+        assert best is not None and best.masks is not None and best.features is not None
         valid = torch.from_numpy(best.masks).bool()
         rows = torch.from_numpy(best.features)[valid].to(self._dtype())
-        actions = torch.from_numpy(best.actions)
-        weight = self.settings.self_imitation
-        for _ in range(self.settings.epochs):
-            dist = Categorical(logits=self.actor.forward_sparse(rows, valid))
-            loss = -weight * dist.log_prob(actions).mean()
-            self.actor_optimizer.zero_grad()
-            loss.backward()
-            self.actor_optimizer.step()
+        return rows, valid, torch.from_numpy(best.actions)
+
+    def _imitation_step(self, batch: tuple[torch.Tensor, torch.Tensor, torch.Tensor], weight: float) -> None:
+        rows, valid, actions = batch
+        dist = Categorical(logits=self.actor.forward_sparse(rows, valid))
+        loss = -weight * dist.log_prob(actions).mean()
+        self.actor_optimizer.zero_grad()
+        loss.backward()
+        self.actor_optimizer.step()
+
+    def repeats_best(self) -> bool:
+        """Whether the greedy policy takes the best episode's action at each of its observations
+        (through `act`, as a greedy decider does): the environment's episodes being deterministic
+        for a fixed workload, its greedy episode is then that one, step by step."""
+        best = self.best_episode
+        if best is None or not len(best):
+            return False
+        assert best.features is not None and best.masks is not None and best.actions is not None
+        return all(self.act({"features": features, "mask": mask}, greedy=True, value=False)[0] == action
+                   for features, mask, action in zip(best.features, best.masks, best.actions.tolist()))
+
+    def keep_best(self) -> int | None:
+        """After the last update: Adam steps of the actor on the best episode's decisions (weight
+        1) until the greedy policy repeats it, at most keep_best_steps. Returns the steps taken (0:
+        it already did); None when there is no best episode (or no keep_best), or when the policy
+        still departs from it after them: the actor and its optimiser are then put back as the
+        training left them (a policy pushed towards an episode it cannot repeat could be worse)."""
+        limit = self.settings.keep_best_steps
+        if limit == 0 or self.best_episode is None or not len(self.best_episode):
+            return None
+        if self.repeats_best():
+            return 0
+        actor_before = copy.deepcopy(self.actor.state_dict())
+        optimiser_before = copy.deepcopy(self.actor_optimizer.state_dict())
+        batch = self._best_batch()
+        for taken in range(1, limit + 1):
+            self._imitation_step(batch, 1.0)
+            if self.repeats_best():
+                return taken
+        self.actor.load_state_dict(actor_before)
+        self.actor_optimizer.load_state_dict(optimiser_before)
+        return None

@@ -46,6 +46,9 @@ class TrainingOutcome:
     wall_s: float
     # With self-imitation: the total reward of the best whole episode played (None: none kept).
     best_episode_total: float | None = None
+    # With [ppo] keep_best_steps: the Adam steps after the last update that made the greedy policy
+    # repeat the best episode (0: it already did), or None when it still departs from it.
+    keep_best_steps_taken: int | None = None
 
 
 def make_environment(config: TrainingConfig, **overrides: Any) -> NodeSchedulingEnv:
@@ -238,11 +241,12 @@ def train(config: TrainingConfig, out_dir: str | os.PathLike, progress: bool = T
     if bar is not None:
         bar.close()
     env.close()
+    kept = agent.keep_best()
     model_path = os.path.join(out_dir, "model.pt")
     save_agent(model_path, agent, {**metadata, "trained_simulations": config.simulations})
     plot = plot_training(rows, os.path.join(out_dir, "training.png"), env.objective)
     best = agent.best_episode.total if agent.best_episode is not None else None
-    return TrainingOutcome(model_path, csv_path, plot, rows, time.perf_counter() - started, best)
+    return TrainingOutcome(model_path, csv_path, plot, rows, time.perf_counter() - started, best, kept)
 
 
 def random_opening(env: Any, observation: dict[str, Any], probability: float,

@@ -17,6 +17,8 @@ Three tables, named as seed 002's hyperparameter tables (4.5, 4.10, 4.13, 4.17):
                     entropy, entropy_end (the last update's entropy coefficient, reached
                     linearly; default: constant), self_imitation (the weight of imitating the
                     best whole episode so far after each update, joulesim.rl.best_episode;
+                    default 0: none), keep_best_steps (the most Adam steps after the last
+                    update that make the greedy policy repeat the best episode played;
                     default 0: none), swa, shuffle, network (snn | thesis),
                     reward_scale ("auto" | number)
 
@@ -68,6 +70,7 @@ def _integer(minimum: int, maximum: int | None = None) -> tuple[Callable[[Any], 
 MAX_SIMULATIONS = 1_000_000
 MAX_TRAJECTORIES = 100_000
 MAX_EPOCHS = 100_000
+MAX_KEEP_BEST_STEPS = 1_000_000
 # torch and numpy take 64-bit seeds; beyond, torch.manual_seed overflows (a traceback).
 MAX_SEED = 2 ** 63 - 1
 
@@ -122,6 +125,7 @@ _PPO: dict[str, tuple[Callable[[Any], bool], str, Any, str]] = {
     "entropy": (*_number(0), 0.0, "entropy_coef"),
     "entropy_end": (*_number(0), -1, "entropy_end"),  # -1: not given, the entropy stays constant
     "self_imitation": (*_number(0), 0.0, "self_imitation"),
+    "keep_best_steps": (*_integer(0, MAX_KEEP_BEST_STEPS), 0, "keep_best_steps"),
     "swa": (*_BOOL, False, "swa"),
     "shuffle": (*_BOOL, False, "shuffle"),
     "network": ((lambda v: v in NETWORKS), " or ".join(NETWORKS), "snn", "network"),
@@ -179,11 +183,15 @@ def config_from_dict(document: dict[str, Any], label: str = "<dict>", base: str 
         environment["max_waits"] = None
     if values["ppo"]["entropy_end"] == -1:  # not given: a constant entropy coefficient
         values["ppo"]["entropy_end"] = None
-    if values["ppo"]["self_imitation"] > 0 and environment["trajectory_origin"] == "random":
-        # (each episode schedules another window: the best total would be the easiest window's)
-        raise InputError(label, "[ppo] key 'self_imitation'", "is given with [environment] trajectory_origin = "
-                         "\"random\": the best episode would be the luckiest window, not the best schedule",
-                         "give trajectory_origin a job position, or leave self_imitation out")
+    for key in ("self_imitation", "keep_best_steps"):
+        if values["ppo"][key] > 0 and environment["trajectory_origin"] == "random":
+            # (each episode schedules another window: the best total would be the easiest window's)
+            raise InputError(label, f"[ppo] key '{key}'", "is given with [environment] trajectory_origin = "
+                             "\"random\": the best episode would be the luckiest window, not the best schedule",
+                             f"give trajectory_origin a job position, or leave {key} out")
+    if values["ppo"]["keep_best_steps"] > 0 and values["ppo"]["swa"]:
+        raise InputError(label, "[ppo] key 'keep_best_steps'", "is given with swa = true: the model keeps the "
+                         "weights' average, which those steps do not move", "leave one of them out")
     training = values["training"]
     cpus = default_workers()
     if training["threads"] > cpus:

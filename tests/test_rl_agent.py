@@ -6,6 +6,7 @@ No environment: observations are synthetic numpy arrays following the environmen
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -554,6 +555,59 @@ def test_self_imitation_raises_the_best_episode_s_decisions_after_each_update():
         assert imitating.probabilities(obs)[action] > plain.probabilities(obs)[action]
     with pytest.raises(JoulesimError, match="self_imitation"):
         PPOSettings(self_imitation=-1.0)
+
+
+def _greedy_choices(agent: PPOAgent, episode: list[dict[str, np.ndarray]]) -> list[int]:
+    return [agent.act(obs, greedy=True, value=False)[0] for obs in episode]
+
+
+def _least_likely(agent: PPOAgent, obs: dict[str, np.ndarray]) -> int:
+    valid = np.flatnonzero(obs["mask"])
+    return int(valid[np.argmin(agent.probabilities(obs)[valid])])
+
+
+def test_keep_best_steps_until_the_greedy_policy_repeats_the_best_episode():
+    """keep_best takes imitation steps until `act(greedy=True)` takes the best episode's action
+    at each of its observations, and returns how many (fails when the step is a no-op); a policy
+    that already repeats it is left untouched (0 steps)."""
+    rng = np.random.default_rng(11)
+    episode = [observation(rng, 8, 3) for _ in range(3)]
+    agent = PPOAgent(8, 3, PPOSettings(seed=2, keep_best_steps=5000))
+    assert agent.keep_best() is None  # (nothing offered yet)
+    chosen = [_least_likely(agent, obs) for obs in episode]
+    assert _greedy_choices(agent, episode) != chosen and not agent.repeats_best()
+    assert agent.offer_episode([(obs, action, -1.0) for obs, action in zip(episode, chosen)])
+    taken = agent.keep_best()
+    assert taken is not None and taken > 0
+    assert agent.repeats_best() and _greedy_choices(agent, episode) == chosen
+    weights = [p.detach().clone() for p in agent.actor.parameters()]
+    assert agent.keep_best() == 0
+    assert all(torch.equal(a, b) for a, b in zip(weights, agent.actor.parameters()))
+    assert PPOAgent(8, 3, PPOSettings(seed=2)).keep_best() is None  # (keep_best_steps 0: off)
+
+
+def test_keep_best_puts_the_actor_back_when_it_cannot_repeat_the_episode():
+    """An episode that no policy repeats (the same observation twice, two different actions):
+    after keep_best_steps the actor and its optimiser are as the training left them."""
+    rng = np.random.default_rng(3)
+    obs = observation(rng, 6, 3, valid_share=1.0)
+    agent = PPOAgent(6, 3, PPOSettings(seed=4, keep_best_steps=20))
+    assert agent.offer_episode([(obs, 0, -1.0), (obs, 1, -1.0)])
+    weights = copy.deepcopy(agent.actor.state_dict())
+    optimiser = copy.deepcopy(agent.actor_optimizer.state_dict())
+    assert agent.keep_best() is None
+    assert all(torch.equal(weights[name], value) for name, value in agent.actor.state_dict().items())
+    assert agent.actor_optimizer.state_dict()["state"] == optimiser["state"] == {}
+
+
+def test_keep_best_settings_are_checked():
+    with pytest.raises(JoulesimError, match="keep_best_steps"):
+        PPOSettings(keep_best_steps=-1)
+    with pytest.raises(JoulesimError, match="keep_best_steps"):
+        PPOSettings(keep_best_steps=1.5)
+    with pytest.raises(JoulesimError, match="keep_best_steps.*swa"):
+        PPOSettings(keep_best_steps=10, swa=True)
+    assert PPOAgent(6, 3, PPOSettings(keep_best_steps=10)).best_episode is not None
 
 
 def test_swa_averages_the_actor_over_the_last_epochs_of_training():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -150,6 +151,12 @@ def test_decider_rl_errors_name_the_fix(tmp_path):
      "[ppo] key 'self_imitation'"),
     ('[environment]\nplatform = "p"\nworkload = "w"\n[training]\nexploring_starts = 1\n',
      "[training] key 'exploring_starts'"),
+    ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nkeep_best_steps = -1\n', "[ppo] key 'keep_best_steps'"),
+    ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nkeep_best_steps = 0.5\n', "[ppo] key 'keep_best_steps'"),
+    ('[environment]\nplatform = "p"\nworkload = "w"\ntrajectory_origin = "random"\n[ppo]\nkeep_best_steps = 9\n',
+     "[ppo] key 'keep_best_steps'"),
+    ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nkeep_best_steps = 9\nswa = true\n',
+     "[ppo] key 'keep_best_steps': is given with swa"),
     ('[environment]\nworkload = "w"\n', "[environment] key 'platform'"),
     ('[environment]\nplatform = "nowhere.json"\nworkload = "w"\n', "[environment] key 'platform'"),
     ('[environment\n', "TOML syntax"),
@@ -419,12 +426,12 @@ def test_known_optimum_summary_counts_each_variant_s_reached_seeds_per_case(tmp_
     pd.DataFrame(rows(50, 4, 0.01, 0.0, [[True, False, True], [False, False, False]])).to_csv(tmp_path / "a.csv")
     pd.DataFrame(rows(100, 8, 0.003, 0.01, [[True, True, True], [True, False, False]])).to_csv(tmp_path / "b.csv")
     assert summary_table([tmp_path / "a.csv", tmp_path / "b.csv"]).splitlines() == [
-        "| actor lr | episodes per update | entropy | random openings | self-imitation | episodes | requested time "
-        "| normalisation | seeds | draw_002 | draw_010 | all cases |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-        "| 0.01 | 4 | 0 | 0 | 0 | 200 | constant | columns | 0-2 | 2/3 | 0/3 | **2/6** |",
-        "| 0.003 | 8 | 0.01 | 0 | 0 | 800 | constant | columns | 0-2 | 3/3 | 1/3 | **4/6** |",
-        "| the next-best schedule, % above the optimum | | | | | | | | | 11.4 | 1.6 | |"]
+        "| actor lr | episodes per update | entropy | random openings | self-imitation | keep best (steps) | episodes "
+        "| requested time | normalisation | seeds | draw_002 | draw_010 | all cases |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| 0.01 | 4 | 0 | 0 | 0 | 0 | 200 | constant | columns | 0-2 | 2/3 | 0/3 | **2/6** |",
+        "| 0.003 | 8 | 0.01 | 0 | 0 | 0 | 800 | constant | columns | 0-2 | 3/3 | 1/3 | **4/6** |",
+        "| the next-best schedule, % above the optimum | | | | | | | | | | 11.4 | 1.6 | |"]
 
 
 def test_torch_kernels_are_pinned_to_avx2_unless_chosen_torch_came_first_or_the_cpu_lacks_it(tmp_path):
@@ -455,6 +462,10 @@ def test_torch_kernels_are_pinned_to_avx2_unless_chosen_torch_came_first_or_the_
     assert done.stdout.strip() == "DEFAULT", done.stderr
 
 
+#: The settings with keep_best (experiments/rl_energy/README.md, "Keeping the best episode").
+KEEP = "openings0.75_imitation3_keep_best20000_800_episodes"
+
+
 def test_the_committed_known_optimum_table_is_what_its_rows_give():
     """experiments/rl_energy/results/known_optimum/summary.md is --summarise of the CSVs beside it
     (in the order of the README's command); summary_new_cases.md and summary_fresh_cases.md of the
@@ -466,14 +477,19 @@ def test_the_committed_known_optimum_table_is_what_its_rows_give():
         "", "_near_ties_1200_episodes", "_openings0.5", "_openings0.5_imitation1_800_episodes",
         "_openings0.5_imitation1_1600_episodes", "_openings0.75_imitation1_800_episodes",
         "_openings0.75_imitation1_800_episodes_seeds10-19", "_openings0.75_imitation3_800_episodes",
-        "_openings0.75_imitation3_800_episodes_seeds10-19", "_requests_work", "_requests_work_matrix")]
+        "_openings0.75_imitation3_800_episodes_seeds10-19", f"_{KEEP}", f"_{KEEP}_seeds10-19", "_requests_work",
+        "_requests_work_matrix")]
     names = ["tiny_case_settings.csv", "lr0.003_8_episodes.csv", *entropy, "lr0.003_8_episodes_entropy0.1_to_0.csv"]
-    later = {draw: [f"{draw}_cases_lr0.003_8_episodes_entropy0.01_openings0.75_imitation{weight}_800_episodes.csv"
-                    for weight in (1, 3)] for draw in ("new", "fresh")}
-    assert sorted(path.name for path in folder.glob("*.csv")) == sorted(names + later["new"] + later["fresh"])
+    later = {draw: [f"{draw}_cases_lr0.003_8_episodes_entropy0.01_{run}.csv" for run in (
+        "openings0.75_imitation1_800_episodes", "openings0.75_imitation3_800_episodes", KEEP)]
+        for draw in ("new", "fresh")}
+    later["cases25-32"] = [f"cases25-32_lr0.003_8_episodes_entropy0.01_{KEEP}.csv"]
+    misses = ["misses_lr0.003_8_episodes_entropy0.01_openings0.75_imitation1_keep_best20000_800_episodes.csv"]
+    assert sorted(path.name for path in folder.glob("*.csv")) == sorted(names + sum(later.values(), []) + misses)
     assert (folder / "summary.md").read_text() == summary_table([folder / name for name in names]) + "\n"
     for draw, runs in later.items():
-        assert (folder / f"summary_{draw}_cases.md").read_text() == summary_table([folder / n for n in runs]) + "\n"
+        name = f"summary_{draw}_cases.md" if draw in ("new", "fresh") else f"summary_{draw}.md"
+        assert (folder / name).read_text() == summary_table([folder / n for n in runs]) + "\n"
 
 
 def test_random_openings_play_valid_decisions_untrained_until_a_draw_says_stop():
@@ -549,6 +565,46 @@ def test_self_imitation_is_offered_every_episode_that_terminates_random_openings
     assert len(best) == 2 and outcome.best_episode_total == best.total
     document["ppo"]["self_imitation"] = 0.0
     assert train(config_from_dict(document, "tiny", "/"), tmp_path / "plain", progress=False).best_episode_total is None
+
+
+def _greedy_energy(model: str, config) -> float:
+    from joulesim.rl.model_file import load_agent
+    from joulesim.rl.training import make_environment
+
+    agent, _ = load_agent(model)
+    env = make_environment(config)
+    observation, _ = env.reset(seed=0)
+    while True:
+        observation, _, terminated, _, info = env.step(agent.act(observation, greedy=True, value=False)[0])
+        if terminated:
+            env.close()
+            return float(info["energy"])
+
+
+#: A training seed whose untrained greedy policy does not put both jobs on the cool node.
+SEED_UNTRAINED_OFF_BEST = 0
+
+
+def test_keep_best_ends_the_training_on_the_best_episode_and_the_model_file_keeps_it(tmp_path, two_nodes,
+                                                                                     monkeypatch):
+    """With keep_best_steps, a training whose greedy policy departs from its best episode ends
+    with the steps that make it repeat it, before the model is saved: the model file's greedy
+    schedule is the best episode's. PPO's update is made a no-op here, so that only keep_best
+    can move the policy from its untrained one (which misses the best schedule)."""
+    from joulesim.rl import ppo
+
+    monkeypatch.setattr(ppo.PPOAgent, "update", lambda self: self.buffer.clear() or {
+        "policy_loss": math.nan, "value_loss": math.nan, "entropy": math.nan, "samples": 0})
+    document = tiny_config(*two_nodes, simulations=1, exploring_starts=0.9, seed=SEED_UNTRAINED_OFF_BEST)
+    document["training"]["trajectories"] = 8
+    untrained = train(config_from_dict(document, "tiny", "/"), tmp_path / "off", progress=False)
+    config = config_from_dict(document, "tiny", "/")
+    assert untrained.keep_best_steps_taken is None and _greedy_energy(untrained.model, config) > 380.0
+    document["ppo"]["keep_best_steps"] = 5000
+    outcome = train(config_from_dict(document, "tiny", "/"), tmp_path / "out", progress=False)
+    assert outcome.best_episode_total == pytest.approx(-380.0)  # (both jobs on the cool node)
+    assert outcome.keep_best_steps_taken is not None and outcome.keep_best_steps_taken > 0
+    assert _greedy_energy(outcome.model, config) == pytest.approx(380.0)
 
 
 def test_known_optimum_landscape_finds_local_optima_and_what_random_later_decisions_favour():

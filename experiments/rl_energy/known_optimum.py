@@ -79,7 +79,7 @@ def write_case(folder: Path, nodes: list[tuple[float, float, float]], jobs: list
 
 def settings(platform: str, workload: str, seed: int, simulations: int, actor_lr: float, entropy: float,
              trajectories: int = 4, normalisation: str = "columns", entropy_end: float | None = None,
-             exploring_starts: float = 0.0, self_imitation: float = 0.0):
+             exploring_starts: float = 0.0, self_imitation: float = 0.0, keep_best_steps: int = 0):
     """The tiny-case settings of tests/test_rl_learning.py, with the budget, rates, entropy
     (constant, or annealed linearly to `entropy_end`), random openings, self-imitation and the
     observation's normalisation given."""
@@ -91,6 +91,7 @@ def settings(platform: str, workload: str, seed: int, simulations: int, actor_lr
                                           "exploring_starts": exploring_starts},
                              "ppo": {"minibatch_size": 8, "epochs": 8, "actor_lr": actor_lr, "critic_lr": 0.01,
                                      "entropy": entropy, "self_imitation": self_imitation,
+                                     "keep_best_steps": keep_best_steps,
                                      **({} if entropy_end is None else {"entropy_end": entropy_end})}},
                             "known-optimum case", "/")
 
@@ -258,7 +259,20 @@ def greedy_schedule(model: str, config) -> tuple[tuple[int, ...], float]:
 
 #: The settings a row of the CSV records (the variant it belongs to).
 SETTINGS = ("simulations", "trajectories", "actor_lr", "entropy", "entropy_end", "exploring_starts", "self_imitation",
-            "requests", "normalisation")
+            "keep_best_steps", "requests", "normalisation")
+
+
+def _pairs(parser: argparse.ArgumentParser, given: list[str], cases: list[dict]) -> dict[str, list[int]]:
+    """--pairs CASE:SEED ...: the seeds to train per case, in the order given."""
+    drawn = {case["case"] for case in cases}
+    pairs: dict[str, list[int]] = {}
+    for pair in given:
+        name, _, seed = pair.partition(":")
+        if name not in drawn or not seed.isdigit():
+            parser.error(f"--pairs {pair}: give CASE:SEED, CASE one of the {len(cases)} cases drawn "
+                         f"({', '.join(case['case'] for case in cases)}) and SEED an integer >= 0")
+        pairs.setdefault(name, []).append(int(seed))
+    return pairs
 
 
 def settings_columns(args: argparse.Namespace) -> dict:
@@ -273,7 +287,8 @@ def summary_table(csv_paths: list[Path]) -> str:
     frames = [pd.read_csv(path) for path in csv_paths]
     frame = pd.concat(frames, ignore_index=True)
     cases = list(dict.fromkeys(frame["case"]))
-    head = (["actor lr", "episodes per update", "entropy", "random openings", "self-imitation", "episodes",
+    head = (["actor lr", "episodes per update", "entropy", "random openings", "self-imitation", "keep best (steps)",
+             "episodes",
              "requested time", "normalisation", "seeds"]
             + [f"{case}" for case in cases] + ["all cases"])
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
@@ -281,13 +296,14 @@ def summary_table(csv_paths: list[Path]) -> str:
         # A constant entropy: no entropy_end; no random openings nor self-imitation: 0 (runs from
         # before those options have no such columns).
         entropy_end = rows.get("entropy_end", pd.Series(math.nan, index=rows.index)).fillna(-1.0).iloc[0]
-        openings, imitation = (rows.get(name, pd.Series(0.0, index=rows.index)).fillna(0.0).iloc[0]
-                               for name in ("exploring_starts", "self_imitation"))
+        openings, imitation, keep_best = (rows.get(name, pd.Series(0.0, index=rows.index)).fillna(0.0).iloc[0]
+                                          for name in ("exploring_starts", "self_imitation", "keep_best_steps"))
         first = rows.iloc[0]
         per_case = rows.groupby("case", sort=False)["reached"].agg(["sum", "count"])
         entropy_text = f"{first.entropy:g}" + (f" to {entropy_end:g}" if entropy_end >= 0 else "")
         seeds = f"{rows.seed.min()}-{rows.seed.max()}"
         cells = [f"{first.actor_lr:g}", f"{first.trajectories}", entropy_text, f"{openings:g}", f"{imitation:g}",
+                 f"{keep_best:g}",
                  f"{first.simulations * first.trajectories:,}", first.requests, first.normalisation, seeds]
         cells += [f"{int(per_case.at[case, 'sum'])}/{int(per_case.at[case, 'count'])}" if case in per_case.index
                   else "-" for case in cases]
@@ -295,7 +311,7 @@ def summary_table(csv_paths: list[Path]) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     if "second_gap_pct" in frame.columns:  # (how far the next-best schedule is: near ties are the hard cases)
         gaps = frame.groupby("case", sort=False)["second_gap_pct"].first()
-        lines.append("| the next-best schedule, % above the optimum |" + " |" * 8 + " "
+        lines.append("| the next-best schedule, % above the optimum |" + " |" * 9 + " "
                      + " | ".join(f"{gaps[case]:.1f}" for case in cases) + " | |")
     return "\n".join(lines)
 
@@ -320,12 +336,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--self-imitation", type=float, default=0.0,
                         help="the weight of imitating the best whole episode so far after each update ([ppo] "
                              "self_imitation; default 0: none)")
+    parser.add_argument("--keep-best-steps", type=int, default=0, metavar="N",
+                        help="at most N Adam steps after the last update to make the greedy policy repeat the best "
+                             "episode played ([ppo] keep_best_steps; default 0: none)")
     parser.add_argument("--skip-cases", type=int, default=0, metavar="K",
                         help="train on the cases drawn after the first K only (e.g. --cases 16 --skip-cases 8: "
                              "eight cases never used to choose settings on the first eight)")
     parser.add_argument("--only", nargs="+", metavar="CASE",
                         help="train on these of the drawn cases only (e.g. draw_010 draw_012: the same cases, drawn "
                              "as always)")
+    parser.add_argument("--pairs", nargs="+", metavar="CASE:SEED",
+                        help="train these (case, seed) pairs only, the cases in the order drawn (e.g. draw_012:18 draw_021:2: the "
+                             "misses of another run; --seeds and --first-seed are then ignored)")
     parser.add_argument("--normalisation", choices=("columns", "matrix"), default="columns",
                         help="the observation's scaling (the environment's option; default columns)")
     parser.add_argument("--requests", choices=REQUESTS, default="constant",
@@ -380,12 +402,16 @@ def main(argv: list[str] | None = None) -> int:
                 parser.error(f"--only {' '.join(unknown)}: not among the {args.cases} cases drawn "
                              f"({', '.join(case['case'] for case in cases)})")
             cases = [case for case in cases if case["case"] in args.only]
+        pairs = _pairs(parser, args.pairs, cases) if args.pairs else None
+        if pairs is not None:
+            cases = [case for case in cases if case["case"] in pairs]
         for case in cases:
             reached = []
-            for seed in range(args.first_seed, args.first_seed + args.seeds):
+            seeds = pairs[case["case"]] if pairs is not None else range(args.first_seed, args.first_seed + args.seeds)
+            for seed in seeds:
                 config = settings(case["platform"], case["workload"], seed, args.simulations, args.actor_lr,
                                   args.entropy, args.trajectories, args.normalisation, args.entropy_end,
-                                  args.exploring_starts, args.self_imitation)
+                                  args.exploring_starts, args.self_imitation, args.keep_best_steps)
                 started = time.perf_counter()
                 outcome = train(config, Path(scratch) / "train", progress=False)
                 schedule, energy = greedy_schedule(outcome.model, config)
@@ -398,13 +424,17 @@ def main(argv: list[str] | None = None) -> int:
                              # minus its energy): a miss that never played the optimum is exploration's
                              "best_played_j": (math.nan if outcome.best_episode_total is None
                                                else -outcome.best_episode_total),
+                             # with --keep-best-steps: the steps that made the greedy policy repeat it
+                             # (empty: it still departs from it)
+                             "keep_best_taken": outcome.keep_best_steps_taken,
                              "training_s": time.perf_counter() - started})
                 reached.append(rows[-1])
             hits = sum(row["reached"] for row in reached)
+            tried = len(reached)
             gaps = ", ".join(f"{row['gap_pct']:.1f}" for row in reached if not row["reached"])
             print(f"{case['case']}: nodes (clock, static W, dynamic W) {case['nodes']}, jobs (t, ops) {case['jobs']}; "
                   f"{case['schedules']} schedules, optimum {case['optimum']} {case['optimum_j']:,.2f} J (next "
-                  f"{case['second_gap_pct']:.1f} % above); reached on {hits} of {args.seeds} seeds"
+                  f"{case['second_gap_pct']:.1f} % above); reached on {hits} of {tried} seeds"
                   + (f"; the others % above: {gaps}" if gaps else ""), flush=True)
     total = sum(row["reached"] for row in rows)
     print(f"all cases: {total} of {len(rows)} trainings reach the optimum (simulations {args.simulations} of "

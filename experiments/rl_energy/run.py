@@ -587,7 +587,17 @@ KNOWN_OPTIMUM = {"tiny": "tiny_case_settings", "lr": "lr0.003_8_episodes", "entr
                  "imitation3": "lr0.003_8_episodes_entropy0.01_openings0.75_imitation3_800_episodes",
                  "imitation3_seeds": "lr0.003_8_episodes_entropy0.01_openings0.75_imitation3_800_episodes_seeds10-19",
                  "imitation3_cases": "new_cases_lr0.003_8_episodes_entropy0.01_openings0.75_imitation3_800_episodes",
-                 "imitation3_fresh": "fresh_cases_lr0.003_8_episodes_entropy0.01_openings0.75_imitation3_800_episodes"}
+                 "imitation3_fresh": "fresh_cases_lr0.003_8_episodes_entropy0.01_openings0.75_imitation3_800_episodes",
+                 "keep3": "lr0.003_8_episodes_entropy0.01_openings0.75_imitation3_keep_best20000_800_episodes",
+                 "keep3_seeds": "lr0.003_8_episodes_entropy0.01_openings0.75_imitation3_keep_best20000_800_episodes"
+                                "_seeds10-19",
+                 "keep3_cases": "new_cases_lr0.003_8_episodes_entropy0.01_openings0.75_imitation3_keep_best20000_800_episodes",
+                 "keep3_fresh": "fresh_cases_lr0.003_8_episodes_entropy0.01_openings0.75_imitation3_keep_best20000"
+                                "_800_episodes",
+                 "keep3_later": "cases25-32_lr0.003_8_episodes_entropy0.01_openings0.75_imitation3_keep_best20000"
+                                "_800_episodes",
+                 "keep1_misses": "misses_lr0.003_8_episodes_entropy0.01_openings0.75_imitation1_keep_best20000"
+                                 "_800_episodes"}
 
 
 def known_optimum_figures(folder: Path) -> dict[str, str]:
@@ -614,6 +624,12 @@ def known_optimum_figures(folder: Path) -> dict[str, str]:
             missed = frame[~frame.reached]
             played = int(((missed.best_played_j - missed.optimum_j).abs() <= 1e-9 * missed.optimum_j).sum())
             figures[f"ko.{key}.missed_played"] = f"{played} of {len(missed)}"
+        if "keep_best_taken" in frame:  # (keep_best: the trainings it moved, and those it could not)
+            taken = frame.keep_best_taken
+            figures[f"ko.{key}.kept_moved"] = f"{int((taken > 0).sum())} of {len(frame)}"
+            figures[f"ko.{key}.kept_failed"] = f"{int(taken.isna().sum())} of {len(frame)}"
+            for row in frame[taken > 0].itertuples():
+                figures[f"ko.{key}.{row.case}.steps"] = f"{int(row.keep_best_taken):,}"
     failing = frames["entropy"][(frames["entropy"].case == "draw_010") & ~frames["entropy"].reached]
     figures["ko.draw_010.optimum"] = str(frames["entropy"][frames["entropy"].case == "draw_010"].optimum.iloc[0])
     figures["ko.draw_010.learnt"] = str(failing.greedy.mode().iloc[0]) if len(failing) else "the optimum"
