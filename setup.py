@@ -104,4 +104,5 @@ class OptionalBuildExt(build_ext):
             _warn(f"{ext.name} stays in Python (the same results, slower): {error}")
 
 
-setup(ext_modules=compiled_extensions(), cmdclass={"build_ext": OptionalBuildExt})
+if __name__ == "__main__":  # (as the build runs it; tests import the functions above)
+    setup(ext_modules=compiled_extensions(), cmdclass={"build_ext": OptionalBuildExt})

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import shutil
-import sys
 import sysconfig
 from pathlib import Path
 
@@ -50,9 +49,7 @@ def test_setup_stages_the_compiled_modules_under_their_installed_names(tmp_path,
     """setup.py copies each compiled module (and those its types come from) to the path of its
     installed name, with its packages' __init__.py: mypyc names an extension after that path."""
     monkeypatch.syspath_prepend(str(REPOSITORY))
-    monkeypatch.setattr(sys, "argv", ["setup.py", "--name"])  # (importing setup.py runs setup(): ask it nothing)
-    monkeypatch.setenv("JOULESIM_PURE_PYTHON", "1")
-    setup = importlib.import_module("setup")
+    setup = importlib.import_module("setup")  # (its setup() runs only as a script, as the build runs it)
     monkeypatch.setattr(setup, "STAGE", tmp_path / "stage")
     paths = setup._staged_paths()
     for module, source in setup.COMPILED.items():

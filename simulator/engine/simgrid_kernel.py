@@ -175,7 +175,6 @@ class Kernel:
     """The clock, the started actions, the actors and the mailboxes."""
 
     def __init__(self, route_of: Any = None, on_time: Any = None):
-        # (route_of: (source host, destination host) -> Route; on_time: told each new clock value)
         self.now = 0.0
         self._route_of = route_of  # (source host, destination host) -> Route
         self._on_time = on_time  # told each new clock value
