@@ -68,6 +68,9 @@ def compiled_extensions() -> list:
         extensions = mypycify(["--config-file", str(config), *[os.path.relpath(p, STAGE) for p in paths]],
                               opt_level="3", debug_level="0", target_dir=str(STAGE.parent / "mypyc-c"),
                               group_name="joulesim_compiled")  # (their shared library: joulesim_compiled__mypyc)
+    except (Exception, SystemExit) as error:  # (mypy found a type error, say: mypyc exits)
+        _warn(f"mypyc cannot compile the kernel, which stays in Python (the same results, slower): {error!r}")
+        return []
     finally:
         os.chdir(cwd)
     for extension in extensions:
