@@ -567,20 +567,6 @@ def test_self_imitation_is_offered_every_episode_that_terminates_random_openings
     assert train(config_from_dict(document, "tiny", "/"), tmp_path / "plain", progress=False).best_episode_total is None
 
 
-def _greedy_energy(model: str, config) -> float:
-    from joulesim.rl.model_file import load_agent
-    from joulesim.rl.training import make_environment
-
-    agent, _ = load_agent(model)
-    env = make_environment(config)
-    observation, _ = env.reset(seed=0)
-    while True:
-        observation, _, terminated, _, info = env.step(agent.act(observation, greedy=True, value=False)[0])
-        if terminated:
-            env.close()
-            return float(info["energy"])
-
-
 #: A training seed whose untrained greedy policy does not put both jobs on the cool node.
 SEED_UNTRAINED_OFF_BEST = 0
 
@@ -591,6 +577,7 @@ def test_keep_best_ends_the_training_on_the_best_episode_and_the_model_file_keep
     with the steps that make it repeat it, before the model is saved: the model file's greedy
     schedule is the best episode's. PPO's update is made a no-op here, so that only keep_best
     can move the policy from its untrained one (which misses the best schedule)."""
+    from experiments.rl_energy.known_optimum import greedy_schedule
     from joulesim.rl import ppo
 
     monkeypatch.setattr(ppo.PPOAgent, "update", lambda self: self.buffer.clear() or {
@@ -599,12 +586,12 @@ def test_keep_best_ends_the_training_on_the_best_episode_and_the_model_file_keep
     document["training"]["trajectories"] = 8
     untrained = train(config_from_dict(document, "tiny", "/"), tmp_path / "off", progress=False)
     config = config_from_dict(document, "tiny", "/")
-    assert untrained.keep_best_steps_taken is None and _greedy_energy(untrained.model, config) > 380.0
+    assert untrained.keep_best_steps_taken is None and greedy_schedule(untrained.model, config)[1] > 380.0
     document["ppo"]["keep_best_steps"] = 5000
     outcome = train(config_from_dict(document, "tiny", "/"), tmp_path / "out", progress=False)
     assert outcome.best_episode_total == pytest.approx(-380.0)  # (both jobs on the cool node)
     assert outcome.keep_best_steps_taken is not None and outcome.keep_best_steps_taken > 0
-    assert _greedy_energy(outcome.model, config) == pytest.approx(380.0)
+    assert greedy_schedule(outcome.model, config)[1] == pytest.approx(380.0)
 
 
 def test_known_optimum_landscape_finds_local_optima_and_what_random_later_decisions_favour():

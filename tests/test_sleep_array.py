@@ -79,9 +79,9 @@ def test_the_array_updates_sleeps_as_the_kernel_s_dict_does(ops):
         assert [(key, remaining) for key, remaining, _ in array.items()] == list(reference.items())
 
 
-def wide_run(tmp_path: Path, name: str) -> dict[str, str]:
-    """300 jobs of 1-2 hosts on 256 hosts, up to ~200 asleep at once; the output files (and the
-    run's kernel in `kernel[name]`)."""
+def wide_run(tmp_path: Path, name: str) -> tuple[dict[str, str], simgrid_kernel.Kernel]:
+    """300 jobs of 1-2 hosts on 256 hosts, up to ~200 asleep at once; the output files and the
+    run's kernel (what it counted)."""
     rng = random.Random(11)
     jobs, t = [], 0.0
     for i in range(300):
@@ -99,7 +99,6 @@ def wide_run(tmp_path: Path, name: str) -> dict[str, str]:
                                       export_prefix=str(prefix), event_grouping="batsim"),
                      DeciderLink(InProcessRequester(load_decider("easy", {}))))
     sim.run()
-    kernel[name] = sim.actors.kernel
     files = {}
     for path in sorted(tmp_path.glob(f"{name}_*")):
         text = path.read_text()
@@ -109,34 +108,30 @@ def wide_run(tmp_path: Path, name: str) -> dict[str, str]:
             del values["scheduling_time"], values["simulation_time"]
             text = repr(values)
         files[path.name.removeprefix(name)] = text
-    return files
-
-
-#: The kernel of each wide_run, by its name.
-kernel: dict = {}
+    return files, sim.actors.kernel
 
 
 def test_a_run_writes_the_same_files_whether_its_sleeps_are_in_the_dict_or_the_array(tmp_path, monkeypatch):
     monkeypatch.setattr(simgrid_kernel, "WIDE", 10 ** 9)  # always the dict
-    in_dict = wide_run(tmp_path, "dict")
+    in_dict, dict_kernel = wide_run(tmp_path, "dict")
     monkeypatch.setattr(simgrid_kernel, "WIDE", -1)  # always the array, from the first step
     monkeypatch.setattr(simgrid_kernel, "NARROW", 0)
-    in_array = wide_run(tmp_path, "array")
+    in_array, array_kernel = wide_run(tmp_path, "array")
     monkeypatch.setattr(simgrid_kernel, "WIDE", 40)  # into the array and back
     monkeypatch.setattr(simgrid_kernel, "NARROW", 20)
-    moving = wide_run(tmp_path, "moving")
+    moving, moving_kernel = wide_run(tmp_path, "moving")
     assert in_dict["_jobs.csv"].count("\n") == 301
     assert in_array == in_dict
     assert moving == in_dict
     # (the thresholds took: a compiled kernel reads them from its module too)
-    assert (kernel["dict"].moves_to_array, kernel["array"].moves_to_array, kernel["array"].moves_from_array) == (0, 1, 0)
-    assert kernel["moving"].moves_to_array >= 1 and kernel["moving"].moves_from_array >= 1
+    assert (dict_kernel.moves_to_array, array_kernel.moves_to_array, array_kernel.moves_from_array) == (0, 1, 0)
+    assert moving_kernel.moves_to_array >= 1 and moving_kernel.moves_from_array >= 1
 
 
 def test_the_kernel_moves_many_sleeps_to_the_array_and_back(tmp_path):
     # (the shipped thresholds: the run above has about 200 jobs asleep at its peak)
-    wide_run(tmp_path, "shipped")
-    assert kernel["shipped"].moves_to_array >= 1 and kernel["shipped"].moves_from_array >= 1
+    _, kernel = wide_run(tmp_path, "shipped")
+    assert kernel.moves_to_array >= 1 and kernel.moves_from_array >= 1
 
 
 def test_steps_with_the_sleeps_in_the_array_take_the_plain_step(tmp_path, monkeypatch):
@@ -145,6 +140,6 @@ def test_steps_with_the_sleeps_in_the_array_take_the_plain_step(tmp_path, monkey
     # (the Curie trace ran 6-8 % faster once its array steps stopped taking the general one).
     monkeypatch.setattr(simgrid_kernel, "WIDE", -1)  # the array from the first step
     monkeypatch.setattr(simgrid_kernel, "NARROW", 0)
-    wide_run(tmp_path, "plain")
-    steps, general = kernel["plain"].steps, kernel["plain"].general_steps
+    _, kernel = wide_run(tmp_path, "plain")
+    steps, general = kernel.steps, kernel.general_steps
     assert steps > 1000 and general == 1, (steps, general)  # (the one that moves them)
