@@ -177,7 +177,9 @@ def optimum_representable(case: dict) -> bool:
     """Whether the agent's policy, which scores each valid row of the observation on its own
     (PairScorer), can take the case's optimum greedily at all (`scorer_can_take`, along the
     optimum played through the environment). A case that fails has two decisions whose
-    observations ask for opposite choices: no training reaches its optimum on this observation."""
+    observations, equal to within float32 rounding, ask for opposite choices: only a policy that
+    ranks rows by the last bits of their features takes its optimum (keep_best can force one to;
+    experiments/rl_energy/README.md)."""
     from joulesim.rl.training import make_environment
 
     env = make_environment(settings(case["platform"], case["workload"], 0, 1, 0.01, 0.0))

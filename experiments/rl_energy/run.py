@@ -628,8 +628,8 @@ def known_optimum_figures(folder: Path) -> dict[str, str]:
             taken = frame.keep_best_taken
             figures[f"ko.{key}.kept_moved"] = f"{int((taken > 0).sum())} of {len(frame)}"
             figures[f"ko.{key}.kept_failed"] = f"{int(taken.isna().sum())} of {len(frame)}"
-            for row in frame[taken > 0].itertuples():
-                figures[f"ko.{key}.{row.case}.steps"] = f"{int(row.keep_best_taken):,}"
+            for row in frame[taken > 0].itertuples():  # (each training's own: a case has several seeds)
+                figures[f"ko.{key}.{row.case}.seed{row.seed}.steps"] = f"{int(row.keep_best_taken):,}"
     failing = frames["entropy"][(frames["entropy"].case == "draw_010") & ~frames["entropy"].reached]
     figures["ko.draw_010.optimum"] = str(frames["entropy"][frames["entropy"].case == "draw_010"].optimum.iloc[0])
     figures["ko.draw_010.learnt"] = str(failing.greedy.mode().iloc[0]) if len(failing) else "the optimum"
