@@ -26,6 +26,7 @@ import torch
 
 from joulesim.inputs.output_file import write_whole
 from joulesim.protocol.errors import JoulesimError
+from joulesim.rl.networks import ACTOR_WIDTHS
 from joulesim.rl.ppo import PPOAgent, PPOSettings
 
 
@@ -178,12 +179,14 @@ def load_agent(path: str | os.PathLike[str], expect: dict[str, Any] | None = Non
         if problem:
             raise ModelFileError(problem)
     # The network's form is the file's, whatever `settings` says: the thesis's actor ends in a
-    # SELU, the default one in a linear layer, with the same weights' shapes. Files written
-    # before the choice existed hold the thesis's network.
-    saved = {**data["settings"], "network": data["settings"].get("network", "thesis")}
+    # SELU, the default one in a linear layer, with the same weights' shapes; the actor's widths
+    # are the weights'. Files written before each choice existed hold the thesis's network and
+    # widths.
+    saved = {**data["settings"], "network": data["settings"].get("network", "thesis"),
+             "actor_widths": data["settings"].get("actor_widths", ACTOR_WIDTHS)}
     try:
         settings = PPOSettings.from_dict(saved, ignore_unknown=True) if settings is None \
-            else dataclasses.replace(settings, network=saved["network"])
+            else dataclasses.replace(settings, network=saved["network"], actor_widths=saved["actor_widths"])
     except (JoulesimError, TypeError) as exc:
         raise damaged(f"its settings: {exc}") from None
     try:

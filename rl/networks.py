@@ -18,7 +18,8 @@ Two initialisations (`NETWORKS`):
   (experiments/rl_energy/README.md, "Why the thesis's agent collapses").
 
 - `PairScorer` applies one MLP to every row (F -> 16 -> 16 -> 8 -> 8 -> 4 -> 4 -> 1, SELU between
-  layers) and gives one logit per action.
+  layers, the thesis's; other hidden widths with `[ppo] actor_widths`) and gives one logit per
+  action.
 - `Critic` scores every row the same way (F -> 32 -> 16 -> 8 -> 4 -> 1, SELU) and then maps the
   A scores to the state value (A -> 128 -> 64 -> 32 -> 16 -> 8 -> 1, no activation at the end):
   its size depends on A, so a trained model is tied to a platform size and a number of jobs.
@@ -30,13 +31,18 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["MASK_PENALTY", "NETWORKS", "SeluStack", "PairScorer", "Critic", "masked_logits"]
+__all__ = ["ACTOR_WIDTHS", "MASK_PENALTY", "NETWORKS", "SeluStack", "PairScorer", "Critic", "masked_logits"]
 
 #: Added (negated) to the logit of every invalid action: exp(-1e6) is exactly 0 in float32, so
 #: masked actions have probability 0 (seed 002 §3.3.4, "a mask is applied").
 MASK_PENALTY = 1e6
 
-ACTOR_WIDTHS = (16, 16, 8, 8, 4, 4, 1)
+#: The actor's hidden layers (the thesis's); its output layer of width 1 follows them.
+ACTOR_WIDTHS = (16, 16, 8, 8, 4, 4)
+#: Bounds on `[ppo] actor_widths`: past them a network is far beyond what a pair scorer needs,
+#: and the memory check of training does not count the actor.
+MAX_ACTOR_LAYERS = 16
+MAX_ACTOR_WIDTH = 1024
 CRITIC_PAIR_WIDTHS = (32, 16, 8, 4, 1)
 CRITIC_STATE_WIDTHS = (128, 64, 32, 16, 8, 1)
 
@@ -84,10 +90,11 @@ class SeluStack(nn.Module):
 class PairScorer(nn.Module):
     """The actor: one logit per row, shape (..., A, F) -> (..., A)."""
 
-    def __init__(self, n_features: int, generator: torch.Generator, network: str = "snn"):
+    def __init__(self, n_features: int, generator: torch.Generator, network: str = "snn",
+                 widths: tuple[int, ...] = ACTOR_WIDTHS):
         super().__init__()
         self.n_features = n_features
-        self.net = SeluStack(n_features, ACTOR_WIDTHS, last_activation=network == "thesis", generator=generator,
+        self.net = SeluStack(n_features, (*widths, 1), last_activation=network == "thesis", generator=generator,
                              network=network)
 
     def forward(self, features: torch.Tensor) -> torch.Tensor:

@@ -36,7 +36,7 @@ from torch.optim.swa_utils import SWALR, AveragedModel
 
 from joulesim.protocol.errors import JoulesimError
 from joulesim.rl.best_episode import BestEpisode
-from joulesim.rl.networks import NETWORKS, Critic, PairScorer
+from joulesim.rl.networks import ACTOR_WIDTHS, MAX_ACTOR_LAYERS, MAX_ACTOR_WIDTH, NETWORKS, Critic, PairScorer
 
 __all__ = ["PPOSettings", "TrajectoryBuffer", "PPOAgent"]
 
@@ -73,6 +73,11 @@ class PPOSettings:
     shuffle: bool = False  # the thesis takes the minibatches in order
     seed: int = 0
     network: str = "snn"  # initialisation, see joulesim.rl.networks ("thesis": IRMaSim's N(0, 1))
+    # The actor's hidden layers' widths (the thesis's by default); an output layer of width 1
+    # follows. A layer of 4 SELUs can saturate on every row of a decision, and then no update
+    # moves that decision (experiments/rl_energy/README.md, "Training on cases with a known
+    # optimum"); wider layers make that unlikely.
+    actor_widths: tuple[int, ...] = ACTOR_WIDTHS
     # Rewards are divided by this before GAE and the critic's targets: "auto" takes the magnitude
     # of the first trajectory's total reward, so that returns stay of order 1 for the whole
     # training (the critic, whose output starts of order 1, cannot fit experiment 2's returns of
@@ -111,6 +116,13 @@ class PPOSettings:
             raise bad("keep_best_steps", "0 with swa")
         if self.network not in NETWORKS:
             raise bad("network", f"one of {', '.join(NETWORKS)}")
+        widths = self.actor_widths
+        if isinstance(widths, (str, bytes)) or not isinstance(widths, (list, tuple)) or not widths \
+                or len(widths) > MAX_ACTOR_LAYERS \
+                or any(isinstance(w, bool) or not isinstance(w, numbers.Integral) or not 1 <= w <= MAX_ACTOR_WIDTH
+                       for w in widths):
+            raise bad("actor_widths", f"a list of 1 to {MAX_ACTOR_LAYERS} integers in [1, {MAX_ACTOR_WIDTH}]")
+        self.actor_widths = tuple(int(w) for w in widths)
         if self.reward_scale != "auto":
             value = self.reward_scale
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) \
@@ -286,7 +298,7 @@ class PPOAgent:
 
         init_seed, sample_seed, shuffle_seed = _seeds(settings.seed, 3)
         init_rng = torch.Generator().manual_seed(init_seed)
-        self.actor = PairScorer(n_features, init_rng, settings.network)
+        self.actor = PairScorer(n_features, init_rng, settings.network, settings.actor_widths)
         self.critic = Critic(n_actions, n_features, init_rng, settings.network)
         #: What rewards are divided by (see PPOSettings.reward_scale); None until the first
         #: trajectory ends when "auto".

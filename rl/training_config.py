@@ -20,6 +20,7 @@ Three tables, named as seed 002's hyperparameter tables (4.5, 4.10, 4.13, 4.17):
                     default 0: none), keep_best_steps (the most Adam steps after the last
                     update that make the greedy policy repeat the best episode played;
                     default 0: none), swa, shuffle, network (snn | thesis),
+                    actor_widths (the actor's hidden layers; default [16, 16, 8, 8, 4, 4]),
                     reward_scale ("auto" | number)
 
 An unknown table or key, a value of the wrong type or range, a missing file: InputError naming
@@ -40,7 +41,7 @@ from joulesim.deciders.learned.pair_observation import FEATURES, NORMALISATIONS
 from joulesim.inputs.input_error import InputError
 from joulesim.inputs.input_file import read_input_file
 from joulesim.inputs.toml_input import decode_toml
-from joulesim.rl.networks import NETWORKS
+from joulesim.rl.networks import ACTOR_WIDTHS, MAX_ACTOR_LAYERS, MAX_ACTOR_WIDTH, NETWORKS
 from joulesim.simulator.models.core_task_runner import IDLE_POWER_RULES
 
 __all__ = ["TrainingConfig", "load_training_config", "config_from_dict"]
@@ -129,6 +130,10 @@ _PPO: dict[str, tuple[Callable[[Any], bool], str, Any, str]] = {
     "swa": (*_BOOL, False, "swa"),
     "shuffle": (*_BOOL, False, "shuffle"),
     "network": ((lambda v: v in NETWORKS), " or ".join(NETWORKS), "snn", "network"),
+    "actor_widths": ((lambda v: isinstance(v, list) and 1 <= len(v) <= MAX_ACTOR_LAYERS
+                      and all(type(w) is int and 1 <= w <= MAX_ACTOR_WIDTH for w in v)),
+                     f"a list of 1 to {MAX_ACTOR_LAYERS} integers in [1, {MAX_ACTOR_WIDTH}], the actor's hidden "
+                     "layers (default [16, 16, 8, 8, 4, 4], the thesis's)", ACTOR_WIDTHS, "actor_widths"),
     "reward_scale": ((lambda v: v == "auto" or (type(v) in (int, float) and math.isfinite(v) and v > 0)),
                      '"auto" or a number > 0', "auto", "reward_scale"),
 }

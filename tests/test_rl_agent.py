@@ -151,6 +151,18 @@ def test_network_shapes_and_initialisation(network):
     assert agent.actor(batch[0]).shape == (13,) and agent.critic(batch[0]).shape == ()
 
 
+def test_the_actor_takes_the_hidden_widths_given_and_refuses_bad_ones():
+    agent = PPOAgent(13, 5, PPOSettings(seed=3, actor_widths=[32, 32, 16, 16, 8, 8]))
+    assert [(layer.in_features, layer.out_features) for layer in agent.actor.net.layers] == \
+        [(5, 32), (32, 32), (32, 16), (16, 16), (16, 8), (8, 8), (8, 1)]
+    assert agent.settings.actor_widths == (32, 32, 16, 16, 8, 8)  # (a tuple: settings compare equal)
+    assert agent.actor(torch.rand(6, 13, 5)).shape == (6, 13)
+    assert [layer.out_features for layer in PPOAgent(4, 3, PPOSettings(actor_widths=(7,))).actor.net.layers] == [7, 1]
+    for bad in ([], [0], [16, -1], [2.5], [True], "16", 16, [2_000], [4] * 17):
+        with pytest.raises(JoulesimError, match="actor_widths"):
+            PPOSettings(actor_widths=bad)
+
+
 def test_snn_initialisation_keeps_unit_variance_where_the_thesis_saturates_the_actor():
     # The diagnosis of experiments/rl_energy/README.md: on unit-variance inputs the SNN actor's
     # last pre-activation keeps a standard deviation of order 1, the thesis's grows ~fan_in-fold
@@ -697,6 +709,32 @@ def test_a_model_file_keeps_its_network_whatever_the_settings_given(tmp_path):
     del payload["settings"]["network"]
     torch.save(payload, tmp_path / "old.pt")
     assert load_agent(tmp_path / "old.pt")[0].actor.net.last_activation
+
+
+def test_a_model_file_keeps_its_actor_widths_whatever_the_settings_given(tmp_path):
+    # The actor's widths are its weights' shapes: decider rl, which gives PPOSettings(seed=...)
+    # only, must build the file's actor. Files from before the choice hold the thesis's widths.
+    rng = np.random.default_rng(5)
+    observations = [observation(rng, 7, 4, wait=True, scale=1e-2) for _ in range(10)]
+    wide = PPOAgent(7, 4, PPOSettings(seed=2, actor_widths=(32, 32, 16, 16, 8, 8)))
+    perturb(wide, 3)
+    path = tmp_path / "wide.pt"
+    save_agent(path, wide, METADATA)
+    for settings in (None, PPOSettings(seed=5)):
+        loaded, _ = load_agent(path, settings=settings)
+        assert loaded.settings.actor_widths == (32, 32, 16, 16, 8, 8)
+        assert [loaded.probabilities(o).tolist() for o in observations] == \
+            [wide.probabilities(o).tolist() for o in observations]
+    narrow = PPOAgent(7, 4, PPOSettings(seed=2))
+    payload = torch.load(tmp_path / "wide.pt", weights_only=True)
+    payload["actor"] = narrow.actor.state_dict()
+    del payload["settings"]["actor_widths"]
+    torch.save(payload, tmp_path / "old.pt")
+    assert load_agent(tmp_path / "old.pt")[0].settings.actor_widths == (16, 16, 8, 8, 4, 4)
+    payload["settings"]["actor_widths"] = [16, 0]
+    torch.save(payload, tmp_path / "damaged.pt")
+    with pytest.raises(JoulesimError, match="damaged.*actor_widths"):
+        load_agent(tmp_path / "damaged.pt")
 
 
 def test_bad_model_files_are_named_with_a_fix(tmp_path):

@@ -143,6 +143,10 @@ def test_decider_rl_errors_name_the_fix(tmp_path):
     ('[environment]\nplatform = "p"\nworkload = "w"\n[training]\nsimulations = 0\n', "[training] key 'simulations'"),
     ('[environment]\nplatform = "p"\nworkload = "w"\nnormalisation = "rows"\n', "[environment] key 'normalisation'"),
     ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nnetwork = "lecun"\n', "[ppo] key 'network'"),
+    ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nactor_widths = []\n', "[ppo] key 'actor_widths'"),
+    ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nactor_widths = [16, 0]\n', "[ppo] key 'actor_widths'"),
+    ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nactor_widths = [16.0]\n', "[ppo] key 'actor_widths'"),
+    ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nactor_widths = 16\n', "[ppo] key 'actor_widths'"),
     ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nreward_scale = 0\n', "[ppo] key 'reward_scale'"),
     ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nreward_scale = "big"\n', "[ppo] key 'reward_scale'"),
     ('[environment]\nplatform = "p"\nworkload = "w"\n[ppo]\nentropy_end = -1\n', "[ppo] key 'entropy_end'"),
@@ -423,15 +427,18 @@ def test_known_optimum_summary_counts_each_variant_s_reached_seeds_per_case(tmp_
                 for (case, gap), hits in zip((("draw_002", 11.4), ("draw_010", 1.6)), reached)
                 for seed, hit in enumerate(hits)]
 
+    # (a: a run from before the actor's widths were a column, the thesis's; b: a wider actor)
     pd.DataFrame(rows(50, 4, 0.01, 0.0, [[True, False, True], [False, False, False]])).to_csv(tmp_path / "a.csv")
-    pd.DataFrame(rows(100, 8, 0.003, 0.01, [[True, True, True], [True, False, False]])).to_csv(tmp_path / "b.csv")
+    pd.DataFrame(rows(100, 8, 0.003, 0.01, [[True, True, True], [True, False, False]])).assign(
+        actor_widths="32-32-16-16-8-8").to_csv(tmp_path / "b.csv")
     assert summary_table([tmp_path / "a.csv", tmp_path / "b.csv"]).splitlines() == [
-        "| actor lr | episodes per update | entropy | random openings | self-imitation | keep best (steps) | episodes "
-        "| requested time | normalisation | seeds | draw_002 | draw_010 | all cases |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-        "| 0.01 | 4 | 0 | 0 | 0 | 0 | 200 | constant | columns | 0-2 | 2/3 | 0/3 | **2/6** |",
-        "| 0.003 | 8 | 0.01 | 0 | 0 | 0 | 800 | constant | columns | 0-2 | 3/3 | 1/3 | **4/6** |",
-        "| the next-best schedule, % above the optimum | | | | | | | | | | 11.4 | 1.6 | |"]
+        "| actor lr | actor's hidden widths | episodes per update | entropy | random openings | self-imitation "
+        "| keep best (steps) | episodes | requested time | normalisation | seeds | draw_002 | draw_010 | all cases |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| 0.01 | 16, 16, 8, 8, 4, 4 | 4 | 0 | 0 | 0 | 0 | 200 | constant | columns | 0-2 | 2/3 | 0/3 | **2/6** |",
+        "| 0.003 | 32, 32, 16, 16, 8, 8 | 8 | 0.01 | 0 | 0 | 0 | 800 | constant | columns | 0-2 | 3/3 | 1/3 "
+        "| **4/6** |",
+        "| the next-best schedule, % above the optimum | | | | | | | | | | | 11.4 | 1.6 | |"]
 
 
 def test_torch_kernels_are_pinned_to_avx2_unless_chosen_torch_came_first_or_the_cpu_lacks_it(tmp_path):

@@ -79,10 +79,11 @@ def write_case(folder: Path, nodes: list[tuple[float, float, float]], jobs: list
 
 def settings(platform: str, workload: str, seed: int, simulations: int, actor_lr: float, entropy: float,
              trajectories: int = 4, normalisation: str = "columns", entropy_end: float | None = None,
-             exploring_starts: float = 0.0, self_imitation: float = 0.0, keep_best_steps: int = 0):
+             exploring_starts: float = 0.0, self_imitation: float = 0.0, keep_best_steps: int = 0,
+             actor_widths: tuple[int, ...] | None = None):
     """The tiny-case settings of tests/test_rl_learning.py, with the budget, rates, entropy
-    (constant, or annealed linearly to `entropy_end`), random openings, self-imitation and the
-    observation's normalisation given."""
+    (constant, or annealed linearly to `entropy_end`), random openings, self-imitation, the
+    observation's normalisation and the actor's hidden widths (None: the thesis's) given."""
     from joulesim.rl.training_config import config_from_dict
 
     return config_from_dict({"environment": {"platform": platform, "workload": workload,
@@ -92,6 +93,7 @@ def settings(platform: str, workload: str, seed: int, simulations: int, actor_lr
                              "ppo": {"minibatch_size": 8, "epochs": 8, "actor_lr": actor_lr, "critic_lr": 0.01,
                                      "entropy": entropy, "self_imitation": self_imitation,
                                      "keep_best_steps": keep_best_steps,
+                                     **({} if actor_widths is None else {"actor_widths": list(actor_widths)}),
                                      **({} if entropy_end is None else {"entropy_end": entropy_end})}},
                             "known-optimum case", "/")
 
@@ -261,7 +263,7 @@ def greedy_schedule(model: str, config) -> tuple[tuple[int, ...], float]:
 
 #: The settings a row of the CSV records (the variant it belongs to).
 SETTINGS = ("simulations", "trajectories", "actor_lr", "entropy", "entropy_end", "exploring_starts", "self_imitation",
-            "keep_best_steps", "requests", "normalisation")
+            "keep_best_steps", "actor_widths", "requests", "normalisation")
 
 
 def _pairs(parser: argparse.ArgumentParser, given: list[str], cases: list[dict]) -> dict[str, list[int]]:
@@ -278,7 +280,11 @@ def _pairs(parser: argparse.ArgumentParser, given: list[str], cases: list[dict])
 
 
 def settings_columns(args: argparse.Namespace) -> dict:
-    return {name: getattr(args, name) for name in SETTINGS}
+    from joulesim.rl.networks import ACTOR_WIDTHS
+
+    columns = {name: getattr(args, name) for name in SETTINGS}
+    columns["actor_widths"] = "-".join(map(str, args.actor_widths or ACTOR_WIDTHS))
+    return columns
 
 
 def summary_table(csv_paths: list[Path]) -> str:
@@ -286,10 +292,12 @@ def summary_table(csv_paths: list[Path]) -> str:
     training, its seeds, and per case the seeds that reached the optimum), from their CSVs."""
     import pandas as pd
 
+    from joulesim.rl.networks import ACTOR_WIDTHS
+
     frames = [pd.read_csv(path) for path in csv_paths]
     frame = pd.concat(frames, ignore_index=True)
     cases = list(dict.fromkeys(frame["case"]))
-    head = (["actor lr", "episodes per update", "entropy", "random openings", "self-imitation", "keep best (steps)",
+    head = (["actor lr", "actor's hidden widths", "episodes per update", "entropy", "random openings", "self-imitation", "keep best (steps)",
              "episodes",
              "requested time", "normalisation", "seeds"]
             + [f"{case}" for case in cases] + ["all cases"])
@@ -301,10 +309,12 @@ def summary_table(csv_paths: list[Path]) -> str:
         openings, imitation, keep_best = (rows.get(name, pd.Series(0.0, index=rows.index)).fillna(0.0).iloc[0]
                                           for name in ("exploring_starts", "self_imitation", "keep_best_steps"))
         first = rows.iloc[0]
+        # (runs from before the option have no such column: the thesis's widths)
+        widths = rows.get("actor_widths", pd.Series("-".join(map(str, ACTOR_WIDTHS)), index=rows.index)).iloc[0]
         per_case = rows.groupby("case", sort=False)["reached"].agg(["sum", "count"])
         entropy_text = f"{first.entropy:g}" + (f" to {entropy_end:g}" if entropy_end >= 0 else "")
         seeds = f"{rows.seed.min()}-{rows.seed.max()}"
-        cells = [f"{first.actor_lr:g}", f"{first.trajectories}", entropy_text, f"{openings:g}", f"{imitation:g}",
+        cells = [f"{first.actor_lr:g}", str(widths).replace("-", ", "), f"{first.trajectories}", entropy_text, f"{openings:g}", f"{imitation:g}",
                  f"{keep_best:g}",
                  f"{first.simulations * first.trajectories:,}", first.requests, first.normalisation, seeds]
         cells += [f"{int(per_case.at[case, 'sum'])}/{int(per_case.at[case, 'count'])}" if case in per_case.index
@@ -313,7 +323,7 @@ def summary_table(csv_paths: list[Path]) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     if "second_gap_pct" in frame.columns:  # (how far the next-best schedule is: near ties are the hard cases)
         gaps = frame.groupby("case", sort=False)["second_gap_pct"].first()
-        lines.append("| the next-best schedule, % above the optimum |" + " |" * 9 + " "
+        lines.append("| the next-best schedule, % above the optimum |" + " |" * 10 + " "
                      + " | ".join(f"{gaps[case]:.1f}" for case in cases) + " | |")
     return "\n".join(lines)
 
@@ -341,6 +351,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-best-steps", type=int, default=0, metavar="N",
                         help="at most N Adam steps after the last update to make the greedy policy repeat the best "
                              "episode played ([ppo] keep_best_steps; default 0: none)")
+    parser.add_argument("--actor-widths", type=int, nargs="+", metavar="W",
+                        help="the actor's hidden layers' widths ([ppo] actor_widths; default the thesis's, "
+                             "16 16 8 8 4 4)")
     parser.add_argument("--skip-cases", type=int, default=0, metavar="K",
                         help="train on the cases drawn after the first K only (e.g. --cases 16 --skip-cases 8: "
                              "eight cases never used to choose settings on the first eight)")
@@ -375,6 +388,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--self-imitation takes a number >= 0")
     if not 0 <= args.exploring_starts < 1:
         parser.error("--exploring-starts takes a number in [0, 1[")
+    if args.actor_widths is not None:  # (the settings' own check, before any case is drawn)
+        from joulesim.protocol.errors import JoulesimError
+        from joulesim.rl.ppo import PPOSettings
+
+        try:
+            PPOSettings(actor_widths=args.actor_widths)
+        except JoulesimError as error:
+            parser.error(f"--actor-widths: {error}")
     if args.landscape:
         with tempfile.TemporaryDirectory() as scratch:
             cases = draw_cases(args.cases, Path(scratch) / "cases", args.requests)
@@ -413,7 +434,8 @@ def main(argv: list[str] | None = None) -> int:
             for seed in seeds:
                 config = settings(case["platform"], case["workload"], seed, args.simulations, args.actor_lr,
                                   args.entropy, args.trajectories, args.normalisation, args.entropy_end,
-                                  args.exploring_starts, args.self_imitation, args.keep_best_steps)
+                                  args.exploring_starts, args.self_imitation, args.keep_best_steps,
+                                  args.actor_widths)
                 started = time.perf_counter()
                 outcome = train(config, Path(scratch) / "train", progress=False)
                 schedule, energy = greedy_schedule(outcome.model, config)
@@ -443,7 +465,9 @@ def main(argv: list[str] | None = None) -> int:
           f"{args.trajectories} trajectories, actor lr {args.actor_lr}, entropy {args.entropy}"
           + (f" to {args.entropy_end}" if args.entropy_end is not None else "")
           + (f", random openings {args.exploring_starts:g}" if args.exploring_starts else "")
-          + (f", self-imitation {args.self_imitation:g}" if args.self_imitation else "") + ")")
+          + (f", self-imitation {args.self_imitation:g}" if args.self_imitation else "")
+          + (f", keep best {args.keep_best_steps} steps" if args.keep_best_steps else "")
+          + (f", actor's hidden widths {' '.join(map(str, args.actor_widths))}" if args.actor_widths else "") + ")")
     if args.out:
         import pandas as pd
 
