@@ -476,7 +476,7 @@ KEEP = "openings0.75_imitation3_keep_best20000_800_episodes"
 def test_the_committed_known_optimum_table_is_what_its_rows_give():
     """experiments/rl_energy/results/known_optimum/summary.md is --summarise of the CSVs beside it
     (in the order of the README's command); summary_new_cases.md and summary_fresh_cases.md of the
-    runs on the cases drawn after them."""
+    runs on the cases drawn after them; summary_wide_actor.md of the wider actor's runs."""
     from experiments.rl_energy.known_optimum import summary_table
 
     folder = EXPERIMENTS / "results" / "known_optimum"
@@ -497,6 +497,10 @@ def test_the_committed_known_optimum_table_is_what_its_rows_give():
     for draw, runs in later.items():
         name = f"summary_{draw}_cases.md" if draw in ("new", "fresh") else f"summary_{draw}.md"
         assert (folder / name).read_text() == summary_table([folder / n for n in runs]) + "\n"
+    wide = [folder / "wide_actor" / f"cases{run}.csv" for run in (
+        "01-08_seeds00-09", "01-08_seeds10-19", "09-16", "17-24", "25-32", "33-40")]
+    assert sorted((folder / "wide_actor").glob("*.csv")) == sorted(wide)
+    assert (folder / "summary_wide_actor.md").read_text() == summary_table(wide) + "\n"
 
 
 def test_random_openings_play_valid_decisions_untrained_until_a_draw_says_stop():

@@ -572,6 +572,10 @@ def diagnosis_figures(results: Path) -> dict[str, str]:
 
 
 #: results/known_optimum/'s files (known_optimum.py's --out), by the key README.md quotes them under.
+#: The runs of the wider actor, by key suffix: cases 1-8 on seeds 0-9 and 10-19, then each later
+#: eight cases drawn on seeds 0-9 (cases 33-40 drawn after the width was chosen).
+WIDE_ACTOR_RUNS = {"": "cases01-08_seeds00-09", "_seeds": "cases01-08_seeds10-19", "_cases": "cases09-16",
+                   "_fresh": "cases17-24", "_later": "cases25-32", "_new": "cases33-40"}
 KNOWN_OPTIMUM = {"tiny": "tiny_case_settings", "lr": "lr0.003_8_episodes", "entropy": "lr0.003_8_episodes_entropy0.01",
                  "longer": "lr0.003_8_episodes_entropy0.01_near_ties_1200_episodes",
                  "work": "lr0.003_8_episodes_entropy0.01_requests_work",
@@ -597,7 +601,10 @@ KNOWN_OPTIMUM = {"tiny": "tiny_case_settings", "lr": "lr0.003_8_episodes", "entr
                  "keep3_later": "cases25-32_lr0.003_8_episodes_entropy0.01_openings0.75_imitation3_keep_best20000"
                                 "_800_episodes",
                  "keep1_misses": "misses_lr0.003_8_episodes_entropy0.01_openings0.75_imitation1_keep_best20000"
-                                 "_800_episodes"}
+                                 "_800_episodes",
+                 # The same settings as keep3, the actor's hidden layers twice as wide (--actor-widths
+                 # 32 32 16 16 8 8), on every case drawn: results/known_optimum/wide_actor/.
+                 **{f"wide{suffix}": f"wide_actor/{stem}" for suffix, stem in WIDE_ACTOR_RUNS.items()}}
 
 
 def known_optimum_figures(folder: Path) -> dict[str, str]:
@@ -634,12 +641,38 @@ def known_optimum_figures(folder: Path) -> dict[str, str]:
     figures["ko.draw_010.optimum"] = str(frames["entropy"][frames["entropy"].case == "draw_010"].optimum.iloc[0])
     figures["ko.draw_010.learnt"] = str(failing.greedy.mode().iloc[0]) if len(failing) else "the optimum"
     figures.update(landscape_figures(folder, frames))
+    figures.update(wide_actor_figures(folder, frames))
     for key in ("anneal", "openings", "imitation75"):  # the same runs with torch's AVX-512 kernels (avx512/)
         other = pd.read_csv(folder / "avx512" / f"{KNOWN_OPTIMUM[key]}.csv")
         both = frames[key].merge(other, on=["case", "seed"], suffixes=("", "_avx512"))
         figures[f"ko.avx512.{key}.moved"] = f"{int((both.greedy != both.greedy_avx512).sum())} of {len(both)}"
         figures[f"ko.avx512.{key}"] = f"{int(other.reached.sum())} of {len(other)}"
     return figures
+
+
+def wide_actor_figures(folder: Path, frames: dict[str, pd.DataFrame]) -> dict[str, str]:
+    """The wider actor's runs together (ko.wide_all.*): the trainings that reach the optimum, on
+    the cases whose optimum the policy can express and on the others, the trainings keep_best
+    moved on each kind, the cases reached on every seed, and the trainings' time."""
+    cases = json.loads((folder / "landscape.json").read_text())
+    representable = {case["case"]: case["optimum_representable"] for case in cases}
+    frame = pd.concat([frames[f"wide{suffix}"] for suffix in WIDE_ACTOR_RUNS], ignore_index=True)
+    expressible = frame.case.map(representable)
+    moved = frame.keep_best_taken > 0
+    per_case = frame.groupby("case").reached.agg(["sum", "count"])
+    inexpressible_cases = sorted(set(frame.case[~expressible]))
+    return {"ko.wide_all": f"{int(frame.reached.sum())} of {len(frame)}",
+            "ko.wide_all.cases": str(len(per_case)),
+            "ko.wide_all.every": f"{int((per_case['sum'] == per_case['count']).sum())} of the {len(per_case)}",
+            "ko.wide_all.expressible": f"{int(frame.reached[expressible].sum())} of {int(expressible.sum())}",
+            "ko.wide_all.expressible_cases": str(frame.case[expressible].nunique()),
+            "ko.wide_all.inexpressible": f"{int(frame.reached[~expressible].sum())} of {int((~expressible).sum())}",
+            "ko.wide_all.inexpressible_cases": ", ".join(inexpressible_cases),
+            "ko.wide_all.moved_expressible": f"{int(moved[expressible].sum())} of {int(expressible.sum())}",
+            "ko.wide_all.moved_inexpressible": f"{int(moved[~expressible].sum())} of {int((~expressible).sum())}",
+            "ko.wide_all.most_steps": f"{int(frame.keep_best_taken.max()):,}",
+            "ko.wide_all.time": duration_text(float(frame.training_s.sum())),
+            "ko.wide_all.per_training": f"{frame.training_s.mean():.0f} s"}
 
 
 def landscape_figures(folder: Path, frames: dict[str, pd.DataFrame]) -> dict[str, str]:
