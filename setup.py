@@ -4,7 +4,12 @@ mypyc turns the same Python source into a C extension (its arithmetic on floats 
 double arithmetic in the same order, so a compiled run writes the same files). The replicated
 SimGrid kernel is most of what Batsim's event grouping costs (BENCHMARKS.md, issue 45), and
 compiled it runs in fewer instructions; so do the numbers of every message as Batsim 4 prints
-them (batsim_number_format). The source stays the reference and is installed beside
+them (batsim_number_format), and four modules of functions that every job goes through: the
+interval sets of its allocation, the checks of the decider's messages and the reading of the
+workload and of its storages' labels. Modules whose classes a checkpoint holds stay in Python:
+a class compiled by mypyc runs its `__init__` when made, and its methods are not functions a
+checkpoint can name (simulator/checkpoint/state_codec.py); the kernel's classes are made for
+that. The source stays the reference and is installed beside
 the extension (Python imports the extension when both are there):
 
 - a build without a C compiler (or with JOULESIM_PURE_PYTHON=1) installs the Python modules
@@ -27,7 +32,11 @@ HERE = Path(__file__).resolve().parent
 #: The compiled modules, as the package maps them (pyproject.toml's package-dir: joulesim.simulator
 #: is simulator/): their files, and the files their types come from.
 COMPILED = {"joulesim.simulator.engine.simgrid_kernel": "simulator/engine/simgrid_kernel.py",
-            "joulesim.protocol.batsim_number_format": "protocol/batsim_number_format.py"}
+            "joulesim.protocol.batsim_number_format": "protocol/batsim_number_format.py",
+            "joulesim.protocol.interval_set": "protocol/interval_set.py",
+            "joulesim.protocol.validation": "protocol/validation.py",
+            "joulesim.simulator.workload.workload_loader": "simulator/workload/workload_loader.py",
+            "joulesim.simulator.workload.storage_labels": "simulator/workload/storage_labels.py"}
 TYPES_FROM = {"joulesim.simulator.engine.kernel_extensions": "simulator/engine/kernel_extensions.py",
               "joulesim.simulator.engine.sleep_array": "simulator/engine/sleep_array.py"}
 STAGE = HERE / "build" / "mypyc-source"  # the modules under their installed names, for mypy

@@ -36,6 +36,19 @@ def test_a_built_install_with_a_c_compiler_runs_the_compiled_kernel():
         "the build fell back to Python (pip install -v shows setup.py's warning)")
 
 
+def test_a_built_install_with_a_c_compiler_runs_every_module_setup_compiles(monkeypatch):
+    if not _installed_from_a_wheel():
+        pytest.skip("an editable install keeps every module in Python (setup.py; JOULESIM_COMPILE=1 compiles them)")
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler here: the install keeps every module in Python")
+    monkeypatch.syspath_prepend(str(REPOSITORY))
+    setup = importlib.import_module("setup")
+    assert len(setup.COMPILED) >= 6
+    python_ones = [module for module in setup.COMPILED
+                   if Path(importlib.import_module(module).__file__).suffix != ".so"]
+    assert python_ones == [], f"{python_ones} stayed in Python in a build with a C compiler"
+
+
 def test_the_kernel_s_classes_can_be_made_without_arguments_for_checkpoints():
     """A checkpoint remakes the kernel's objects empty and then sets their attributes; a class
     compiled by mypyc runs its __init__ then, so none may require an argument."""
