@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import sysconfig
 from pathlib import Path
 
 from setuptools import setup
@@ -90,6 +91,21 @@ def compiled_extensions() -> list:
     return extensions
 
 
+def remove_stale_extensions(build_lib: Path, built: list[Path]) -> list[Path]:
+    """Remove from `build_lib` the extensions that this build did not make, and return them.
+
+    pip builds a local checkout in its build/ folder, which stays between builds: the extension
+    of a module compiled by an earlier build and no longer (not in COMPILED now, or its build
+    failed) would be installed beside its source, and Python would import the old compiled code
+    instead of the source."""
+    current = {path.resolve() for path in built}
+    stale = [path for path in build_lib.rglob("*" + sysconfig.get_config_var("EXT_SUFFIX"))
+             if path.resolve() not in current]
+    for path in stale:
+        path.unlink()
+    return stale
+
+
 class OptionalBuildExt(build_ext):
     """Extensions that a build may go without: in an editable install unless JOULESIM_COMPILE is
     set, and wherever the compiler fails (the Python modules are installed either way)."""
@@ -108,6 +124,8 @@ class OptionalBuildExt(build_ext):
         if not all(path.exists() for path in built):
             for path in built:
                 path.unlink(missing_ok=True)
+        if not self.inplace:
+            remove_stale_extensions(Path(self.build_lib), built)
 
     def build_extension(self, ext) -> None:
         try:

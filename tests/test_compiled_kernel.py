@@ -71,3 +71,19 @@ def test_setup_stages_the_compiled_modules_under_their_installed_names(tmp_path,
         for package in staged.relative_to(tmp_path / "stage").parents:
             if package != Path("."):
                 assert (tmp_path / "stage" / package / "__init__.py").exists()
+
+
+def test_a_build_removes_the_extensions_an_earlier_build_left_in_its_folder(tmp_path, monkeypatch):
+    """pip builds a checkout in its build/ folder, which stays: an extension that this build did
+    not make (its module no longer compiled) would be installed and shadow the module's source."""
+    monkeypatch.syspath_prepend(str(REPOSITORY))
+    setup = importlib.import_module("setup")
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    package = tmp_path / "joulesim" / "protocol"
+    package.mkdir(parents=True)
+    kept, stale = package / f"interval_set{suffix}", package / f"validation{suffix}"
+    other = tmp_path / "joulesim" / "libeasy_edc.so"  # (not an extension module: not the build's)
+    for path in (kept, stale, other):
+        path.write_bytes(b"")
+    assert setup.remove_stale_extensions(tmp_path, [kept]) == [stale]
+    assert kept.exists() and other.exists() and not stale.exists()
