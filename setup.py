@@ -9,7 +9,11 @@ interval sets of its allocation, the checks of the decider's messages and the re
 workload and of its storages' labels. Modules whose classes a checkpoint holds stay in Python:
 a class compiled by mypyc runs its `__init__` when made, and its methods are not functions a
 checkpoint can name (simulator/checkpoint/state_codec.py); the kernel's classes are made for
-that. The source stays the reference and is installed beside
+that. A compiled function checks its arguments against their annotations when called (a
+TypeError where Python would have run on): code that calls one must pass what the annotations
+say. mypy finds a mismatch at its call site (`mypy --check-untyped-defs` over the package: its
+errors that name a compiled module's function), and so does the suite on a built install, as CI
+runs it. The source stays the reference and is installed beside
 the extension (Python imports the extension when both are there):
 
 - a build without a C compiler (or with JOULESIM_PURE_PYTHON=1) installs the Python modules

@@ -318,7 +318,9 @@ class DecisionApplier:
         raw["id"] = local_id
         raw.setdefault("subtime", sim.env.now)
         try:
-            job = parse_job(raw, 0, workload, profiles, context)
+            # (the context as text: parse_job is compiled, and a compiled function checks that its
+            # arguments are of their declared types)
+            job = parse_job(raw, 0, workload, profiles, str(context))
         except InputError as exc:
             raise DecisionError(f"REGISTER_JOB rejected: {exc}") from None
         job.subtime = sim.env.now  # a registered job is submitted when registered
