@@ -4,9 +4,12 @@ mypyc turns the same Python source into a C extension (its arithmetic on floats 
 double arithmetic in the same order, so a compiled run writes the same files). The replicated
 SimGrid kernel is most of what Batsim's event grouping costs (BENCHMARKS.md, issue 45), and
 compiled it runs in fewer instructions; so do the numbers of every message as Batsim 4 prints
-them (batsim_number_format), and four modules of functions that every job goes through: the
-interval sets of its allocation, the checks of the decider's messages and the reading of the
-workload and of its storages' labels. Modules whose classes a checkpoint holds stay in Python:
+them (batsim_number_format), Batsim's actors (batsim_actors), and four modules of functions that
+every job goes through: the interval sets of its allocation, the checks of the decider's
+messages and the reading of the workload and of its storages' labels. Compiled actors are
+generators without the frames a checkpoint reads: a run that writes checkpoints runs the same
+source interpreted (simulator/engine/resumable_batsim_actors.py). Other modules whose classes a
+checkpoint holds stay in Python:
 a class compiled by mypyc runs its `__init__` when made, and its methods are not functions a
 checkpoint can name (simulator/checkpoint/state_codec.py); the kernel's classes are made for
 that. A compiled function checks its arguments against their annotations when called (a
@@ -41,7 +44,8 @@ COMPILED = {"joulesim.simulator.engine.simgrid_kernel": "simulator/engine/simgri
             "joulesim.protocol.interval_set": "protocol/interval_set.py",
             "joulesim.protocol.validation": "protocol/validation.py",
             "joulesim.simulator.workload.workload_loader": "simulator/workload/workload_loader.py",
-            "joulesim.simulator.workload.storage_labels": "simulator/workload/storage_labels.py"}
+            "joulesim.simulator.workload.storage_labels": "simulator/workload/storage_labels.py",
+            "joulesim.simulator.engine.batsim_actors": "simulator/engine/batsim_actors.py"}
 TYPES_FROM = {"joulesim.simulator.engine.kernel_extensions": "simulator/engine/kernel_extensions.py",
               "joulesim.simulator.engine.sleep_array": "simulator/engine/sleep_array.py"}
 STAGE = HERE / "build" / "mypyc-source"  # the modules under their installed names, for mypy

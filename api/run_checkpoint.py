@@ -230,7 +230,7 @@ class RunCheckpoints:
         return RecordingTransport(transport, self.log, self._check_wall)
 
     def simulation_for(self, config: SimulationConfig, link: DeciderLink) -> Simulation:
-        simulation = self.simulation = Simulation(config, link)
+        simulation = self.simulation = Simulation(config, link, resumable=True)
         self._arm(simulation, -math.inf)
         return simulation
 
@@ -422,7 +422,7 @@ class ResumedRun(RunCheckpoints):
 
 def _describe_actor(encoder: StateEncoder, code: Any, where: Any) -> Any:
     """An actor's code (a generator of BatsimActors) as the place it waits at and what it needs."""
-    from joulesim.simulator.engine.batsim_actors import BatsimActors
+    from joulesim.simulator.engine.resumable_batsim_actors import BatsimActors
     from joulesim.simulator.engine.resumable_actors import NotResumable, describe
 
     frame = code.gi_frame
@@ -440,7 +440,7 @@ def _describe_actor(encoder: StateEncoder, code: Any, where: Any) -> Any:
 
 
 def _resumed_actor(decoder: StateDecoder, node: Any) -> Any:
-    from joulesim.simulator.engine.batsim_actors import BatsimActors
+    from joulesim.simulator.engine.resumable_batsim_actors import BatsimActors
     from joulesim.simulator.engine.resumable_actors import NotResumable, resumed
 
     if node == ["ended"]:

@@ -87,3 +87,18 @@ def test_a_build_removes_the_extensions_an_earlier_build_left_in_its_folder(tmp_
         path.write_bytes(b"")
     assert setup.remove_stale_extensions(tmp_path, [kept]) == [stale]
     assert kept.exists() and other.exists() and not stale.exists()
+
+
+def test_the_actors_a_checkpoint_reads_are_interpreted_generators_whatever_the_build():
+    """A run that writes checkpoints takes Batsim's actors from resumable_batsim_actors, which
+    runs batsim_actors.py's source interpreted: its actors are generators with frames, which a
+    checkpoint reads (resumable_actors.describe), also where batsim_actors itself is compiled."""
+    import inspect
+
+    from joulesim.simulator.engine import batsim_actors, resumable_batsim_actors
+
+    interpreted = resumable_batsim_actors.BatsimActors
+    assert interpreted.__module__ == "joulesim.simulator.engine.resumable_batsim_actors"
+    assert inspect.isgeneratorfunction(interpreted._serve_from) and inspect.isgeneratorfunction(interpreted._timed)
+    assert resumable_batsim_actors.SOURCE.name == "batsim_actors.py" and resumable_batsim_actors.SOURCE.is_file()
+    assert resumable_batsim_actors.SERVER == batsim_actors.SERVER

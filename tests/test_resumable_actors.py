@@ -9,7 +9,7 @@ import types
 import pytest
 
 from joulesim.simulator.engine import resumable_actors
-from joulesim.simulator.engine.batsim_actors import BatsimActors
+from joulesim.simulator.engine.resumable_batsim_actors import BatsimActors  # (the actors a checkpoint reads)
 
 
 def test_every_marked_place_has_a_continuation_and_every_continuation_a_place():

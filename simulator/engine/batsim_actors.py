@@ -29,7 +29,7 @@ when each of its happenings takes place and which message carries each event.
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from joulesim.protocol.batsim_number_format import as_batsim_writes
 from joulesim.protocol.errors import DecisionError, JoulesimError
@@ -37,7 +37,7 @@ from joulesim.protocol.interval_set import expand_runs
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
 from joulesim.simulator.engine.decisions import DecisionContext
 from joulesim.simulator.engine.ipc_routes import MASTER, IpcRoutes
-from joulesim.simulator.engine.kernel_extensions import LinkSharing, Model
+from joulesim.simulator.engine.runner_model import RunnerLinks, RunnerModel
 from joulesim.simulator.engine.simgrid_kernel import Actor, Kernel
 from joulesim.simulator.workload.job_record import RUNNING
 
@@ -293,7 +293,8 @@ class BatsimActors:
                 if self.end_ack:
                     break
                 message = yield ("get", SERVER)  # (resumable: served) receive_message: by_name, then get (irecv and wait)
-            message, taken = None, message
+            taken: Any = message  # (a message; the loop's test above makes sure of it)
+            message = None
             if taken[0] == "events" and sim.workflow_runs:  # server_on_job_completed calls the workflow back first
                 yield from self._workflow_callbacks(taken[1])
             ends_before = len(sim.ends_handled)
@@ -455,7 +456,7 @@ class BatsimActors:
         run.over = True
         yield from self._put(("bye",))
 
-    def _workflow_callbacks(self, events: list[dict[str, Any]] | None, ended_records: list["JobRecord"] = ()):
+    def _workflow_callbacks(self, events: list[dict[str, Any]] | None, ended_records: "Sequence[JobRecord]" = ()):
         """The server's SUBMITTER_CALLBACK (send_message to the workflow's submitter) for each
         workflow job whose end these events report (JOB_COMPLETED), or with `events` None for
         each of `ended_records` (the jobs whose end the server just handled) not called back yet:
@@ -483,7 +484,7 @@ class BatsimActors:
 
     def _timed(self, delay: float, callback: Callable[[Any], None], value: Any, host: Any, floor: float,
                daemon: bool, reads: list[int] | None = None, start_row: Callable[[], None] | None = None,
-               job_key: int | None = None):
+               job_key: "JobRecord | None" = None):
         if 0 < delay < floor:
             delay = floor
         if reads is not None:  # a job's actor, with energy
@@ -549,7 +550,9 @@ class BatsimActors:
         them; then their variables are freed (`usage_after`: the usage without them)."""
         for host in hosts:
             self.kernel.stamp(host)
-        self.kernel.energy_plugin.usage_solved = usage_after
+        plugin = self.kernel.energy_plugin
+        assert plugin is not None  # (a runner's tasks end with energy only)
+        plugin.usage_solved = usage_after
 
     def exec_starts_on(self, host: int) -> None:
         """An execution of one host starts: the plugin's Exec::on_start brings its joules up to
@@ -590,46 +593,3 @@ class BatsimActors:
         return JoulesimError(f"at t={self.kernel.now:g} the next event is due at t={when:g}: {TIME_RANGE_TEXT}; "
                              "shorten the workload's times (submission times, walltimes, delays) or the decider's "
                              "requested calls")
-
-
-class RunnerModel(Model):
-    """The network runner as the kernel's model."""
-
-    def __init__(self, actors: BatsimActors, runner: Any):
-        self.actors = actors
-        self.runner = runner
-        self.next_event = runner.next_event  # (bound once: the kernel asks at every step)
-        # A runner that can be stepped is (ptask_L07's actions are updated at every step),
-        # while it says so (RunnerModel.stepped).
-        runner.stepped = hasattr(runner, "next_step")
-        if runner.stepped:
-            self.next_step = runner.next_step
-            self.move = runner.move
-
-    @property
-    def stepped(self) -> bool:  # type: ignore[override]
-        return self.runner.stepping()
-
-    def process(self, start: float, horizon: float, limit: float) -> None:
-        self.actors.runner_events(self.runner, start, horizon, limit)
-
-    def step(self) -> None:
-        self.actors.runner_events(self.runner, stepped=True)
-
-
-class RunnerLinks(LinkSharing):
-    """The network runner's parallel tasks as what the kernel's transfers share links with."""
-
-    def __init__(self, runner: Any):
-        self._runner = runner
-        self._table = runner.table
-        self.leave = runner.leave_transfer
-        self.rate = runner.transfer_rate
-        self.refresh = runner.refresh
-
-    def join(self, route: Any) -> int:
-        return self._runner.join_transfer(route.links, route.latency)
-
-    @property
-    def version(self) -> int:  # type: ignore[override]
-        return self._table.version

@@ -95,7 +95,7 @@ _RESOURCE_ENTRIES: dict[tuple, tuple[Any, list[dict[str, Any]]]] = {}
 
 
 class Simulation(EventSources, JobLifecycle):
-    def __init__(self, config: SimulationConfig, link: DeciderLink):
+    def __init__(self, config: SimulationConfig, link: DeciderLink, resumable: bool = False):
         self.config = config
         self.link = link
         self.env = simpy.Environment(initial_time=0.0)  # (a float: Batsim writes the first timestamps 0.000000)
@@ -189,7 +189,12 @@ class Simulation(EventSources, JobLifecycle):
         # (event_grouping "batsim"); None: every event of one time in one message ("per-time").
         # IRMaSim's node platforms follow IRMaSim, which has no such actors: one message per time.
         batsim = config.event_grouping == "batsim" and self.hierarchy is None and not config.no_sched
-        self.actors: BatsimActors | None = BatsimActors(self) if batsim else None
+        # `resumable`: a run that writes checkpoints takes Batsim's actors as Python generators,
+        # whose frames a checkpoint reads (resumable_batsim_actors.py; compiled ones have none).
+        actors_class = BatsimActors
+        if resumable:
+            from joulesim.simulator.engine.resumable_batsim_actors import BatsimActors as actors_class  # noqa: N813
+        self.actors: BatsimActors | None = actors_class(self) if batsim else None
         self._progress = None
         self._files: list[Any] = []
         #: Paths of the output files opened so far (kept when the run stops early).
