@@ -4,9 +4,11 @@ mypyc turns the same Python source into a C extension (its arithmetic on floats 
 double arithmetic in the same order, so a compiled run writes the same files). The replicated
 SimGrid kernel is most of what Batsim's event grouping costs (BENCHMARKS.md, issue 45), and
 compiled it runs in fewer instructions; so do the numbers of every message as Batsim 4 prints
-them (batsim_number_format), Batsim's actors (batsim_actors), and four modules of functions that
-every job goes through: the interval sets of its allocation, the checks of the decider's
-messages and the reading of the workload and of its storages' labels. Compiled actors are
+them (batsim_number_format), Batsim's actors (batsim_actors), four modules of functions that
+every job goes through (the interval sets of its allocation, the checks of the decider's
+messages, the reading of the workload and of its storages' labels) and the queue policies'
+waiting queue and free machines (a decider's state, which a checkpoint does not hold: a resumed
+run replays the decider). Compiled actors are
 generators without the frames a checkpoint reads: a run that writes checkpoints runs the same
 source interpreted (simulator/engine/resumable_batsim_actors.py). Other modules whose classes a
 checkpoint holds stay in Python:
@@ -45,7 +47,9 @@ COMPILED = {"joulesim.simulator.engine.simgrid_kernel": "simulator/engine/simgri
             "joulesim.protocol.validation": "protocol/validation.py",
             "joulesim.simulator.workload.workload_loader": "simulator/workload/workload_loader.py",
             "joulesim.simulator.workload.storage_labels": "simulator/workload/storage_labels.py",
-            "joulesim.simulator.engine.batsim_actors": "simulator/engine/batsim_actors.py"}
+            "joulesim.simulator.engine.batsim_actors": "simulator/engine/batsim_actors.py",
+            "joulesim.deciders.common.free_runs": "deciders/common/free_runs.py",
+            "joulesim.deciders.common.waiting_queue": "deciders/common/waiting_queue.py"}
 TYPES_FROM = {"joulesim.simulator.engine.kernel_extensions": "simulator/engine/kernel_extensions.py",
               "joulesim.simulator.engine.sleep_array": "simulator/engine/sleep_array.py"}
 STAGE = HERE / "build" / "mypyc-source"  # the modules under their installed names, for mypy

@@ -8,7 +8,7 @@ import math
 from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import islice
-from typing import Iterator
+from typing import Iterator, cast
 
 from procset import ProcSet
 
@@ -179,10 +179,11 @@ class WaitingQueue:
     def compact(self) -> None:
         holes = len(self._items) - len(self._index)
         if holes > 64 and holes > len(self._index):
-            self._items = [job for job in self._items[self._head:] if job is not None]
-            self._index = {job.id: i for i, job in enumerate(self._items)}
+            kept = [job for job in self._items[self._head:] if job is not None]
+            self._items = cast("list[SubmittedJob | None]", kept)  # (setup.py compiles this module: typed)
+            self._index = {job.id: i for i, job in enumerate(kept)}
             self._head = 0
             positions: dict[int, list[int]] = {}
-            for i, job in enumerate(self._items):
-                positions.setdefault(job.res, []).append(i)  # type: ignore[union-attr]
+            for i, job in enumerate(kept):
+                positions.setdefault(job.res, []).append(i)
             self._positions = positions
