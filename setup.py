@@ -8,18 +8,21 @@ them (batsim_number_format), Batsim's actors (batsim_actors), four modules of fu
 every job goes through (the interval sets of its allocation, the checks of the decider's
 messages, the reading of the workload and of its storages' labels) and the queue policies'
 waiting queue and free machines (a decider's state, which a checkpoint does not hold: a resumed
-run replays the decider). Compiled actors are
-generators without the frames a checkpoint reads: a run that writes checkpoints runs the same
-source interpreted (simulator/engine/resumable_batsim_actors.py). Other modules whose classes a
-checkpoint holds stay in Python:
-a class compiled by mypyc runs its `__init__` when made, and its methods are not functions a
-checkpoint can name (simulator/checkpoint/state_codec.py); the kernel's classes are made for
-that. A compiled function checks its arguments against their annotations when called (a
-TypeError where Python would have run on): code that calls one must pass what the annotations
-say. mypy finds a mismatch at its call site (`mypy --check-untyped-defs` over the package: its
-errors that name a compiled module's function), and so does the suite on a built install, as CI
-runs it. The source stays the reference and is installed beside
-the extension (Python imports the extension when both are there):
+run replays the decider).
+
+Compiled actors are generators without the frames a checkpoint reads: a run that writes
+checkpoints runs the same source interpreted (simulator/engine/resumable_batsim_actors.py).
+Other modules whose classes a checkpoint holds stay in Python: a class compiled by mypyc runs
+its `__init__` when made, and its methods are not functions a checkpoint can name
+(simulator/checkpoint/state_codec.py); the kernel's classes are made for that.
+
+A compiled function checks its arguments against their annotations when called (a TypeError
+where Python would have run on): code that calls one must pass what the annotations say. mypy
+finds a mismatch at its call site (`mypy --check-untyped-defs` over the package: its errors that
+name a compiled module's function), and so does the suite on a built install, as CI runs it.
+
+The source stays the reference and is installed beside the extension (Python imports the
+extension when both are there):
 
 - a build without a C compiler (or with JOULESIM_PURE_PYTHON=1) installs the Python modules
   only, with a warning: the same results, slower;
@@ -59,6 +62,11 @@ def _warn(message: str) -> None:
     print(f"joulesim: {message}", file=sys.stderr)
 
 
+def _fall_back(reason: str) -> None:
+    """Say why the modules of COMPILED are installed as their Python source."""
+    _warn(f"{reason}: the modules setup.py compiles stay in Python (the same results, slower)")
+
+
 def _staged_paths() -> list[str]:
     """Copy the compiled modules (and those their types come from) under their installed names,
     with the packages' __init__.py: mypyc names an extension after its module's path."""
@@ -79,7 +87,7 @@ def compiled_extensions() -> list:
     try:
         from mypyc.build import mypycify
     except ImportError:  # (a build without isolation, in an environment without mypy)
-        _warn("mypy is not installed: the simulation kernel stays in Python (the same results, slower)")
+        _fall_back("mypy is not installed")
         return []
     config = STAGE.parent / "mypyc.ini"
     paths = _staged_paths()
@@ -91,7 +99,7 @@ def compiled_extensions() -> list:
                               opt_level="3", debug_level="0", target_dir=str(STAGE.parent / "mypyc-c"),
                               group_name="joulesim_compiled")  # (their shared library: joulesim_compiled__mypyc)
     except (Exception, SystemExit) as error:  # (mypy found a type error, say: mypyc exits)
-        _warn(f"mypyc cannot compile the kernel, which stays in Python (the same results, slower): {error!r}")
+        _fall_back(f"mypyc cannot compile them ({error!r})")
         return []
     finally:
         os.chdir(cwd)
@@ -124,12 +132,12 @@ class OptionalBuildExt(build_ext):
 
     def run(self) -> None:
         if getattr(self, "editable_mode", False) and not os.environ.get("JOULESIM_COMPILE"):
-            _warn("editable install: the simulation kernel stays in Python (JOULESIM_COMPILE=1 compiles it)")
+            _fall_back("editable install (JOULESIM_COMPILE=1 compiles them)")
             return
         try:
             super().run()
         except Exception as error:  # (e.g. no compiler at all: the Python modules are installed)
-            _warn(f"the simulation kernel stays in Python (the same results, slower): {error}")
+            _fall_back(f"the build failed ({error})")
         # The compiled modules load their group's library: all of them or none (a module without
         # it would fail to import, where its Python source would have served).
         built = [Path(self.get_ext_fullpath(ext.name)) for ext in self.extensions]

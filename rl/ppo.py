@@ -117,7 +117,7 @@ class PPOSettings:
         if self.network not in NETWORKS:
             raise bad("network", f"one of {', '.join(NETWORKS)}")
         widths = self.actor_widths
-        if isinstance(widths, (str, bytes)) or not isinstance(widths, (list, tuple)) or not widths \
+        if not isinstance(widths, (list, tuple)) or not widths \
                 or len(widths) > MAX_ACTOR_LAYERS \
                 or any(isinstance(w, bool) or not isinstance(w, numbers.Integral) or not 1 <= w <= MAX_ACTOR_WIDTH
                        for w in widths):

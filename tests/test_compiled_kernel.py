@@ -26,25 +26,32 @@ def _installed_from_a_wheel() -> bool:
     return Path(joulesim.__file__).resolve().is_relative_to(Path(sysconfig.get_paths()["purelib"]).resolve())
 
 
-def test_a_built_install_with_a_c_compiler_runs_the_compiled_kernel():
+def _skip_unless_built_with_a_compiler() -> None:
     if not _installed_from_a_wheel():
-        pytest.skip("an editable install keeps the kernel in Python (setup.py; JOULESIM_COMPILE=1 compiles it)")
+        pytest.skip("an editable install keeps the compiled modules in Python (setup.py; JOULESIM_COMPILE=1 "
+                    "compiles them)")
     if shutil.which("cc") is None and shutil.which("gcc") is None:
-        pytest.skip("no C compiler here: the install keeps the kernel in Python")
+        pytest.skip("no C compiler here: the install keeps the compiled modules in Python")
+
+
+@pytest.fixture
+def setup_py(monkeypatch):
+    """The checkout's setup.py as a module (its setup() runs only as a script, as the build runs it)."""
+    monkeypatch.syspath_prepend(str(REPOSITORY))
+    return importlib.import_module("setup")
+
+
+def test_a_built_install_with_a_c_compiler_runs_the_compiled_kernel():
+    _skip_unless_built_with_a_compiler()
     assert Path(simgrid_kernel.__file__).suffix == ".so", (
         f"joulesim was installed from a build with a C compiler at hand, yet its kernel is {simgrid_kernel.__file__}: "
         "the build fell back to Python (pip install -v shows setup.py's warning)")
 
 
-def test_a_built_install_with_a_c_compiler_runs_every_module_setup_compiles(monkeypatch):
-    if not _installed_from_a_wheel():
-        pytest.skip("an editable install keeps every module in Python (setup.py; JOULESIM_COMPILE=1 compiles them)")
-    if shutil.which("cc") is None and shutil.which("gcc") is None:
-        pytest.skip("no C compiler here: the install keeps every module in Python")
-    monkeypatch.syspath_prepend(str(REPOSITORY))
-    setup = importlib.import_module("setup")
-    assert len(setup.COMPILED) >= 6
-    python_ones = [module for module in setup.COMPILED
+def test_a_built_install_with_a_c_compiler_runs_every_module_setup_compiles(setup_py):
+    _skip_unless_built_with_a_compiler()
+    assert len(setup_py.COMPILED) >= 6
+    python_ones = [module for module in setup_py.COMPILED
                    if Path(importlib.import_module(module).__file__).suffix != ".so"]
     assert python_ones == [], f"{python_ones} stayed in Python in a build with a C compiler"
 
@@ -58,14 +65,12 @@ def test_the_kernel_s_classes_can_be_made_without_arguments_for_checkpoints():
         assert type(made) is cls
 
 
-def test_setup_stages_the_compiled_modules_under_their_installed_names(tmp_path, monkeypatch):
+def test_setup_stages_the_compiled_modules_under_their_installed_names(tmp_path, monkeypatch, setup_py):
     """setup.py copies each compiled module (and those its types come from) to the path of its
     installed name, with its packages' __init__.py: mypyc names an extension after that path."""
-    monkeypatch.syspath_prepend(str(REPOSITORY))
-    setup = importlib.import_module("setup")  # (its setup() runs only as a script, as the build runs it)
-    monkeypatch.setattr(setup, "STAGE", tmp_path / "stage")
-    paths = setup._staged_paths()
-    for module, source in setup.COMPILED.items():
+    monkeypatch.setattr(setup_py, "STAGE", tmp_path / "stage")
+    paths = setup_py._staged_paths()
+    for module, source in setup_py.COMPILED.items():
         staged = tmp_path / "stage" / Path(*module.split(".")).with_suffix(".py")
         assert str(staged) in paths and staged.read_bytes() == (REPOSITORY / source).read_bytes()
         for package in staged.relative_to(tmp_path / "stage").parents:
@@ -73,11 +78,9 @@ def test_setup_stages_the_compiled_modules_under_their_installed_names(tmp_path,
                 assert (tmp_path / "stage" / package / "__init__.py").exists()
 
 
-def test_a_build_removes_the_extensions_an_earlier_build_left_in_its_folder(tmp_path, monkeypatch):
+def test_a_build_removes_the_extensions_an_earlier_build_left_in_its_folder(tmp_path, setup_py):
     """pip builds a checkout in its build/ folder, which stays: an extension that this build did
     not make (its module no longer compiled) would be installed and shadow the module's source."""
-    monkeypatch.syspath_prepend(str(REPOSITORY))
-    setup = importlib.import_module("setup")
     suffix = sysconfig.get_config_var("EXT_SUFFIX")
     package = tmp_path / "joulesim" / "protocol"
     package.mkdir(parents=True)
@@ -85,7 +88,7 @@ def test_a_build_removes_the_extensions_an_earlier_build_left_in_its_folder(tmp_
     other = tmp_path / "joulesim" / "libeasy_edc.so"  # (not an extension module: not the build's)
     for path in (kept, stale, other):
         path.write_bytes(b"")
-    assert setup.remove_stale_extensions(tmp_path, [kept]) == [stale]
+    assert setup_py.remove_stale_extensions(tmp_path, [kept]) == [stale]
     assert kept.exists() and other.exists() and not stale.exists()
 
 

@@ -180,7 +180,9 @@ class WaitingQueue:
         holes = len(self._items) - len(self._index)
         if holes > 64 and holes > len(self._index):
             kept = [job for job in self._items[self._head:] if job is not None]
-            self._items = cast("list[SubmittedJob | None]", kept)  # (setup.py compiles this module: typed)
+            # (a list of jobs is a list of jobs or holes: no copy; setup.py compiles this module,
+            # which checks the declared type)
+            self._items = cast("list[SubmittedJob | None]", kept)
             self._index = {job.id: i for i, job in enumerate(kept)}
             self._head = 0
             positions: dict[int, list[int]] = {}

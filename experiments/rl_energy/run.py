@@ -640,8 +640,9 @@ def known_optimum_figures(folder: Path) -> dict[str, str]:
     failing = frames["entropy"][(frames["entropy"].case == "draw_010") & ~frames["entropy"].reached]
     figures["ko.draw_010.optimum"] = str(frames["entropy"][frames["entropy"].case == "draw_010"].optimum.iloc[0])
     figures["ko.draw_010.learnt"] = str(failing.greedy.mode().iloc[0]) if len(failing) else "the optimum"
-    figures.update(landscape_figures(folder, frames))
-    figures.update(wide_actor_figures(folder, frames))
+    cases = json.loads((folder / "landscape.json").read_text())
+    figures.update(landscape_figures(cases, frames))
+    figures.update(wide_actor_figures(cases, frames))
     for key in ("anneal", "openings", "imitation75"):  # the same runs with torch's AVX-512 kernels (avx512/)
         other = pd.read_csv(folder / "avx512" / f"{KNOWN_OPTIMUM[key]}.csv")
         both = frames[key].merge(other, on=["case", "seed"], suffixes=("", "_avx512"))
@@ -650,11 +651,11 @@ def known_optimum_figures(folder: Path) -> dict[str, str]:
     return figures
 
 
-def wide_actor_figures(folder: Path, frames: dict[str, pd.DataFrame]) -> dict[str, str]:
+def wide_actor_figures(cases: list[dict], frames: dict[str, pd.DataFrame]) -> dict[str, str]:
     """The wider actor's runs together (ko.wide_all.*): the trainings that reach the optimum, on
     the cases whose optimum the policy can express and on the others, the trainings keep_best
-    moved on each kind, the cases reached on every seed, and the trainings' time."""
-    cases = json.loads((folder / "landscape.json").read_text())
+    moved on each kind, the cases reached on every seed, and the trainings' time. `cases`:
+    landscape.json's records."""
     representable = {case["case"]: case["optimum_representable"] for case in cases}
     frame = pd.concat([frames[f"wide{suffix}"] for suffix in WIDE_ACTOR_RUNS], ignore_index=True)
     expressible = frame.case.map(representable)
@@ -675,15 +676,14 @@ def wide_actor_figures(folder: Path, frames: dict[str, pd.DataFrame]) -> dict[st
             "ko.wide_all.per_training": f"{frame.training_s.mean():.0f} s"}
 
 
-def landscape_figures(folder: Path, frames: dict[str, pd.DataFrame]) -> dict[str, str]:
-    """From landscape.json (known_optimum.py --landscape): how many of a setting's misses end on
+def landscape_figures(cases: list[dict], frames: dict[str, pd.DataFrame]) -> dict[str, str]:
+    """From landscape.json's records (`cases`, known_optimum.py --landscape): how many of a setting's misses end on
     a local optimum (ko.KEY.local, the settings with the cases' own requests) and its trainings
     that reach the optimum on the cases whose optimum the policy can express (ko.KEY.expressible);
     the cases whose optimum it cannot express (ko.unrepresentable, of every case drawn); and of the
     first cases, each one's nearest other local optimum (ko.nearest_local) and those whose
     optimum starts with a decision that uniformly random later decisions do not favour
     (ko.deceptive)."""
-    cases = json.loads((folder / "landscape.json").read_text())
     local = {case["case"]: set(case["local_optima"]) for case in cases}
     representable = {case["case"]: case["optimum_representable"] for case in cases}
     figures: dict[str, str] = {}
