@@ -9,7 +9,9 @@ Three measurements, each in a fresh child process so that peak memory is its own
   - zmq:    `easy` in its own process (`joulesim decide easy`), over ZeroMQ ipc://;
   - floor:  the bare ZeroMQ ipc round trip of an empty message between two processes.
 Prints jobs/s and decider calls/s per run, peak memory, and the ratio of the ZeroMQ run's
-time to (calls x floor).
+time to (calls x floor). A run's time is its simulation's (`Simulation.run`); each line also
+gives its whole process's (from the child's start to its exit: the interpreter, the imports,
+reading the inputs, the outputs), the measure of Batsim + batsched's time below.
 
     python benchmarks/bench_easy_delay.py [--jobs 20000] [--energy] [--repeat 3] [--event-grouping per-time]
 
@@ -163,8 +165,13 @@ def batsim_run(batsim: str, batsched: str, workload: str, directory: str) -> dic
 
 
 def run_child(*args: str, python: str = sys.executable) -> dict:
+    """The child's figures, and `process_seconds`: its whole process, from its start to its exit
+    (the interpreter, the imports, reading the workload and platform, the run, the outputs, and
+    over ZeroMQ the decider's process too), as Batsim + batsched's time is measured."""
+    started = time.perf_counter()
     out = subprocess.run([python, __file__, "--child", *args], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    process_seconds = time.perf_counter() - started
+    return {**json.loads(out.stdout.strip().splitlines()[-1]), "process_seconds": process_seconds}
 
 
 WALL_CLOCK_COLUMNS = ("scheduling_time", "simulation_time")  # out_schedule.csv's: differ between any two runs
@@ -269,7 +276,9 @@ def main() -> None:
         print(f"{'batsim':11} {batsim['seconds']:7.2f} s  wall, {batsim['cpu']:.2f} s CPU: Batsim 4 + batsched easy_bf "
               f"(makespan {batsim['makespan']:.6f})")
     for name, r in (("in-process", inproc), ("zeromq ipc", zmq_run)):
-        versus = f"  {batsim['seconds'] / r['seconds']:5.2f} x Batsim" if batsim is not None else ""
+        whole = min(run["process_seconds"] for run in runs["inproc" if r is inproc else "zmq"])
+        versus = (f"  {batsim['seconds'] / r['seconds']:5.2f} x Batsim; whole process {whole:.2f} s, "
+                  f"{batsim['seconds'] / whole:.2f} x" if batsim is not None else f"  whole process {whole:.2f} s")
         print(f"{name:11} {r['seconds']:7.2f} s  {r['jobs'] / r['seconds']:9.0f} jobs/s  "
               f"{r['calls'] / r['seconds']:9.0f} decider calls/s  ({r['calls']} calls)  "
               f"peak memory {r['peak_mb']:.0f} MB{versus}")

@@ -27,6 +27,15 @@ _LIVENESS_PERIOD_S = 0.2
 # milliseconds once it runs, so seconds of silence mean there is none yet).
 WAITING_NOTICE_S = 2.5
 
+# pyzmq's flags and options as plain ints: its enum members cost an enum operation (a Python
+# call) at each use, which send_multipart and recv_multipart make for every frame; per exchange
+# that was 5 us of the 80 of an ipc round trip (BENCHMARKS.md, "The ZeroMQ round trip").
+_NOBLOCK = int(zmq.NOBLOCK)
+_SNDMORE_NOBLOCK = int(zmq.SNDMORE) | _NOBLOCK
+_RCVMORE = int(zmq.RCVMORE)
+_EVENTS = int(zmq.EVENTS)
+_POLLIN = int(zmq.POLLIN)
+
 _ONE_REPLY = ("a decider must send exactly one reply per request (a REP socket does; a ROUTER or DEALER "
               "socket must answer each request once, echoing its envelope frames)")
 
@@ -98,27 +107,31 @@ class ZmqRequester:
         started = time.monotonic()
         self._request_id = (self._request_id + 1) & 0xFFFFFFFF
         request_id = self._request_id.to_bytes(4, "little")
-        request = (request_id, b"", payload)
         try:
-            socket.send_multipart(request, zmq.NOBLOCK)
+            socket.send(request_id, _SNDMORE_NOBLOCK)
         except zmq.Again:
             # No connection to queue on: libzmq drops, without retrying, a connection whose
             # handshake failed (a peer that is not ZeroMQ, or with other CURVE settings).
             self._wait(zmq.POLLOUT, started)
-            socket.send_multipart(request, zmq.NOBLOCK)
+            socket.send(request_id, _SNDMORE_NOBLOCK)
+        # (A message's frames are queued together: once its first is taken, so are the others.)
+        socket.send(b"", _SNDMORE_NOBLOCK)
+        socket.send(payload, _NOBLOCK)
         # First wait: one blocking recv bounded by the socket's RCVTIMEO (cheaper than poll +
         # recv); later waits check the deadline and the decider's liveness in between.
         try:
-            frames = socket.recv_multipart()
+            frames = [socket.recv()]
         except zmq.Again:
             self._wait(zmq.POLLIN, started)
-            frames = socket.recv_multipart()
+            frames = [socket.recv()]
+        while socket.getsockopt(_RCVMORE):  # (the rest of that message is there already)
+            frames.append(socket.recv())
         if frames[0] != request_id or len(frames) < 3 or frames[1]:
             raise self._stray(frames)
         if len(frames) > 3:
             raise _too_many_frames("the decider", len(frames) - 2)
         self._answered = True
-        if socket.getsockopt(zmq.EVENTS) & zmq.POLLIN:  # a second reply already came with it
+        if socket.getsockopt(_EVENTS) & _POLLIN:  # a second reply already came with it
             raise ProtocolError(f"the decider at {self.endpoint} sent more than one reply to request "
                                 f"{self._request_id}; {_ONE_REPLY}")
         return frames[2]
@@ -228,7 +241,7 @@ class ZmqReplier:
             frame = self._socket.recv()
         except zmq.Again:
             return None
-        if self._socket.getsockopt(zmq.RCVMORE):
+        if self._socket.getsockopt(_RCVMORE):
             _refuse_more_frames(self._socket, "the simulator")
         return frame
 

@@ -30,6 +30,7 @@ from joulesim.protocol.simulation_begins import batsim_config
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
 from joulesim.simulator.engine.batsim_actors import BatsimActors
 from joulesim.simulator.engine.calendar_entry import CalendarEntry
+from joulesim.simulator.engine.collection_pace import fewer_collections
 from joulesim.simulator.engine.decider_link import DeciderLink
 from joulesim.simulator.engine.decisions import DecisionApplier, DecisionContext
 from joulesim.simulator.engine.event_sources import EventSources
@@ -335,7 +336,8 @@ class Simulation(EventSources, JobLifecycle):
         written so far are kept), not 2 (refused before any output); and the decider leaving
         jobs waiting with nothing else to happen is a DecisionError (4), in both event groupings."""
         try:
-            return self._run()
+            with fewer_collections():
+                return self._run()
         except InputError as exc:
             if self._outputs_open:
                 exc.exit_code = RUN_INPUT_EXIT  # (the same error, its class kept for the API's callers)
@@ -347,7 +349,8 @@ class Simulation(EventSources, JobLifecycle):
         its end, as `run` goes on from a pause. `wall_so_far`: the wall-clock seconds the run took
         before (its schedule output counts them)."""
         try:
-            return self._run_to_end(time.perf_counter() - wall_so_far, resumed=True)
+            with fewer_collections():
+                return self._run_to_end(time.perf_counter() - wall_so_far, resumed=True)
         except InputError as exc:
             exc.exit_code = RUN_INPUT_EXIT
             raise

@@ -1,0 +1,75 @@
+"""A run makes the cycle collector's young passes sparser, and gives the caller's thresholds back
+(simulator/engine/collection_pace.py): after the run, after a run that fails, and untouched when
+the caller had turned the collector's passes off."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from joulesim.deciders.batch.fcfs import FCFS
+from joulesim.protocol.errors import JoulesimError
+from joulesim.simulator.engine.collection_pace import YOUNG_THRESHOLD
+
+from conftest import run_in_process, write_platform, write_workload
+
+
+class ThresholdWatcher(FCFS):
+    """FCFS that notes the collector's thresholds at each message (and can fail at the second)."""
+
+    def __init__(self, fail: bool = False):
+        super().__init__({})
+        self.seen: list[tuple[int, int, int]] = []
+        self.fail = fail
+
+    def handle(self, message):
+        self.seen.append(gc.get_threshold())
+        if self.fail and len(self.seen) == 2:
+            raise JoulesimError("a decider that fails on purpose")
+        return super().handle(message)
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    platform = write_platform(tmp_path, 2)
+    workload = write_workload(tmp_path, [{"id": i, "subtime": i, "res": 1, "walltime": 100, "profile": "d"}
+                                         for i in range(3)], {"d": {"type": "delay", "delay": 5}})
+    return platform, workload, str(tmp_path / "out")
+
+
+@pytest.fixture
+def thresholds():
+    """The test's own thresholds, put back after it whatever it did."""
+    saved = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    yield
+    gc.set_threshold(*saved)
+
+
+def test_a_run_raises_the_young_threshold_and_puts_the_callers_back(inputs, thresholds):
+    platform, workload, prefix = inputs
+    gc.set_threshold(700, 7, 9)
+    watcher = ThresholdWatcher()
+    run_in_process(watcher, platform, [workload], prefix, event_grouping="batsim")
+    assert watcher.seen and set(watcher.seen) == {(YOUNG_THRESHOLD, 7, 9)}
+    assert gc.get_threshold() == (700, 7, 9)
+
+
+def test_a_run_that_fails_puts_the_callers_thresholds_back(inputs, thresholds):
+    platform, workload, prefix = inputs
+    watcher = ThresholdWatcher(fail=True)
+    with pytest.raises(JoulesimError):
+        run_in_process(watcher, platform, [workload], prefix)
+    assert watcher.seen[0] == (YOUNG_THRESHOLD, 10, 10)
+    assert gc.get_threshold() == (700, 10, 10)
+
+
+@pytest.mark.parametrize("callers", [(0, 10, 10), (50_000, 10, 10)])
+def test_a_caller_who_turned_passes_off_or_sparser_keeps_that(inputs, thresholds, callers):
+    platform, workload, prefix = inputs
+    gc.set_threshold(*callers)
+    watcher = ThresholdWatcher()
+    run_in_process(watcher, platform, [workload], prefix)
+    assert set(watcher.seen) == {callers}
+    assert gc.get_threshold() == callers
