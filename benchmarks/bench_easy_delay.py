@@ -10,8 +10,9 @@ Three measurements, each in a fresh child process so that peak memory is its own
   - floor:  the bare ZeroMQ ipc round trip of an empty message between two processes.
 Prints jobs/s and decider calls/s per run, peak memory, and the ratio of the ZeroMQ run's
 time to (calls x floor). A run's time is its simulation's (`Simulation.run`); each line also
-gives its whole process's (from the child's start to its exit: the interpreter, the imports,
-reading the inputs, the outputs), the measure of Batsim + batsched's time below.
+gives the time of the whole `joulesim run` command that does the same (`--in-process` or not),
+from its start to its exit (the interpreter, the imports, reading the inputs, the outputs), the
+measure of Batsim + batsched's time below.
 
     python benchmarks/bench_easy_delay.py [--jobs 20000] [--energy] [--repeat 3] [--event-grouping per-time]
 
@@ -165,13 +166,21 @@ def batsim_run(batsim: str, batsched: str, workload: str, directory: str) -> dic
 
 
 def run_child(*args: str, python: str = sys.executable) -> dict:
-    """The child's figures, and `process_seconds`: its whole process, from its start to its exit
-    (the interpreter, the imports, reading the workload and platform, the run, the outputs, and
-    over ZeroMQ the decider's process too), as Batsim + batsched's time is measured."""
-    started = time.perf_counter()
     out = subprocess.run([python, __file__, "--child", *args], capture_output=True, text=True, check=True)
-    process_seconds = time.perf_counter() - started
-    return {**json.loads(out.stdout.strip().splitlines()[-1]), "process_seconds": process_seconds}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def whole_command(mode: str, workload: str, prefix: str, energy: str, grouping: str) -> float:
+    """Wall seconds of the `joulesim run` command that does what the child does, from its start to
+    its exit (the interpreter, the imports, reading the inputs, the run, the outputs, and over
+    ZeroMQ the decider's process too): Batsim + batsched's time is measured so."""
+    command = [sys.executable, "-m", "joulesim.cli.main", "run", "-p", PLATFORM, "-w", workload, "-d", "easy",
+               "-e", prefix, "-q", "--event-grouping", grouping]
+    command += ["--in-process"] if mode == "inproc" else []
+    command += ["-E"] if energy == "1" else []
+    started = time.perf_counter()
+    subprocess.run(command, check=True, stdin=subprocess.DEVNULL)
+    return time.perf_counter() - started
 
 
 WALL_CLOCK_COLUMNS = ("scheduling_time", "simulation_time")  # out_schedule.csv's: differ between any two runs
@@ -268,6 +277,8 @@ def main() -> None:
             runs["batsim"].append(batsim_run(args.batsim, args.batsched, workload, directory))
         for mode in ("inproc", "zmq"):
             runs[mode].append(run_child(mode, workload, os.path.join(directory, mode), energy, args.event_grouping))
+            runs[mode][-1]["command_seconds"] = whole_command(mode, workload, os.path.join(directory, f"{mode}_command"),
+                                                              energy, args.event_grouping)
         runs["floor"].append(run_child("floor", "20000"))
     inproc, zmq_run, floor = (min(runs[mode], key=lambda r: r["floor_us" if mode == "floor" else "seconds"])
                               for mode in ("inproc", "zmq", "floor"))
@@ -276,9 +287,9 @@ def main() -> None:
         print(f"{'batsim':11} {batsim['seconds']:7.2f} s  wall, {batsim['cpu']:.2f} s CPU: Batsim 4 + batsched easy_bf "
               f"(makespan {batsim['makespan']:.6f})")
     for name, r in (("in-process", inproc), ("zeromq ipc", zmq_run)):
-        whole = min(run["process_seconds"] for run in runs["inproc" if r is inproc else "zmq"])
-        versus = (f"  {batsim['seconds'] / r['seconds']:5.2f} x Batsim; whole process {whole:.2f} s, "
-                  f"{batsim['seconds'] / whole:.2f} x" if batsim is not None else f"  whole process {whole:.2f} s")
+        whole = min(run["command_seconds"] for run in runs["inproc" if r is inproc else "zmq"])
+        versus = (f"  {batsim['seconds'] / r['seconds']:5.2f} x Batsim; whole command {whole:.2f} s, "
+                  f"{batsim['seconds'] / whole:.2f} x" if batsim is not None else f"  whole command {whole:.2f} s")
         print(f"{name:11} {r['seconds']:7.2f} s  {r['jobs'] / r['seconds']:9.0f} jobs/s  "
               f"{r['calls'] / r['seconds']:9.0f} decider calls/s  ({r['calls']} calls)  "
               f"peak memory {r['peak_mb']:.0f} MB{versus}")

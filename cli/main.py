@@ -6,9 +6,11 @@ from __future__ import annotations
 # prints one line, never a traceback (see joulesim.cli.interruption).
 from joulesim.cli import interruption
 
-if interruption.started_as_joulesim(__name__):
+THE_PROGRAM = interruption.started_as_joulesim(__name__)  # (not pytest's CliRunner, nor a notebook)
+if THE_PROGRAM:
     interruption.install()
 
+import gc  # noqa: E402
 import math  # noqa: E402
 import shutil  # noqa: E402
 import sys  # noqa: E402
@@ -32,7 +34,7 @@ from joulesim.cli.simulate_options import (  # noqa: E402
 from joulesim.decider_process import (  # noqa: E402
     DeciderProcess, free_ipc_endpoint, joulesim_decide_command, start_reporting_process)
 from joulesim.protocol.errors import DeciderUnavailableError, JoulesimError  # noqa: E402
-from joulesim.protocol.transport_zmq import DEFAULT_ENDPOINT  # noqa: E402
+from joulesim.protocol.endpoint import DEFAULT_ENDPOINT  # noqa: E402
 from joulesim.run_interrupted import RunInterrupted  # noqa: E402
 from joulesim.protocol.start_handshake import reports_failure, reports_start  # noqa: E402
 
@@ -86,6 +88,12 @@ def _simulate(config: Any, transport: Any, decider: str, after_run: Callable[[],
             print_summary(result, config, decider)
     except KeyboardInterrupt:
         raise RunInterrupted(result.outputs) from None
+    if THE_PROGRAM:
+        # The process ends here: the run's objects (its jobs, platform, kernel) need no last walk
+        # of the cycle collector at the interpreter's exit, which took 80-100 ms after 20,000 jobs
+        # (BENCHMARKS.md, "The whole command"); frozen, they are skipped, and the exit frees all.
+        # (A process that goes on after the command, pytest's, keeps its collector whole.)
+        gc.freeze()
 
 
 def _curve_keys(directory: str | None):

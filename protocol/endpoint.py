@@ -13,14 +13,21 @@ import re
 import socket
 from dataclasses import dataclass
 
-import zmq
-
 from joulesim.protocol.errors import JoulesimError
 
-# Linux's sockaddr_un.sun_path holds 107 bytes and a NUL; libzmq exposes the limit when known.
-IPC_PATH_MAX_LEN = getattr(zmq, "IPC_PATH_MAX_LEN", 107) or 107
+# Where the simulator connects and a decider binds when told nowhere (Batsim 4's default).
+# (This module imports no zmq, so a command that only names the default, such as
+# `joulesim run --in-process`, does not load libzmq.)
+DEFAULT_ENDPOINT = "tcp://127.0.0.1:28000"
 _TCP = re.compile(r"tcp://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9*._-]+):([0-9]{1,5})\Z")
 FORMS = "tcp://HOST:PORT (e.g. tcp://127.0.0.1:28000) or ipc://PATH (e.g. ipc:///tmp/joulesim.sock)"
+
+
+def ipc_path_max_len() -> int:
+    """Linux's sockaddr_un.sun_path holds 107 bytes and a NUL; libzmq exposes the limit when known."""
+    import zmq
+
+    return getattr(zmq, "IPC_PATH_MAX_LEN", 107) or 107
 
 
 class EndpointError(JoulesimError):
@@ -54,8 +61,9 @@ def parse_endpoint(text: str) -> Endpoint:
         path = text[len("ipc://"):]
         if not path or "\0" in path:
             raise EndpointError(f"endpoint {text!r}: ipc:// needs a file path; use {FORMS}")
-        if len(path.encode()) > IPC_PATH_MAX_LEN:
-            raise EndpointError(f"endpoint {text[:60]!r}...: an ipc:// path may have at most {IPC_PATH_MAX_LEN} "
+        limit = ipc_path_max_len()
+        if len(path.encode()) > limit:
+            raise EndpointError(f"endpoint {text[:60]!r}...: an ipc:// path may have at most {limit} "
                                 f"bytes (the system's Unix socket limit); use a shorter path, e.g. in /tmp")
         return Endpoint(text, "ipc")
     match = _TCP.match(text)

@@ -14,10 +14,10 @@ from typing import Callable
 import zmq
 
 from joulesim.protocol.curve_keys import CurveKeys
-from joulesim.protocol.endpoint import check_host_resolves
+from joulesim.protocol.endpoint import DEFAULT_ENDPOINT, check_host_resolves
 from joulesim.protocol.errors import DeciderUnavailableError, JoulesimError, ProtocolError
 
-DEFAULT_ENDPOINT = "tcp://127.0.0.1:28000"
+__all__ = ["DEFAULT_ENDPOINT", "ZmqReplier", "ZmqRequester"]
 
 # How often a waiting simulator asks whether the decider process is still alive.
 _LIVENESS_PERIOD_S = 0.2

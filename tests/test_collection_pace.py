@@ -73,3 +73,28 @@ def test_a_caller_who_turned_passes_off_or_sparser_keeps_that(inputs, thresholds
     run_in_process(watcher, platform, [workload], prefix)
     assert set(watcher.seen) == {callers}
     assert gc.get_threshold() == callers
+
+
+def test_the_joulesim_program_skips_the_collectors_last_walk_and_a_host_process_keeps_it(tmp_path):
+    """`joulesim run` freezes the collector's objects as it ends (its exit then skips a walk over
+    them); the same command run inside another program (here pytest's) freezes nothing."""
+    import subprocess
+    import sys
+
+    from click.testing import CliRunner
+
+    from joulesim.cli.main import main
+
+    script = ("import atexit, gc, sys\n"
+              "atexit.register(lambda: print('frozen', gc.get_freeze_count()))\n"
+              "sys.argv = ['joulesim', 'run', '--in-process', '-p', 'small4', '-w', 'tiny', '-e', sys.argv[1], '-q']\n"
+              "from joulesim.cli.main import main\n"
+              "main()\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "program")], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.split()[-1]) > 0, done.stdout
+    before = gc.get_freeze_count()
+    result = CliRunner().invoke(main, ["run", "--in-process", "-p", "small4", "-w", "tiny", "-e", str(tmp_path / "host"), "-q"])
+    assert result.exit_code == 0, result.output
+    assert gc.get_freeze_count() == before

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from time import perf_counter
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from joulesim.protocol.codec import decode, encode
 from joulesim.protocol.errors import RunTimeLimitError
 from joulesim.protocol.transport_inprocess import InProcessRequester
-from joulesim.protocol.transport_zmq import ZmqRequester
 from joulesim.protocol.validation import validate_decider_message
+
+if TYPE_CHECKING:  # (an in-process run loads no libzmq)
+    from joulesim.protocol.transport_zmq import ZmqRequester
 
 
 class WallClockLimit:
