@@ -1,17 +1,22 @@
-"""What `joulesim.simulate` returns: the run's outputs as pandas DataFrames, and its metrics."""
+"""What `joulesim.simulate` returns: the run's outputs as pandas DataFrames, and its metrics.
+
+pandas (and numpy, through the metrics) are imported when an output or a metric is first asked
+for, not by `simulate` itself: their import took 0.2 s of a 20,000-job call's 1.5 s, which a
+caller that reads only `wall_time` or the files never needed (BENCHMARKS.md, "The whole command").
+"""
 
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from joulesim.analysis.metrics import DEFAULT_TAU, compute_metrics
-from joulesim.analysis.run_outputs import RunOutputs
-from joulesim.analysis.job_order import jobs_in_submission_order
 from joulesim.simulator.engine.simulation import SimulationResult
 from joulesim.simulator.platform.platform_model import Platform
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from joulesim.analysis.run_outputs import RunOutputs
 
 
 class RunResult:
@@ -23,8 +28,14 @@ class RunResult:
 
     def __init__(self, result: SimulationResult, name: str, platform: Platform | None = None):
         self._result = result
-        self._outputs = RunOutputs(name, result.texts or None)
+        self._name = name
         self._platform = platform  # (for the report's grouping of machines)
+
+    @cached_property
+    def _outputs(self) -> RunOutputs:
+        from joulesim.analysis.run_outputs import RunOutputs
+
+        return RunOutputs(self._name, self._result.texts or None)
 
     @cached_property
     def jobs(self) -> pd.DataFrame:
@@ -34,6 +45,8 @@ class RunResult:
         `job_id` is an integer column when every id of the run is a plain integer, as in most
         Batsim workloads (`jobs[jobs.job_id == 7]`), else strings ("a", "007").
         """
+        from joulesim.analysis.job_order import jobs_in_submission_order
+
         return jobs_in_submission_order(self._outputs.jobs)
 
     @property
@@ -67,6 +80,8 @@ class RunResult:
     def metrics(self) -> dict[str, Any]:
         """Summary metrics (as `joulesim analyze` computes them, tau = 10 s), all
         deterministic: the same inputs give the same numbers."""
+        from joulesim.analysis.metrics import DEFAULT_TAU, compute_metrics
+
         metrics = compute_metrics(self._outputs, DEFAULT_TAU)
         metrics.pop("run")
         return metrics
@@ -84,12 +99,15 @@ class RunResult:
         processor, or by cluster); the path written."""
         from joulesim.analysis.html_report import write_report
         from joulesim.analysis.machine_groups import machine_groups
+        from joulesim.analysis.metrics import DEFAULT_TAU
 
         groups = None if self._platform is None else machine_groups(self._platform, self._outputs.nb_machines)
         return write_report([self._outputs], path, DEFAULT_TAU, title, groups=groups)
 
     def outputs_labelled(self, label: str) -> RunOutputs:
         """The run's outputs shown under `label` (comparisons: joulesim.compare_report)."""
+        from joulesim.analysis.run_outputs import RunOutputs
+
         return RunOutputs(self._outputs.prefix, self._result.texts or None, label)
 
     @property

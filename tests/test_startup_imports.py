@@ -71,3 +71,13 @@ def test_a_run_compiles_the_validators_of_the_message_types_it_meets_only(tmp_pa
     line = next(line for line in done.stdout.splitlines() if line.startswith("COMPILED"))
     # (in one process the simulator checks the decider's replies; its own messages need no check)
     assert line == "COMPILED ['EXECUTE_JOB'] []", line
+
+
+def test_simulate_loads_pandas_when_an_output_is_first_read():
+    script = ("import sys, joulesim\n"
+              "result = joulesim.simulate('small4', 'tiny', 'easy')\n"
+              "print('AFTER_RUN', 'pandas' in sys.modules, 'numpy' in sys.modules)\n"
+              "result.jobs\n"
+              "print('AFTER_JOBS', 'pandas' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert "AFTER_RUN False False" in done.stdout and "AFTER_JOBS True" in done.stdout, done.stdout + done.stderr
