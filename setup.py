@@ -6,9 +6,10 @@ SimGrid kernel is most of what Batsim's event grouping costs (BENCHMARKS.md, iss
 compiled it runs in fewer instructions; so do the numbers of every message as Batsim 4 prints
 them (batsim_number_format), Batsim's actors (batsim_actors), four modules of functions that
 every job goes through (the interval sets of its allocation, the checks of the decider's
-messages, the reading of the workload and of its storages' labels) and the queue policies'
+messages, the reading of the workload and of its storages' labels), the queue policies'
 waiting queue and free machines (a decider's state, which a checkpoint does not hold: a resumed
-run replays the decider).
+run replays the decider), and the kernel's array of sleeps on wide platforms (sleep_array: made without arguments, a
+checkpoint remakes it as it remakes the kernel's classes).
 
 Compiled actors are generators without the frames a checkpoint reads: a run that writes
 checkpoints runs the same source interpreted (simulator/engine/resumable_batsim_actors.py).
@@ -52,9 +53,9 @@ COMPILED = {"joulesim.simulator.engine.simgrid_kernel": "simulator/engine/simgri
             "joulesim.simulator.workload.storage_labels": "simulator/workload/storage_labels.py",
             "joulesim.simulator.engine.batsim_actors": "simulator/engine/batsim_actors.py",
             "joulesim.deciders.common.free_runs": "deciders/common/free_runs.py",
-            "joulesim.deciders.common.waiting_queue": "deciders/common/waiting_queue.py"}
-TYPES_FROM = {"joulesim.simulator.engine.kernel_extensions": "simulator/engine/kernel_extensions.py",
-              "joulesim.simulator.engine.sleep_array": "simulator/engine/sleep_array.py"}
+            "joulesim.deciders.common.waiting_queue": "deciders/common/waiting_queue.py",
+            "joulesim.simulator.engine.sleep_array": "simulator/engine/sleep_array.py"}
+TYPES_FROM = {"joulesim.simulator.engine.kernel_extensions": "simulator/engine/kernel_extensions.py"}
 STAGE = HERE / "build" / "mypyc-source"  # the modules under their installed names, for mypy
 
 

@@ -9,6 +9,7 @@ outputs, byte for byte (the schedule's two wall-clock columns aside).
 from __future__ import annotations
 
 import csv
+import json
 import os
 import signal
 import subprocess
@@ -19,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from joulesim.simulator.checkpoint.checkpoint_file import MAGIC
+from joulesim.simulator.checkpoint.checkpoint_file import MAGIC, read_checkpoint
 
 JOULESIM = [sys.executable, "-m", "joulesim.cli.main"]
 WALL_CLOCK = ("scheduling_time", "simulation_time")
@@ -138,6 +139,21 @@ def test_runs_with_network_jobs_or_node_models_resume_to_the_uninterrupted_outpu
     reference = uninterrupted(tmp_path, options)
     prefix = killed_then_resumed(tmp_path, options, [checkpoint], kill, "self")
     assert outputs(prefix) == outputs(reference)
+
+
+def test_a_run_whose_sleeps_sit_in_the_kernels_array_resumes_to_the_uninterrupted_outputs(tmp_path):
+    """More than 64 jobs asleep at the checkpoint: the kernel keeps their sleeps in its array
+    (sleep_array.py, compiled in a built install), which the checkpoint writes down and a resumed
+    run makes again."""
+    jobs = [{"id": i, "subtime": i, "res": 1, "walltime": 10_000, "profile": f"d{i % 7}"} for i in range(300)]
+    profiles = {f"d{k}": {"type": "delay", "delay": 500 + 37 * k} for k in range(7)}
+    (tmp_path / "wide.json").write_text(json.dumps({"nb_res": 240, "jobs": jobs, "profiles": profiles}))
+    options = ["-p", "homogeneous240", "-w", "wide.json"]
+    reference = uninterrupted(tmp_path, options)
+    prefix = killed_then_resumed(tmp_path, options, [250.0], 900.0, "self")
+    assert outputs(prefix) == outputs(reference)
+    _, sections = read_checkpoint(str(tmp_path / "run" / "out_checkpoint.jsck"))
+    assert b"SleepArray" in sections["state"]  # (the scenario does put the sleeps in the array)
 
 
 #: Scenario -> (its options, its makespan in seconds) for the property test below, whose kills
