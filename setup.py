@@ -8,8 +8,8 @@ them (batsim_number_format), Batsim's actors (batsim_actors), four modules of fu
 every job goes through (the interval sets of its allocation, the checks of the decider's
 messages, the reading of the workload and of its storages' labels), the queue policies'
 waiting queue and free machines (a decider's state, which a checkpoint does not hold: a resumed
-run replays the decider), and the kernel's array of sleeps on wide platforms (sleep_array: made without arguments, a
-checkpoint remakes it as it remakes the kernel's classes).
+run replays the decider), and the kernel's array of sleeps on wide platforms (sleep_array: made
+without arguments, a checkpoint remakes it as it remakes the kernel's classes).
 
 Compiled actors are generators without the frames a checkpoint reads: a run that writes
 checkpoints runs the same source interpreted (simulator/engine/resumable_batsim_actors.py).

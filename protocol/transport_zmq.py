@@ -14,10 +14,9 @@ from typing import Callable
 import zmq
 
 from joulesim.protocol.curve_keys import CurveKeys
-from joulesim.protocol.endpoint import DEFAULT_ENDPOINT, check_host_resolves
+from joulesim.protocol.endpoint import DEFAULT_ENDPOINT  # noqa: F401 (re-exported: it was defined here)
+from joulesim.protocol.endpoint import check_host_resolves
 from joulesim.protocol.errors import DeciderUnavailableError, JoulesimError, ProtocolError
-
-__all__ = ["DEFAULT_ENDPOINT", "ZmqReplier", "ZmqRequester"]
 
 # How often a waiting simulator asks whether the decider process is still alive.
 _LIVENESS_PERIOD_S = 0.2
@@ -44,7 +43,7 @@ def _refuse_more_frames(socket: zmq.Socket, sender: str) -> None:
     """Called when a message has more than one frame (Batsim messages are one frame of JSON):
     drains the rest, so the socket is left in a clean state, and raises ProtocolError."""
     count = 1
-    while socket.getsockopt(zmq.RCVMORE):
+    while socket.getsockopt(_RCVMORE):
         socket.recv()
         count += 1
     raise _too_many_frames(sender, count)
