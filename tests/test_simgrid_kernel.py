@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from joulesim.simulator.engine.ipc_routes import MASTER, IpcRoutes
-from joulesim.simulator.engine.simgrid_kernel import Kernel
+from joulesim.simulator.engine.simgrid_kernel import ENDED, Comm, Kernel, Mailbox
 from joulesim.simulator.platform.platform_loader import load_platform
 
 from conftest import write_batsim_clusters
@@ -156,3 +156,45 @@ def test_time_past_the_limit_is_refused(tmp_path):
     kernel.start(sleeper(), 0, "late")
     with pytest.raises(ValueError, match="10"):
         kernel.run(5.0, lambda when: ValueError(f"due at {when:g}"))
+
+
+@pytest.mark.parametrize("ending", ["returns", "yields ENDED"])
+def test_an_actor_that_ends_is_gone_within_its_sub_round(tmp_path, ending):
+    # An actor's code ends by returning or by yielding ENDED (what Batsim's job and REQ-REP
+    # actors do: no StopIteration); either way it is over at once: a killer that runs after it
+    # in the same sub-round finds nothing to kill, and its code is let go.
+    kernel = Kernel(IpcRoutes(load_platform(write_batsim_clusters(tmp_path))).route, lambda now: None)
+    kills: list[bool] = []
+
+    def short_lived():
+        yield ("sleep", 1.0)
+        if ending == "yields ENDED":
+            yield ENDED
+            raise AssertionError("resumed after it ended")
+
+    def killer():
+        yield ("sleep", 1.0)
+        kills.append(kernel.kill(doomed))
+
+    doomed = kernel.start(short_lived(), 0, "short-lived")
+    kernel.start(killer(), MASTER, "killer")
+    kernel.run(float("inf"), lambda when: AssertionError(when))
+    assert kills == [False] and not doomed.alive and doomed.simcall is None
+    assert (doomed.code is None) == (ending == "yields ENDED")
+
+
+def test_a_mailbox_gives_its_posts_oldest_first_however_many_wait():
+    # Thousands of posts wait while the taker lags (switching machines' reports): they come out
+    # in posting order across the compaction of the queue's taken head.
+    box = Mailbox()
+    taken: list[int] = []
+    comms = [Comm() for _ in range(5000)]
+    for number, comm in enumerate(comms):
+        comm.payload = number
+        box.post("send", comm)
+        if number % 3 == 0:
+            taken.append(box.take_oldest().payload)
+    assert box.oldest_kind() == "send"
+    while not box.empty():
+        taken.append(box.take_oldest().payload)
+    assert taken == list(range(5000)) and box.oldest_kind() == "" and box.head == 0 and box.queue == []

@@ -29,7 +29,7 @@ when each of its happenings takes place and which message carries each event.
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Final, Sequence
 
 from joulesim.protocol.batsim_number_format import as_batsim_writes
 from joulesim.protocol.errors import DecisionError, JoulesimError
@@ -38,7 +38,7 @@ from joulesim.protocol.time_range import MAX_SIMULATED_TIME, TIME_RANGE_TEXT
 from joulesim.simulator.engine.decisions import DecisionContext
 from joulesim.simulator.engine.ipc_routes import MASTER, IpcRoutes
 from joulesim.simulator.engine.runner_model import RunnerLinks, RunnerModel
-from joulesim.simulator.engine.simgrid_kernel import Actor, Kernel
+from joulesim.simulator.engine.simgrid_kernel import ENDED, Actor, Kernel
 from joulesim.simulator.workload.job_record import RUNNING
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from joulesim.simulator.engine.workflow_runs import WorkflowRun
     from joulesim.simulator.workload.job_record import JobRecord
 
-SERVER = "server"
+SERVER: Final = "server"  # (Final: a constant of the compiled actors, not a lookup at each message)
 
 
 class BatsimActors:
@@ -54,6 +54,7 @@ class BatsimActors:
 
     def __init__(self, sim: "Simulation"):
         self.sim = sim
+        self._env = sim.env  # (simpy's environment, whose clock the kernel's moves: one per simulation)
         self.routes = IpcRoutes(sim.config.platform)
         self.kernel = Kernel(self.routes.route, self._clock_moved)
         self.writer: list[dict[str, Any]] = []  # Batsim's proto_writer: the next message's events
@@ -83,7 +84,7 @@ class BatsimActors:
         sim = self.sim
         if now > sim.pause_at:  # (a stepwise run's pause, before anything of `now` happens)
             sim.pause(sim.env._now, now)
-        sim.env._now = now
+        self._env._now = now
 
     # ------------------------------------------------------------------ entry points
     def run(self) -> None:
@@ -288,6 +289,7 @@ class BatsimActors:
         """The server's loop, from `message` (None: from its next get)."""
         sim = self.sim
         box = self.kernel.mailbox(SERVER)
+        workflows = bool(sim.workflow_runs)  # (made with the simulation: read once)
         while True:
             if message is None:
                 if self.end_ack:
@@ -295,13 +297,13 @@ class BatsimActors:
                 message = yield ("get", SERVER)  # (resumable: served) receive_message: by_name, then get (irecv and wait)
             taken: Any = message  # (a message; the loop's test above makes sure of it)
             message = None
-            if taken[0] == "events" and sim.workflow_runs:  # server_on_job_completed calls the workflow back first
+            if workflows and taken[0] == "events":  # server_on_job_completed calls the workflow back first
                 yield from self._workflow_callbacks(taken[1])
-            ends_before = len(sim.ends_handled)
-            self.writer += self._capture(self._handle, taken)
+            ends_before = len(sim.ends_handled) if workflows else 0
+            self.writer += self._handled(taken)
             if self.stop_asked and not self.end_sent:  # (Batsim 5 clears what it was to send)
                 self.writer = []
-            if sim.workflow_runs and len(sim.ends_handled) > ends_before:  # a kill or a rejection ends a job too
+            if workflows and len(sim.ends_handled) > ends_before:  # a kill or a rejection ends a job too
                 yield from self._workflow_callbacks(None, sim.ends_handled[ends_before:])
             if self._spawned:  # (most messages make no simcall of their own)
                 yield from self._creations()
@@ -328,7 +330,7 @@ class BatsimActors:
         self.stop_asked = True
         if self._req_rep is not None:
             self.kernel.kill(self._req_rep)
-        self.kernel.mailbox(SERVER).queue.clear()
+        self.kernel.mailbox(SERVER).clear()
         self.sched_ready = True
 
     def _finished(self) -> bool:
@@ -338,8 +340,16 @@ class BatsimActors:
         sim.decider_free = self.sched_ready
         return self.live == 0 and sim._finished()
 
+    def _handled(self, message: tuple) -> list[dict[str, Any]]:
+        """The server handles a message (_capture of _handle, without a bound method made each time)."""
+        sim = self.sim
+        sim.pending = []
+        self._handle(message)
+        events, sim.pending = sim.pending, []
+        return events
+
     def _handle(self, message: tuple) -> None:
-        kind = message[0]
+        kind: str = message[0]
         sim = self.sim
         if kind == "decision":
             _, decision, context = message
@@ -387,6 +397,7 @@ class BatsimActors:
             yield from self._ready_after(reply)
         else:
             yield from self._decisions_from(reply, now, 0, now)
+        yield ENDED
 
     def _decisions_from(self, reply: dict[str, Any], now: float, start: int, stamped: float):
         """The reply's decisions from `start` on, each at its stamp (`stamped`: the latest so far),
@@ -501,6 +512,7 @@ class BatsimActors:
         if delay > 0:  # (_sleep, written out: once per job)
             yield ("sleep", delay)  # (resumable: slept)
         yield from self._timed_end(callback, value, reads, job_key)
+        yield ENDED
 
     def _timed_end(self, callback: Callable[[Any], None], value: Any, reads: list[int] | None, job_key: Any):
         """A timer's actor once its sleep is over: its callback, and its report to the server."""

@@ -11,13 +11,13 @@ zone's undeclared route).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from joulesim.simulator.engine.simgrid_kernel import UNBOUNDED_RATE, Route
 from joulesim.simulator.platform.platform_model import Platform
 from joulesim.simulator.platform.simgrid_config_keys import TCP_GAMMA
 
-MASTER = "master"  # the host of Batsim's server, submitters and REQ-REP actors
+MASTER: Final = "master"  # the host of Batsim's server, submitters and REQ-REP actors
 FREE = Route(0.0, UNBOUNDED_RATE)
 LOOPBACK = Route(0.0, 10e9)
 

@@ -41,8 +41,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections import deque
-from typing import TYPE_CHECKING, Any, Callable, Generator
+from typing import TYPE_CHECKING, Any, Callable, Final, Generator
 
 from joulesim.simulator.engine.kernel_extensions import LinkSharing, Model
 
@@ -50,16 +49,21 @@ if TYPE_CHECKING:
     from joulesim.simulator.energy.simgrid_host_energy import SimgridHostEnergy
     from joulesim.simulator.engine.sleep_array import SleepArray
 
-SURF_PRECISION = 1e-9  # SimGrid's surf/precision
-REMAINS_PRECISION = 1e-5 * 1e-9  # maxmin/precision x surf/precision (Action::update_remains)
+# (Final: a compiled kernel reads these as constants, not from the module's dict at each use)
+SURF_PRECISION: Final = 1e-9  # SimGrid's surf/precision
+REMAINS_PRECISION: Final = 1e-5 * 1e-9  # maxmin/precision x surf/precision (Action::update_remains)
 # A ptask with nothing to compute or move: SimGrid's fair-bottleneck solver gives its variable
 # DBL_MAX, and the action ends in a step of length 0.
-UNBOUNDED_RATE = sys.float_info.max
+UNBOUNDED_RATE: Final = sys.float_info.max
 # Beyond WIDE started sleeps the kernel updates them in one array (SleepArray: a numpy call
 # costs about what a Python loop over 40 of them does); below NARROW it goes back to its dict.
-WIDE, NARROW = 64, 16
+WIDE, NARROW = 64, 16  # (not Final: tests move them; a kernel takes them when made)
 
-ActorCode = Generator[tuple, Any, None]
+# An actor's code yields its simcalls; it ends by returning, or by yielding ENDED: the same for
+# the kernel, without the StopIteration of a return (which a compiled kernel pays dearly for:
+# a traceback entry made, then caught). The actors that end once a job or a call do so.
+ActorCode = Generator["tuple | None", Any, None]
+ENDED: Final = None
 
 # Every class here can be made without arguments (its __init__'s defaults): a checkpoint makes
 # them so and then sets their attributes (simulator/checkpoint/state_codec.py), and a class
@@ -127,7 +131,7 @@ class Comm:
 # An actor's "put" and "get" (below) are three simcalls each, the last two made by the kernel.
 # Actor.script: its next simcall waits for the transfer it was answered. A list, not a tuple: it
 # is told by its identity, which a compiled kernel (mypyc) keeps for lists and not for tuples.
-_WAIT_NEXT: Any = ["wait"]
+_WAIT_NEXT: Final[Any] = ["wait"]
 
 
 class Actor:
@@ -161,13 +165,39 @@ def _scripted(actor: Actor) -> None:
 
 
 class Mailbox:
-    __slots__ = ("queue",)
+    """The unmatched posts of a mailbox, oldest first. A list read from `head` on, not a deque:
+    a compiled kernel calls a deque's methods as any object's, a list's directly."""
+
+    __slots__ = ("queue", "head")
 
     def __init__(self) -> None:
-        self.queue: deque[tuple[str, Comm]] = deque()  # ("send" | "recv", comm), in posting order
+        self.queue: list[tuple[str, Comm]] = []  # ("send" | "recv", comm), in posting order, from `head` on
+        self.head = 0
 
     def empty(self) -> bool:
-        return not self.queue
+        return self.head == len(self.queue)
+
+    def oldest_kind(self) -> str:
+        """"send" or "recv": what the oldest post waiting is ("" when none waits)."""
+        return self.queue[self.head][0] if self.head < len(self.queue) else ""
+
+    def take_oldest(self) -> Comm:
+        comm = self.queue[self.head][1]
+        self.head += 1
+        if self.head == len(self.queue):  # (most often: the one waiting was taken)
+            self.queue.clear()
+            self.head = 0
+        elif self.head >= 1024:  # (a long queue read from its head: its taken part goes now and then)
+            del self.queue[:self.head]
+            self.head = 0
+        return comm
+
+    def post(self, kind: str, comm: Comm) -> None:
+        self.queue.append((kind, comm))
+
+    def clear(self) -> None:
+        self.queue.clear()
+        self.head = 0
 
 
 
@@ -177,6 +207,8 @@ class Kernel:
     def __init__(self, route_of: Any = None, on_time: Any = None):
         self.now = 0.0
         self._route_of = route_of  # (source host, destination host) -> Route
+        # The routes met so far, by source then destination host (no pair made at each message)
+        self._known_routes: dict[Any, dict[Any, Route]] = {}
         self._on_time = on_time  # told each new clock value
         # The started actions (SimGrid's started-action set), keyed by creation order.
         self._sleeps: dict[int, Sleep] = {}  # (empty while they are in `_wide`)
@@ -185,6 +217,7 @@ class Kernel:
         # smallest stays the smallest, at its value less the step) until one ends or leaves.
         self._shortest_sleep: float | None = math.inf
         self._wide: "SleepArray | None" = None
+        self._wide_beyond, self._narrow_below = WIDE, NARROW
         self._comms: dict[int, Transfer] = {}
         self._daemon_sleeps: set[int] = set()  # sleeps of daemon actors: they keep no run going
         self._next_action = 0
@@ -274,6 +307,9 @@ class Kernel:
                         resumptions += 1
                         try:
                             actor.simcall = actor.code.send(actor.answer)
+                            if actor.simcall is None:  # (ENDED: its code is over, and goes as a returned one's would)
+                                actor.alive = False
+                                actor.code = None
                         except StopIteration:
                             actor.simcall = None
                             actor.alive = False
@@ -283,13 +319,13 @@ class Kernel:
                     for actor in ran:
                         call = actor.simcall
                         if call is not None:
-                            kind = call[0]
+                            kind: str = call[0]  # (typed: a compiled kernel compares it as a str)
                             if kind == "answered":  # (_handle's first two cases, inline: most simcalls)
                                 actor.simcall = None
                                 ready.append(actor)
                             elif kind == "wait":
                                 actor.simcall = None
-                                comm = call[1]
+                                comm: Comm = call[1]  # (typed: a compiled kernel reads its fields directly)
                                 comm.waiters.append(actor)
                                 if comm.done:
                                     self._finish(comm)
@@ -311,11 +347,14 @@ class Kernel:
                         try:
                             if actor.reading is None or not self._reads(actor):
                                 actor.simcall = actor.code.send(actor.answer)
-                                while actor.simcall[0] == "reads":
+                                while actor.simcall is not None and actor.simcall[0] == "reads":
                                     actor.reading = (actor.simcall[1], 0, actor.simcall[2])
                                     if self._reads(actor):
                                         break
                                     actor.simcall = actor.code.send(None)
+                                if actor.simcall is None:  # (ENDED: its code is over, and goes as a returned one's would)
+                                    actor.alive = False
+                                    actor.code = None
                         except StopIteration:
                             actor.simcall = None
                             actor.alive = False
@@ -334,7 +373,7 @@ class Kernel:
                 if self.now >= self.boundary_at:  # (a checkpoint: every actor waits for time to pass)
                     boundary: Callable[[float], None] = self.boundary  # type: ignore[assignment]  # (set with boundary_at)
                     boundary(self.now)
-                if ((sleeping <= WIDE if self._wide is None else sleeping >= NARROW) and self.model is None
+                if ((sleeping <= self._wide_beyond if self._wide is None else sleeping >= self._narrow_below) and self.model is None
                         and self.energy_stamp is None and self.link_sharing is None and self.on_solve is None):
                     self._plain_step(time_limit, beyond_limit)
                 else:
@@ -423,7 +462,7 @@ class Kernel:
     def _handle(self, actor: Actor) -> None:
         call: tuple = actor.simcall  # type: ignore[assignment]  # (an actor with a simcall)
         actor.simcall = None
-        kind = call[0]
+        kind: str = call[0]  # (typed: a compiled kernel compares it as a str, not as any object)
         # (the most frequent kinds first; the run loop handles "answered" and "wait" itself
         # when no actor reads joules)
         if kind == "put" or kind == "get":
@@ -436,16 +475,16 @@ class Kernel:
                 actor.script = ("isend", call[1], call[2]) if kind == "put" else ("irecv", call[1])
         elif kind == "isend" or kind == "irecv":  # CommImpl::isend / irecv
             sending = kind == "isend"
-            queue = (self.mailboxes.get(call[1]) or self.mailbox(call[1])).queue
+            box = self.mailboxes.get(call[1]) or self.mailbox(call[1])
             # The oldest post of the other side matches. (A post waits only while none of the
             # other kind does, so the queue holds one kind at a time: thousands of switching
             # machines' reports pile up for the server without a scan.)
-            matched = bool(queue) and queue[0][0] == ("recv" if sending else "send")
+            matched = box.oldest_kind() == ("recv" if sending else "send")
             if matched:
-                comm = queue.popleft()[1]
+                comm = box.take_oldest()
             else:
                 comm = Comm()
-                queue.append(("send" if sending else "recv", comm))
+                box.post("send" if sending else "recv", comm)
             if sending:
                 comm.sender, comm.payload = actor, call[2]
             else:
@@ -513,7 +552,13 @@ class Kernel:
 
     # ------------------------------------------------------------------ actions
     def _transfer(self, comm: Comm) -> None:
-        route = self._route_of(comm.sender.host, comm.receiver.host)  # type: ignore[union-attr]  # (matched)
+        source, destination = comm.sender.host, comm.receiver.host  # type: ignore[union-attr]  # (matched)
+        known = self._known_routes.get(source)
+        if known is None:
+            known = self._known_routes[source] = {}
+        route = known.get(destination)
+        if route is None:
+            route = known[destination] = self._route_of(source, destination)
         remains = 0.0 if route.rate == UNBOUNDED_RATE else 1.0  # nothing to move: L07Action sets 0
         transfer = self._comms[self._next_action] = Transfer(remains, route.rate, route.latency, comm, route)
         self._next_action += 1
@@ -595,9 +640,9 @@ class Kernel:
         sleeps, comms, wide = self._sleeps, self._comms, self._wide
         self._shortest_sleep = None  # (this step updates the sleeps without keeping it)
         if wide is None:
-            if len(sleeps) > WIDE:
+            if len(sleeps) > self._wide_beyond:
                 wide = self._widen()
-        elif len(wide) < NARROW:
+        elif len(wide) < self._narrow_below:
             self._narrow()
             wide = None
         self.steps += 1
@@ -738,7 +783,11 @@ class Kernel:
         daemon_sleeps = self._daemon_sleeps
         if not ended_comms:  # (the sleeps alone: their keys are in creation order already)
             for key in ended_sleeps:
-                actor = sleeps.pop(key).actor if wide is None else wide.remove(key, ended=True)
+                if wide is None:  # (an item and a del: a compiled kernel calls dict.pop as any object's method)
+                    actor = sleeps[key].actor
+                    del sleeps[key]
+                else:
+                    actor = wide.remove(key, ended=True)
                 if daemon_sleeps:
                     daemon_sleeps.discard(key)
                 actor.sleep = None
@@ -747,7 +796,8 @@ class Kernel:
         ended_transfers: dict[int, Comm] = {}
         twinned = False
         for key in ended_comms:
-            action = comms.pop(key)
+            action = comms[key]
+            del comms[key]
             ended_transfers[key] = action.comm
             if action.twins is not None:
                 ended_transfers.update(action.twins)
@@ -756,7 +806,11 @@ class Kernel:
         for key in ended:
             transfer = ended_transfers.get(key)
             if transfer is None:  # a sleep's
-                actor = sleeps.pop(key).actor if wide is None else wide.remove(key, ended=True)
+                if wide is None:
+                    actor = sleeps[key].actor
+                    del sleeps[key]
+                else:
+                    actor = wide.remove(key, ended=True)
                 daemon_sleeps.discard(key)
                 actor.sleep = None
                 ready.append(actor)
