@@ -282,7 +282,6 @@ class Kernel:
 
     def run(self, time_limit: float, beyond_limit: Callable[[float], Exception]) -> None:
         """Run until no actor can run and no action is left (SimGrid's EngineImpl::run)."""
-        handle = self._handle
         reads = self.energy_stamp is not None  # (only with energy do actors read machines' joules)
         # (the plain loop counts its sub-rounds and resumptions here: they join the kernel's when it returns)
         sub_rounds = resumptions = 0
@@ -330,7 +329,7 @@ class Kernel:
                                 if comm.done:
                                     self._finish(comm)
                             else:
-                                handle(actor)
+                                self._handle(actor)  # (a compiled kernel calls it natively; a bound method in a local would be a generic call)
                 while self._ready:
                     ran, self._ready = self._ready, []
                     self.sub_rounds += 1
@@ -363,7 +362,7 @@ class Kernel:
                         actor.answer = None
                     for actor in ran:  # then their simcalls, in that order
                         if actor.simcall is not None:
-                            handle(actor)
+                            self._handle(actor)
                 if self._stopped:
                     return
                 sleeping = len(self._sleeps) if self._wide is None else len(self._wide)  # the started sleeps
