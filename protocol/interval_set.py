@@ -115,8 +115,31 @@ def format_interval_set(resources: "ProcSet | str | list[int] | range") -> str:
     return format_runs(procset_runs(resources))
 
 
+# canonical_runs' answers by text: the same allocations come back again and again (EASY's
+# lowest ids on a cluster: "0-7", "0-127"), each met in a reply's check, EXECUTE_JOB and
+# JOB_COMPLETED. Bounded: emptied when full (a wide platform's scattered allocations).
+_KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str, int]] = {}
+_KNOWN_LIMIT = 4096
+
+
+def known_interval_set(text: str) -> bool:
+    """Whether `text` is a valid interval set met lately (canonical_runs parsed it)."""
+    return text in _KNOWN
+
+
 def canonical_runs(text: str, max_intervals: int | None = None) -> tuple[list[tuple[int, int]], str, int]:
     """The canonical intervals of an interval set, its canonical string and its size."""
+    known = _KNOWN.get(text) if type(text) is str else None  # (anything else: parse_runs says what is wrong)
+    if known is not None and (max_intervals is None or text.count(" ") < max_intervals):
+        return list(known[0]), known[1], known[2]  # (a list of the caller's own)
+    runs, canonical, size = _canonical_runs(text, max_intervals)  # (raises on a malformed text: not kept)
+    if len(_KNOWN) >= _KNOWN_LIMIT:
+        _KNOWN.clear()
+    _KNOWN[text] = (tuple(runs), canonical, size)
+    return runs, canonical, size
+
+
+def _canonical_runs(text: str, max_intervals: int | None) -> tuple[list[tuple[int, int]], str, int]:
     runs = parse_runs(text, max_intervals)
     size = 0
     last = -2

@@ -75,6 +75,40 @@ def test_the_canonical_text_of_any_valid_set_is_its_ids_written_anew(pieces):
     assert [(a, b) for a, b in runs] == [(i.inf, i.sup) for i in parse_interval_set(expected).intervals()]
 
 
+@given(st.lists(_PIECE, max_size=10))
+def test_a_set_met_again_gets_the_same_answer_as_the_first_time(pieces):
+    """canonical_runs keeps its answers by text (allocations repeat): a text met again gets the
+    same intervals, text and size, in a list of its own (the caller may change it)."""
+    from joulesim.protocol.interval_set import canonical_runs
+
+    parts, high = [], -2
+    for gap, span, zero, dash in pieces:
+        low = max(0, high + gap)
+        high = low + span
+        written = ("0" if zero else "") + str(low)
+        parts.append(f"{written}-{high}" if span or dash else written)
+    text = " ".join(parts)
+    first = canonical_runs(text)
+    expected = (list(first[0]), first[1], first[2])
+    first[0].append((10 ** 6, 10 ** 6))  # (the caller's list: the next answer must not show it)
+    again = canonical_runs(text)
+    assert again == expected and type(again[0]) is list and again[0] is not first[0]
+
+
+def test_a_set_met_before_is_still_refused_beyond_the_intervals_allowed():
+    from joulesim.protocol.interval_set import canonical_runs
+    from joulesim.protocol.validation import validate_decider_message
+
+    assert canonical_runs("0 2 4 6")[2] == 4  # (now known)
+    with pytest.raises(ValueError, match="more than the 3 resources"):
+        canonical_runs("0 2 4 6", 3)
+    reply = {"now": 1.0, "events": [{"timestamp": 1.0, "type": "EXECUTE_JOB",
+                                     "data": {"job_id": "w0!1", "alloc": "0 2 4 6"}}]}
+    validate_decider_message(reply, 1.0, 8)  # (known, and within 8 resources)
+    with pytest.raises(ProtocolError, match="more than the 3 resources"):
+        validate_decider_message(reply, 1.0, 3)
+
+
 @pytest.mark.parametrize("text, canonical", [("5-5", "5"), ("0-0 2", "0 2"), ("1 3-3 7-9", "1 3 7-9"), ("05", "5"),
                                              ("3-07", "3-7"), ("0 2-3 010", "0 2-3 10"), ("0-3 5 7-130", "0-3 5 7-130"),
                                              ("0", "0"), ("10-20", "10-20"), ("", ""), ("0-3 10", "0-3 10"),
