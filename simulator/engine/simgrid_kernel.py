@@ -329,7 +329,7 @@ class Kernel:
                                 if comm.done:
                                     self._finish(comm)
                             else:
-                                self._handle(actor)  # (a compiled kernel calls it natively; a bound method in a local would be a generic call)
+                                self._handle(actor)  # (a method, not a local bound one: compiled, a native call)
                 while self._ready:
                     ran, self._ready = self._ready, []
                     self.sub_rounds += 1
