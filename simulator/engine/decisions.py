@@ -15,7 +15,7 @@ from joulesim.protocol.errors import DecisionError
 from joulesim.protocol.interval_set import canonical_runs, expand_runs
 from joulesim.simulator.workload.job_record import COMPLETED_STATES, NOT_SUBMITTED, RUNNING, SUBMITTED, JobRecord
 from joulesim.simulator.workload.profiles import check_profile_references, validate_profile
-from joulesim.simulator.workload.storage_labels import NAMING_STORAGES, resolve_storages
+from joulesim.simulator.workload.storage_labels import resolve_storages
 from joulesim.simulator.workload.workload_loader import parse_job
 
 if TYPE_CHECKING:
@@ -85,11 +85,7 @@ class DecisionApplier:
         storage_mapping = data.get("storage_mapping")
         if storage_mapping:
             self._check_storage_mapping(storage_mapping, job_id, context)
-        profile = record.profiles.get(job.profile)
-        if profile is not None and profile.get("type") not in NAMING_STORAGES:
-            storages: dict[str, int] = {}  # (most jobs: a profile that names no storage, with or without a mapping)
-        else:
-            storages = self._storages(record, storage_mapping, context)
+        storages = self._storages(record, storage_mapping, context)
         mapping = data.get("mapping")
         executors = None  # one host per executor, in alloc order, unless a mapping says otherwise
         if mapping is None:

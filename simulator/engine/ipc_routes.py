@@ -28,19 +28,12 @@ class IpcRoutes:
     def __init__(self, platform: Platform):
         self._platform = platform
         self._network = platform.network
-        self._cache: dict[tuple[Any, Any], Route] = {}
 
     def _name(self, host: Any) -> str:
         return self._platform.master.name if host == MASTER else self._platform.compute_hosts[host].name
 
     def route(self, src: Any, dst: Any) -> Route:
-        key = (src, dst)
-        hit = self._cache.get(key)
-        if hit is None:
-            hit = self._cache[key] = self._solve(src, dst)
-        return hit
-
-    def _solve(self, src: Any, dst: Any) -> Route:
+        """(Found anew at each call: the kernel keeps the routes it has met, Kernel._transfer.)"""
         network = self._network
         if network is None:  # no links described: transfers are free, but to itself
             zones = self._platform.zone_routes

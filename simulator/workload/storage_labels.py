@@ -16,14 +16,14 @@ from joulesim.simulator.workload.profiles import reachable_leaves
 
 PFS_DEFAULT_LABEL = "pfs"
 # Profile types that name storages, or may reach one that does.
-NAMING_STORAGES = frozenset({"parallel_homogeneous_pfs", "data_staging", "composed"})
+_NAMING_STORAGES = frozenset({"parallel_homogeneous_pfs", "data_staging", "composed"})
 
 
 def storage_labels(name: str, profiles: dict[str, dict[str, Any]]) -> tuple[list[str], list[str]]:
     """(labels of pfs leaves, labels of data_staging leaves) reachable from profile `name`,
     each in first-seen order, without repeats."""
     profile = profiles.get(name)
-    if profile is not None and profile.get("type") not in NAMING_STORAGES:
+    if profile is not None and profile.get("type") not in _NAMING_STORAGES:
         return [], []  # a leaf that names no storage (most jobs: this runs at each job's start)
     pfs: dict[str, None] = {}
     staging: dict[str, None] = {}
