@@ -8,8 +8,12 @@ them (batsim_number_format), Batsim's actors (batsim_actors), four modules of fu
 every job goes through (the interval sets of its allocation, the checks of the decider's
 messages, the reading of the workload and of its storages' labels), the queue policies'
 waiting queue and free machines (a decider's state, which a checkpoint does not hold: a resumed
-run replays the decider), and the kernel's array of sleeps on wide platforms (sleep_array: made
-without arguments, a checkpoint remakes it as it remakes the kernel's classes).
+run replays the decider), the kernel's array of sleeps on wide platforms (sleep_array: made
+without arguments, a checkpoint remakes it as it remakes the kernel's classes), and the decider
+library's base classes with EASY (protocol/decider.py, deciders/common/queue_policy.py,
+deciders/batch/easy.py: every decider extends them, so they are compiled as classes that Python
+classes may extend; a decider is not part of a checkpoint, a resumed run replays it, and a fork
+copies it by pickle, whose state Decider.__getstate__ makes whole).
 
 Compiled actors are generators without the frames a checkpoint reads: a run that writes
 checkpoints runs the same source interpreted (simulator/engine/resumable_batsim_actors.py).
@@ -54,7 +58,10 @@ COMPILED = {"joulesim.simulator.engine.simgrid_kernel": "simulator/engine/simgri
             "joulesim.simulator.engine.batsim_actors": "simulator/engine/batsim_actors.py",
             "joulesim.deciders.common.free_runs": "deciders/common/free_runs.py",
             "joulesim.deciders.common.waiting_queue": "deciders/common/waiting_queue.py",
-            "joulesim.simulator.engine.sleep_array": "simulator/engine/sleep_array.py"}
+            "joulesim.simulator.engine.sleep_array": "simulator/engine/sleep_array.py",
+            "joulesim.protocol.decider": "protocol/decider.py",
+            "joulesim.deciders.common.queue_policy": "deciders/common/queue_policy.py",
+            "joulesim.deciders.batch.easy": "deciders/batch/easy.py"}
 TYPES_FROM = {"joulesim.simulator.engine.kernel_extensions": "simulator/engine/kernel_extensions.py"}
 STAGE = HERE / "build" / "mypyc-source"  # the modules under their installed names, for mypy
 

@@ -187,6 +187,29 @@ def _refuse_unknown(name: str, options: dict[str, str], accepted: dict[str, str]
         )
 
 
+def class_docstring(cls: type) -> str:
+    """A class's docstring; read from its source when the class has none at run time: the
+    classes that the build compiles (setup.py) keep none, and their source is installed beside."""
+    doc = (cls.__doc__ or "").strip()
+    if doc:
+        return doc
+    import ast
+    from pathlib import Path
+
+    module_file = getattr(sys.modules.get(cls.__module__), "__file__", None)
+    if not module_file:
+        return ""
+    source = Path(module_file).with_name(cls.__module__.rpartition(".")[2] + ".py")
+    try:
+        tree = ast.parse(source.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return ""
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == cls.__qualname__:
+            return (ast.get_docstring(node) or "").strip()
+    return ""
+
+
 def describe_deciders() -> dict[str, str]:
     """Registered name -> first line of the decider class's docstring, and its options."""
     result = {}
@@ -198,7 +221,7 @@ def describe_deciders() -> dict[str, str]:
                 raise
             result[name] = f"(not installed: {exc})"  # its extra is missing: say what to install
             continue
-        doc = (cls.__doc__ or "").strip()
+        doc = class_docstring(cls)
         text = doc.splitlines()[0].strip() if doc else ""
         options = list(accepted_options(name, cls) or {})
         if options:

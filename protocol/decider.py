@@ -9,49 +9,41 @@ Time-stamped decisions (Batsim 4 time dilation): every decision carries the deci
 clock `self.now`. It starts each call at the message's `now`; `think(seconds)` moves it
 forward, so decisions emitted after `think` apply later, and the reply's `now` is the
 clock at the end of the call.
+
+The build compiles this module (setup.py), `Decider` as a class that Python classes may extend
+(every decider does). Compiled code checks a value against its annotation where the annotation
+is a built-in type (str, int, float, bool, list, dict...): the callbacks are annotated to return
+`Any` (an override that returns something is not refused), and the arguments that a decider
+passes and Python converts (`kill_jobs`' ids, a decision's resources, the options) abstract
+types. Compiled, a job id that is not a string is refused where it is passed (a TypeError);
+in Python the simulator's check of the reply refuses the decision.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable, Mapping
 
 from procset import ProcSet
 
 from joulesim.protocol.batsim_number_format import TIME_PRINT_STEP_S
 from joulesim.protocol.errors import DeciderInputError, JoulesimError, ProtocolError
 from joulesim.protocol.interval_set import canonical_runs, format_interval_set, procset_from_canonical_runs
+from joulesim.protocol.submitted_job import SubmittedJob
 from joulesim.protocol.time_range import MAX_SIMULATED_TIME
+
+try:  # (mypyc's class options: mypy_extensions comes with mypy, at build time only)
+    from mypy_extensions import mypyc_attr
+except ImportError:
+    from joulesim.protocol.compiled_class_options import mypyc_attr  # type: ignore[no-redef]
+
+__all__ = ["MAX_RESOURCES", "Decider", "SubmittedJob"]
 
 # More resources than any platform joulesim loads (the platform loaders' own limit is lower):
 # a SIMULATION_BEGINS announcing more is refused before a decider sizes anything by it.
 MAX_RESOURCES = 1 << 24
 
 
-@dataclass
-class SubmittedJob:
-    """A job as the decider learns it from JOB_SUBMITTED."""
-
-    id: str
-    subtime: float
-    res: int
-    walltime: float  # -1 when the job has none
-    profile: str
-    json: dict[str, Any] = field(default_factory=dict)
-    profile_data: dict[str, Any] | None = None  # only when profiles are forwarded
-
-    @property
-    def workload(self) -> str:
-        return self.id.split("!", 1)[0]
-
-    def profile_in(self, profiles: dict[str, Any]) -> Any:
-        """The job's profile: forwarded with JOB_SUBMITTED, else looked up in SIMULATION_BEGINS'
-        `profiles` (workload -> name -> profile); None when neither has it."""
-        if self.profile_data is not None:
-            return self.profile_data
-        return (profiles.get(self.workload) or {}).get(self.profile)
-
-
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Decider:
     """Base class of every decider. Callbacks do nothing unless overridden.
 
@@ -59,10 +51,12 @@ class Decider:
     and leaves once its JOB_COMPLETED has been dispatched, or when the decider rejects it, so
     memory does not grow with the length of the trace (only the ids of ended jobs are kept,
     to refuse a simulator that submits or completes one twice).
+
+    The callbacks are annotated to return `Any`: what an override returns is ignored.
     """
 
-    def __init__(self, options: dict[str, str] | None = None):
-        self.options: dict[str, str] = dict(options or {})
+    def __init__(self, options: Mapping[str, Any] | None = None):
+        self.options: dict[str, Any] = dict(options or {})
         self.now: float = 0.0
         self.nb_resources: int = 0
         self.compute_resources: list[dict[str, Any]] = []
@@ -74,37 +68,56 @@ class Decider:
         self._begun = False  # SIMULATION_BEGINS received
         self._nb_all_resources = MAX_RESOURCES  # until SIMULATION_BEGINS says
         self._events: list[dict[str, Any]] = []
-        self._allocations: dict[str, ProcSet] = {}  # running jobs executed with a ProcSet
+        self._allocations: dict[Any, ProcSet] = {}  # running jobs executed with a ProcSet
+
+    # ------------------------------------------------------------------ copies
+    # A decider is copied with pickle (a fork hands one to another process). Compiled, this
+    # class keeps its attributes in its own slots and mypyc's default state is theirs alone: the
+    # attributes of a Python subclass (its __dict__) would be lost. The state is both.
+    def __getstate__(self) -> dict[str, Any]:
+        state: dict[str, Any] = dict(getattr(self, "__dict__", {}))
+        for klass in type(self).__mro__:
+            for name in klass.__dict__.get("__mypyc_attrs__", ()):
+                if name not in state and name not in ("__dict__", "__weakref__"):
+                    try:
+                        state[name] = getattr(self, name)
+                    except AttributeError:  # (an attribute not set yet)
+                        pass
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
 
     # ------------------------------------------------------------------ callbacks
-    def on_simulation_begins(self, data: dict[str, Any]) -> None: ...
+    def on_simulation_begins(self, data: dict[str, Any]) -> Any: ...
 
-    def on_job_submitted(self, job: SubmittedJob) -> None: ...
+    def on_job_submitted(self, job: SubmittedJob) -> Any: ...
 
-    def on_job_completed(self, job: SubmittedJob, state: str, return_code: int, alloc: ProcSet) -> None: ...
+    def on_job_completed(self, job: SubmittedJob, state: str, return_code: int, alloc: ProcSet) -> Any: ...
 
-    def on_job_killed(self, job_ids: list[str], progress: dict[str, Any]) -> None: ...
+    def on_job_killed(self, job_ids: list[str], progress: dict[str, Any]) -> Any: ...
 
-    def on_resource_state_changed(self, resources: ProcSet, state: str) -> None: ...
+    def on_resource_state_changed(self, resources: ProcSet, state: str) -> Any: ...
 
-    def on_requested_call(self) -> None: ...
+    def on_requested_call(self) -> Any: ...
 
-    def on_answer(self, data: dict[str, Any]) -> None: ...
+    def on_answer(self, data: dict[str, Any]) -> Any: ...
 
-    def on_machine_unavailable(self, resources: ProcSet) -> None: ...
+    def on_machine_unavailable(self, resources: ProcSet) -> Any: ...
 
-    def on_machine_available(self, resources: ProcSet) -> None: ...
+    def on_machine_available(self, resources: ProcSet) -> Any: ...
 
-    def on_no_more_static_job_to_submit(self) -> None: ...
+    def on_no_more_static_job_to_submit(self) -> Any: ...
 
-    def on_no_more_external_event_to_occur(self) -> None: ...
+    def on_no_more_external_event_to_occur(self) -> Any: ...
 
-    def on_notify(self, notify_type: str, data: dict[str, Any]) -> None:
+    def on_notify(self, notify_type: str, data: dict[str, Any]) -> Any:
         """NOTIFY types the library does not map to a dedicated callback."""
 
-    def on_simulation_ends(self) -> None: ...
+    def on_simulation_ends(self) -> Any: ...
 
-    def on_job_running(self, job: SubmittedJob, alloc: ProcSet, start: float) -> None:
+    def on_job_running(self, job: SubmittedJob, alloc: ProcSet, start: float) -> Any:
         """A job that runs on `alloc` since `start`, which this decider takes over: joulesim's
         JOB_RUNNING, sent only when a forked simulation changes its decider
         (`joulesim.Simulation.fork(decider=...)`), after SIMULATION_BEGINS and before the waiting
@@ -114,7 +127,7 @@ class Decider:
                             "(it does not implement on_job_running): fork with a decider that does, such as the "
                             "queue policies (fcfs, easy, ...)")
 
-    def decide(self) -> None:
+    def decide(self) -> Any:
         """Called once per message, after every event of it was dispatched."""
 
     def reached(self, t: float) -> bool:
@@ -125,17 +138,17 @@ class Decider:
         return t <= self.now + TIME_PRINT_STEP_S
 
     # ------------------------------------------------------------------ decisions
-    def think(self, seconds: float) -> None:
-        """Advance the decision clock: later decisions take effect `seconds` later."""
+    def think(self, seconds: Any) -> None:
+        """Advance the decision clock: later decisions take effect `seconds` (a number, >= 0) later."""
         if seconds < 0:
             raise ValueError("think() takes a non-negative duration")
-        self.now += seconds
+        self.now += float(seconds)
 
     def _emit(self, kind: str, data: dict[str, Any]) -> None:
         self._events.append({"timestamp": self.now, "type": kind, "data": data})
 
-    def execute_job(self, job_id: str, alloc: "ProcSet | str | list[int]", mapping: dict[int, int] | None = None,
-                    storage_mapping: dict[str, int] | None = None) -> None:
+    def execute_job(self, job_id: str, alloc: "ProcSet | str | Iterable[int]", mapping: Mapping[int, int] | None = None,
+                    storage_mapping: Mapping[str, int] | None = None) -> None:
         """Start a job on `alloc`; `mapping`: executor -> index in alloc; `storage_mapping`: the
         storage labels of its profile (pfs, data_staging) -> storage resource ids."""
         if isinstance(alloc, str):
@@ -157,7 +170,7 @@ class Decider:
         if self.jobs.pop(job_id, None) is not None:
             self._rejected.add(job_id)
 
-    def kill_jobs(self, job_ids: list[str]) -> None:
+    def kill_jobs(self, job_ids: Iterable[str]) -> None:
         self._emit("KILL_JOB", {"job_ids": list(job_ids)})
 
     def call_me_later(self, timestamp: float) -> None:
@@ -168,16 +181,16 @@ class Decider:
             return
         self._emit("CALL_ME_LATER", {"timestamp": timestamp})
 
-    def set_resource_state(self, resources: ProcSet | str, state: int | str) -> None:
+    def set_resource_state(self, resources: "ProcSet | str | Iterable[int]", state: Any) -> None:
         self._emit("SET_RESOURCE_STATE", {"resources": format_interval_set(resources), "state": str(state)})
 
     def query_consumed_energy(self) -> None:
         self._emit("QUERY", {"requests": {"consumed_energy": {}}})
 
-    def register_profile(self, workload_name: str, profile_name: str, profile: dict[str, Any]) -> None:
+    def register_profile(self, workload_name: str, profile_name: str, profile: Mapping[str, Any]) -> None:
         self._emit("REGISTER_PROFILE", {"workload_name": workload_name, "profile_name": profile_name, "profile": profile})
 
-    def register_job(self, job_id: str, job: dict[str, Any]) -> None:
+    def register_job(self, job_id: str, job: Mapping[str, Any]) -> None:
         self._emit("REGISTER_JOB", {"job_id": job_id, "job": job})
 
     def notify_registration_finished(self) -> None:
@@ -212,8 +225,8 @@ class Decider:
                     raise self._contradiction(message, index, "an event after SIMULATION_ENDS")
                 try:
                     self._dispatch(event)
-                except _Contradiction as exc:
-                    raise self._contradiction(message, index, str(exc)) from None
+                except _Contradiction as contradiction:
+                    raise self._contradiction(message, index, str(contradiction)) from None
             if not self.finished:
                 self.decide()
         except JoulesimError as exc:

@@ -730,3 +730,60 @@ def test_the_kept_free_count_and_runs_equal_the_free_machines_after_every_messag
             assert decider._free_runs.runs() == mask_runs(decider.free_mask), (kind, number)
         assert all(job.mask == procset_to_mask(job.alloc) for job in decider.running.values()), (kind, number)
         now += 1.0
+
+
+# --------------------------------------------------------------------------- the library's classes as Python extends them
+# The build compiles Decider, QueuePolicy and EasyBackfilling (setup.py), as classes that Python
+# classes extend: what a Python subclass does with them must work as it does in Python.
+class _EasyWithItsOwnState(EasyBackfilling):
+    """A subclass with an attribute of its own, an __init__ argument, and hooks that return values."""
+
+    def __init__(self, options=None, label="mine"):
+        super().__init__(options)
+        self.label = label
+        self.submitted_here: list[str] = []
+
+    def on_job_submitted(self, job):
+        super().on_job_submitted(job)
+        self.submitted_here.append(job.id)
+        return self.submitted_here  # (a value a callback returns is ignored, not refused)
+
+    def schedule(self):
+        super().schedule()
+        return "scheduled"
+
+    def decide(self):
+        super().decide()
+        return True
+
+
+@pytest.mark.parametrize("make", [SJF, EasyBackfilling, lambda: _EasyWithItsOwnState(label="copied")],
+                         ids=["sjf", "easy", "subclass"])
+def test_a_decider_copied_by_pickle_decides_as_the_original(make):
+    """A fork hands its decider to another process by pickle: the copy keeps the state of the
+    compiled base classes and of the Python subclass (SJF's heap, a subclass's attributes), so
+    that both decide the same from there."""
+    import pickle
+
+    decider = make()
+    send(decider, 0.0, begins(4))
+    send(decider, 1.0, submitted(1.0, "a", 3, 50.0), submitted(1.0, "b", 2, 30.0),
+         submitted(1.0, "c", 1, 10.0), submitted(1.0, "d", 4, 5.0))
+    copy = pickle.loads(pickle.dumps(decider))
+    assert type(copy) is type(decider)
+    assert sorted(getattr(copy, "__dict__", {})) == sorted(getattr(decider, "__dict__", {}))
+    if isinstance(decider, _EasyWithItsOwnState):
+        assert (copy.label, copy.submitted_here) == ("copied", ["w0!a", "w0!b", "w0!c", "w0!d"])
+    for later in ([completed(50.0, "a", "0-2")], [submitted(60.0, "e", 1, 1.0)]):
+        now = later[0]["timestamp"]
+        assert send(copy, now, *later) == send(decider, now, *later)
+    assert copy.running.keys() == decider.running.keys() and len(copy.queue) == len(decider.queue)
+
+
+def test_hooks_a_subclass_overrides_may_return_values():
+    """The callbacks and schedule() of a Python subclass may return something (Python ignores it);
+    the compiled base classes must not refuse it."""
+    decider = _EasyWithItsOwnState()
+    send(decider, 0.0, begins(4))
+    assert send(decider, 1.0, submitted(1.0, "a", 3, 50.0)) == [("EXECUTE", "a", "0-2")]
+    assert decider.submitted_here == ["w0!a"] and decider.label == "mine"

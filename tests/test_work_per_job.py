@@ -117,32 +117,17 @@ def test_the_waiting_queue_knows_its_smallest_walltime_through_appends_and_remov
     assert len(queue._walltime_heap) <= 70
 
 
-def read_by_easy_s_pass(monkeypatch) -> list[str]:
-    """The ids of the waiting jobs EASY's backfilling pass reads from the queue (walking it, or
-    reading the jobs that fit), in the order read."""
-    from joulesim.deciders.common.waiting_queue import WaitingQueue
-
-    read: list[str] = []
-    for name in ("iter_from", "fitting_after"):
-        method = getattr(WaitingQueue, name)
-
-        def counted(self, *arguments, method=method):
-            for job in method(self, *arguments):
-                read.append(job.id)
-                yield job
-
-        monkeypatch.setattr(WaitingQueue, name, counted)
-    return read
-
-
-def easy_run(tmp_path, hosts: int, jobs: list[dict], profiles: dict) -> dict[str, dict[str, str]]:
-    """EASY in this process, Batsim's grouping, on `hosts` machines; the jobs' rows by id."""
-    run_in_process(load_decider("easy", {}), write_platform(tmp_path, hosts), [write_workload(tmp_path, jobs, profiles)],
+def easy_run(tmp_path, hosts: int, jobs: list[dict], profiles: dict) -> tuple[dict[str, dict[str, str]], int]:
+    """EASY in this process, Batsim's grouping, on `hosts` machines: the jobs' rows by id, and
+    how many waiting jobs its passes read from the queue (walking it, or reading the jobs that
+    fit: WaitingQueue.jobs_read)."""
+    decider = load_decider("easy", {})
+    run_in_process(decider, write_platform(tmp_path, hosts), [write_workload(tmp_path, jobs, profiles)],
                    str(tmp_path / "out"), event_grouping="batsim")
-    return jobs_by_id(str(tmp_path / "out"))
+    return jobs_by_id(str(tmp_path / "out")), decider.queue.jobs_read
 
 
-def test_easy_does_not_scan_a_queue_where_nothing_can_be_backfilled(tmp_path, monkeypatch):
+def test_easy_does_not_scan_a_queue_where_nothing_can_be_backfilled(tmp_path):
     """3 hosts: a 2-host job runs for 10,000 s, a 3-host job waits for it (reservation at 10,000 s,
     no extra machine), then 300 one-host jobs arrive one a second, each longer than the time left
     before the reservation: none can be backfilled, and EASY must find that out without looking
@@ -150,16 +135,15 @@ def test_easy_does_not_scan_a_queue_where_nothing_can_be_backfilled(tmp_path, mo
     jobs = [{"id": 0, "subtime": 0, "res": 2, "walltime": 10_000, "profile": "long"},
             {"id": 1, "subtime": 1, "res": 3, "walltime": 100, "profile": "short"}]
     jobs += [{"id": 2 + i, "subtime": 2 + i, "res": 1, "walltime": 20_000, "profile": "short"} for i in range(300)]
-    looked_at = read_by_easy_s_pass(monkeypatch)
-    rows = easy_run(tmp_path, 3, jobs, {"long": {"type": "delay", "delay": 10_000},
-                                        "short": {"type": "delay", "delay": 100}})
-    assert looked_at == []
+    rows, looked_at = easy_run(tmp_path, 3, jobs, {"long": {"type": "delay", "delay": 10_000},
+                                                   "short": {"type": "delay", "delay": 100}})
+    assert looked_at == 0
     assert len(rows) == 302  # every job ran
 
 
 @pytest.mark.parametrize("hosts, blocked, behind, free, extra", [(6, 3, 2, 1, 3), (7, 6, 2, 2, 1)])
 def test_easy_reads_only_the_waiting_jobs_that_can_start_when_few_machines_can_be_given(
-        tmp_path, monkeypatch, hosts, blocked, behind, free, extra):
+        tmp_path, hosts, blocked, behind, free, extra):
     """A job of hosts - `free` machines runs for 10,000 s and a job of `blocked` machines waits for
     it (reservation at 10,000 s, `extra` machines beyond its needs then); 300 jobs of `behind`
     machines arrive behind it, then 100 one-host jobs of 10 s, one every 50 s, each started at
@@ -174,10 +158,9 @@ def test_easy_reads_only_the_waiting_jobs_that_can_start_when_few_machines_can_b
     jobs += [{"id": 2 + i, "subtime": 2 + i, "res": behind, "walltime": 20_000, "profile": "tiny"} for i in range(300)]
     jobs += [{"id": 302 + i, "subtime": 1000 + 50 * i, "res": 1, "walltime": 20_000, "profile": "tiny"}
              for i in range(100)]
-    read = read_by_easy_s_pass(monkeypatch)
-    rows = easy_run(tmp_path, hosts, jobs, {"long": {"type": "delay", "delay": 10_000},
-                                            "tiny": {"type": "delay", "delay": 10}})
-    assert read == [f"w0!{302 + i}" for i in range(100)], len(read)
+    rows, read = easy_run(tmp_path, hosts, jobs, {"long": {"type": "delay", "delay": 10_000},
+                                                  "tiny": {"type": "delay", "delay": 10}})
+    assert read == 100  # each one-host job, once: the pass that reads it starts it
     assert len(rows) == 402
     for i in range(100):  # each started when it arrived
         assert float(rows[str(302 + i)]["waiting_time"]) == 0.0

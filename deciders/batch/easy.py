@@ -12,11 +12,16 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, insort
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from joulesim.deciders.common.queue_policy import QueuePolicy
 from joulesim.deciders.common.waiting_queue import RunningJob
 from joulesim.protocol.decider import SubmittedJob
+
+try:  # (mypyc's class options: mypy_extensions comes with mypy, at build time only)
+    from mypy_extensions import mypyc_attr
+except ImportError:
+    from joulesim.protocol.compiled_class_options import mypyc_attr  # type: ignore[no-redef]
 
 
 #: When at most this many machines can be given (free now, or extra at the shadow time when no
@@ -40,6 +45,7 @@ class Reservation:
     need: float = 0.0  # joules the job needs available at `time` (energy deciders)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class EasyBackfilling(QueuePolicy):
     """EASY backfilling: FCFS plus backfilling that never delays the first blocked job.
 
@@ -72,7 +78,7 @@ class EasyBackfilling(QueuePolicy):
             insort(self._by_end, (record.estimated_end, self._started, record))
         return record
 
-    def _release(self, job_id: str) -> None:
+    def _release(self, job_id: str) -> Any:
         record = self.running.get(job_id)
         if record is not None and record.estimated_end != math.inf:
             by_end = self._by_end
@@ -100,7 +106,7 @@ class EasyBackfilling(QueuePolicy):
                 return max(end, self.now), available - needed
         return math.inf, 0
 
-    def schedule(self) -> None:
+    def schedule(self) -> Any:
         # 1. Start jobs in order while they fit; 2-3. reserve for the first that does not, backfill.
         blocked, later = self.strict_pass()
         if blocked is not None:

@@ -22,6 +22,11 @@ The order in which a pass visits the waiting jobs is `self.queue_order` (a `Queu
 submission order by default; see queue_order.py); `strict_pass` starts jobs in that order
 while they fit (`start_from_head` is its submission-order fast path).
 
+The build compiles this class and EASY's (setup.py), as classes that Python classes may extend:
+the callbacks and hooks a subclass overrides (`schedule`, `decide`, `_release`, `on_*`) are
+annotated to return `Any`, so that an override that returns something is not refused (compiled
+code checks a result against a built-in annotation such as None; protocol/decider.py).
+
 Option `pinned` (pinned_jobs.py) names jobs that start on given machines as soon as they are
 submitted, before the pass: a live cluster's running jobs, for a forecast from its state.
 """
@@ -29,7 +34,7 @@ submitted, before the pass: a live cluster's running jobs, for a forecast from i
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator
+from typing import Any, ClassVar, Iterator
 
 from procset import ProcSet
 
@@ -47,21 +52,27 @@ from joulesim.deciders.common.waiting_queue import RunningJob, WaitingQueue
 from joulesim.protocol.decider import Decider, SubmittedJob
 from joulesim.protocol.interval_set import procset_from_canonical_runs as _procset_from_runs, procset_runs
 
+try:  # (mypyc's class options: mypy_extensions comes with mypy, at build time only)
+    from mypy_extensions import mypyc_attr
+except ImportError:
+    from joulesim.protocol.compiled_class_options import mypyc_attr  # type: ignore[no-redef]
+
 __all__ = ["QueuePolicy"]
 
 
 # --------------------------------------------------------------------------- the policy
+@mypyc_attr(allow_interpreted_subclasses=True)
 class QueuePolicy(Decider):
     """Base of the queue policies: waiting queue, usable machines, running jobs."""
 
     #: Options the decider accepts (name -> description); `load_decider` rejects others.
-    OPTIONS: dict[str, str] = {
+    OPTIONS: ClassVar[dict[str, str]] = {
         "storage_mapping": "storage labels of the jobs' pfs and data_staging profiles -> storage resource ids, "
                            "sent with every EXECUTE_JOB (e.g. pfs:128,bb:129; default: none, Batsim's guess)",
         **PINNED_OPTION,
     }
     #: The order in which passes visit the waiting jobs (a policy with another order sets its own).
-    queue_order: QueueOrder = SUBMISSION_ORDER
+    queue_order: ClassVar[QueueOrder] = SUBMISSION_ORDER
 
     def __init__(self, options: dict[str, str] | None = None):
         super().__init__(options)
@@ -184,7 +195,7 @@ class QueuePolicy(Decider):
                 return job
             self.start_job(job)
 
-    def _release(self, job_id: str) -> None:
+    def _release(self, job_id: str) -> Any:
         # Idempotent: a job both killed and completed, or unknown, frees nothing twice.
         record = self.running.pop(job_id, None)
         if record is None:
@@ -206,7 +217,7 @@ class QueuePolicy(Decider):
         self.resources_changed = True
 
     # ---------------------------------------------------------------- callbacks
-    def on_simulation_begins(self, data: dict[str, Any]) -> None:
+    def on_simulation_begins(self, data: dict[str, Any]) -> Any:
         resources = self.compute_resources
         if resources:
             ids = [int(r["id"]) for r in resources]
@@ -226,7 +237,7 @@ class QueuePolicy(Decider):
         self.needs_schedule = True
         self.resources_changed = True
 
-    def on_job_submitted(self, job: SubmittedJob) -> None:
+    def on_job_submitted(self, job: SubmittedJob) -> Any:
         pinned = self.pinned.pop(job.id, None) if self.pinned else None
         if pinned is not None:
             self.start_pinned(job, pinned)
@@ -248,14 +259,15 @@ class QueuePolicy(Decider):
         self.needs_schedule = True
         self.resources_changed = True  # (conservative rebuilds its plan rather than extend it)
 
-    def on_job_running(self, job: SubmittedJob, alloc: ProcSet, start: float) -> None:
+    def on_job_running(self, job: SubmittedJob, alloc: ProcSet, start: float) -> Any:
         """Take over a job running on `alloc` since `start` (a forked simulation's new decider):
         it goes through the queue and `start_job` at its start time, as `start_pinned` does, so
         that the policies' own bookkeeping counts it with its estimated end, and the EXECUTE_JOB
         that makes is withdrawn (the job runs already)."""
         mask = procset_to_mask(alloc)
         check_pinned_machines(job.id, job.res, mask, self.all_mask, self.busy_mask)
-        now, self.now = self.now, start
+        now = self.now
+        self.now = start
         emitted = len(self._events)
         try:
             self.queue.append(job)
@@ -266,28 +278,28 @@ class QueuePolicy(Decider):
         self.needs_schedule = True
         self.resources_changed = True
 
-    def on_job_completed(self, job: SubmittedJob, state: str, return_code: int, alloc: ProcSet) -> None:
+    def on_job_completed(self, job: SubmittedJob, state: str, return_code: int, alloc: ProcSet) -> Any:
         self._release(job.id)
 
-    def on_job_killed(self, job_ids: list[str], progress: dict[str, Any]) -> None:
+    def on_job_killed(self, job_ids: list[str], progress: dict[str, Any]) -> Any:
         for job_id in job_ids:
             self._release(job_id)
 
-    def on_machine_unavailable(self, resources: ProcSet) -> None:
+    def on_machine_unavailable(self, resources: ProcSet) -> Any:
         mask = procset_to_mask(resources) & self.all_mask
         self.unavailable_mask |= mask
         self.free_mask &= ~mask
         self.needs_schedule = True
         self.resources_changed = True
 
-    def on_machine_available(self, resources: ProcSet) -> None:
+    def on_machine_available(self, resources: ProcSet) -> Any:
         mask = procset_to_mask(resources) & self.all_mask
         self.unavailable_mask &= ~mask
         self.free_mask |= mask & ~self.busy_mask
         self.needs_schedule = True
         self.resources_changed = True
 
-    def decide(self) -> None:
+    def decide(self) -> Any:
         if self.needs_schedule:
             self.needs_schedule = False
             if self.queue:
@@ -295,6 +307,6 @@ class QueuePolicy(Decider):
                 self.resources_changed = False
                 self.queue.compact()
 
-    def schedule(self) -> None:
+    def schedule(self) -> Any:
         """Start (or reject) waiting jobs; called from `decide()`."""
         raise NotImplementedError
