@@ -13,13 +13,16 @@ without arguments, a checkpoint remakes it as it remakes the kernel's classes), 
 library's base classes with EASY (protocol/decider.py, deciders/common/queue_policy.py,
 deciders/batch/easy.py: every decider extends them, so they are compiled as classes that Python
 classes may extend; a decider is not part of a checkpoint, a resumed run replays it, and a fork
-copies it by pickle, whose state Decider.__getstate__ makes whole).
+copies it by pickle, whose state Decider.__getstate__ makes whole), and the outputs written at
+each job's start and end (jobs_output, job_statistics, machine_states, schedule_trace: made
+without arguments they write nothing, so that a checkpoint remakes them as the kernel's classes).
 
 Compiled actors are generators without the frames a checkpoint reads: a run that writes
 checkpoints runs the same source interpreted (simulator/engine/resumable_batsim_actors.py).
 Other modules whose classes a checkpoint holds stay in Python: a class compiled by mypyc runs
 its `__init__` when made, and its methods are not functions a checkpoint can name
-(simulator/checkpoint/state_codec.py); the kernel's classes are made for that.
+(simulator/checkpoint/state_codec.py); the kernel's classes and the outputs' are made for that
+(no argument required, no method held as a value).
 
 A compiled function checks its arguments against their annotations when called (a TypeError
 where Python would have run on): code that calls one must pass what the annotations say. mypy
@@ -61,7 +64,11 @@ COMPILED = {"joulesim.simulator.engine.simgrid_kernel": "simulator/engine/simgri
             "joulesim.simulator.engine.sleep_array": "simulator/engine/sleep_array.py",
             "joulesim.protocol.decider": "protocol/decider.py",
             "joulesim.deciders.common.queue_policy": "deciders/common/queue_policy.py",
-            "joulesim.deciders.batch.easy": "deciders/batch/easy.py"}
+            "joulesim.deciders.batch.easy": "deciders/batch/easy.py",
+            "joulesim.simulator.output.jobs_output": "simulator/output/jobs_output.py",
+            "joulesim.simulator.output.job_statistics": "simulator/output/job_statistics.py",
+            "joulesim.simulator.output.machine_states": "simulator/output/machine_states.py",
+            "joulesim.simulator.output.schedule_trace": "simulator/output/schedule_trace.py"}
 TYPES_FROM = {"joulesim.simulator.engine.kernel_extensions": "simulator/engine/kernel_extensions.py"}
 STAGE = HERE / "build" / "mypyc-source"  # the modules under their installed names, for mypy
 

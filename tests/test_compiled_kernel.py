@@ -65,6 +65,23 @@ def test_the_kernel_s_classes_can_be_made_without_arguments_for_checkpoints():
         assert type(made) is cls
 
 
+def test_the_outputs_classes_can_be_made_without_arguments_for_checkpoints(tmp_path):
+    """The same for the outputs that setup.py compiles, which a checkpoint holds too: made so,
+    they write nothing (the resumed run's files are the interrupted run's)."""
+    from joulesim.simulator.output.job_statistics import JobStatistics
+    from joulesim.simulator.output.jobs_output import JobsOutput
+    from joulesim.simulator.output.machine_states import MachineStates
+    from joulesim.simulator.output.schedule_trace import ScheduleTrace
+
+    for cls in (JobsOutput, JobStatistics, MachineStates, ScheduleTrace):
+        made = cls.__new__(cls)
+        assert type(made) is cls
+    path = tmp_path / "jobs.csv"
+    with open(path, "w") as out:
+        JobsOutput(out, False)
+    assert path.read_text().startswith("job_id,")
+
+
 def test_setup_stages_the_compiled_modules_under_their_installed_names(tmp_path, monkeypatch, setup_py):
     """setup.py copies each compiled module (and those its types come from) to the path of its
     installed name, with its packages' __init__.py: mypyc names an extension after that path."""

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from joulesim.simulator.checkpoint.state_codec import StateCodecError, StateDecoder, StateEncoder, external_objects
 from joulesim.simulator.engine.calendar_entry import CalendarEntry
+from joulesim.simulator.output.disk_reserve import DiskReserve
 from joulesim.simulator.output.job_statistics import JobStatistics
 
 
@@ -79,16 +80,30 @@ def test_counters_text_buffers_arrays_and_the_calendar_come_back_where_they_were
 
 
 def test_objects_of_joulesim_come_back_with_their_methods_and_slots():
-    stats = JobStatistics()
-    entry = CalendarEntry(stats.__class__.__init__, None)  # (slots)
-    callback = JobStatistics.__init__.__get__(stats)  # a bound method of a joulesim object
+    reserve = DiskReserve("out.trace", "write less")
+    reserve.wrote(10)
+    entry = CalendarEntry(DiskReserve.wrote, None)  # (slots)
+    callback = reserve.wrote  # a bound method of a joulesim object
     items: list[int] = []
-    back = round_trip({"stats": stats, "entry": entry, "callback": callback, "items": items, "append": items.append})
-    assert type(back["stats"]) is JobStatistics and back["stats"].__dict__ == stats.__dict__
-    assert back["callback"].__self__ is back["stats"] and back["callback"].__func__ is JobStatistics.__init__
+    back = round_trip({"reserve": reserve, "entry": entry, "callback": callback, "items": items, "append": items.append})
+    assert type(back["reserve"]) is DiskReserve and back["reserve"].__dict__ == reserve.__dict__
+    assert back["callback"].__self__ is back["reserve"] and back["callback"].__func__ is DiskReserve.wrote
     back["append"](3)
     assert back["items"] == [3]
     assert type(back["entry"]) is CalendarEntry
+
+
+def test_objects_of_a_class_the_build_compiles_come_back_with_their_attributes():
+    """JobStatistics is compiled where joulesim is built with a C compiler (setup.py): its
+    attributes are then the class's own (`__mypyc_attrs__`), not an instance dict."""
+    stats = JobStatistics()
+    stats.record_finished("COMPLETED_SUCCESSFULLY", 1.0, 2.0, 5.5)
+    stats.record_rejected()
+    back = round_trip({"stats": stats})["stats"]
+    assert type(back) is JobStatistics
+    names = [name for name in dir(stats) if not name.startswith("__") and not callable(getattr(stats, name))]
+    assert names and all(getattr(back, name) == getattr(stats, name) for name in names)
+    assert back.nb_finished == 1 and back.makespan == 5.5
 
 
 def test_the_inputs_objects_are_written_as_their_place_and_found_again_in_the_inputs_read_anew():

@@ -15,7 +15,7 @@ doubles its double quotes (RFC 4180), so its files stay readable; any other row 
 from __future__ import annotations
 
 import re
-from typing import TextIO
+from typing import Any
 
 from joulesim.simulator.output.job_runtime import batsim_runtime_and_finish
 
@@ -35,11 +35,15 @@ _NO_ENERGY_TEXT = "%f" % NO_ENERGY
 
 
 class JobsOutput:
-    def __init__(self, out: TextIO, energy: bool):
-        """`energy`: whether the run accounts energy (-E); without it every job gets -1."""
+    def __init__(self, out: Any = None, energy: bool = False):
+        """`out`: the file (its header is written now); `energy`: whether the run accounts energy
+        (-E), without which every job gets -1. (Made without arguments, it writes nothing: a
+        checkpoint remakes it so, then sets its attributes; the build compiles this class, which
+        runs its __init__ then.)"""
         self._out = out
         self._energy = energy
-        out.write(",".join(JOBS_COLUMNS) + "\n")
+        if out is not None:
+            out.write(",".join(JOBS_COLUMNS) + "\n")
 
     def write_finished(self, local_id: str, workload: str, profile: str, subtime: float, res: int,
                        walltime: float, state: str, start: float, finish: float, alloc: str,
@@ -55,7 +59,7 @@ class JobsOutput:
             local_id, workload, profile, subtime, res, walltime,
             1 if state == "COMPLETED_SUCCESSFULLY" else 0, state, start, runtime,
             finish, start - subtime, turnaround, turnaround / runtime, alloc,
-            (energy if type(energy) is str else "%f" % energy) if self._energy else _NO_ENERGY_TEXT, metadata))
+            (energy if type(energy) is str else "%f" % energy) if self._energy else _NO_ENERGY_TEXT, metadata))  # type: ignore[str-format]
 
     def write_rejected(self, local_id: str, workload: str, profile: str, subtime: float, res: int,
                        walltime: float, metadata: str, state: str = "REJECTED") -> None:

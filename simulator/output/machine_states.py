@@ -37,7 +37,7 @@ they are idle; those of an ending job were computing it.
 from __future__ import annotations
 
 from math import fsum
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from joulesim.protocol.interval_set import runs_size
 
@@ -67,11 +67,15 @@ def _neumaier(total: float, compensation: float, value: float) -> tuple[float, f
     return new, compensation + ((value - new) + total)
 
 class MachineStates:
-    def __init__(self, out: TextIO, host_job: list[Any], sharing: bool = False,
+    def __init__(self, out: Any = None, host_job: list[Any] | None = None, sharing: bool = False,
                  trace: "ScheduleTrace | None" = None):
-        """`host_job`: the simulation's list of each machine's running job (its oldest with
-        compute sharing) or None, kept up to date before each call here; `sharing`: several
-        jobs may run on one machine; `trace`: the Pajé trace to tell, if any."""
+        """`out`: the file (its header is written now); `host_job`: the simulation's list of each
+        machine's running job (its oldest with compute sharing) or None, kept up to date before
+        each call here; `sharing`: several jobs may run on one machine; `trace`: the Pajé trace
+        to tell, if any. (Made without arguments, it writes nothing: a checkpoint remakes it so,
+        then sets its attributes; the build compiles this class, which runs its __init__ then.)"""
+        if host_job is None:
+            host_job = []
         nb_machines = len(host_job)
         self._out = out
         self._host_job = host_job
@@ -87,7 +91,6 @@ class MachineStates:
         # With sharing, the job the trace shows on each machine (the oldest one running).
         self._shown: list[Any] = [None] * nb_machines if sharing and trace is not None else []
         self._nb_machines = nb_machines
-        self._write = out.write
         # Job moves not applied to _state, _since, the sums and the trace yet, four items each:
         # now, runs, number of machines, the job's record at a start or _ENDED at an end; only
         # while _plain (see the module docstring). The trace has been told the first _traced.
@@ -97,7 +100,9 @@ class MachineStates:
         # While every machine is idle or computing, a row's counts depend on the number computing:
         # their text, by that number, made once.
         self._plain_rows: list[str | None] = [None] * (nb_machines + 1)
-        out.write(",".join(MACHINE_STATES_COLUMNS) + "\n")
+        if out is not None:
+            self._write = out.write
+            out.write(",".join(MACHINE_STATES_COLUMNS) + "\n")
 
     # ------------------------------------------------------------------ what happens
     def job_started(self, now: float, record: Any, runs: list[tuple[int, int]]) -> None:
@@ -215,7 +220,8 @@ class MachineStates:
     def time_in(self, category: int) -> float:
         """Machine-seconds in `category`, as Batsim counts them (up to each machine's last change)."""
         self._settle()
-        still_there = [since for since, state in zip(self._since, self._state) if state == category]
+        since, state = self._since, self._state  # (by index: mypyc cannot zip over a bytearray)
+        still_there = [since[i] for i in range(len(since)) if state[i] == category]
         return fsum([self._exits[category], self._compensations[category], *still_there])
 
     # ------------------------------------------------------------------ bookkeeping
@@ -270,7 +276,8 @@ class MachineStates:
         state, since = self._state, self._since
         settled = bytearray(len(state))  # 1: the machine's last move is found
         left = len(state)
-        for now, runs, job in zip(reversed(times), reversed(all_runs), reversed(jobs)):
+        for k in range(len(times) - 1, -1, -1):  # (by index: mypyc cannot zip reversed lists)
+            now, runs, job = times[k], all_runs[k], jobs[k]
             target = COMPUTING if job is not _ENDED else IDLE
             for a, b in runs:
                 end = b + 1

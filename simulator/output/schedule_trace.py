@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import random
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Sequence
 
 if TYPE_CHECKING:
     from joulesim.simulator.output.disk_reserve import DiskReserve
@@ -104,15 +104,21 @@ def kill_is_traced(progress: dict[str, Any], profiles: dict[str, dict[str, Any]]
 
 
 class ScheduleTrace:
-    def __init__(self, out: TextIO, machine_names: list[str], reserve: "DiskReserve | None" = None):
-        """`machine_names`: the host names of the machines, by machine id (compute machines,
-        then storage ones); `reserve`: told what is written (the trace can outgrow a disk)."""
+    def __init__(self, out: Any = None, machine_names: Sequence[str] = (), reserve: "DiskReserve | None" = None):
+        """`out`: the file (its header and the machines' first states are written now);
+        `machine_names`: the host names of the machines, by machine id (compute machines, then
+        storage ones); `reserve`: told what is written (the trace can outgrow a disk). (Made
+        without arguments, it writes nothing: a checkpoint remakes it so, then sets its
+        attributes; the build compiles this class, which runs its __init__ then.)"""
         self._out = out
         self._reserve = reserve
         self._ids = [f"m{i}" for i in range(len(machine_names))]
         self._colors = job_colors()
         self._defined_jobs: set[str] = set()
         start = "%f" % 0.0
+        self._parts: list[str] = []  # text not written yet (written in blocks: see flush)
+        if out is None:
+            return
         containers = "".join(f'{CREATE_CONTAINER} {start} machine_ct {machine} "{name}" root\n'
                              for machine, name in zip(self._ids, machine_names))
         out.write(
@@ -139,7 +145,6 @@ class ScheduleTrace:
             + f'{DEFINE_ENTITY_VALUE} l machine_state "Launching" "0.3 0.3 0.3"\n\n'
             + "# Begin of events\n"
         )
-        self._parts: list[str] = []  # text not written yet (written in blocks: see flush)
         if self._ids:
             self._show(0.0, self._ids, _WAITING)
             self.flush()
