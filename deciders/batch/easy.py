@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, insort
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 from joulesim.deciders.common.queue_policy import QueuePolicy
 from joulesim.deciders.common.waiting_queue import RunningJob
@@ -64,7 +64,7 @@ class EasyBackfilling(QueuePolicy):
     backfilled.
     """
 
-    def __init__(self, options: dict[str, str] | None = None):
+    def __init__(self, options: Mapping[str, Any] | None = None):
         super().__init__(options)
         # Running jobs with a finite estimated end, kept sorted by (end, start order): the
         # shadow time is found by walking it, without sorting at every call.

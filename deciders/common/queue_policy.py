@@ -34,7 +34,7 @@ submitted, before the pass: a live cluster's running jobs, for a forecast from i
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar, Iterator, Mapping
 
 from procset import ProcSet
 
@@ -74,7 +74,7 @@ class QueuePolicy(Decider):
     #: The order in which passes visit the waiting jobs (a policy with another order sets its own).
     queue_order: ClassVar[QueueOrder] = SUBMISSION_ORDER
 
-    def __init__(self, options: dict[str, str] | None = None):
+    def __init__(self, options: Mapping[str, Any] | None = None):
         super().__init__(options)
         self.storage_mapping = label_ids_option(type(self).__name__, self.options, "storage_mapping")
         self.pinned = pinned_option(type(self).__name__, self.options)  # job id -> machines (pinned_jobs.py)

@@ -24,8 +24,9 @@ class WallClockLimit:
 
 
 class DeciderLink:
-    def __init__(self, transport: ZmqRequester | InProcessRequester):
-        self.transport = transport
+    def __init__(self, transport: "ZmqRequester | InProcessRequester | Any"):
+        """`transport`: a requester (ZeroMQ, in-process, or a Batsim 5 EDC's)."""
+        self.transport: Any = transport
         # (a Python decider, or a Batsim 5 EDC whose requester does its own encoding)
         self._in_process = hasattr(transport, "exchange_message")  # no encoding needed
         # Whether messages carry numbers as Batsim 4 prints them (rounded to the microsecond);
