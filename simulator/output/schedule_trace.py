@@ -115,10 +115,10 @@ class ScheduleTrace:
         self._ids = [f"m{i}" for i in range(len(machine_names))]
         self._colors = job_colors()
         self._defined_jobs: set[str] = set()
-        start = "%f" % 0.0
         self._parts: list[str] = []  # text not written yet (written in blocks: see flush)
         if out is None:
             return
+        start = "%f" % 0.0
         containers = "".join(f'{CREATE_CONTAINER} {start} machine_ct {machine} "{name}" root\n'
                              for machine, name in zip(self._ids, machine_names))
         out.write(
