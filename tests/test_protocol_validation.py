@@ -345,3 +345,18 @@ def test_encode_roundtrip_keeps_null_and_int_keys():
 def test_encode_unserializable():
     with pytest.raises(ProtocolError, match="cannot encode"):
         encode({"now": 1, "events": [object()]})
+
+
+def test_a_plain_execute_job_is_checked_without_its_schema_and_any_other_with_it(monkeypatch):
+    """The everyday EXECUTE_JOB ({"job_id", "alloc"}) is checked by hand: its schema's validator
+    is compiled (milliseconds) only for a reply that needs it, which it then checks."""
+    from joulesim.protocol import validation
+
+    fresh = validation._Validators(DECISION_SCHEMAS)
+    monkeypatch.setattr(validation, "_DECISION_VALIDATORS", fresh)
+    validate_decider_message(msg(ev("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0-3"})), T, 8)
+    assert fresh._compiled == {}
+    with pytest.raises(ProtocolError, match="alloc"):
+        validate_decider_message(msg(ev("EXECUTE_JOB", {"job_id": "w0!1", "alloc": 3})), T, 8)
+    assert list(fresh._compiled) == ["EXECUTE_JOB"]
+    validate_decider_message(msg(ev("EXECUTE_JOB", {"job_id": "w0!1", "alloc": "0-3", "mapping": {"0": 0}})), T, 8)
