@@ -12,7 +12,7 @@ as in rapidjson.
 from __future__ import annotations
 
 from math import nan
-from typing import Any
+from typing import Any, Final
 
 #: The step of the times a decider reads: Batsim prints them to the microsecond (rounding to
 #: nearest), so the `now` of a REQUESTED_CALL asked for at t may read up to half of it before t.
@@ -28,25 +28,42 @@ def as_batsim_writes(value: Any) -> Any:
     if kind is list:
         return _list_as_written(value, [nan, nan])
     if kind is float:
-        return float("%f" % value)  # correctly rounded, as glibc's printf
+        return _float_as_written(value, [nan, nan])
     return value
 
 
+# Below 2^33 s (MAX_SIMULATED_TIME) a double's half ulp is under half a microsecond. There, a
+# double that is the nearest one to a whole number m of microseconds (m / 1e6 == x: a division
+# of two exact doubles, correctly rounded) prints as m's six decimals, which read back as x
+# itself: the printing can be skipped. (Beyond, printing moves no double at all: it rounds by
+# less than half an ulp.) A workload's times (subtime 12.345) and the clock at most decisions are
+# such doubles; a clock moved by a latency is not.
+_WHOLE_MICROSECONDS_BELOW: Final = 2.0 ** 33
+
+
+def _float_as_written(item: float, last: list[float]) -> float:
+    """float("%f" % item), correctly rounded as glibc's printf; `last` holds the last float
+    printed and what it became (a message's events mostly carry its `now` again)."""
+    if item == last[0]:  # (never a zero, which the shortcut below takes: -0.0 == 0.0, and -0.0 stays -0.0)
+        return last[1]
+    if -_WHOLE_MICROSECONDS_BELOW < item < _WHOLE_MICROSECONDS_BELOW and \
+            float(int(item * 1e6 + 0.5)) / 1e6 == item:  # (the rounding of m is free: the test decides)
+        return item
+    last[0] = item
+    written = last[1] = float("%f" % item)
+    return written
+
+
 # The members are looked at in the loops below, so that strings and integers (most of a message)
-# cost no call: this runs on every message. `last` holds the last float written and what it
-# became: a message's events mostly carry its `now` again as their timestamps.
+# cost no call: this runs on every message.
 
 
-def _dict_as_written(value: dict, last: list) -> dict:
+def _dict_as_written(value: dict, last: list[float]) -> dict:
     written = value.copy()  # then its floats and containers replaced (the keys keep their order)
     for key, item in value.items():
         kind = type(item)
         if kind is float:
-            if item == last[0] and item:  # (not for zeros: -0.0 == 0.0, and -0.0 stays -0.0)
-                written[key] = last[1]
-            else:
-                last[0] = item
-                written[key] = last[1] = float("%f" % item)
+            written[key] = _float_as_written(item, last)
         elif kind is dict:
             written[key] = _dict_as_written(item, last)
         elif kind is list:
@@ -54,16 +71,12 @@ def _dict_as_written(value: dict, last: list) -> dict:
     return written
 
 
-def _list_as_written(value: list, last: list) -> list:
+def _list_as_written(value: list, last: list[float]) -> list:
     written = []
     for item in value:
         kind = type(item)
         if kind is float:
-            if item == last[0] and item:
-                item = last[1]
-            else:
-                last[0] = item
-                item = last[1] = float("%f" % item)
+            item = _float_as_written(item, last)
         elif kind is dict:
             item = _dict_as_written(item, last)
         elif kind is list:
