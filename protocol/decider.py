@@ -265,9 +265,10 @@ class Decider:
         data = event["data"]
         if kind == "JOB_SUBMITTED":
             job = _job_of(data, event["timestamp"])
-            if job.id in self.jobs or job.id in self._ended or job.id in self._rejected:
-                raise _Contradiction(f"job {job.id} was already submitted")
-            self.jobs[job.id] = job
+            job_id = job.id
+            if job_id in self.jobs or job_id in self._ended or job_id in self._rejected:
+                raise _Contradiction(f"job {job_id} was already submitted")
+            self.jobs[job_id] = job
             self.on_job_submitted(job)
         elif kind == "JOB_COMPLETED":
             job_id = data["job_id"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from operator import attrgetter
+from typing import Final
 
 from procset import ProcInt, ProcSet
 
@@ -18,12 +19,12 @@ _new_procset = object.__new__
 # Batsim's interval-set syntax exactly: ids and low-high ranges of ASCII digits, separated by
 # single spaces ("0-3 5 7"); the empty string is the empty set. Python's int() alone would also
 # take "１２", "²", "1_0", "+1" and surrounding tabs or newlines, which no Batsim peer writes.
-_SYNTAX = re.compile(r"(?:[0-9]+(?:-[0-9]+)?(?: [0-9]+(?:-[0-9]+)?)*)?").fullmatch
+_SYNTAX: Final = re.compile(r"(?:[0-9]+(?:-[0-9]+)?(?: [0-9]+(?:-[0-9]+)?)*)?").fullmatch
 _SYNTAX_TEXT = ("expected ids and closed ranges low-high of ASCII digits separated by single spaces, "
                 "like '0-3 5 7' (low <= high)")
 # Ids beyond this many digits cannot name a machine of any platform (and int() of a long digit
 # string costs quadratic time).
-_MAX_ID_DIGITS = 18
+_MAX_ID_DIGITS: Final = 18
 
 
 def parse_runs(text: str, max_intervals: int | None = None) -> list[tuple[int, int]]:
@@ -118,8 +119,8 @@ def format_interval_set(resources: "ProcSet | str | list[int] | range") -> str:
 # canonical_runs' answers by text: the same allocations come back again and again (EASY's
 # lowest ids on a cluster: "0-7", "0-127"), each met in a reply's check, EXECUTE_JOB and
 # JOB_COMPLETED. Bounded: emptied when full (a wide platform's scattered allocations).
-_KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str, int]] = {}
-_KNOWN_LIMIT = 4096
+_KNOWN: Final[dict[str, tuple[tuple[tuple[int, int], ...], str, int]]] = {}
+_KNOWN_LIMIT: Final = 4096
 
 
 def known_interval_set(text: str) -> bool:

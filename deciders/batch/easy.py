@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, insort
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Final, Iterator, Mapping
 
 from joulesim.deciders.common.queue_policy import QueuePolicy
 from joulesim.deciders.common.waiting_queue import RunningJob
@@ -27,7 +27,7 @@ except ImportError:
 #: When at most this many machines can be given (free now, or extra at the shadow time when no
 #: waiting job ends before it), the backfilling pass in submission order reads only the waiting
 #: jobs that ask for no more (WaitingQueue.fitting_after) instead of every one.
-FEW_FREE_MACHINES = 16
+FEW_FREE_MACHINES: Final = 16
 
 
 def _end_of(entry: tuple[float, int, RunningJob]) -> float:

@@ -158,12 +158,13 @@ class QueuePolicy(Decider):
                 self._masks_overlap = True
             self.free_mask &= ~mask
         alloc = _procset_from_runs(runs)
-        self.queue.remove(job.id)
-        self.execute_job(job.id, alloc, storage_mapping=self.storage_mapping)
+        job_id = job.id
+        self.queue.remove(job_id)
+        self.execute_job(job_id, alloc, storage_mapping=self.storage_mapping)
         self.busy_mask |= mask
         walltime = job.walltime
         record = RunningJob(job, alloc, mask, self.now, self.now + walltime if walltime >= 0 else math.inf, size)
-        self.running[job.id] = record
+        self.running[job_id] = record
         return record
 
     def strict_pass(self) -> tuple[SubmittedJob | None, Iterator[SubmittedJob] | None]:

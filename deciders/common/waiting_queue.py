@@ -56,15 +56,16 @@ class WaitingQueue:
         self.jobs_read = 0
 
     def append(self, job: SubmittedJob) -> None:
+        res = job.res  # (each field read once: a job is a Python object, read by name)
         position = self._index[job.id] = len(self._items)
         self._items.append(job)
-        positions = self._positions.get(job.res)
+        positions = self._positions.get(res)
         if positions is None:
-            self._positions[job.res] = [position]
+            self._positions[res] = [position]
         else:
             positions.append(position)
         counts = self._res_count
-        counts[job.res] = counts.get(job.res, 0) + 1
+        counts[res] = counts.get(res, 0) + 1
         walltime = job.walltime
         if walltime >= 0:
             walltimes = self._walltime_count
@@ -84,11 +85,12 @@ class WaitingQueue:
         job = items[i]
         items[i] = None
         counts = self._res_count
-        left = counts[job.res] - 1  # type: ignore[union-attr]
+        res = job.res  # type: ignore[union-attr]
+        left = counts[res] - 1
         if left:
-            counts[job.res] = left  # type: ignore[union-attr]
+            counts[res] = left
         else:
-            del counts[job.res]  # type: ignore[union-attr]
+            del counts[res]
         walltime = job.walltime  # type: ignore[union-attr]
         if walltime >= 0:
             walltimes = self._walltime_count

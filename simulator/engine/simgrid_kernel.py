@@ -551,12 +551,16 @@ class Kernel:
 
     # ------------------------------------------------------------------ actions
     def _transfer(self, comm: Comm) -> None:
-        source, destination = comm.sender.host, comm.receiver.host  # type: ignore[union-attr]  # (matched)
+        sender, receiver = comm.sender, comm.receiver
+        assert sender is not None and receiver is not None  # (matched; and a compiled kernel reads them as Actors)
+        source, destination = sender.host, receiver.host
         known = self._known_routes.get(source)
         if known is None:
             known = self._known_routes[source] = {}
-        route = known.get(destination)
-        if route is None:
+        # (typed Route, not Route | None: a compiled kernel reads its fields directly)
+        if destination in known:
+            route: Route = known[destination]
+        else:
             route = known[destination] = self._route_of(source, destination)
         remains = 0.0 if route.rate == UNBOUNDED_RATE else 1.0  # nothing to move: L07Action sets 0
         transfer = self._comms[self._next_action] = Transfer(remains, route.rate, route.latency, comm, route)

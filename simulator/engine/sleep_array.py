@@ -17,11 +17,11 @@ duration ignores them and subtracting a finite step leaves them at +inf.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
-SURF_PRECISION = 1e-9  # SimGrid's surf/precision (the kernel's)
+SURF_PRECISION: Final = 1e-9  # SimGrid's surf/precision (the kernel's)
 
 
 class SleepArray:

@@ -9,10 +9,11 @@ included, as Batsim does (schedule_output.py).
 from __future__ import annotations
 
 import math
+from typing import Final
 
 from joulesim.simulator.output.job_runtime import batsim_runtime_and_finish
 
-BOUNDED_SLOWDOWN_TAU = 10.0  # seconds, the usual bound (Batsim thesis, eq. 2.2)
+BOUNDED_SLOWDOWN_TAU: Final = 10.0  # seconds, the usual bound (Batsim thesis, eq. 2.2)
 
 
 class JobStatistics:

@@ -15,7 +15,7 @@ doubles its double quotes (RFC 4180), so its files stay readable; any other row 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Final
 
 from joulesim.simulator.output.job_runtime import batsim_runtime_and_finish
 
@@ -26,12 +26,12 @@ JOBS_COLUMNS = [
 ]
 
 # A finished job's row: one %-format (this runs once per job).
-_FINISHED_ROW = '%s,%s,%s,%f,%d,%f,%d,%s,%f,%f,%f,%f,%f,%f,%s,%s,"%s"\n'
+_FINISHED_ROW: Final = '%s,%s,%s,%f,%d,%f,%d,%s,%f,%f,%f,%f,%f,%f,%s,%s,"%s"\n'
 # A rejected job's row: no times, allocation or energy.
-_REJECTED_ROW = '%s,%s,%s,%f,%d,%f,0,%s,,,,,,,,,"%s"\n'
+_REJECTED_ROW: Final = '%s,%s,%s,%f,%d,%f,0,%s,,,,,,,,,"%s"\n'
 
 NO_ENERGY = -1.0  # Batsim's consumed_energy of a job when energy is not simulated
-_NO_ENERGY_TEXT = "%f" % NO_ENERGY
+_NO_ENERGY_TEXT: Final = "%f" % NO_ENERGY
 
 
 class JobsOutput:
@@ -68,7 +68,7 @@ class JobsOutput:
         self._out.write(_REJECTED_ROW % (local_id, workload, profile, subtime, res, walltime, state, metadata))
 
 
-_needs_quoting = re.compile('[,"\n\r]').search  # a match (truthy) when a text field needs CSV quoting
+_needs_quoting: Final = re.compile('[,"\n\r]').search  # a match (truthy) when a text field needs CSV quoting
 
 
 def _quoted(local_id: str, workload: str, profile: str, metadata: str) -> tuple[str, str, str, str]:

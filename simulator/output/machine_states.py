@@ -37,7 +37,7 @@ they are idle; those of an ending job were computing it.
 from __future__ import annotations
 
 from math import fsum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from joulesim.protocol.interval_set import runs_size
 
@@ -47,14 +47,19 @@ if TYPE_CHECKING:
 MACHINE_STATES_COLUMNS = ["time", "nb_sleeping", "nb_switching_on", "nb_switching_off", "nb_idle", "nb_computing"]
 
 # States, in the column order of the output (unavailable is not a Batsim column).
-SLEEPING, SWITCHING_ON, SWITCHING_OFF, IDLE, COMPUTING, UNAVAILABLE = range(6)
+SLEEPING: Final = 0  # (Final, each: a compiled module reads a constant, not its module's dict, at every job)
+SWITCHING_ON: Final = 1
+SWITCHING_OFF: Final = 2
+IDLE: Final = 3
+COMPUTING: Final = 4
+UNAVAILABLE: Final = 5
 CATEGORY_NAMES = ("sleeping", "switching_on", "switching_off", "idle", "computing", "unavailable")
 
-_ROW = "%g,%d,%d,%d,%d,%d\n"  # the time as output_format.fmt_time prints it, then the counts
-_PLAIN_COUNTS = ",0,0,0,%d,%d\n"  # a row's counts when machines are only idle or computing
-_LOG_LIMIT = 4 << 14  # items of logged moves settled at once at most (4 per move; ~40 bytes a move)
-_ENDED = False  # the last item of a logged job end (that of a start is the job's record)
-_FILLED = [bytes([state]) for state in range(len(CATEGORY_NAMES))]  # x n: n machines in that state
+_ROW: Final = "%g,%d,%d,%d,%d,%d\n"  # the time as output_format.fmt_time prints it, then the counts
+_PLAIN_COUNTS: Final = ",0,0,0,%d,%d\n"  # a row's counts when machines are only idle or computing
+_LOG_LIMIT: Final = 4 << 14  # items of logged moves settled at once at most (4 per move; ~40 bytes a move)
+_ENDED: Final = False  # the last item of a logged job end (that of a start is the job's record)
+_FILLED: Final = [bytes([state]) for state in range(len(CATEGORY_NAMES))]  # x n: n machines in that state
 
 
 

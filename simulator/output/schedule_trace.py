@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import random
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Final, Sequence
 
 if TYPE_CHECKING:
     from joulesim.simulator.output.disk_reserve import DiskReserve
@@ -55,17 +55,17 @@ _END_WITH_SPACE = "PajeSetState"  # Batsim's header closes this one definition w
  SET_STATE, DEFINE_EVENT_TYPE, NEW_EVENT, DEFINE_VARIABLE_TYPE, SET_VARIABLE) = range(1, 11)
 
 # A SetState line: _SET_STATE_HEAD, the time, _SET_STATE_MACHINE, the machine, " ", the value.
-_SET_STATE_HEAD = f"{SET_STATE} "
-_SET_STATE_MACHINE = " machine_state "
-_WAITING = " w\n"  # the end of a SetState line to "waiting"
+_SET_STATE_HEAD: Final = f"{SET_STATE} "
+_SET_STATE_MACHINE: Final = " machine_state "
+_WAITING: Final = " w\n"  # the end of a SetState line to "waiting"
 _DEFINE_ENTITY_VALUE = str(DEFINE_ENTITY_VALUE)
-_BLOCK_PARTS = 5000  # pieces of text held before they are written (5 per event: about 1,000 events)
+_BLOCK_PARTS: Final = 5000  # pieces of text held before they are written (5 per event: about 1,000 events)
 
 NB_COLORS = 64
 COLOR_SHUFFLE_SEED = 0  # joulesim's fixed replacement for Batsim's random device
 
 # Parallel-task profile types: a KILL_JOB cancels their task, and Batsim traces that kill.
-_PARALLEL_TASK_TYPES = frozenset({"parallel", "parallel_homogeneous", "parallel_homogeneous_total",
+_PARALLEL_TASK_TYPES: Final = frozenset({"parallel", "parallel_homogeneous", "parallel_homogeneous_total",
                                   "parallel_homogeneous_pfs", "data_staging"})
 
 

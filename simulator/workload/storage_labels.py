@@ -10,13 +10,13 @@ the mapping.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from joulesim.simulator.workload.profiles import reachable_leaves
 
 PFS_DEFAULT_LABEL = "pfs"
 # Profile types that name storages, or may reach one that does.
-_NAMING_STORAGES = frozenset({"parallel_homogeneous_pfs", "data_staging", "composed"})
+_NAMING_STORAGES: Final = frozenset({"parallel_homogeneous_pfs", "data_staging", "composed"})
 
 
 def storage_labels(name: str, profiles: dict[str, dict[str, Any]]) -> tuple[list[str], list[str]]:

@@ -2,7 +2,7 @@
 
 import importlib.resources
 import os
-from typing import Any
+from typing import Any, Final
 
 from joulesim.inputs.input_error import InputError
 from joulesim.inputs.input_file import read_input_file
@@ -25,7 +25,7 @@ from joulesim.simulator.workload.workload_model import Job, Workload
 
 _PACKAGE = "joulesim.workloads"
 _EXAMPLE = '{"nb_res": 4, "jobs": [...], "profiles": {...}}'
-_JOB_FIELDS = frozenset({"id", "subtime", "res", "profile", "walltime"})
+_JOB_FIELDS: Final = frozenset({"id", "subtime", "res", "profile", "walltime"})
 
 
 def list_shipped_workloads() -> list[str]:
