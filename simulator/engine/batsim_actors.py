@@ -28,6 +28,7 @@ when each of its happenings takes place and which message carries each event.
 
 from __future__ import annotations
 
+import math
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Final, Sequence
 
@@ -57,6 +58,7 @@ class BatsimActors:
         self._env = sim.env  # (simpy's environment, whose clock the kernel's moves: one per simulation)
         self.routes = IpcRoutes(sim.config.platform)
         self.kernel = Kernel(self.routes.route, self._clock_moved)
+        self.pause_at = math.inf  # the simulation's (a stepwise run's pause: Simulation.pause_at sets both)
         self.writer: list[dict[str, Any]] = []  # Batsim's proto_writer: the next message's events
         self.sched_ready = False
         self.end_sent = False
@@ -81,8 +83,8 @@ class BatsimActors:
         self._first_job_read = False  # Batsim reads every machine's joules at the first submission
 
     def _clock_moved(self, now: float) -> None:
-        sim = self.sim
-        if now > sim.pause_at:  # (a stepwise run's pause, before anything of `now` happens)
+        if now > self.pause_at:  # (a stepwise run's pause, before anything of `now` happens)
+            sim = self.sim
             sim.pause(sim.env._now, now)
         self._env._now = now
 

@@ -208,8 +208,21 @@ class Simulation(EventSources, JobLifecycle):
         # A stepwise run (joulesim.Simulation: run_until, fork): before the clock first moves past
         # `pause_at`, `pause(now, next_time)` is called with the last instant handled and the next
         # one; it returns once pause_at is at least next_time. A plain run never pauses.
-        self.pause_at = math.inf
+        self.pause_at = math.inf  # (a property: Batsim's actors keep it too, see below)
         self.pause: Callable[[float, float], None] | None = None
+
+    @property
+    def pause_at(self) -> float:
+        return self._pause_at
+
+    @pause_at.setter
+    def pause_at(self, when: float) -> None:
+        # Batsim's actors look at it at every step of their clock: they keep it, as a compiled
+        # class's attribute, where a look at the simulation's was a dict lookup each time.
+        self._pause_at = when
+        actors = self.__dict__.get("actors")
+        if actors is not None:
+            actors.pause_at = when
 
     def use_link(self, link: DeciderLink) -> None:
         """Talk to the decider through `link`: from the start, or from a checkpoint with a decider
@@ -509,7 +522,7 @@ class Simulation(EventSources, JobLifecycle):
                 raise DecisionError(self._stuck_reason())
             if queue[0][0] >= MAX_SIMULATED_TIME:
                 raise JoulesimError(self._beyond_time_range(queue[0]))
-            if queue[0][0] > self.pause_at:  # (a stepwise run's pause: the clock would pass it)
+            if queue[0][0] > self._pause_at:  # (a stepwise run's pause: the clock would pass it)
                 self.pause(now, queue[0][0])
                 continue
             env.step()
