@@ -47,6 +47,9 @@ def resolve_storages(name: str, profiles: dict[str, dict[str, Any]], mapping: di
                      storage_ids: range) -> tuple[dict[str, int], Unresolved | None]:
     """(label -> storage host id, None) for a job of profile `name`, or ({}, why not) when the
     mapping does not cover its labels. `storage_ids`: the storage hosts' ids."""
+    profile = profiles.get(name)
+    if profile is not None and profile.get("type") not in _NAMING_STORAGES:
+        return {}, None  # (storage_labels' first test: most jobs, at each job's start)
     pfs, staging = storage_labels(name, profiles)
     if not pfs and not staging:
         return {}, None
