@@ -16,7 +16,9 @@ classes may extend; a decider is not part of a checkpoint, a resumed run replays
 copies it by pickle, whose state Decider.__getstate__ makes whole), and the outputs written at
 each job's start and end (jobs_output, job_statistics, machine_states, schedule_trace: made
 without arguments they write nothing, so that a checkpoint remakes them as the kernel's classes),
-and the simulator's end of the link to the decider (decider_link: a resuming run gives its own).
+and the simulator's end of the link to the decider (decider_link: a resuming run gives its own;
+with its in-process transport, transport_inprocess), and the range of simulated times that every
+message's times are checked against (time_range).
 
 Compiled actors are generators without the frames a checkpoint reads: a run that writes
 checkpoints runs the same source interpreted (simulator/engine/resumable_batsim_actors.py).
@@ -70,7 +72,9 @@ COMPILED = {"joulesim.simulator.engine.simgrid_kernel": "simulator/engine/simgri
             "joulesim.simulator.output.job_statistics": "simulator/output/job_statistics.py",
             "joulesim.simulator.output.machine_states": "simulator/output/machine_states.py",
             "joulesim.simulator.output.schedule_trace": "simulator/output/schedule_trace.py",
-            "joulesim.simulator.engine.decider_link": "simulator/engine/decider_link.py"}
+            "joulesim.simulator.engine.decider_link": "simulator/engine/decider_link.py",
+            "joulesim.protocol.time_range": "protocol/time_range.py",
+            "joulesim.protocol.transport_inprocess": "protocol/transport_inprocess.py"}
 TYPES_FROM = {"joulesim.simulator.engine.kernel_extensions": "simulator/engine/kernel_extensions.py"}
 STAGE = HERE / "build" / "mypyc-source"  # the modules under their installed names, for mypy
 

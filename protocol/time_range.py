@@ -12,10 +12,11 @@ pass it.
 from __future__ import annotations
 
 import math
+from typing import Final
 
-MAX_SIMULATED_TIME = 2.0 ** 33  # 8,589,934,592 s; spacing of doubles below it <= 2**-20 s
+MAX_SIMULATED_TIME: Final = 2.0 ** 33  # 8,589,934,592 s; spacing of doubles below it <= 2**-20 s
 
-TIME_RANGE_TEXT = (f"simulated times must be finite and below 2^33 s = {MAX_SIMULATED_TIME:,.0f} s "
+TIME_RANGE_TEXT: Final = (f"simulated times must be finite and below 2^33 s = {MAX_SIMULATED_TIME:,.0f} s "
                    "(about 272 years), where every microsecond is still exact")
 
 
