@@ -85,7 +85,9 @@ class DecisionApplier:
         storage_mapping = data.get("storage_mapping")
         if storage_mapping:
             self._check_storage_mapping(storage_mapping, job_id, context)
-        storages = self._storages(record, storage_mapping, context)
+        storages, problem = resolve_storages(job.profile, record.profiles, storage_mapping, sim.storage_ids)
+        if storages or problem:  # (most jobs name no storage: nothing to check, no call)
+            self._check_storages(record, storages, problem, context)
         mapping = data.get("mapping")
         executors = None  # one host per executor, in alloc order, unless a mapping says otherwise
         if mapping is None:
@@ -121,11 +123,11 @@ class DecisionApplier:
                                     "switch it on (SET_RESOURCE_STATE to a computation pstate) and wait "
                                     "for RESOURCE_STATE_CHANGED before executing jobs on it")
 
-    def _storages(self, record: JobRecord, storage_mapping: dict[str, Any] | None, context: DecisionContext) -> dict[str, int]:
-        """The storage host id of each storage label the job's profile names (Batsim's rules,
-        storage_labels.resolve_storages); DecisionError when they cannot be resolved."""
+    def _check_storages(self, record: JobRecord, storages: dict[str, int], problem: Any, context: DecisionContext) -> None:
+        """DecisionError when the storage hosts of the job's profile's labels (Batsim's rules,
+        storage_labels.resolve_storages: `storages`, or the `problem` that keeps it from them)
+        cannot serve it now."""
         sim = self.sim
-        storages, problem = resolve_storages(record.job.profile, record.profiles, storage_mapping, sim.storage_ids)
         if problem:
             raise DecisionError(f"{context}: job {record.job.id}: {problem.problem}: {problem.fix}")
         if not sim.config.storage_sharing:
@@ -139,7 +141,6 @@ class DecisionApplier:
             raise DecisionError(f"{context}: job {record.job.id}: its profile moves data to or from a storage host, "
                                 f"which needs a network: {sim.config.platform.source} describes no links "
                                 "(use a platform with links and routes)")
-        return storages
 
     def _check_storage_mapping(self, storage_mapping: dict[str, Any], job_id: str, context: DecisionContext) -> None:
         """Each storage label must name one of the platform's storage resources (ids after the
