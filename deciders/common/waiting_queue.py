@@ -7,6 +7,7 @@ import heapq
 import math
 from bisect import bisect_left
 from dataclasses import dataclass
+from itertools import islice
 from typing import Iterator, cast
 
 from procset import ProcSet
@@ -157,27 +158,15 @@ class WaitingQueue:
         that fit among thousands. `most` + 1 lists are looked up: for small `most`."""
         start = self._index[job_id] + 1
         positions = self._positions
-        # The lists' next positions, merged by a heap of (position, list, index in it): heapq's
-        # functions are C, where heapq.merge is a Python generator.
-        lists: list[list[int]] = []
-        heads: list[tuple[int, int, int]] = []
+        sources = []
         for res in range(most + 1):
             ascending = positions.get(res)
             if ascending:
                 first = bisect_left(ascending, start)
                 if first < len(ascending):
-                    heads.append((ascending[first], len(lists), first))
-                    lists.append(ascending)
-        heapq.heapify(heads)
+                    sources.append(islice(ascending, first, None))
         items = self._items
-        while heads:
-            position, which, index = heads[0]
-            index += 1
-            ascending = lists[which]
-            if index < len(ascending):
-                heapq.heapreplace(heads, (ascending[index], which, index))
-            else:
-                heapq.heappop(heads)
+        for position in sources[0] if len(sources) == 1 else heapq.merge(*sources):
             job = items[position]
             if job is not None:  # (None: the job left the queue)
                 self.jobs_read += 1
