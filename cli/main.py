@@ -31,8 +31,6 @@ from joulesim.cli.simulate_options import (  # noqa: E402
     simulate_options,
     split_simulate_kwargs,
 )
-from joulesim.decider_process import (  # noqa: E402
-    DeciderProcess, free_ipc_endpoint, joulesim_decide_command, start_reporting_process)
 from joulesim.protocol.errors import DeciderUnavailableError, JoulesimError  # noqa: E402
 from joulesim.protocol.endpoint import DEFAULT_ENDPOINT  # noqa: E402
 from joulesim.run_interrupted import RunInterrupted  # noqa: E402
@@ -256,6 +254,8 @@ def _simulate_with_edc(options: dict[str, Any], library: str | None, socket: str
     in_process = library is not None and not isolated
     if in_process:
         _enable_fault_handler()
+    from joulesim.decider_process import start_reporting_process  # (its subprocess, tempfile: runs that start one)
+
     edc = open_edc(library, socket, isolated, init, options["timeout_s"],
                    on_hang=(lambda text: report_and_exit_now(DeciderUnavailableError(text))) if in_process else None,
                    start_process=start_reporting_process)
@@ -386,6 +386,7 @@ def _run(decider: str, decider_kv: dict[str, str], in_process: bool, curve_keys:
             _report_decider_bug(decider, instance)
         return
 
+    from joulesim.decider_process import DeciderProcess, free_ipc_endpoint, joulesim_decide_command
     from joulesim.protocol.transport_zmq import ZmqRequester
 
     keys = _curve_keys(curve_keys)  # checked before the decider starts (ipc:// needs no warning)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import socket
 from dataclasses import dataclass
 
 from joulesim.protocol.errors import JoulesimError
@@ -90,6 +89,8 @@ def check_host_resolves(text: str) -> None:
         return  # an address needs no resolver
     except ValueError:
         pass
+    import socket  # (a host name to resolve: the rest of a run needs no socket module)
+
     try:
         socket.getaddrinfo(endpoint.host, None, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as exc:
