@@ -15,7 +15,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("numpy", "numba", "pandas", "simpy", "torch", "zmq", "joulesim.simulator.engine.simulation")
+HEAVY = ("numpy", "numba", "pandas", "simpy", "torch", "zmq", "joulesim.simulator.engine.simulation",
+         "joulesim.decider_process")
 
 
 def modules_loaded_by(*argv: str) -> list[str]:
@@ -44,11 +45,13 @@ def test_a_run_of_delay_jobs_loads_no_kernel_of_parallel_tasks(tmp_path):
     assert "numba" not in loaded and "joulesim.simulator.engine.simulation" in loaded
     assert "numpy" not in loaded
     assert "zmq" not in loaded  # (in-process: no socket, 10-20 ms of libzmq's import spared)
+    assert "joulesim.decider_process" not in loaded  # (no process to start: its subprocess, tempfile spared)
 
 
 def test_a_run_in_two_processes_loads_zmq(tmp_path):
     # (the check above can fail: zmq is there when a socket is made)
-    assert "zmq" in modules_loaded_by("run", "--no-progress", "-w", "tiny", "-e", str(tmp_path / "out"))
+    loaded = modules_loaded_by("run", "--no-progress", "-w", "tiny", "-e", str(tmp_path / "out"))
+    assert "zmq" in loaded and "joulesim.decider_process" in loaded
 
 
 def test_a_run_with_energy_loads_numpy(tmp_path):
