@@ -44,6 +44,11 @@ class _Validators:
         self._schemas = schemas
         self._compiled: dict[str, Callable[[Any], Any]] = {}
 
+    def knows(self, kind: Any) -> bool:
+        """Whether `kind` names a type with a schema (without compiling its validator: the
+        everyday EXECUTE_JOB's data is checked by hand, and compiles none)."""
+        return type(kind) is str and kind in self._schemas
+
     def get(self, kind: str) -> Callable[[Any], Any] | None:
         """The validator of `kind`, None for a type without a schema."""
         validator = self._compiled.get(kind)
@@ -293,13 +298,7 @@ def validate_decider_message(msg: Any, call_now: float, nb_resources: int | None
     interval_fields = _DECISION_INTERVAL_FIELDS
     for index, event in enumerate(events):
         ts, kind, data = _unpack(who, index, event)
-        # The everyday EXECUTE_JOB is checked without its schema (below): its validator is
-        # compiled only for a reply that needs it (a compilation is about 6 ms of a run).
-        plain_execute = type(kind) is str and kind == "EXECUTE_JOB"
-        validator = None
-        if not plain_execute:
-            validator = validators.get(kind) if type(kind) is str else None
-        if validator is None and not plain_execute:
+        if not validators.knows(kind):
             _check_event_fields(who, index, event)
             where = _where(index, event)
             if kind in SIMULATOR_EVENT_SCHEMAS:
@@ -324,11 +323,9 @@ def validate_decider_message(msg: Any, call_now: float, nb_resources: int | None
                 f"timestamp {_t(ts)} is after the reply's now ({_t(now)}); {_TIME_DILATION}; fix: set the "
                 f"reply's now to the decider's clock at the end of the call (>= {_t(ts)})",
             )
-        if plain_execute:
-            if _execute_job_is_plain(data, nb_resources):
-                continue
-            validator = validators.get(kind)
-        _check_data(who, index, event, data, validator, interval_fields.get(kind), nb_resources)
+        if kind == "EXECUTE_JOB" and _execute_job_is_plain(data, nb_resources):
+            continue
+        _check_data(who, index, event, data, validators.get(kind), interval_fields.get(kind), nb_resources)
         if kind == "CALL_ME_LATER":
             when = data["timestamp"]
             if time_out_of_range(when):
@@ -355,8 +352,7 @@ def validate_simulator_message(msg: Any) -> None:
     previous = 0.0  # simulated time starts at 0
     for index, event in enumerate(events):
         ts, kind, data = _unpack(who, index, event)
-        validator = validators.get(kind) if type(kind) is str else None
-        if validator is None:
+        if not validators.knows(kind):
             _check_event_fields(who, index, event)
             where = _where(index, event)
             if kind in DECISION_SCHEMAS:
@@ -386,4 +382,4 @@ def validate_simulator_message(msg: Any) -> None:
                 "events must be in non-decreasing timestamp order; fix: sort the events by timestamp",
             )
         previous = ts
-        _check_data(who, index, event, data, validator, interval_fields.get(kind))
+        _check_data(who, index, event, data, validators.get(kind), interval_fields.get(kind))
