@@ -19,12 +19,17 @@ PFS_DEFAULT_LABEL = "pfs"
 _NAMING_STORAGES: Final = frozenset({"parallel_homogeneous_pfs", "data_staging", "composed"})
 
 
+def _names_no_storage(name: str, profiles: dict[str, dict[str, Any]]) -> bool:
+    """Profile `name` is a leaf that names no storage (most jobs': asked at each job's start)."""
+    profile = profiles.get(name)
+    return profile is not None and profile.get("type") not in _NAMING_STORAGES
+
+
 def storage_labels(name: str, profiles: dict[str, dict[str, Any]]) -> tuple[list[str], list[str]]:
     """(labels of pfs leaves, labels of data_staging leaves) reachable from profile `name`,
     each in first-seen order, without repeats."""
-    profile = profiles.get(name)
-    if profile is not None and profile.get("type") not in _NAMING_STORAGES:
-        return [], []  # a leaf that names no storage (most jobs: this runs at each job's start)
+    if _names_no_storage(name, profiles):
+        return [], []
     pfs: dict[str, None] = {}
     staging: dict[str, None] = {}
     for _, profile in reachable_leaves(profiles, name):
@@ -47,9 +52,8 @@ def resolve_storages(name: str, profiles: dict[str, dict[str, Any]], mapping: di
                      storage_ids: range) -> tuple[dict[str, int], Unresolved | None]:
     """(label -> storage host id, None) for a job of profile `name`, or ({}, why not) when the
     mapping does not cover its labels. `storage_ids`: the storage hosts' ids."""
-    profile = profiles.get(name)
-    if profile is not None and profile.get("type") not in _NAMING_STORAGES:
-        return {}, None  # (storage_labels' first test: most jobs, at each job's start)
+    if _names_no_storage(name, profiles):
+        return {}, None  # (without storage_labels' two empty lists)
     pfs, staging = storage_labels(name, profiles)
     if not pfs and not staging:
         return {}, None
