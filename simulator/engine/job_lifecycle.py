@@ -87,17 +87,12 @@ class JobLifecycle:
             walltime_reached = 0 < job.walltime < duration
         if walltime_reached:
             duration = job.walltime
-            record.end_state = "COMPLETED_WALLTIME_REACHED"  # (_set_end_state, inlined: every job comes here)
-            record.return_code = -1
-        else:
-            code = record.return_code = int(profile.get("ret", 0))  # (profile_return_code)
-            record.end_state = "COMPLETED_FAILED" if code else "COMPLETED_SUCCESSFULLY"
-        actors = self.actors
-        if actors is not None:  # the job's actor, on its first host, sleeps the duration
-            job_hosts = expand_runs(runs) if actors.machines is not None else None
+        self._set_end_state(record, walltime_reached)
+        if self.actors is not None:  # the job's actor, on its first host, sleeps the duration
+            job_hosts = expand_runs(runs) if self.actors.machines is not None else None
             start_row = (lambda: self.energy.write_row(self.env._now, "s")) if actor_row else None
-            # (positional: after(delay, callback, value, host, floor, job, daemon, job_hosts, start_row))
-            actors.after(duration, self._job_ends, record, runs[0][0], 0.0, record, False, job_hosts, start_row)
+            self.actors.after(duration, self._job_ends, record, runs[0][0], job=record, job_hosts=job_hosts,
+                              start_row=start_row)
             return
         heappush(self._queue, (now + duration, NORMAL, next(self._event_ids), CalendarEntry(self._job_ends, record)))  # at()
 
