@@ -557,11 +557,10 @@ class Kernel:
         known = self._known_routes.get(source)
         if known is None:
             known = self._known_routes[source] = {}
-        # (typed Route, not Route | None: a compiled kernel reads its fields directly)
-        if destination in known:
-            route: Route = known[destination]
-        else:
-            route = known[destination] = self._route_of(source, destination)
+        found = known.get(destination)
+        if found is None:
+            found = known[destination] = self._route_of(source, destination)
+        route: Route = found  # (typed Route, not Route | None: a compiled kernel reads its fields directly)
         remains = 0.0 if route.rate == UNBOUNDED_RATE else 1.0  # nothing to move: L07Action sets 0
         transfer = self._comms[self._next_action] = Transfer(remains, route.rate, route.latency, comm, route)
         self._next_action += 1
