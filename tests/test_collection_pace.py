@@ -98,3 +98,74 @@ def test_the_joulesim_program_skips_the_collectors_last_walk_and_a_host_process_
     result = CliRunner().invoke(main, ["run", "--in-process", "-p", "small4", "-w", "tiny", "-e", str(tmp_path / "host"), "-q"])
     assert result.exit_code == 0, result.output
     assert gc.get_freeze_count() == before
+
+
+class PassCounter:
+    """Counts the cycle collector's passes while it is installed (gc.callbacks)."""
+
+    def __init__(self):
+        self.passes = 0
+
+    def __call__(self, phase, info):
+        if phase == "start":
+            self.passes += 1
+
+    def __enter__(self):
+        gc.callbacks.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        gc.callbacks.remove(self)
+
+
+@pytest.fixture
+def many_jobs(tmp_path):
+    """5,000 jobs: their loading and records make tens of thousands of containers, which at the
+    default threshold (700) would start dozens of passes."""
+    return write_workload(tmp_path, [{"id": i, "subtime": i, "res": 1, "walltime": 100, "profile": "d"}
+                                     for i in range(5000)], {"d": {"type": "delay", "delay": 5}})
+
+
+def test_loading_a_workload_and_making_its_records_start_no_pass_and_leave_the_collector_on(many_jobs, thresholds):
+    from joulesim.deciders.batch.fcfs import FCFS as Decider
+    from joulesim.protocol.transport_inprocess import InProcessRequester
+    from joulesim.simulator.engine.decider_link import DeciderLink
+    from joulesim.simulator.engine.simulation import Simulation
+    from joulesim.simulator.engine.simulation_config import SimulationConfig
+    from joulesim.simulator.platform.platform_loader import load_platform
+    from joulesim.simulator.workload.workload_loader import load_workload
+
+    platform = load_platform("small4")
+    gc.collect()
+    with PassCounter() as counter:
+        workload = load_workload(many_jobs, "w0")
+        Simulation(SimulationConfig(platform=platform, workloads=[workload], export_prefix=None),
+                   DeciderLink(InProcessRequester(Decider({}))))
+    assert len(workload.jobs) == 5000
+    assert counter.passes == 0
+    assert gc.isenabled()
+    with PassCounter() as counter:  # (what the same objects start when made with the collector on)
+        made = [[{"id": i}] for i in range(5000)]
+    assert counter.passes > 0 and made
+
+
+def test_a_collector_turned_off_by_the_caller_stays_off_after_loading(many_jobs):
+    from joulesim.simulator.workload.workload_loader import load_workload
+
+    gc.disable()
+    try:
+        load_workload(many_jobs, "w0")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_a_workload_refused_while_loading_leaves_the_collector_on(tmp_path):
+    from joulesim.inputs.input_error import InputError
+    from joulesim.simulator.workload.workload_loader import load_workload
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"jobs": [{"id": 1, "subtime": -5, "res": 1, "profile": "d"}], "profiles": {"d": {"type": "delay", "delay": 1}}}')
+    with pytest.raises(InputError):
+        load_workload(str(bad), "w0")
+    assert gc.isenabled()

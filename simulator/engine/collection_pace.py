@@ -1,4 +1,5 @@
-"""Fewer passes of Python's cycle collector while a run goes on.
+"""Fewer passes of Python's cycle collector while a run goes on (and none while its inputs are
+built: joulesim/inputs/collector_pause.py).
 
 A run makes and drops small containers (events, messages, decisions, rows) by the million, and
 CPython starts a young-generation collection every 700 containers made and not yet freed: on

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import simpy
 from simpy.events import NORMAL
 
+from joulesim.inputs.collector_pause import collector_paused
 from joulesim.inputs.input_error import InputError
 from joulesim.protocol.errors import RUN_INPUT_EXIT, DecisionError, JoulesimError
 from joulesim.protocol.simulation_begins import batsim_config
@@ -163,11 +164,12 @@ class Simulation(EventSources, JobLifecycle):
         self.ends_handled: list[JobRecord] = []
         self.collected_profiles: dict[str, set[str]] = {}
         self.records: dict[str, JobRecord] = {}
-        for workload in config.workloads:
-            check_workload_fits_platform(workload, self.hierarchy, config.platform.source, config.platform.network is not None)
-            self.profiles[workload.name] = workload.profiles
-            for job in workload.jobs:
-                self.records[job.id] = JobRecord(job, workload.profiles)
+        with collector_paused():  # (a record per job, all kept)
+            for workload in config.workloads:
+                check_workload_fits_platform(workload, self.hierarchy, config.platform.source, config.platform.network is not None)
+                self.profiles[workload.name] = workload.profiles
+                for job in workload.jobs:
+                    self.records[job.id] = JobRecord(job, workload.profiles)
 
         self.pending: list[dict[str, Any]] = []  # events for the next decider call
         self.decider_free = True

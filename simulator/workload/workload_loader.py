@@ -4,6 +4,7 @@ import importlib.resources
 import os
 from typing import Any, Final
 
+from joulesim.inputs.collector_pause import collector_paused
 from joulesim.inputs.input_error import InputError
 from joulesim.inputs.input_file import read_input_file
 from joulesim.inputs.json_input import (
@@ -73,6 +74,11 @@ def load_workload(path: str, name: str) -> Workload:
 def workload_from_bytes(path: str, raw: bytes, name: str) -> Workload:
     """Validate a workload JSON document given as bytes; `path` names it in messages (a file,
     or e.g. "<workload dict w0>" for one built in Python and encoded)."""
+    with collector_paused():  # (its jobs are made by the hundred thousand, and all stay)
+        return _workload_of(path, raw, name)
+
+
+def _workload_of(path: str, raw: bytes, name: str) -> Workload:
     doc = decode_json(path, raw, _EXAMPLE)
     irmasim = is_irmasim_workload(doc)
     if irmasim:
